@@ -1,0 +1,229 @@
+// gpulab-cli: list devices, train, evaluate, without Qt Widgets or a display.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <numeric>
+
+#include <CLI/CLI.hpp>
+
+#include "app/cli_progress.hpp"
+#include "datasets/idx.hpp"
+#include "engine/checkpoint.hpp"
+#include "engine/cpu_backend.hpp"
+#include "engine/devices.hpp"
+#include "engine/errors.hpp"
+#include "engine/init.hpp"
+#include "engine/run_record.hpp"
+#include "engine/session.hpp"
+#include "gpulab/build_config.hpp"
+
+namespace {
+
+using namespace gpulab;
+
+RunControl* g_control = nullptr;
+extern "C" void on_interrupt(int) {
+  if (g_control) g_control->cancel.store(true);
+}
+
+int print_devices() {
+  const DeviceList devices = list_devices();
+  const CpuInfo& cpu = devices.cpu;
+  std::printf("cpu: %s, %d logical cores, %s, %s\n", cpu.model.c_str(), cpu.logical_cores,
+              cpu.simd.c_str(), cpu.blas.c_str());
+  if (devices.gpus.empty()) std::printf("no GPU: %s\n", devices.no_gpu_reason.c_str());
+  for (const auto& gpu : devices.gpus)
+    std::printf("cuda:%d: %s, %.1f GiB, compute %d.%d, driver %s, runtime %s\n", gpu.index,
+                gpu.name.c_str(), gpu.memory_bytes / (1 << 30), gpu.compute_major,
+                gpu.compute_minor, gpu.driver_version.c_str(), gpu.runtime_version.c_str());
+  return 0;
+}
+
+struct TrainFlags {
+  std::string model = "lenet5", device = "cpu", optimizer = "adam", schedule = "constant";
+  std::string shuffle = "on", data_dir, out, init_weights, save, name;
+  int threads = 0, epochs = 1, batch = 64, validation = 0;
+  int64_t steps = 0, eval_every = 0;
+  float lr = 1e-3f, momentum = 0.9f, weight_decay = 0.0f, gamma = 0.7f;
+  float dropout = -1.0f;
+  double target_accuracy = 0;
+  uint64_t seed = 1;
+  bool quiet = false;
+};
+
+RunRequest make_request(const TrainFlags& f) {
+  RunRequest r;
+  r.name = f.name;
+  r.model = load_model(f.model);
+  if (f.dropout >= 0) override_dropout(r.model, f.dropout);
+  r.train.epochs = f.epochs;
+  r.train.max_steps = f.steps;
+  r.train.batch = f.batch;
+  r.train.optimizer.kind = parse_optimizer(f.optimizer);
+  r.train.optimizer.lr = f.lr;
+  r.train.optimizer.momentum = f.momentum;
+  r.train.optimizer.weight_decay = f.weight_decay;
+  r.train.schedule.kind = parse_schedule(f.schedule);
+  r.train.schedule.gamma = f.gamma;
+  r.train.seed = f.seed;
+  r.train.shuffle = f.shuffle == "on";
+  r.train.eval_every = f.eval_every;
+  // 99 and 0.99 both mean 99 %.
+  r.train.target_accuracy = f.target_accuracy > 1.0 ? f.target_accuracy / 100.0 : f.target_accuracy;
+  r.backend.device = f.device;
+  r.backend.threads = f.threads;
+  if (!f.data_dir.empty()) r.data_dir = f.data_dir;
+  r.out_dir = f.out;
+  if (!f.init_weights.empty()) r.init_weights = f.init_weights;
+  if (!f.save.empty()) r.save_weights = f.save;
+  r.validation = f.validation;
+  validate(r.train);
+  return r;
+}
+
+int run_train(const TrainFlags& flags) {
+  RunRequest request = make_request(flags);
+  // Data problems are reported before a run folder is made for them.
+  const auto data_dir = data::default_data_dir(request.data_dir);
+  const data::MnistData mnist = data::load_mnist(data_dir);
+  RunControl control;
+  g_control = &control;
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  cli::ProgressPrinter progress(stdout, flags.quiet);
+  const RunSummary summary = execute_run(request, progress, control, &mnist);
+  g_control = nullptr;
+  progress.finish_line();
+  if (summary.status == RunStatus::Failed) {
+    std::fprintf(stderr, "gpulab-cli: run failed: %s\n", summary.message.c_str());
+    return 1;
+  }
+  std::printf("%s after %lld steps in %.1f s (%.0f images/s)", run_status_name(summary.status),
+              static_cast<long long>(summary.steps), summary.train_seconds,
+              summary.train_seconds > 0 ? summary.images / summary.train_seconds : 0.0);
+  if (std::isfinite(summary.test_accuracy))
+    std::printf("; test loss %.4f, accuracy %.2f%%", summary.test_loss, 100 * summary.test_accuracy);
+  std::printf("\n");
+  if (request.train.target_accuracy > 0) {
+    if (summary.time_to_target_s)
+      std::printf("reached %.2f%% test accuracy after %.2f s of training (step %lld)\n",
+                  100 * request.train.target_accuracy, *summary.time_to_target_s,
+                  static_cast<long long>(*summary.step_to_target));
+    else
+      std::printf("did not reach %.2f%% test accuracy\n", 100 * request.train.target_accuracy);
+  }
+  if (request.save_weights) std::printf("weights saved to %s\n", request.save_weights->c_str());
+  return summary.status == RunStatus::Cancelled ? 130 : 0;
+}
+
+int run_eval(const std::string& weights, const std::string& model_flag, const std::string& data_dir,
+             int batch, int threads) {
+  const Checkpoint checkpoint = load_checkpoint(weights);
+  ModelConfig model;
+  if (!model_flag.empty()) {
+    model = load_model(model_flag);
+  } else if (auto stored = checkpoint.model()) {
+    model = *stored;
+  } else {
+    throw ConfigError(weights + " holds no gpulab model config; pass --model PRESET|FILE.json");
+  }
+  const ModelPlan plan = plan_model(model);
+  std::vector<float> params(plan.parameter_count);
+  apply_checkpoint(checkpoint, plan, params, weights);
+  const data::MnistData mnist = data::load_mnist(
+      data::default_data_dir(data_dir.empty() ? std::nullopt : std::optional<std::filesystem::path>(data_dir)));
+  const DataSets sets{nullptr, nullptr, &mnist.test};
+  OptimizerConfig no_update;
+  BackendOptions options;
+  options.batch = batch;
+  options.threads = threads;
+  CpuBackend backend(plan, no_update, sets, options);
+  backend.set_parameters(params);
+  std::vector<int32_t> indices(mnist.test.count);
+  std::iota(indices.begin(), indices.end(), 0);
+  const BatchStats stats = backend.evaluate(Split::Test, indices);
+  std::printf("model %s, %d test images: loss %.4f, accuracy %.2f%%\n", model.name.c_str(),
+              stats.count, stats.mean_loss(), 100 * stats.accuracy());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpulab-cli: train and measure CNNs on MNIST on the CPU and GPUs"};
+  app.set_version_flag("--version", std::string("gpulab ") + GPULAB_VERSION);
+  app.require_subcommand(1);
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string(e.what()) + "\n";
+  });
+
+  app.add_subcommand("devices", "list the CPU and the GPUs");
+
+  TrainFlags f;
+  CLI::App* train = app.add_subcommand("train", "train a model and record the run");
+  train->add_option("--model", f.model, "preset (mlp, lenet5, pytorch-example, tf-tutorial) or FILE.json")
+      ->capture_default_str();
+  train->add_option("--device", f.device, "cpu or cuda:N")->capture_default_str();
+  train->add_option("--threads", f.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  train->add_option("--epochs", f.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--steps", f.steps, "stop after N optimizer steps")->check(CLI::PositiveNumber);
+  train->add_option("--batch", f.batch, "batch size")->check(CLI::Range(1, 65536))->capture_default_str();
+  train->add_option("--optimizer", f.optimizer, "sgd|momentum|adam|adamw")
+      ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}))->capture_default_str();
+  train->add_option("--lr", f.lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  train->add_option("--momentum", f.momentum, "momentum (momentum optimizer)")->check(CLI::Range(0.0, 0.9999));
+  train->add_option("--weight-decay", f.weight_decay, "weight decay")->check(CLI::NonNegativeNumber);
+  train->add_option("--schedule", f.schedule, "constant|step|onecycle")
+      ->check(CLI::IsMember({"constant", "step", "onecycle"}))->capture_default_str();
+  train->add_option("--gamma", f.gamma, "step schedule: lr factor per epoch")->check(CLI::Range(0.0, 1.0));
+  train->add_option("--seed", f.seed, "seed for initialization, shuffling and dropout")->capture_default_str();
+  train->add_option("--shuffle", f.shuffle, "on|off")->check(CLI::IsMember({"on", "off"}))->capture_default_str();
+  train->add_option("--dropout", f.dropout, "override every dropout layer's p (0 disables)")
+      ->check(CLI::Range(0.0, 0.999));
+  train->add_option("--init-weights", f.init_weights, "start from FILE.safetensors")->check(CLI::ExistingFile);
+  train->add_option("--save", f.save, "save the final weights to FILE.safetensors");
+  train->add_option("--data-dir", f.data_dir, "folder with the MNIST files");
+  train->add_option("--out", f.out, "run folder (default: a new folder under the runs folder)");
+  train->add_option("--name", f.name, "name of the run in comparisons");
+  train->add_option("--target-accuracy", f.target_accuracy, "report time to this test accuracy (0.99 or 99)")
+      ->check(CLI::Range(0.0, 100.0));
+  train->add_option("--eval-every", f.eval_every, "also evaluate on the test set every N steps")
+      ->check(CLI::NonNegativeNumber);
+  train->add_option("--validation", f.validation, "hold out N training images as a validation set")
+      ->check(CLI::NonNegativeNumber);
+  train->add_flag("--quiet", f.quiet, "print only the result");
+
+  std::string weights, eval_model, eval_data;
+  int eval_batch = 1000, eval_threads = 0;
+  CLI::App* eval = app.add_subcommand("eval", "test loss and accuracy of saved weights");
+  eval->add_option("--weights", weights, "FILE.safetensors")->required()->check(CLI::ExistingFile);
+  eval->add_option("--model", eval_model, "preset or FILE.json (default: the config in the file)");
+  eval->add_option("--data-dir", eval_data, "folder with the MNIST files");
+  eval->add_option("--batch", eval_batch, "evaluation batch size")->check(CLI::Range(1, 65536));
+  eval->add_option("--threads", eval_threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" && first != "eval") {
+    std::fprintf(stderr, "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval (see --help)\n",
+                 argv[1]);
+    return 2;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
+    return 2;
+  }
+  // A step budget without an epoch count runs as many epochs as the budget needs.
+  if (train->count("--steps") > 0 && train->count("--epochs") == 0) f.epochs = 0;
+  try {
+    if (app.got_subcommand("devices")) return print_devices();
+    if (app.got_subcommand("train")) return run_train(f);
+    if (app.got_subcommand("eval")) return run_eval(weights, eval_model, eval_data, eval_batch, eval_threads);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

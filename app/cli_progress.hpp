@@ -1,0 +1,33 @@
+// The CLI's view of a run: a progress bar on a terminal, plain lines otherwise.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+
+#include "engine/session.hpp"
+
+namespace gpulab::cli {
+
+class ProgressPrinter final : public RunObserver {
+ public:
+  ProgressPrinter(std::FILE* out, bool quiet);
+  void on_start(const std::filesystem::path& run_dir, const std::string& device,
+                const StepPlan& plan) override;
+  void on_step(const StepMetrics& m) override;
+  void on_eval(const EvalMetrics& e) override;
+  void on_epoch(const EpochSummary& e) override;
+  void finish_line();
+
+ private:
+  std::FILE* out_;
+  bool terminal_;
+  bool quiet_;
+  int epochs_ = 0;
+  int64_t total_steps_ = 0;
+  int64_t last_plain_step_ = 0;
+  bool bar_shown_ = false;
+  std::chrono::steady_clock::time_point last_draw_{};
+  double smoothed_images_per_second_ = 0;
+};
+
+}  // namespace gpulab::cli

@@ -1,0 +1,337 @@
+// Writing and reading run folders.
+#include "engine/run_record.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "engine/errors.hpp"
+
+namespace gpulab {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kMetricsHeader =
+    "step,epoch,time_s,loss,accuracy,images_per_second,lr,step_ms,data_ms,copy_ms,forward_ms,"
+    "backward_ms,allreduce_ms,optimizer_ms";
+constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy";
+constexpr const char* kTelemetryHeader =
+    "time_s,device,util_percent,mem_util_percent,mem_used_bytes,mem_total_bytes,power_w,"
+    "temperature_c,sm_clock_mhz";
+
+std::FILE* open_csv(const fs::path& path, const char* header) {
+  std::FILE* file = std::fopen(path.c_str(), "w");
+  if (!file) throw RecordError(path.string() + ": cannot create: " + std::strerror(errno));
+  std::fprintf(file, "%s\n", header);
+  std::fflush(file);
+  return file;
+}
+
+void flush_or_throw(std::FILE* file, const char* name) {
+  if (std::fflush(file) != 0 || std::ferror(file))
+    throw RecordError(std::string(name) + ": write failed: " + std::strerror(errno) +
+                      " (is the disk full?)");
+}
+
+// Empty for a missing value, so spreadsheets and pandas read it as missing.
+std::string number(double value) {
+  if (std::isnan(value)) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
+json number_or_null(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, ',')) fields.push_back(field);
+  if (!line.empty() && line.back() == ',') fields.emplace_back();
+  return fields;
+}
+
+double parse_number(const std::string& text) {
+  if (text.empty()) return kNoValue;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0') throw std::invalid_argument(text);
+  return value;
+}
+
+// Reads a CSV written by RunRecorder: checks the header, parses each complete row. A final line
+// without its newline is what a killed run leaves behind and is skipped.
+template <typename Row>
+std::vector<Row> read_csv(const fs::path& path, const char* header,
+                          Row (*parse)(const std::vector<std::string>&)) {
+  std::vector<Row> rows;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return rows;  // an older or partial record may lack a file
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream lines(text);
+  std::string line;
+  size_t line_number = 0, consumed = 0;
+  const size_t expected_fields = split_csv_line(header).size();
+  while (std::getline(lines, line)) {
+    ++line_number;
+    consumed += line.size() + 1;
+    if (consumed > text.size()) break;  // no newline: cut off by a kill
+    if (line_number == 1) {
+      if (line != header)
+        throw RecordError(path.string() + ": unexpected header; expected \"" + header + "\"");
+      continue;
+    }
+    const auto fields = split_csv_line(line);
+    if (fields.size() != expected_fields)
+      throw RecordError(path.string() + ":" + std::to_string(line_number) + ": expected " +
+                        std::to_string(expected_fields) + " fields, found " +
+                        std::to_string(fields.size()));
+    try {
+      rows.push_back(parse(fields));
+    } catch (const std::invalid_argument& e) {
+      throw RecordError(path.string() + ":" + std::to_string(line_number) + ": not a number: \"" +
+                        e.what() + "\"");
+    }
+  }
+  return rows;
+}
+
+StepMetrics parse_step(const std::vector<std::string>& f) {
+  StepMetrics m;
+  m.step = static_cast<int64_t>(parse_number(f[0]));
+  m.epoch = static_cast<int>(parse_number(f[1]));
+  m.time_s = parse_number(f[2]);
+  m.loss = parse_number(f[3]);
+  m.accuracy = parse_number(f[4]);
+  m.images_per_second = parse_number(f[5]);
+  m.lr = static_cast<float>(parse_number(f[6]));
+  m.step_ms = parse_number(f[7]);
+  m.times = {parse_number(f[8]),  parse_number(f[9]),  parse_number(f[10]),
+             parse_number(f[11]), parse_number(f[12]), parse_number(f[13])};
+  return m;
+}
+
+EvalMetrics parse_eval(const std::vector<std::string>& f) {
+  EvalMetrics e;
+  e.step = static_cast<int64_t>(parse_number(f[0]));
+  e.epoch = static_cast<int>(parse_number(f[1]));
+  e.time_s = parse_number(f[2]);
+  e.split = f[3] == "train" ? Split::Train : f[3] == "validation" ? Split::Validation : Split::Test;
+  e.loss = parse_number(f[4]);
+  e.accuracy = parse_number(f[5]);
+  return e;
+}
+
+DeviceSample parse_sample(const std::vector<std::string>& f) {
+  DeviceSample s;
+  s.time_s = parse_number(f[0]);
+  s.device = f[1];
+  s.util_percent = parse_number(f[2]);
+  s.mem_util_percent = parse_number(f[3]);
+  s.mem_used_bytes = parse_number(f[4]);
+  s.mem_total_bytes = parse_number(f[5]);
+  s.power_w = parse_number(f[6]);
+  s.temperature_c = parse_number(f[7]);
+  s.sm_clock_mhz = parse_number(f[8]);
+  return s;
+}
+
+}  // namespace
+
+void write_file_atomically(const fs::path& path, const std::string& text) {
+  const fs::path temporary = path.string() + ".tmp";
+  std::FILE* file = std::fopen(temporary.c_str(), "w");
+  if (!file) throw RecordError(temporary.string() + ": cannot create: " + std::strerror(errno));
+  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size() &&
+                       std::fflush(file) == 0 && ::fsync(fileno(file)) == 0;
+  const int saved_errno = errno;
+  std::fclose(file);
+  if (!written) {
+    fs::remove(temporary);
+    throw RecordError(path.string() + ": write failed: " + std::strerror(saved_errno) +
+                      " (is the disk full?)");
+  }
+  fs::rename(temporary, path);
+}
+
+json summary_to_json(const RunSummary& s) {
+  json epochs = json::array();
+  for (const auto& e : s.epochs)
+    epochs.push_back({{"epoch", e.epoch},
+                      {"seconds", e.seconds},
+                      {"images_per_second", e.images_per_second},
+                      {"train_loss", number_or_null(e.train_loss)},
+                      {"test_loss", number_or_null(e.test_loss)},
+                      {"test_accuracy", number_or_null(e.test_accuracy)}});
+  return {{"steps", s.steps},
+          {"images", s.images},
+          {"train_seconds", s.train_seconds},
+          {"wall_seconds", s.wall_seconds},
+          {"images_per_second", s.train_seconds > 0 ? s.images / s.train_seconds : 0.0},
+          {"epochs", epochs},
+          {"test_loss", number_or_null(s.test_loss)},
+          {"test_accuracy", number_or_null(s.test_accuracy)},
+          {"target_accuracy", number_or_null(s.target_accuracy)},
+          {"time_to_target_s", s.time_to_target_s ? json(*s.time_to_target_s) : json(nullptr)},
+          {"step_to_target", s.step_to_target ? json(*s.step_to_target) : json(nullptr)}};
+}
+
+RunRecorder::RunRecorder(fs::path dir, json run_info) : dir_(std::move(dir)), info_(std::move(run_info)) {
+  std::error_code error;
+  fs::create_directories(dir_, error);
+  if (error) throw RecordError(dir_.string() + ": cannot create the run folder: " + error.message());
+  if (fs::exists(dir_ / "run.json"))
+    throw RecordError(dir_.string() + ": already holds a run; choose another --out folder");
+  info_["format"] = kRunFormat;
+  info_["status"] = "running";
+  if (!info_.contains("name")) info_["name"] = dir_.filename().string();
+  write_json();
+  metrics_ = open_csv(dir_ / "metrics.csv", kMetricsHeader);
+  evals_ = open_csv(dir_ / "eval.csv", kEvalHeader);
+  telemetry_ = open_csv(dir_ / "telemetry.csv", kTelemetryHeader);
+}
+
+RunRecorder::~RunRecorder() {
+  for (std::FILE* file : {metrics_, evals_, telemetry_})
+    if (file) std::fclose(file);
+}
+
+void RunRecorder::write_json() { write_file_atomically(dir_ / "run.json", info_.dump(2) + "\n"); }
+
+void RunRecorder::on_step(const StepMetrics& m) {
+  std::lock_guard lock(mutex_);
+  const StepTimes& t = m.times;
+  std::fprintf(metrics_, "%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
+               static_cast<long long>(m.step), m.epoch, number(m.time_s).c_str(),
+               number(m.loss).c_str(), number(m.accuracy).c_str(),
+               number(m.images_per_second).c_str(), number(m.lr).c_str(), number(m.step_ms).c_str(),
+               number(t.data_ms).c_str(), number(t.copy_ms).c_str(), number(t.forward_ms).c_str(),
+               number(t.backward_ms).c_str(), number(t.allreduce_ms).c_str(),
+               number(t.optimizer_ms).c_str());
+  flush_or_throw(metrics_, "metrics.csv");
+}
+
+void RunRecorder::on_eval(const EvalMetrics& e) {
+  std::lock_guard lock(mutex_);
+  std::fprintf(evals_, "%lld,%d,%s,%s,%s,%s\n", static_cast<long long>(e.step), e.epoch,
+               number(e.time_s).c_str(), split_name(e.split), number(e.loss).c_str(),
+               number(e.accuracy).c_str());
+  flush_or_throw(evals_, "eval.csv");
+}
+
+void RunRecorder::on_epoch(const EpochSummary& epoch) {
+  std::lock_guard lock(mutex_);
+  epochs_.push_back(epoch);
+  RunSummary partial;
+  partial.epochs = epochs_;
+  partial.test_loss = epoch.test_loss;
+  partial.test_accuracy = epoch.test_accuracy;
+  info_["summary"] = summary_to_json(partial);
+  write_json();
+}
+
+void RunRecorder::on_sample(const DeviceSample& s) {
+  std::lock_guard lock(mutex_);
+  std::fprintf(telemetry_, "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", number(s.time_s).c_str(),
+               s.device.c_str(), number(s.util_percent).c_str(), number(s.mem_util_percent).c_str(),
+               number(s.mem_used_bytes).c_str(), number(s.mem_total_bytes).c_str(),
+               number(s.power_w).c_str(), number(s.temperature_c).c_str(),
+               number(s.sm_clock_mhz).c_str());
+  flush_or_throw(telemetry_, "telemetry.csv");
+}
+
+void RunRecorder::update_info(const json& fields) {
+  std::lock_guard lock(mutex_);
+  info_.update(fields);
+  write_json();
+}
+
+void RunRecorder::finish(const RunSummary& summary) {
+  std::lock_guard lock(mutex_);
+  info_["status"] = run_status_name(summary.status);
+  info_["message"] = summary.message;
+  info_["summary"] = summary_to_json(summary);
+  write_json();
+}
+
+std::string RunData::name() const {
+  if (info.contains("name") && info["name"].is_string()) return info["name"].get<std::string>();
+  return dir.filename().string();
+}
+
+std::string RunData::status() const {
+  if (info.contains("status") && info["status"].is_string()) return info["status"].get<std::string>();
+  return "unknown";
+}
+
+RunData load_run(const fs::path& dir) {
+  RunData run;
+  run.dir = dir;
+  const fs::path json_path = dir / "run.json";
+  std::ifstream in(json_path);
+  if (!in) throw RecordError(json_path.string() + ": no such file; is this a gpulab run folder?");
+  try {
+    run.info = json::parse(in);
+  } catch (const json::exception& e) {
+    throw RecordError(json_path.string() + ": not valid JSON: " + e.what());
+  }
+  if (!run.info.is_object() || run.info.value("format", "") != kRunFormat)
+    throw RecordError(json_path.string() + ": not a gpulab run record (format \"" + kRunFormat +
+                      "\" expected)");
+  run.steps = read_csv<StepMetrics>(dir / "metrics.csv", kMetricsHeader, parse_step);
+  run.evals = read_csv<EvalMetrics>(dir / "eval.csv", kEvalHeader, parse_eval);
+  run.samples = read_csv<DeviceSample>(dir / "telemetry.csv", kTelemetryHeader, parse_sample);
+  return run;
+}
+
+std::vector<RunData> load_runs(const fs::path& root, std::vector<std::string>* problems) {
+  std::vector<RunData> runs;
+  std::error_code error;
+  if (!fs::is_directory(root, error)) return runs;
+  for (const auto& entry : fs::directory_iterator(root, error)) {
+    if (!entry.is_directory() || !fs::exists(entry.path() / "run.json")) continue;
+    try {
+      runs.push_back(load_run(entry.path()));
+    } catch (const RecordError& e) {
+      if (problems) problems->push_back(e.what());
+    }
+  }
+  std::sort(runs.begin(), runs.end(), [](const RunData& a, const RunData& b) {
+    return a.info.value("created", "") > b.info.value("created", "");
+  });
+  return runs;
+}
+
+fs::path default_runs_dir() {
+  if (const char* env = std::getenv("GPULAB_RUNS"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+    return fs::path(xdg) / "gpulab" / "runs";
+  const char* home = std::getenv("HOME");
+  return fs::path(home ? home : ".") / ".local" / "share" / "gpulab" / "runs";
+}
+
+fs::path new_run_dir(const fs::path& root, const std::string& label) {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%d_%H%M%S", &local);
+  std::string safe_label;
+  for (char c : label) safe_label += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
+  fs::path dir = root / (std::string(stamp) + "_" + safe_label);
+  for (int n = 2; fs::exists(dir); ++n)
+    dir = root / (std::string(stamp) + "_" + safe_label + "_" + std::to_string(n));
+  return dir;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,79 @@
+// Run records: the folder every run writes as it goes (run.json, metrics.csv, eval.csv,
+// telemetry.csv), and reading them back for comparisons and charts.
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/metrics.hpp"
+#include "engine/trainer.hpp"
+
+namespace gpulab {
+
+inline constexpr const char* kRunFormat = "gpulab-run/1";
+
+// Writes a run folder. CSV rows are appended and flushed as they come, and run.json is replaced
+// atomically (temporary file, then rename), so a killed run leaves readable files.
+class RunRecorder final : public TrainObserver {
+ public:
+  // Creates `dir` (which must not hold another run) and writes run.json with status running.
+  RunRecorder(std::filesystem::path dir, nlohmann::json run_info);
+  ~RunRecorder() override;
+  RunRecorder(const RunRecorder&) = delete;
+  RunRecorder& operator=(const RunRecorder&) = delete;
+
+  const std::filesystem::path& dir() const { return dir_; }
+  void on_step(const StepMetrics& metrics) override;
+  void on_eval(const EvalMetrics& eval) override;
+  void on_epoch(const EpochSummary& epoch) override;
+  void on_sample(const DeviceSample& sample);  // any thread
+  // Adds or replaces top-level fields of run.json (devices found once the backend starts).
+  void update_info(const nlohmann::json& fields);
+  void finish(const RunSummary& summary);
+
+ private:
+  void write_json();
+  std::filesystem::path dir_;
+  nlohmann::json info_;
+  std::FILE* metrics_ = nullptr;
+  std::FILE* evals_ = nullptr;
+  std::FILE* telemetry_ = nullptr;
+  std::mutex mutex_;  // telemetry arrives from the sampler thread
+  std::vector<EpochSummary> epochs_;
+};
+
+nlohmann::json summary_to_json(const RunSummary& summary);
+
+// Replaces `path` with `text` atomically: write a temporary file beside it, flush, rename.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+// A run read back from its folder.
+struct RunData {
+  std::filesystem::path dir;
+  nlohmann::json info;                 // run.json
+  std::vector<StepMetrics> steps;
+  std::vector<EvalMetrics> evals;
+  std::vector<DeviceSample> samples;
+  std::string name() const;            // info["name"], else the folder's name
+  std::string status() const;
+};
+
+// Throws RecordError naming the file and line when a record cannot be read. A last line cut off
+// by a killed run is skipped.
+RunData load_run(const std::filesystem::path& dir);
+// Every run folder directly under `root`, newest first; folders that fail to load are skipped and
+// their errors returned in `problems` when given.
+std::vector<RunData> load_runs(const std::filesystem::path& root,
+                               std::vector<std::string>* problems = nullptr);
+
+// Where runs are kept when no --out is given: $GPULAB_RUNS, else $XDG_DATA_HOME/gpulab/runs.
+std::filesystem::path default_runs_dir();
+// A new folder name under root from the time and model: 2026-11-22_190815_lenet5_cpu
+std::filesystem::path new_run_dir(const std::filesystem::path& root, const std::string& label);
+
+}  // namespace gpulab

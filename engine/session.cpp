@@ -1,0 +1,161 @@
+// One run from request to record.
+#include "engine/session.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/checkpoint.hpp"
+#include "engine/devices.hpp"
+#include "engine/init.hpp"
+#include "engine/run_record.hpp"
+#include "engine/telemetry.hpp"
+#include "gpulab/build_config.hpp"
+
+namespace gpulab {
+using json = nlohmann::json;
+
+namespace {
+
+// Passes every event to the run record first, then to the outside observer.
+class Fanout final : public TrainObserver {
+ public:
+  Fanout(RunRecorder& recorder, RunObserver& observer) : recorder_(recorder), observer_(observer) {}
+  void on_step(const StepMetrics& m) override {
+    recorder_.on_step(m);
+    observer_.on_step(m);
+  }
+  void on_eval(const EvalMetrics& e) override {
+    recorder_.on_eval(e);
+    observer_.on_eval(e);
+  }
+  void on_epoch(const EpochSummary& e) override {
+    recorder_.on_epoch(e);
+    observer_.on_epoch(e);
+  }
+
+ private:
+  RunRecorder& recorder_;
+  RunObserver& observer_;
+};
+
+std::string iso_time_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+json train_options_json(const TrainOptions& o, const BackendOptions& b, int validation) {
+  return {{"epochs", o.epochs},
+          {"max_steps", o.max_steps},
+          {"batch", o.batch},
+          {"optimizer", optimizer_name(o.optimizer.kind)},
+          {"lr", o.optimizer.lr},
+          {"momentum", o.optimizer.momentum},
+          {"weight_decay", o.optimizer.weight_decay},
+          {"schedule", schedule_name(o.schedule.kind)},
+          {"seed", o.seed},
+          {"shuffle", o.shuffle},
+          {"eval_every", o.eval_every},
+          {"target_accuracy", o.target_accuracy},
+          {"validation", validation},
+          {"device", b.device},
+          {"threads", b.threads},
+          {"precision", "fp32"}};
+}
+
+}  // namespace
+
+std::string run_label(const RunRequest& request) {
+  std::string device = request.backend.device;
+  for (char& c : device)
+    if (c == ':') c = '-';
+  return request.model.name + "_" + device;
+}
+
+RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,
+                       const data::MnistData* preloaded) {
+  const std::filesystem::path dir =
+      request.out_dir.empty() ? new_run_dir(default_runs_dir(), run_label(request)) : request.out_dir;
+  const CpuInfo cpu = cpu_info();
+  json info = {{"name", request.name.empty() ? run_label(request) : request.name},
+               {"created", iso_time_now()},
+               {"model", model_to_json(request.model)},
+               {"config", train_options_json(request.train, request.backend, request.validation)},
+               {"versions", {{"gpulab", GPULAB_VERSION}, {"blas", cpu.blas}, {"compiler", __VERSION__}}}};
+  RunRecorder recorder(dir, info);  // throws only when the folder cannot be made
+
+  RunSummary summary;
+  std::optional<TelemetrySampler> sampler;
+  try {
+    validate(request.train);
+    const ModelPlan plan = plan_model(request.model);
+    recorder.update_info({{"parameters", plan.parameter_count}});
+
+    data::MnistData loaded;
+    if (!preloaded) loaded = data::load_mnist(data::default_data_dir(request.data_dir));
+    const data::MnistData& mnist = preloaded ? *preloaded : loaded;
+    data::ImageSet train_set = mnist.train;
+    data::ImageSet validation_set;
+    if (request.validation > 0) validation_set = data::split_off(train_set, request.validation);
+    DataSets data{&train_set, request.validation > 0 ? &validation_set : nullptr, &mnist.test};
+
+    std::vector<float> params(plan.parameter_count);
+    init_parameters(params, plan, request.train.seed);
+    if (request.init_weights) {
+      apply_checkpoint(load_checkpoint(*request.init_weights), plan, params,
+                       request.init_weights->string());
+    }
+    BackendOptions backend_options = request.backend;
+    backend_options.batch = request.train.batch;
+    backend_options.seed = request.train.seed;
+    std::unique_ptr<Backend> backend = make_backend(plan, request.train.optimizer, data, backend_options);
+    backend->set_parameters(params);
+
+    json device = {{"id", request.backend.device}, {"description", backend->description()}};
+    if (request.backend.device == "cpu")
+      device.update({{"name", cpu.model}, {"cores", cpu.logical_cores}, {"simd", cpu.simd}});
+    recorder.update_info({{"devices", json::array({device})},
+                          {"data", {{"dir", mnist.dir.string()},
+                                    {"train_images", train_set.count},
+                                    {"test_images", mnist.test.count}}}});
+
+    observer.on_start(dir, backend->description(), plan_steps(request.train, train_set.count));
+
+    std::vector<std::unique_ptr<TelemetrySource>> sources;
+    sources.push_back(std::make_unique<CpuTelemetry>());
+    sampler.emplace(std::move(sources), request.telemetry_hz, std::chrono::steady_clock::now(),
+                    [&](const DeviceSample& s) {
+                      recorder.on_sample(s);
+                      observer.on_sample(s);
+                    });
+
+    Fanout fanout(recorder, observer);
+    summary = train(*backend, data, request.train, fanout, control);
+    sampler->stop();
+
+    if (request.save_weights && summary.status != RunStatus::Failed) {
+      backend->get_parameters(params);
+      save_checkpoint(*request.save_weights, plan, request.model, params);
+      recorder.update_info({{"weights", request.save_weights->string()}});
+    }
+  } catch (const std::exception& e) {
+    if (sampler) sampler->stop();
+    summary.status = RunStatus::Failed;
+    summary.message = e.what();
+  }
+  try {
+    recorder.finish(summary);
+  } catch (const std::exception& e) {
+    if (summary.message.empty()) summary.message = e.what();
+    summary.status = RunStatus::Failed;
+  }
+  return summary;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,50 @@
+// A whole run as the CLI and the GUI start it: load the data, build the model and the backend,
+// record the run folder, sample telemetry, train, save weights. One path for every front end.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "datasets/mnist.hpp"
+#include "engine/backend.hpp"
+#include "engine/metrics.hpp"
+#include "engine/model_config.hpp"
+#include "engine/trainer.hpp"
+
+namespace gpulab {
+
+struct RunRequest {
+  std::string name;                       // shown in comparisons; derived when empty
+  ModelConfig model;
+  TrainOptions train;
+  BackendOptions backend;
+  std::optional<std::filesystem::path> data_dir;   // default_data_dir() when empty
+  std::filesystem::path out_dir;          // the run folder; new_run_dir(default_runs_dir()) when empty
+  std::optional<std::filesystem::path> init_weights;
+  std::optional<std::filesystem::path> save_weights;
+  int validation = 0;                     // images held out of the training set
+  double telemetry_hz = 4;
+};
+
+// Observes a run from the outside (a progress bar, the GUI). Called on the training thread,
+// except on_sample, which comes from the telemetry thread.
+class RunObserver : public TrainObserver {
+ public:
+  virtual void on_start(const std::filesystem::path& /*run_dir*/, const std::string& /*device*/,
+                        const StepPlan& /*plan*/) {}
+  virtual void on_sample(const DeviceSample&) {}
+};
+
+// Already-loaded data may be passed in (tests, the GUI's cache); otherwise it is loaded from
+// request.data_dir. Never throws for a run that fails once its folder exists: the summary has
+// status Failed and the message, and run.json says the same. Throws RecordError when the run
+// folder itself cannot be created.
+RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,
+                       const data::MnistData* preloaded = nullptr);
+
+// The label used for run folder names: "pytorch-example_cpu".
+std::string run_label(const RunRequest& request);
+
+}  // namespace gpulab

@@ -1,0 +1,104 @@
+// CPU telemetry from /proc and the sampler thread.
+#include "engine/telemetry.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace gpulab {
+namespace {
+
+// User plus system CPU seconds of this process (fields 14 and 15 of /proc/self/stat).
+double process_cpu_seconds() {
+  std::ifstream in("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return 0;
+  std::istringstream fields(text.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stoull(field);
+    if (i == 15) stime = std::stoull(field);
+  }
+  return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
+}
+
+double resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  unsigned long long size = 0, resident = 0;
+  in >> size >> resident;
+  return double(resident) * double(sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace
+
+CpuTelemetry::CpuTelemetry()
+    : last_cpu_s_(process_cpu_seconds()),
+      last_time_(std::chrono::steady_clock::now()),
+      cores_(static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))),
+      mem_total_bytes_(double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE))) {}
+
+void CpuTelemetry::sample(std::vector<DeviceSample>& out) {
+  const auto now = std::chrono::steady_clock::now();
+  const double cpu_s = process_cpu_seconds();
+  const double wall_s = std::chrono::duration<double>(now - last_time_).count();
+  DeviceSample s;
+  s.device = "cpu";
+  if (wall_s > 1e-3) s.util_percent = std::min(100.0, 100.0 * (cpu_s - last_cpu_s_) / (wall_s * cores_));
+  s.mem_used_bytes = resident_bytes();
+  s.mem_total_bytes = mem_total_bytes_;
+  s.mem_util_percent = 100.0 * s.mem_used_bytes / mem_total_bytes_;
+  last_cpu_s_ = cpu_s;
+  last_time_ = now;
+  out.push_back(s);
+}
+
+TelemetrySampler::TelemetrySampler(std::vector<std::unique_ptr<TelemetrySource>> sources,
+                                   double hz, std::chrono::steady_clock::time_point run_start,
+                                   Callback callback)
+    : sources_(std::move(sources)),
+      period_(1.0 / (hz > 0 ? hz : 4.0)),
+      run_start_(run_start),
+      callback_(std::move(callback)),
+      thread_([this] { loop(); }) {}
+
+TelemetrySampler::~TelemetrySampler() { stop(); }
+
+void TelemetrySampler::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TelemetrySampler::loop() {
+  std::vector<DeviceSample> samples;
+  auto next = std::chrono::steady_clock::now();
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    lock.unlock();
+    samples.clear();
+    for (auto& source : sources_) source->sample(samples);
+    const double time_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+    for (auto& s : samples) {
+      s.time_s = time_s;
+      try {
+        callback_(s);
+      } catch (...) {
+        // A failing consumer (a full disk) must not take the sampler down; the recorder's own
+        // writes on the training thread report the problem.
+      }
+    }
+    next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(period_);
+    lock.lock();
+    wake_.wait_until(lock, next, [this] { return stopping_; });
+  }
+}
+
+}  // namespace gpulab

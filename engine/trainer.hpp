@@ -1,0 +1,59 @@
+// The one training loop: epochs or a step budget over any Backend, with evaluation, cancellation,
+// pausing, divergence detection and time to a target accuracy.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "engine/backend.hpp"
+#include "engine/metrics.hpp"
+#include "engine/optimizer.hpp"
+
+namespace gpulab {
+
+struct TrainOptions {
+  int epochs = 1;
+  int64_t max_steps = 0;       // stop after this many optimizer steps; 0: no limit
+  int batch = 64;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  uint64_t seed = 1;
+  bool shuffle = true;
+  int64_t eval_every = 0;      // also evaluate on the test set every N steps; 0: at epoch ends only
+  double target_accuracy = 0;  // in [0, 1]; 0: none
+  bool eval_at_epoch_end = true;
+};
+
+// Checked by the training thread every step; set from any thread.
+struct RunControl {
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> pause{false};
+};
+
+// Called on the training thread; implementations must not block for long.
+class TrainObserver {
+ public:
+  virtual ~TrainObserver() = default;
+  virtual void on_step(const StepMetrics&) {}
+  virtual void on_eval(const EvalMetrics&) {}
+  virtual void on_epoch(const EpochSummary&) {}
+};
+
+// Checks options (throws ConfigError with the flag's name) before anything runs.
+void validate(const TrainOptions& options);
+
+// The epochs and optimizer steps a run of `options` over `train_count` images will take. With a
+// step budget and no epoch count (epochs < 1), as many epochs as the budget needs.
+struct StepPlan {
+  int epochs = 0;
+  int64_t steps_per_epoch = 0;
+  int64_t total_steps = 0;
+};
+StepPlan plan_steps(const TrainOptions& options, int train_count);
+
+// Runs to the end, a cancel, or a failure; never throws for a diverging loss (status Failed),
+// but lets backend errors (out of memory, a lost device) propagate to the caller.
+RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& options,
+                 TrainObserver& observer, RunControl& control);
+
+}  // namespace gpulab

@@ -1,0 +1,130 @@
+// safetensors checkpoints: round trips, PyTorch-written files, and clear errors for bad files.
+#include <cstdlib>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "engine/checkpoint.hpp"
+#include "engine/errors.hpp"
+#include "engine/init.hpp"
+#include "test_support.hpp"
+
+namespace gpulab {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const CheckpointError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Checkpoint, RoundTripKeepsEveryBitAndTheConfig) {
+  test::TempDir dir;
+  const ModelConfig config = preset("lenet5");
+  const ModelPlan plan = plan_model(config);
+  std::vector<float> params(plan.parameter_count), back(plan.parameter_count);
+  init_parameters(params, plan, 3);
+  save_checkpoint(dir.path() / "w.safetensors", plan, config, params);
+  const Checkpoint c = load_checkpoint(dir.path() / "w.safetensors");
+  EXPECT_EQ(c.tensors.at("conv1.weight").shape, (std::vector<int64_t>{6, 1, 5, 5}));
+  EXPECT_EQ(c.metadata.at("format"), "pt");
+  ASSERT_TRUE(c.model().has_value());
+  EXPECT_EQ(c.model()->name, "lenet5");
+  apply_checkpoint(c, plan, back, "w");
+  EXPECT_EQ(back, params);
+  // The header is padded so the data starts 8-byte aligned.
+  std::ifstream in(dir.path() / "w.safetensors", std::ios::binary);
+  uint64_t header = 0;
+  in.read(reinterpret_cast<char*>(&header), 8);
+  EXPECT_EQ(header % 8, 0u);
+}
+
+TEST(Checkpoint, LoadsPyTorchWrittenWeights) {
+  // Written by tests/golden/make_golden.py from PyTorch's own state_dict.
+  const Checkpoint c = load_checkpoint(test::golden_dir() / "lenet5_init.safetensors");
+  const ModelPlan plan = plan_model(preset("lenet5"));
+  std::vector<float> params(plan.parameter_count);
+  apply_checkpoint(c, plan, params, "golden");
+  EXPECT_NE(params[0], 0.0f);
+}
+
+TEST(Checkpoint, MismatchListsEveryProblem) {
+  test::TempDir dir;
+  const ModelConfig lenet = preset("lenet5");
+  const ModelPlan plan = plan_model(lenet);
+  std::vector<float> params(plan.parameter_count);
+  save_checkpoint(dir.path() / "w.safetensors", plan, lenet, params);
+  const ModelPlan other = plan_model(preset("pytorch-example"));
+  std::vector<float> other_params(other.parameter_count);
+  const std::string message = error_of([&] {
+    apply_checkpoint(load_checkpoint(dir.path() / "w.safetensors"), other, other_params, "w.safetensors");
+  });
+  EXPECT_NE(message.find("does not fit the model"), std::string::npos) << message;
+  EXPECT_NE(message.find("conv1.weight has shape [6, 1, 5, 5] but the model needs [32, 1, 3, 3]"),
+            std::string::npos) << message;
+  EXPECT_NE(message.find("unexpected fc3.weight"), std::string::npos) << message;
+}
+
+TEST(Checkpoint, BadFilesGiveClearErrors) {
+  test::TempDir dir;
+  const ModelConfig config = preset("mlp");
+  const ModelPlan plan = plan_model(config);
+  std::vector<float> params(plan.parameter_count);
+  save_checkpoint(dir.path() / "w.safetensors", plan, config, params);
+  std::ifstream in(dir.path() / "w.safetensors", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  auto write = [&](const std::string& name, const std::string& content) {
+    std::ofstream(dir.path() / name, std::ios::binary) << content;
+    return dir.path() / name;
+  };
+  EXPECT_NE(error_of([&] { load_checkpoint(dir.path() / "missing"); }).find("no such file"), std::string::npos);
+  EXPECT_NE(error_of([&] { load_checkpoint(write("short", "abc")); }).find("too short"), std::string::npos);
+  EXPECT_NE(error_of([&] { load_checkpoint(write("trunc", bytes.substr(0, bytes.size() - 100))); })
+                .find("outside the file"),
+            std::string::npos);
+  std::string huge = bytes;
+  huge[5] = '\x7f';  // header length far beyond the file
+  EXPECT_NE(error_of([&] { load_checkpoint(write("huge", huge)); }).find("header length"), std::string::npos);
+  std::string garbled = bytes;
+  garbled[8] = '#';  // the opening brace of the JSON header
+  EXPECT_NE(error_of([&] { load_checkpoint(write("garbled", garbled)); }).find("not valid JSON"),
+            std::string::npos);
+}
+
+// The other direction: PyTorch loads a gpulab checkpoint into its own module. Needs python3 with
+// torch (Debian's python3-torch); skipped without it.
+TEST(Checkpoint, PyTorchLoadsGpulabWeights) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "python3 with torch is not installed (apt-get install python3-torch)";
+  test::TempDir dir;
+  const ModelConfig config = preset("pytorch-example");
+  const ModelPlan plan = plan_model(config);
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, 4);
+  const auto path = dir.path() / "w.safetensors";
+  save_checkpoint(path, plan, config, params);
+  const std::string script =
+      "import json,struct,sys,torch\n"
+      "from torch import nn\n"
+      "b=open(sys.argv[1],'rb').read(); n=struct.unpack('<Q',b[:8])[0]; h=json.loads(b[8:8+n])\n"
+      "sd={k:torch.frombuffer(bytearray(b[8+n+v['data_offsets'][0]:8+n+v['data_offsets'][1]]),dtype=torch.float32).reshape(v['shape']) for k,v in h.items() if k!='__metadata__'}\n"
+      "class Net(nn.Module):\n"
+      "  def __init__(s):\n"
+      "    super().__init__(); s.conv1=nn.Conv2d(1,32,3); s.conv2=nn.Conv2d(32,64,3); s.dropout1=nn.Dropout(0.25); s.dropout2=nn.Dropout(0.5); s.fc1=nn.Linear(9216,128); s.fc2=nn.Linear(128,10)\n"
+      "net=Net(); net.load_state_dict(sd, strict=True)\n"
+      "print(float(net.conv1.weight[0,0,0,0]))\n";
+  std::ofstream(dir.path() / "load.py") << script;
+  const std::string command = "/usr/bin/python3 " + (dir.path() / "load.py").string() + " " +
+                              path.string() + " > " + (dir.path() / "out.txt").string() + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  std::ifstream out(dir.path() / "out.txt");
+  float first = 0;
+  out >> first;
+  EXPECT_FLOAT_EQ(first, params[0]);
+}
+
+}  // namespace
+}  // namespace gpulab

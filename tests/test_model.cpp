@@ -1,0 +1,188 @@
+// Model configs, presets, shape inference, initialization and the CPU network's wiring.
+#include <cmath>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/cpu_network.hpp"
+#include "engine/errors.hpp"
+#include "engine/init.hpp"
+#include "engine/model_config.hpp"
+#include "test_support.hpp"
+
+namespace gpulab {
+namespace {
+
+TEST(ModelConfig, PresetParameterCountsMatchPyTorch) {
+  // The counts PyTorch reports (sum(p.numel() for p in net.parameters())) for the same nets.
+  EXPECT_EQ(plan_model(preset("mlp")).parameter_count, 203530);
+  EXPECT_EQ(plan_model(preset("lenet5")).parameter_count, 61706);
+  EXPECT_EQ(plan_model(preset("pytorch-example")).parameter_count, 1199882);
+  EXPECT_EQ(plan_model(preset("tf-tutorial")).parameter_count, 3274634);
+}
+
+TEST(ModelConfig, PyTorchNamesAndLayouts) {
+  const ModelPlan plan = plan_model(preset("pytorch-example"));
+  ASSERT_EQ(plan.parameters.size(), 8u);
+  EXPECT_EQ(plan.parameters[0].name, "conv1.weight");
+  EXPECT_EQ(plan.parameters[0].shape, (std::vector<int64_t>{32, 1, 3, 3}));
+  EXPECT_EQ(plan.parameters[2].name, "conv2.weight");
+  EXPECT_EQ(plan.parameters[4].name, "fc1.weight");
+  EXPECT_EQ(plan.parameters[4].shape, (std::vector<int64_t>{128, 9216}));
+  EXPECT_EQ(plan.parameters[7].name, "fc2.bias");
+  EXPECT_EQ(plan.layers[4].output, (ActivationShape{64, 12, 12}));
+  EXPECT_EQ(plan.layers[5].spec.name, "dropout1");
+}
+
+TEST(ModelConfig, KernelLargerThanInputIsExplained) {
+  ModelConfig c = preset("lenet5");
+  c.layers[3].kernel = 9;  // conv2 on 6x14x14 is fine with 9; make it too large
+  c.layers[3].kernel = 15;
+  try {
+    plan_model(c);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("conv2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("larger than its input"), std::string::npos) << e.what();
+  }
+  const auto problems = validate_layers(c);
+  EXPECT_TRUE(problems[0].empty());
+  EXPECT_FALSE(problems[3].empty());
+}
+
+TEST(ModelConfig, LinearNeedsFlatInputAndLastLayerNeedsClasses) {
+  ModelConfig c = preset("mlp");
+  c.layers.erase(c.layers.begin());  // no flatten
+  EXPECT_NE(validate_layers(c)[0].find("flatten"), std::string::npos);
+  ModelConfig d = preset("mlp");
+  d.layers.back().out_features = 7;
+  EXPECT_NE(validate_layers(d).back().find("10 class scores"), std::string::npos);
+  EXPECT_THROW(plan_model(d), ConfigError);
+}
+
+TEST(ModelConfig, JsonRoundTripAndErrors) {
+  for (const auto& name : preset_names()) {
+    const ModelConfig c = preset(name);
+    const ModelConfig back = model_from_json(model_to_json(c));
+    EXPECT_EQ(model_to_json(back), model_to_json(c)) << name;
+  }
+  EXPECT_THROW(model_from_json(nlohmann::json::parse(R"({"layers":[{"type":"conv3d"}]})")), ConfigError);
+  EXPECT_THROW(model_from_json(nlohmann::json::parse(R"({"nolayers":1})")), ConfigError);
+  try {
+    load_model("no-such-model");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("pytorch-example"), std::string::npos);
+  }
+}
+
+TEST(ModelConfig, LoadsModelFile) {
+  test::TempDir dir;
+  const auto path = dir.path() / "model.json";
+  std::ofstream(path) << R"({"name":"tiny","layers":[{"type":"flatten"},{"type":"linear","out_features":10}]})";
+  const ModelConfig c = load_model(path.string());
+  EXPECT_EQ(c.name, "tiny");
+  EXPECT_EQ(plan_model(c).parameter_count, 7850);
+  std::ofstream(dir.path() / "bad.json") << "{ not json";
+  EXPECT_THROW(load_model((dir.path() / "bad.json").string()), ConfigError);
+}
+
+TEST(ModelConfig, DropoutOverride) {
+  ModelConfig c = preset("pytorch-example");
+  override_dropout(c, 0.0f);
+  for (const auto& l : c.layers) {
+    if (l.type == LayerType::Dropout) {
+      EXPECT_EQ(l.p, 0.0f);
+    }
+  }
+  EXPECT_THROW(override_dropout(c, 1.0f), ConfigError);
+}
+
+TEST(Init, PyTorchDefaultBoundsAndDeterminism) {
+  const ModelPlan plan = plan_model(preset("lenet5"));
+  std::vector<float> a(plan.parameter_count), b(plan.parameter_count), c(plan.parameter_count);
+  init_parameters(a, plan, 7);
+  init_parameters(b, plan, 7);
+  init_parameters(c, plan, 8);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  for (const auto& p : plan.parameters) {
+    // fan_in: conv1 1*5*5, conv2 6*5*5, fc1 400, ...; weight and bias share the bound.
+    const auto& w = p.shape.size() == 1 ? (&p - 1)->shape : p.shape;
+    int64_t fan_in = 1;
+    for (size_t d = 1; d < w.size(); ++d) fan_in *= w[d];
+    const float bound = 1.0f / std::sqrt(float(fan_in));
+    float max_abs = 0;
+    for (int64_t i = 0; i < p.numel(); ++i) max_abs = std::max(max_abs, std::abs(a[p.offset + i]));
+    EXPECT_LE(max_abs, bound) << p.name;
+    EXPECT_GT(max_abs, 0.5f * bound) << p.name;
+  }
+}
+
+// The whole network's gradient against finite differences of its loss, with the reference
+// kernels: checks the wiring between layers (aliasing, accumulation, the loss's scaling).
+TEST(CpuNetwork, GradientMatchesFiniteDifferences) {
+  ModelConfig c;
+  c.input = {1, 8, 8};
+  c.classes = 3;
+  c.layers = model_from_json(nlohmann::json::parse(R"({"layers": [
+      {"type": "conv2d", "out_channels": 2, "kernel": 3, "padding": 1}, {"type": "tanh"},
+      {"type": "maxpool2d", "kernel": 2}, {"type": "flatten"},
+      {"type": "linear", "out_features": 5}, {"type": "relu"},
+      {"type": "linear", "out_features": 3}]})")).layers;
+  const ModelPlan plan = plan_model(c);
+  CpuNetwork net(plan, 4, CpuKernels::Reference);
+  init_parameters(net.parameters(), plan, 3);
+  std::vector<float> images(4 * 64);
+  for (size_t i = 0; i < images.size(); ++i) images[i] = std::sin(0.37f * float(i));
+  const std::vector<uint8_t> labels = {0, 2, 1, 2};
+  net.forward(images.data(), labels.data(), 4, true, 1, 1);
+  net.backward();
+  const std::vector<float> analytic(net.gradients().begin(), net.gradients().end());
+  auto loss_at = [&] {
+    return net.forward(images.data(), labels.data(), 4, false, 0, 0).loss_sum / 4.0;
+  };
+  const double eps = 1e-2;
+  for (size_t i = 0; i < analytic.size(); i += 7) {
+    float& w = net.parameters()[i];
+    const float saved = w;
+    w = saved + float(eps);
+    const double up = loss_at();
+    w = saved - float(eps);
+    const double down = loss_at();
+    w = saved;
+    const double numeric = (up - down) / (2 * eps);
+    EXPECT_NEAR(analytic[i], numeric, 2e-3 + 2e-2 * std::abs(numeric)) << "parameter " << i;
+  }
+}
+
+double normalized_error(std::span<const float> a, std::span<const float> b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    norm += double(b[i]) * b[i];
+  }
+  return norm > 0 ? diff / norm : diff;
+}
+
+TEST(CpuNetwork, FastMatchesReferenceOnEveryPreset) {
+  for (const auto& name : preset_names()) {
+    const ModelPlan plan = plan_model(preset(name));
+    CpuNetwork fast(plan, 3, CpuKernels::Fast), slow(plan, 3, CpuKernels::Reference);
+    init_parameters(fast.parameters(), plan, 11);
+    init_parameters(slow.parameters(), plan, 11);
+    const data::ImageSet set = test::synthetic_set(3, 5);
+    std::vector<float> images(3 * 784);
+    data::normalize_pixels(images.data(), set.pixels.data(), images.size());
+    const LossStats a = fast.forward(images.data(), set.labels.data(), 3, true, 9, 4);
+    const LossStats b = slow.forward(images.data(), set.labels.data(), 3, true, 9, 4);
+    EXPECT_NEAR(a.loss_sum, b.loss_sum, 1e-4 * std::abs(b.loss_sum)) << name;
+    fast.backward();
+    slow.backward();
+    EXPECT_LE(normalized_error(fast.gradients(), slow.gradients()), 1e-9) << name;
+  }
+}
+
+}  // namespace
+}  // namespace gpulab

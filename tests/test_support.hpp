@@ -1,0 +1,81 @@
+// Shared by the engine tests: tiny synthetic image sets, MNIST-format folders, temp folders.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "datasets/mnist.hpp"
+
+namespace gpulab::test {
+
+// Noise plus a bright square whose place depends on the label: learnable in a few steps.
+inline data::ImageSet synthetic_set(int count, uint32_t seed) {
+  data::ImageSet set;
+  set.count = count;
+  set.rows = set.cols = 28;
+  set.pixels.resize(size_t(count) * 784);
+  set.labels.resize(count);
+  std::mt19937 rng(seed);
+  for (int i = 0; i < count; ++i) {
+    const int label = int(rng() % 10);
+    set.labels[i] = uint8_t(label);
+    uint8_t* image = set.pixels.data() + size_t(i) * 784;
+    for (int p = 0; p < 784; ++p) image[p] = uint8_t(rng() % 60);
+    const int row = 3 + (label / 5) * 12, col = 2 + (label % 5) * 5;
+    for (int r = row; r < row + 6; ++r)
+      for (int c = col; c < col + 6; ++c) image[r * 28 + c] = 220;
+  }
+  return set;
+}
+
+inline void write_idx(const std::filesystem::path& path, const std::vector<uint8_t>& bytes,
+                      std::vector<uint32_t> dims) {
+  std::ofstream out(path, std::ios::binary);
+  const unsigned char magic[4] = {0, 0, 0x08, static_cast<unsigned char>(dims.size())};
+  out.write(reinterpret_cast<const char*>(magic), 4);
+  for (uint32_t d : dims) {
+    const unsigned char be[4] = {uint8_t(d >> 24), uint8_t(d >> 16), uint8_t(d >> 8), uint8_t(d)};
+    out.write(reinterpret_cast<const char*>(be), 4);
+  }
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+}
+
+// Writes the four MNIST files for the given sets into dir.
+inline void write_mnist(const std::filesystem::path& dir, const data::ImageSet& train,
+                        const data::ImageSet& test) {
+  std::filesystem::create_directories(dir);
+  for (auto [prefix, set] : {std::pair{"train", &train}, std::pair{"t10k", &test}}) {
+    write_idx(dir / (std::string(prefix) + "-images-idx3-ubyte"), set->pixels,
+              {uint32_t(set->count), 28, 28});
+    write_idx(dir / (std::string(prefix) + "-labels-idx1-ubyte"), set->labels, {uint32_t(set->count)});
+  }
+}
+
+// A fresh folder under the system temp dir, removed when the object goes.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "gpulab-test-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::filesystem::path golden_dir() {
+  return std::filesystem::path(GPULAB_TEST_DATA_DIR) / "golden";
+}
+
+}  // namespace gpulab::test

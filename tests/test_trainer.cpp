@@ -1,0 +1,214 @@
+// The training loop: PyTorch's losses reproduced, determinism, divergence, cancellation, step
+// budgets, checkpoints that continue bit for bit.
+#include <cmath>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/checkpoint.hpp"
+#include "engine/errors.hpp"
+#include "engine/cpu_backend.hpp"
+#include "engine/init.hpp"
+#include "engine/trainer.hpp"
+#include "test_support.hpp"
+
+namespace gpulab {
+namespace {
+
+struct Recorder : TrainObserver {
+  std::vector<double> losses;
+  std::vector<EvalMetrics> evals;
+  std::function<void(const StepMetrics&)> hook;
+  void on_step(const StepMetrics& m) override {
+    losses.push_back(m.loss);
+    if (hook) hook(m);
+  }
+  void on_eval(const EvalMetrics& e) override { evals.push_back(e); }
+};
+
+struct Fixture {
+  data::ImageSet train = test::synthetic_set(96, 1), test = test::synthetic_set(40, 2);
+  DataSets sets{&train, nullptr, &test};
+};
+
+// Trains `config` from `params` (or a fresh init) and returns the losses.
+std::vector<double> run(const ModelConfig& config, const TrainOptions& options, const DataSets& sets,
+                        std::vector<float>* params = nullptr, RunSummary* summary_out = nullptr,
+                        std::function<void(const StepMetrics&)> hook = {},
+                        RunControl* control_in = nullptr) {
+  const ModelPlan plan = plan_model(config);
+  BackendOptions backend_options;
+  backend_options.batch = options.batch;
+  backend_options.seed = options.seed;
+  CpuBackend backend(plan, options.optimizer, sets, backend_options);
+  std::vector<float> init(plan.parameter_count);
+  if (params && !params->empty()) {
+    init = *params;
+  } else {
+    init_parameters(init, plan, options.seed);
+  }
+  backend.set_parameters(init);
+  Recorder recorder;
+  recorder.hook = hook;
+  RunControl control;
+  const RunSummary summary = train(backend, sets, options, recorder, control_in ? *control_in : control);
+  if (summary_out) *summary_out = summary;
+  if (params) {
+    params->resize(plan.parameter_count);
+    backend.get_parameters(*params);
+  }
+  return recorder.losses;
+}
+
+// The golden table: PyTorch's losses for the same weights, data and recipe (make_golden.py).
+TEST(Trainer, ReproducesPyTorchLosses) {
+  const auto dir = test::golden_dir();
+  const data::MnistData mnist = data::load_mnist(dir);
+  const DataSets sets{&mnist.train, nullptr, &mnist.test};
+  std::ifstream in(dir / "losses.json");
+  const auto golden = nlohmann::json::parse(in);
+  for (const auto& recipe : golden["runs"]) {
+    const Checkpoint checkpoint = load_checkpoint(dir / recipe["init"].get<std::string>());
+    const ModelConfig config = *checkpoint.model();
+    const ModelPlan plan = plan_model(config);
+    std::vector<float> params(plan.parameter_count);
+    apply_checkpoint(checkpoint, plan, params, "golden");
+    TrainOptions options;
+    options.batch = recipe["batch"];
+    options.shuffle = false;
+    options.epochs = 0;
+    options.max_steps = recipe["losses"].size();
+    options.eval_at_epoch_end = false;
+    options.optimizer.kind = parse_optimizer(recipe["optimizer"]);
+    options.optimizer.lr = recipe["lr"];
+    options.optimizer.momentum = recipe["momentum"];
+    const auto losses = run(config, options, sets, &params);
+    const auto expected = recipe["losses"].get<std::vector<double>>();
+    ASSERT_EQ(losses.size(), expected.size());
+    for (size_t i = 0; i < losses.size(); ++i)
+      EXPECT_NEAR(losses[i], expected[i], 1e-5 + 2e-4 * std::abs(expected[i]))
+          << config.name << " step " << i + 1;
+  }
+}
+
+TEST(Trainer, SameSeedSameRunDifferentSeedDifferentRun) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 16;
+  options.epochs = 2;
+  options.seed = 5;
+  const ModelConfig config = preset("pytorch-example");  // with dropout
+  const auto a = run(config, options, f.sets);
+  const auto b = run(config, options, f.sets);
+  EXPECT_EQ(a, b);
+  options.seed = 6;
+  EXPECT_NE(run(config, options, f.sets), a);
+}
+
+TEST(Trainer, LearnsTheSyntheticTask) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 16;
+  options.epochs = 4;
+  RunSummary summary;
+  run(preset("lenet5"), options, f.sets, nullptr, &summary);
+  EXPECT_EQ(summary.status, RunStatus::Finished);
+  EXPECT_EQ(summary.epochs.size(), 4u);
+  EXPECT_GT(summary.test_accuracy, 0.9);
+}
+
+TEST(Trainer, DivergingLossFailsWithAClearMessage) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 16;
+  options.optimizer.kind = OptimizerKind::SGD;
+  options.optimizer.lr = 1e12f;
+  RunSummary summary;
+  run(preset("mlp"), options, f.sets, nullptr, &summary);
+  EXPECT_EQ(summary.status, RunStatus::Failed);
+  EXPECT_NE(summary.message.find("loss became"), std::string::npos) << summary.message;
+  EXPECT_NE(summary.message.find("lower learning rate"), std::string::npos) << summary.message;
+}
+
+TEST(Trainer, CancelStopsAtTheNextStep) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 8;
+  options.epochs = 3;
+  RunControl control;
+  RunSummary summary;
+  run(preset("mlp"), options, f.sets, nullptr, &summary,
+      [&](const StepMetrics& m) { if (m.step == 3) control.cancel = true; }, &control);
+  EXPECT_EQ(summary.status, RunStatus::Cancelled);
+  EXPECT_EQ(summary.steps, 3);
+}
+
+TEST(Trainer, StepBudgetEvalEveryAndTarget) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 16;
+  options.epochs = 0;
+  options.max_steps = 15;  // 6 steps an epoch: 2.5 epochs
+  options.eval_every = 5;
+  options.target_accuracy = 0.5;
+  const ModelPlan plan = plan_model(preset("lenet5"));
+  CpuBackend backend(plan, options.optimizer, f.sets, BackendOptions{.batch = 16});
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, 1);
+  backend.set_parameters(params);
+  Recorder recorder;
+  RunControl control;
+  const RunSummary s = train(backend, f.sets, options, recorder, control);
+  EXPECT_EQ(s.steps, 15);
+  EXPECT_EQ(s.epochs.size(), 3u);
+  // every 5 steps (5, 10; 15 is the end) and at the ends of epochs 1, 2 and the partial 3rd
+  ASSERT_EQ(recorder.evals.size(), 5u);
+  EXPECT_EQ(recorder.evals[0].step, 5);
+  EXPECT_EQ(recorder.evals.back().step, 15);
+  ASSERT_TRUE(s.time_to_target_s.has_value());
+  EXPECT_GT(*s.time_to_target_s, 0.0);
+}
+
+TEST(Trainer, SaveLoadContinueIsBitIdentical) {
+  Fixture f;
+  test::TempDir dir;
+  TrainOptions options;
+  options.batch = 16;
+  options.shuffle = false;
+  options.optimizer.kind = OptimizerKind::SGD;
+  options.optimizer.lr = 0.05f;
+  options.eval_at_epoch_end = false;
+  const ModelConfig config = preset("lenet5");
+  const ModelPlan plan = plan_model(config);
+
+  options.epochs = 4;  // 24 steps straight through
+  const auto straight = run(config, options, f.sets);
+
+  options.epochs = 2;  // 12 steps, save, load, 12 more
+  std::vector<float> params;
+  const auto first = run(config, options, f.sets, &params);
+  save_checkpoint(dir.path() / "w.safetensors", plan, config, params);
+  std::vector<float> loaded(plan.parameter_count);
+  apply_checkpoint(load_checkpoint(dir.path() / "w.safetensors"), plan, loaded, "w");
+  EXPECT_EQ(loaded, params);
+  const auto second = run(config, options, f.sets, &loaded);
+  std::vector<double> joined = first;
+  joined.insert(joined.end(), second.begin(), second.end());
+  EXPECT_EQ(joined, straight);
+}
+
+TEST(Trainer, RejectsImpossibleOptions) {
+  TrainOptions o;
+  o.batch = 0;
+  EXPECT_THROW(validate(o), ConfigError);
+  o = {};
+  o.optimizer.lr = -1;
+  EXPECT_THROW(validate(o), ConfigError);
+  o = {};
+  o.target_accuracy = 2;
+  EXPECT_THROW(validate(o), ConfigError);
+}
+
+}  // namespace
+}  // namespace gpulab
