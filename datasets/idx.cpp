@@ -164,13 +164,17 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> compressed, const std::stri
     return DataError(name, "corrupt gzip data: " + reason);
   };
 
-  // The gzip trailer holds the size mod 2^32: a good first guess, never trusted as a bound.
+  // The gzip trailer holds the size mod 2^32: a good first guess for one allocation, but a
+  // damaged trailer may claim anything, so it is also held to what deflate can possibly
+  // produce (at most 1032 bytes out per byte in) and never trusted as a bound.
+  constexpr size_t kDeflateMaxRatio = 1032;
   size_t capacity = size_t{1} << 16;
   if (compressed.size() >= 18) {
     const uint8_t* trailer = compressed.data() + compressed.size() - 4;
     const size_t size_hint = uint32_t{trailer[0]} | (uint32_t{trailer[1]} << 8) |
                              (uint32_t{trailer[2]} << 16) | (uint32_t{trailer[3]} << 24);
-    capacity = std::clamp(size_hint + 1, capacity, max_bytes + 1);
+    const size_t possible = std::min(compressed.size(), max_bytes) * kDeflateMaxRatio;
+    capacity = std::clamp(std::min(size_hint, possible) + 1, capacity, max_bytes + 1);
   }
   std::vector<uint8_t> out(capacity);
 
