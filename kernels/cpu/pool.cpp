@@ -5,6 +5,37 @@
 #include "kernels/cpu/shape_check.hpp"
 
 namespace gpulab::kernels::cpu {
+namespace {
+
+// "v > m, or v is NaN while m is not": the reference's rule for taking a later element.
+inline bool takes_over(float v, float m) { return !(v <= m) && m == m; }
+
+// The usual 2x2, stride-2 window in one pass over two input rows (the general loop below makes
+// four passes over the output row).
+void pool_row_2x2(float* __restrict__ m, int32_t* __restrict__ best, const float* in_plane, int top,
+                  int in_width, int Wo) {
+  const float* __restrict__ row0 = in_plane + size_t(top) * in_width;
+  const float* __restrict__ row1 = row0 + in_width;
+  for (int wo = 0; wo < Wo; ++wo) {
+    const int at = top * in_width + 2 * wo;
+    float v = row0[2 * wo];
+    int i = at;
+    const float b = row0[2 * wo + 1], c = row1[2 * wo], d = row1[2 * wo + 1];
+    const bool tb = takes_over(b, v);
+    v = tb ? b : v;
+    i = tb ? at + 1 : i;
+    const bool tc = takes_over(c, v);
+    v = tc ? c : v;
+    i = tc ? at + in_width : i;
+    const bool td = takes_over(d, v);
+    v = td ? d : v;
+    i = td ? at + in_width + 1 : i;
+    m[wo] = v;
+    best[wo] = i;
+  }
+}
+
+}  // namespace
 
 void maxpool2d_forward(float* out, int32_t* argmax, const float* inp, const Pool2dShape& s) {
   // out (N,C,Ho,Wo), argmax (N,C,Ho,Wo), inp (N,C,H,W)
@@ -15,25 +46,36 @@ void maxpool2d_forward(float* out, int32_t* argmax, const float* inp, const Pool
 #pragma omp parallel for num_threads(detail::threads()) schedule(static)
   for (int plane = 0; plane < planes; ++plane) {
     const float* in_plane = inp + plane * plane_in;
-    float* out_plane = out + plane * plane_out;
-    int32_t* arg_plane = argmax + plane * plane_out;
-    for (int ho = 0; ho < Ho; ++ho)
-      for (int wo = 0; wo < Wo; ++wo) {
-        int best = ho * s.stride * s.in_width + wo * s.stride;
-        float m = in_plane[best];
-        for (int r = 0; r < s.kernel; ++r)
-          for (int q = 0; q < s.kernel; ++q) {
-            const int at = (ho * s.stride + r) * s.in_width + wo * s.stride + q;
-            const float v = in_plane[at];
-            // !(v <= m) is "v > m or v is NaN"; m == m keeps the first NaN once one is held.
-            if (!(v <= m) && m == m) {
-              m = v;
-              best = at;
-            }
-          }
-        out_plane[ho * Wo + wo] = m;
-        arg_plane[ho * Wo + wo] = best;
+    for (int ho = 0; ho < Ho; ++ho) {
+      // One output row at a time, tap by tap in the reference's (r, q) order, with selects
+      // instead of branches: the loop over wo then vectorizes and random data costs no
+      // mispredictions.
+      float* __restrict__ m = out + plane * plane_out + size_t(ho) * Wo;
+      int32_t* __restrict__ best = argmax + plane * plane_out + size_t(ho) * Wo;
+      if (s.kernel == 2 && s.stride == 2) {
+        pool_row_2x2(m, best, in_plane, 2 * ho, s.in_width, Wo);
+        continue;
       }
+      for (int r = 0; r < s.kernel; ++r)
+        for (int q = 0; q < s.kernel; ++q) {
+          const int row_start = (ho * s.stride + r) * s.in_width + q;
+          const float* __restrict__ in_row = in_plane + row_start;
+          const int step = s.stride;
+          if (r == 0 && q == 0) {
+            for (int wo = 0; wo < Wo; ++wo) {
+              m[wo] = in_row[wo * step];
+              best[wo] = row_start + wo * step;
+            }
+            continue;
+          }
+          for (int wo = 0; wo < Wo; ++wo) {
+            const float v = in_row[wo * step];
+            const bool take = takes_over(v, m[wo]);
+            m[wo] = take ? v : m[wo];
+            best[wo] = take ? row_start + wo * step : best[wo];
+          }
+        }
+    }
   }
 }
 

@@ -11,25 +11,24 @@ namespace gpulab::kernels::detail {
 
 inline void check_conv2d_shape(const Conv2dShape& s, const char* op) {
   if (s.batch < 0 || s.in_channels <= 0 || s.in_height <= 0 || s.in_width <= 0 ||
-      s.out_channels <= 0 || s.kernel_h <= 0 || s.kernel_w <= 0 || s.stride <= 0 ||
-      s.padding < 0 || s.out_height() <= 0 || s.out_width() <= 0)
-    throw std::invalid_argument(std::string(op) + ": invalid shape N=" +
-                                std::to_string(s.batch) + " C=" + std::to_string(s.in_channels) +
-                                " H=" + std::to_string(s.in_height) + " W=" +
-                                std::to_string(s.in_width) + " K=" +
-                                std::to_string(s.out_channels) + " R=" + std::to_string(s.kernel_h) +
-                                " S=" + std::to_string(s.kernel_w) + " stride=" +
-                                std::to_string(s.stride) + " padding=" + std::to_string(s.padding));
+      s.out_channels <= 0 || s.kernel_h <= 0 || s.kernel_w <= 0 || s.stride <= 0 || s.padding < 0 ||
+      s.out_height() <= 0 || s.out_width() <= 0)
+    throw std::invalid_argument(
+        std::string(op) + ": invalid shape N=" + std::to_string(s.batch) +
+        " C=" + std::to_string(s.in_channels) + " H=" + std::to_string(s.in_height) +
+        " W=" + std::to_string(s.in_width) + " K=" + std::to_string(s.out_channels) +
+        " R=" + std::to_string(s.kernel_h) + " S=" + std::to_string(s.kernel_w) +
+        " stride=" + std::to_string(s.stride) + " padding=" + std::to_string(s.padding));
 }
 
 inline void check_pool2d_shape(const Pool2dShape& s, const char* op) {
-  if (s.batch < 0 || s.channels <= 0 || s.kernel <= 0 || s.stride <= 0 ||
-      s.in_height < s.kernel || s.in_width < s.kernel)
-    throw std::invalid_argument(std::string(op) + ": invalid shape N=" +
-                                std::to_string(s.batch) + " C=" + std::to_string(s.channels) +
-                                " H=" + std::to_string(s.in_height) + " W=" +
-                                std::to_string(s.in_width) + " kernel=" +
-                                std::to_string(s.kernel) + " stride=" + std::to_string(s.stride));
+  if (s.batch < 0 || s.channels <= 0 || s.kernel <= 0 || s.stride <= 0 || s.in_height < s.kernel ||
+      s.in_width < s.kernel)
+    throw std::invalid_argument(
+        std::string(op) + ": invalid shape N=" + std::to_string(s.batch) +
+        " C=" + std::to_string(s.channels) + " H=" + std::to_string(s.in_height) +
+        " W=" + std::to_string(s.in_width) + " kernel=" + std::to_string(s.kernel) +
+        " stride=" + std::to_string(s.stride));
 }
 
 }  // namespace gpulab::kernels::detail

@@ -28,8 +28,8 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
         }
 }
 
-void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, const Conv2dShape& s) {
+void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, const Conv2dShape& s) {
   // dinp (N,C,H,W) or nullptr, dweight (K,C,R,S) or nullptr, dbias (K) or nullptr,
   // dout (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,R,S)
   kernels::detail::check_conv2d_shape(s, "conv2d_backward");

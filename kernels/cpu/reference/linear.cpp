@@ -3,8 +3,8 @@
 
 namespace gpulab::kernels::ref {
 
-void linear_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    int batch, int in_features, int out_features) {
+void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int batch,
+                    int in_features, int out_features) {
   // out (N,OC), inp (N,IC), weight (OC,IC), bias (OC) or nullptr
   for (int n = 0; n < batch; ++n)
     for (int o = 0; o < out_features; ++o) {
@@ -15,9 +15,8 @@ void linear_forward(float* out, const float* inp, const float* weight, const flo
     }
 }
 
-void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, const float* weight, int batch, int in_features,
-                     int out_features) {
+void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, int batch, int in_features, int out_features) {
   // dinp (N,IC) or nullptr, dweight (OC,IC) or nullptr, dbias (OC) or nullptr,
   // dout (N,OC), inp (N,IC), weight (OC,IC)
   if (dinp != nullptr)
