@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli_export.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
 #include "engine/checkpoint.hpp"
@@ -202,9 +203,29 @@ int main(int argc, char** argv) {
   eval->add_option("--batch", eval_batch, "evaluation batch size")->check(CLI::Range(1, 65536));
   eval->add_option("--threads", eval_threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
 
+  cli::ExportFlags x;
+  CLI::App* exporter = app.add_subcommand("export", "charts of recorded runs as PNG, PDF, SVG or CSV");
+  exporter->add_option("--runs", x.runs, "run folders, or folders of runs")->required()->expected(1, -1);
+  exporter->add_option("--chart", x.chart, "loss|accuracy|step-time|throughput|gpu|speedup")
+      ->required()
+      ->check(CLI::IsMember({"loss", "accuracy", "step-time", "throughput", "gpu", "speedup"}));
+  exporter->add_option("--format", x.format, "png|pdf|svg|csv (default: from --out)")
+      ->check(CLI::IsMember({"png", "pdf", "svg", "csv"}));
+  exporter->add_option("--out", x.out, "the file to write")->required();
+  exporter->add_option("--x", x.x, "x axis: step|time|epoch")->check(CLI::IsMember({"step", "time", "epoch"}))
+      ->capture_default_str();
+  exporter->add_option("--smoothing", x.smoothing, "trailing mean over N points (1: raw)")
+      ->check(CLI::Range(1, 100000))->capture_default_str();
+  exporter->add_option("--baseline", x.baseline, "the run the speedup is relative to: its name or position (default: the first)");
+  exporter->add_option("--target-accuracy", x.target_accuracy, "for time to target (98 or 0.98)")
+      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  exporter->add_option("--width", x.width, "image width in pixels")->check(CLI::Range(200, 10000))->capture_default_str();
+  exporter->add_option("--height", x.height, "image height in pixels")->check(CLI::Range(150, 10000))->capture_default_str();
+
   const std::string first = argc > 1 ? argv[1] : "";
-  if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" && first != "eval") {
-    std::fprintf(stderr, "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval (see --help)\n",
+  if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" && first != "eval" &&
+      first != "export") {
+    std::fprintf(stderr, "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, export (see --help)\n",
                  argv[1]);
     return 2;
   }
@@ -221,6 +242,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("devices")) return print_devices();
     if (app.got_subcommand("train")) return run_train(f);
     if (app.got_subcommand("eval")) return run_eval(weights, eval_model, eval_data, eval_batch, eval_threads);
+    if (app.got_subcommand("export")) return cli::run_export(x, argc, argv);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
     return 1;

@@ -149,10 +149,8 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name) {
   return array;
 }
 
-namespace {
-
-// Inflates one or more concatenated gzip members. The output grows by doubling up to
-// max_bytes + 1, one byte past the cap, so "exactly at the cap" and "over it" differ.
+// The output grows by doubling up to max_bytes + 1, one byte past the cap, so "exactly at the
+// cap" and "over it" differ.
 std::vector<uint8_t> gunzip(std::span<const uint8_t> compressed, const std::string& name,
                             size_t max_bytes) {
   z_stream stream{};
@@ -225,8 +223,6 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> compressed, const std::stri
   out.resize(out_pos);
   return out;
 }
-
-}  // namespace
 
 std::vector<uint8_t> read_file_bytes(const fs::path& path, size_t max_bytes) {
   const std::string name = path.string();

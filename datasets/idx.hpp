@@ -45,6 +45,11 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name);
 std::vector<uint8_t> read_file_bytes(const std::filesystem::path& path,
                                      size_t max_bytes = kIdxMaxFileBytes);
 
+// Inflates one or more concatenated gzip members; throws DataError (corrupt, truncated, or over
+// max_bytes once inflated) naming `name`.
+std::vector<uint8_t> gunzip(std::span<const uint8_t> compressed, const std::string& name,
+                            size_t max_bytes = kIdxMaxFileBytes);
+
 // read_file_bytes + parse_idx, with the path as the name in messages.
 IdxArray read_idx_file(const std::filesystem::path& path);
 

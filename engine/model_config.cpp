@@ -159,6 +159,15 @@ std::vector<std::string> validate_layers(const ModelConfig& config) {
   return inference.problems;
 }
 
+std::vector<LayerCheck> check_layers(const ModelConfig& config) {
+  const Inference inference = infer(config);
+  const std::vector<std::string> problems = validate_layers(config);
+  std::vector<LayerCheck> checks;
+  for (size_t i = 0; i < inference.layers.size(); ++i)
+    checks.push_back({inference.layers[i], problems[i]});
+  return checks;
+}
+
 ModelPlan plan_model(const ModelConfig& config) {
   if (config.layers.empty()) throw ConfigError("the model has no layers");
   if (config.input.size() <= 0) throw ConfigError("the model input shape must be positive");

@@ -69,6 +69,14 @@ ModelPlan plan_model(const ModelConfig& config);
 // every problem at once. Layers after the first invalid one are checked with a best guess.
 std::vector<std::string> validate_layers(const ModelConfig& config);
 
+// Every layer's inferred shapes and parameter count beside its problem (empty where it fits), for
+// an editor that shows them as the layers are edited. Never throws.
+struct LayerCheck {
+  LayerInfo info;
+  std::string problem;
+};
+std::vector<LayerCheck> check_layers(const ModelConfig& config);
+
 std::vector<std::string> preset_names();
 bool is_preset(const std::string& name);
 ModelConfig preset(const std::string& name);  // throws ConfigError listing the presets

@@ -328,9 +328,16 @@ fs::path new_run_dir(const fs::path& root, const std::string& label) {
   std::strftime(stamp, sizeof stamp, "%Y-%m-%d_%H%M%S", &local);
   std::string safe_label;
   for (char c : label) safe_label += (std::isalnum(static_cast<unsigned char>(c)) || c == '-') ? c : '_';
+  // The folder is made here, so two runs started in the same second (a race) cannot both get
+  // it: create_directory reports whether this call made it.
+  std::error_code error;
+  fs::create_directories(root, error);
+  if (error) throw RecordError(root.string() + ": cannot create the runs folder: " + error.message());
   fs::path dir = root / (std::string(stamp) + "_" + safe_label);
-  for (int n = 2; fs::exists(dir); ++n)
+  for (int n = 2; !fs::create_directory(dir, error); ++n) {
+    if (error) throw RecordError(dir.string() + ": cannot create the run folder: " + error.message());
     dir = root / (std::string(stamp) + "_" + safe_label + "_" + std::to_string(n));
+  }
   return dir;
 }
 

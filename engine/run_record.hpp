@@ -73,7 +73,8 @@ std::vector<RunData> load_runs(const std::filesystem::path& root,
 
 // Where runs are kept when no --out is given: $GPULAB_RUNS, else $XDG_DATA_HOME/gpulab/runs.
 std::filesystem::path default_runs_dir();
-// A new folder name under root from the time and model: 2026-11-22_190815_lenet5_cpu
+// Makes and returns a new, empty folder under root named from the time and model
+// (2026-11-22_190815_lenet5_cpu, then _2, _3 ... when taken). Throws RecordError.
 std::filesystem::path new_run_dir(const std::filesystem::path& root, const std::string& label);
 
 }  // namespace gpulab

@@ -9,6 +9,7 @@
 
 #include "engine/checkpoint.hpp"
 #include "engine/devices.hpp"
+#include "engine/experiment.hpp"
 #include "engine/init.hpp"
 #include "engine/run_record.hpp"
 #include "engine/telemetry.hpp"
@@ -50,23 +51,10 @@ std::string iso_time_now() {
   return text;
 }
 
-json train_options_json(const TrainOptions& o, const BackendOptions& b, int validation) {
-  return {{"epochs", o.epochs},
-          {"max_steps", o.max_steps},
-          {"batch", o.batch},
-          {"optimizer", optimizer_name(o.optimizer.kind)},
-          {"lr", o.optimizer.lr},
-          {"momentum", o.optimizer.momentum},
-          {"weight_decay", o.optimizer.weight_decay},
-          {"schedule", schedule_name(o.schedule.kind)},
-          {"seed", o.seed},
-          {"shuffle", o.shuffle},
-          {"eval_every", o.eval_every},
-          {"target_accuracy", o.target_accuracy},
-          {"validation", validation},
-          {"device", b.device},
-          {"threads", b.threads},
-          {"precision", "fp32"}};
+json run_config_json(const RunRequest& request) {
+  json config = train_config_to_json(request.train, request.backend);
+  config["validation"] = request.validation;
+  return config;
 }
 
 }  // namespace
@@ -86,7 +74,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
   json info = {{"name", request.name.empty() ? run_label(request) : request.name},
                {"created", iso_time_now()},
                {"model", model_to_json(request.model)},
-               {"config", train_options_json(request.train, request.backend, request.validation)},
+               {"config", run_config_json(request)},
                {"versions", {{"gpulab", GPULAB_VERSION}, {"blas", cpu.blas}, {"compiler", __VERSION__}}}};
   RunRecorder recorder(dir, info);  // throws only when the folder cannot be made
 
@@ -125,7 +113,12 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
                                     {"train_images", train_set.count},
                                     {"test_images", mnist.test.count}}}});
 
-    observer.on_start(dir, backend->description(), plan_steps(request.train, train_set.count));
+    const StepPlan steps = plan_steps(request.train, train_set.count);
+    recorder.update_info({{"plan",
+                           {{"epochs", steps.epochs},
+                            {"steps_per_epoch", steps.steps_per_epoch},
+                            {"total_steps", steps.total_steps}}}});
+    observer.on_start(dir, backend->description(), steps);
 
     std::vector<std::unique_ptr<TelemetrySource>> sources;
     sources.push_back(std::make_unique<CpuTelemetry>());

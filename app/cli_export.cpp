@@ -1,0 +1,107 @@
+// gpulab-cli export.
+#include "app/cli_export.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/errors.hpp"
+#include "engine/run_series.hpp"
+
+#ifdef GPULAB_HAVE_CHARTS
+#include <QApplication>
+
+#include "ui/chart_export.hpp"
+#endif
+
+namespace gpulab::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<RunData> load_all(const std::vector<std::string>& folders) {
+  std::vector<RunData> runs;
+  for (const std::string& folder : folders) {
+    if (fs::exists(fs::path(folder) / "run.json")) {
+      runs.push_back(load_run(folder));
+      continue;
+    }
+    if (!fs::is_directory(folder)) throw ConfigError("--runs " + folder + ": no such folder");
+    std::vector<std::string> problems;
+    std::vector<RunData> found = load_runs(folder, &problems);
+    for (const auto& p : problems) std::fprintf(stderr, "gpulab-cli: skipped %s\n", p.c_str());
+    if (found.empty())
+      throw ConfigError("--runs " + folder + ": no gpulab runs here (a run folder holds run.json)");
+    // Oldest first, so colours and the default baseline follow the order the runs were made in.
+    for (auto it = found.rbegin(); it != found.rend(); ++it) runs.push_back(std::move(*it));
+  }
+  return runs;
+}
+
+int baseline_index(const std::string& flag, const std::vector<const RunData*>& runs) {
+  if (flag.empty()) return 0;
+  const auto names = unique_run_names(runs);
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == flag) return int(i);
+  char* end = nullptr;
+  const long position = std::strtol(flag.c_str(), &end, 10);
+  if (end && *end == '\0' && position >= 1 && position <= long(runs.size())) return int(position - 1);
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  throw ConfigError("--baseline " + flag + ": not one of the runs (" + list +
+                    ") nor a position from 1 to " + std::to_string(runs.size()));
+}
+
+}  // namespace
+
+int run_export(const ExportFlags& f, int argc, char** argv) {
+  const ChartKind kind = parse_chart_kind(f.chart);
+  std::string format = f.format;
+  if (format.empty()) format = fs::path(f.out).extension().string().substr(std::min<size_t>(1, fs::path(f.out).extension().string().size()));
+  if (format != "png" && format != "pdf" && format != "svg" && format != "csv")
+    throw ConfigError("--format must be png, pdf, svg or csv (or give --out a file name ending in one)");
+  if (!fs::path(f.out).parent_path().empty() && !fs::is_directory(fs::path(f.out).parent_path()))
+    throw ConfigError("--out " + f.out + ": the folder " + fs::path(f.out).parent_path().string() +
+                      " does not exist");
+  const std::vector<RunData> loaded = load_all(f.runs);
+  std::vector<const RunData*> runs;
+  for (const RunData& run : loaded) runs.push_back(&run);
+  ChartOptions options;
+  options.x = parse_x_axis(f.x);
+  options.smoothing = f.smoothing;
+  options.baseline = baseline_index(f.baseline, runs);
+  options.target_accuracy = f.target_accuracy > 1 ? f.target_accuracy / 100 : f.target_accuracy;
+
+  if (format == "csv") {
+    std::ofstream out(f.out);
+    if (kind == ChartKind::Speedup)
+      write_comparison_csv(compare_runs(runs, options.baseline, options.target_accuracy), out);
+    else
+      write_chart_csv(build_chart(kind, runs, options), out);
+    out.close();
+    if (!out) throw RecordError(f.out + ": could not be written (is the disk full?)");
+  } else {
+#ifdef GPULAB_HAVE_CHARTS
+    // Drawing needs a QApplication but never a screen.
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    QString error;
+    const auto qformat = ui::export_format_from_name(QString::fromStdString(format));
+    if (!ui::export_chart(kind, runs, {}, options, QString::fromStdString(f.out), *qformat, &error,
+                          f.width, f.height))
+      throw RecordError(error.toStdString());
+#else
+    (void)argc;
+    (void)argv;
+    throw ConfigError("--format " + format +
+                      ": this gpulab-cli was built without Qt 6, so it writes only --format csv "
+                      "(install qt6-base-dev, qt6-svg-dev and libqcustomplot-dev, then rebuild)");
+#endif
+  }
+  std::printf("wrote %s (%s chart of %zu run%s)\n", f.out.c_str(), chart_kind_name(kind), runs.size(),
+              runs.size() == 1 ? "" : "s");
+  return 0;
+}
+
+}  // namespace gpulab::cli

@@ -1,0 +1,53 @@
+// gpulab: the window.
+#include <cstdio>
+#include <cstdlib>
+
+#include <QApplication>
+#include <QCommandLineParser>
+
+#include "gpulab/build_config.hpp"
+#include "ui/main_window.hpp"
+
+int main(int argc, char** argv) {
+  const char* platform = std::getenv("QT_QPA_PLATFORM");
+  const char* display = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  if ((!platform || !*platform) && (!display || !*display) && (!wayland || !*wayland)) {
+    std::fprintf(stderr,
+                 "gpulab: no display ($DISPLAY is not set): start it from a desktop session, under "
+                 "xvfb-run, or use gpulab-cli for training without a window\n");
+    return 1;
+  }
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("gpulab");
+  QApplication::setApplicationName("gpulab");
+  QApplication::setApplicationVersion(GPULAB_VERSION);
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription("gpulab: train CNNs on MNIST on the CPU and GPUs, and measure it");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  const QCommandLineOption presenter("presenter", "large fonts and plots filling the screen, for a room");
+  const QCommandLineOption runs_dir("runs-dir", "folder of run records (default: $GPULAB_RUNS or ~/.local/share/gpulab/runs)", "DIR");
+  const QCommandLineOption data_dir("data-dir", "folder with the MNIST files", "DIR");
+  const QCommandLineOption telemetry("telemetry-hz", "device samples per second (default 4)", "HZ");
+  parser.addOptions({presenter, runs_dir, data_dir, telemetry});
+  parser.process(app);
+
+  gpulab::ui::WindowOptions options;
+  options.presenter = parser.isSet(presenter);
+  if (parser.isSet(runs_dir)) options.runs_dir = parser.value(runs_dir).toStdString();
+  if (parser.isSet(data_dir)) options.data_dir = parser.value(data_dir).toStdString();
+  if (parser.isSet(telemetry)) {
+    bool ok = false;
+    const double hz = parser.value(telemetry).toDouble(&ok);
+    if (!ok || hz <= 0 || hz > 100) {
+      std::fprintf(stderr, "gpulab: --telemetry-hz must be a number in (0, 100]\n");
+      return 2;
+    }
+    options.telemetry_hz = hz;
+  }
+  gpulab::ui::MainWindow window(options);
+  window.show();
+  return app.exec();
+}

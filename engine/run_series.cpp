@@ -1,0 +1,542 @@
+// Series, charts and comparisons from run records.
+#include "engine/run_series.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <ostream>
+
+#include "engine/errors.hpp"
+
+namespace gpulab {
+namespace {
+
+constexpr int kLanes = 4;
+constexpr Metric kLaneMetrics[kLanes] = {Metric::UtilPercent, Metric::MemUsedGiB, Metric::PowerW,
+                                         Metric::TemperatureC};
+
+const char* metric_key(Metric metric) {
+  switch (metric) {
+    case Metric::Loss: return "loss";
+    case Metric::TrainAccuracy: return "train_accuracy";
+    case Metric::StepMs: return "step_ms";
+    case Metric::ImagesPerSecond: return "images_per_second";
+    case Metric::TestLoss: return "test_loss";
+    case Metric::TestAccuracy: return "test_accuracy";
+    case Metric::UtilPercent: return "util_percent";
+    case Metric::MemUsedGiB: return "mem_used_gib";
+    case Metric::PowerW: return "power_w";
+    case Metric::TemperatureC: return "temperature_c";
+  }
+  return "?";
+}
+
+double step_value(Metric metric, const StepMetrics& s) {
+  switch (metric) {
+    case Metric::Loss: return s.loss;
+    case Metric::TrainAccuracy: return 100.0 * s.accuracy;
+    case Metric::StepMs: return s.step_ms;
+    case Metric::ImagesPerSecond: return s.images_per_second;
+    default: return kNoValue;
+  }
+}
+
+double sample_value(Metric metric, const DeviceSample& s) {
+  switch (metric) {
+    case Metric::UtilPercent: return s.util_percent;
+    case Metric::MemUsedGiB: return s.mem_used_bytes / double(1 << 30);
+    case Metric::PowerW: return s.power_w;
+    case Metric::TemperatureC: return s.temperature_c;
+    default: return kNoValue;
+  }
+}
+
+bool from_evals(Metric m) { return m == Metric::TestLoss || m == Metric::TestAccuracy; }
+bool from_samples(Metric m) {
+  return m == Metric::UtilPercent || m == Metric::MemUsedGiB || m == Metric::PowerW ||
+         m == Metric::TemperatureC;
+}
+
+double median(std::vector<double> values) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
+               values.end());
+  if (values.empty()) return kNoValue;
+  const auto middle = values.begin() + values.size() / 2;
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
+
+const nlohmann::json* find(const nlohmann::json& j, std::initializer_list<const char*> path) {
+  const nlohmann::json* at = &j;
+  for (const char* key : path) {
+    if (!at->is_object() || !at->contains(key)) return nullptr;
+    at = &(*at)[key];
+  }
+  return at;
+}
+
+double json_number(const nlohmann::json& j, std::initializer_list<const char*> path) {
+  const nlohmann::json* at = find(j, path);
+  return at && at->is_number() ? at->get<double>() : kNoValue;
+}
+
+std::string json_string(const nlohmann::json& j, std::initializer_list<const char*> path,
+                        const std::string& fallback = "") {
+  const nlohmann::json* at = find(j, path);
+  return at && at->is_string() ? at->get<std::string>() : fallback;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string csv_number(double value) {
+  if (!std::isfinite(value)) return "";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
+Panel line_panel(const char* y_label) {
+  Panel panel;
+  panel.y_label = y_label;
+  return panel;
+}
+
+std::string percent_label(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", 100.0 * fraction);
+  return text;
+}
+
+}  // namespace
+
+const char* x_axis_name(XAxis axis) {
+  switch (axis) {
+    case XAxis::Step: return "step";
+    case XAxis::Time: return "time";
+    case XAxis::Epoch: return "epoch";
+  }
+  return "?";
+}
+
+const char* x_axis_label(XAxis axis) {
+  switch (axis) {
+    case XAxis::Step: return "step";
+    case XAxis::Time: return "wall time (s)";
+    case XAxis::Epoch: return "epoch";
+  }
+  return "?";
+}
+
+XAxis parse_x_axis(const std::string& name) {
+  for (XAxis axis : {XAxis::Step, XAxis::Time, XAxis::Epoch})
+    if (name == x_axis_name(axis)) return axis;
+  throw ConfigError("unknown x axis \"" + name + "\"; use step, time or epoch");
+}
+
+const char* metric_label(Metric metric) {
+  switch (metric) {
+    case Metric::Loss: return "loss";
+    case Metric::TrainAccuracy: return "accuracy (%)";
+    case Metric::StepMs: return "step time (ms)";
+    case Metric::ImagesPerSecond: return "throughput (images/s)";
+    case Metric::TestLoss: return "test loss";
+    case Metric::TestAccuracy: return "test accuracy (%)";
+    case Metric::UtilPercent: return "utilization (%)";
+    case Metric::MemUsedGiB: return "memory used (GiB)";
+    case Metric::PowerW: return "power (W)";
+    case Metric::TemperatureC: return "temperature (°C)";
+  }
+  return "?";
+}
+
+const char* phase_name(int phase) {
+  static const char* const names[kPhaseCount] = {"data",     "copy",      "forward",
+                                                 "backward", "all-reduce", "optimizer"};
+  return phase >= 0 && phase < kPhaseCount ? names[phase] : "?";
+}
+
+double phase_ms(const StepTimes& t, int phase) {
+  const double values[kPhaseCount] = {t.data_ms,     t.copy_ms,      t.forward_ms,
+                                      t.backward_ms, t.allreduce_ms, t.optimizer_ms};
+  return phase >= 0 && phase < kPhaseCount ? values[phase] : kNoValue;
+}
+
+// --- TrailingMean -------------------------------------------------------------------------
+
+TrailingMean::TrailingMean(int window) : window_(std::max(1, window)), ring_(window_, 0.0) {}
+
+double TrailingMean::add(double value) {
+  if (filled_ == ring_.size()) sum_ -= ring_[next_];
+  else ++filled_;
+  ring_[next_] = value;
+  sum_ += value;
+  next_ = (next_ + 1) % ring_.size();
+  // Adding and subtracting drifts over millions of points: start the sum afresh now and then.
+  if (++since_resum_ >= (1 << 20)) {
+    since_resum_ = 0;
+    sum_ = 0;
+    for (size_t i = 0; i < filled_; ++i) sum_ += ring_[i];
+  }
+  return sum_ / double(filled_);
+}
+
+// --- Timeline -----------------------------------------------------------------------------
+
+Timeline::Timeline(XAxis axis, int64_t steps_per_epoch)
+    : axis_(axis), steps_per_epoch_(steps_per_epoch) {}
+
+void Timeline::extend(const RunData& run) {
+  for (; consumed_ < run.steps.size(); ++consumed_) {
+    times_.push_back(run.steps[consumed_].time_s);
+    steps_.push_back(double(run.steps[consumed_].step));
+  }
+}
+
+double Timeline::x_of_step(double step, int epoch) const {
+  if (axis_ == XAxis::Step) return step;
+  return steps_per_epoch_ > 0 ? step / double(steps_per_epoch_) : double(epoch);
+}
+
+double Timeline::x(const StepMetrics& s) const {
+  return axis_ == XAxis::Time ? s.time_s : x_of_step(double(s.step), s.epoch);
+}
+
+double Timeline::x(const EvalMetrics& e) const {
+  return axis_ == XAxis::Time ? e.time_s : x_of_step(double(e.step), e.epoch);
+}
+
+double Timeline::x_at_time(double time_s) const {
+  if (axis_ == XAxis::Time) return time_s;
+  // The step reached at time_s, interpolated between the steps around it.
+  const auto after = std::upper_bound(times_.begin(), times_.end(), time_s);
+  double step = 0;
+  if (after == times_.end()) {
+    step = steps_.empty() ? 0.0 : steps_.back();
+  } else if (after != times_.begin()) {
+    const size_t i = size_t(after - times_.begin());
+    const double t0 = times_[i - 1], t1 = times_[i];
+    const double f = t1 > t0 ? (time_s - t0) / (t1 - t0) : 0.0;
+    step = steps_[i - 1] + f * (steps_[i] - steps_[i - 1]);
+  } else if (!times_.empty() && times_.front() > 0) {
+    step = steps_.front() * std::max(0.0, time_s) / times_.front();
+  }
+  return x_of_step(step, 0);
+}
+
+int64_t steps_per_epoch(const RunData& run) {
+  const double planned = json_number(run.info, {"plan", "steps_per_epoch"});
+  if (std::isfinite(planned) && planned > 0) return int64_t(planned);
+  const double images = json_number(run.info, {"data", "train_images"});
+  const double batch = json_number(run.info, {"config", "batch"});
+  if (std::isfinite(images) && std::isfinite(batch) && batch > 0)
+    return int64_t(std::ceil(images / batch));
+  for (const StepMetrics& s : run.steps)
+    if (s.epoch > 1) return s.step - 1;
+  return 0;
+}
+
+// --- SeriesBuilder ------------------------------------------------------------------------
+
+SeriesBuilder::SeriesBuilder(Metric metric, std::string device, int smoothing)
+    : metric_(metric), device_(std::move(device)), mean_(smoothing) {}
+
+void SeriesBuilder::extend(const RunData& run, const Timeline& timeline, Points& out) {
+  auto push = [&](double x, double y) {
+    if (!std::isfinite(y) || !std::isfinite(x)) return;
+    out.x.push_back(x);
+    out.y.push_back(y);
+    out.smoothed.push_back(mean_.add(y));
+  };
+  if (from_evals(metric_)) {
+    for (; consumed_ < run.evals.size(); ++consumed_) {
+      const EvalMetrics& e = run.evals[consumed_];
+      if (e.split != Split::Test) continue;
+      push(timeline.x(e), metric_ == Metric::TestLoss ? e.loss : 100.0 * e.accuracy);
+    }
+  } else if (from_samples(metric_)) {
+    for (; consumed_ < run.samples.size(); ++consumed_) {
+      const DeviceSample& s = run.samples[consumed_];
+      if (s.device == device_) push(timeline.x_at_time(s.time_s), sample_value(metric_, s));
+    }
+  } else {
+    for (; consumed_ < run.steps.size(); ++consumed_) {
+      const StepMetrics& s = run.steps[consumed_];
+      push(timeline.x(s), step_value(metric_, s));
+    }
+  }
+}
+
+// --- Charts -------------------------------------------------------------------------------
+
+const char* chart_kind_name(ChartKind kind) {
+  switch (kind) {
+    case ChartKind::Loss: return "loss";
+    case ChartKind::Accuracy: return "accuracy";
+    case ChartKind::StepTime: return "step-time";
+    case ChartKind::Throughput: return "throughput";
+    case ChartKind::Gpu: return "gpu";
+    case ChartKind::Speedup: return "speedup";
+  }
+  return "?";
+}
+
+std::vector<ChartKind> all_chart_kinds() {
+  return {ChartKind::Loss,       ChartKind::Accuracy, ChartKind::StepTime,
+          ChartKind::Throughput, ChartKind::Gpu,      ChartKind::Speedup};
+}
+
+ChartKind parse_chart_kind(const std::string& name) {
+  for (ChartKind kind : all_chart_kinds())
+    if (name == chart_kind_name(kind)) return kind;
+  throw ConfigError("unknown chart \"" + name +
+                    "\"; the charts are loss, accuracy, step-time, throughput, gpu, speedup");
+}
+
+ChartBuilder::ChartBuilder(ChartKind kind, ChartOptions options)
+    : kind_(kind), options_(options) {}
+
+void ChartBuilder::add_line(Panel& panel, int run, Metric metric, const std::string& device,
+                            bool markers) {
+  LineSeries line;
+  line.run = run;
+  line.metric = metric;
+  line.device = device;
+  line.markers = markers;
+  const int panel_index = int(&panel - chart_.panels.data());
+  line_index_.emplace_back(panel_index, int(panel.lines.size()));
+  panel.lines.push_back(std::move(line));
+  builders_.emplace_back(metric, device, markers ? 1 : options_.smoothing);
+}
+
+void ChartBuilder::reset(std::vector<const RunData*> runs) {
+  runs_ = std::move(runs);
+  timelines_.clear();
+  builders_.clear();
+  line_index_.clear();
+  chart_ = Chart{};
+  chart_.kind = kind_;
+  chart_.runs = unique_run_names(runs_);
+  chart_.x = options_.x;
+  chart_.smoothing = std::max(1, options_.smoothing);
+  chart_.x_label = x_axis_label(options_.x);
+  for (const RunData* run : runs_) timelines_.emplace_back(options_.x, steps_per_epoch(*run));
+  const int count = int(runs_.size());
+  auto bar_panel = [&](std::string label, std::vector<std::string> sets) {
+    Panel panel;
+    panel.y_label = std::move(label);
+    for (auto& set : sets) panel.bars.push_back({std::move(set), std::vector<double>(count, kNoValue)});
+    chart_.panels.push_back(std::move(panel));
+  };
+  // Panels first (lines keep their panel's index), then the lines.
+  switch (kind_) {
+    case ChartKind::Loss:
+      chart_.title = "Training loss";
+      chart_.panels.push_back(line_panel(metric_label(Metric::Loss)));
+      for (int r = 0; r < count; ++r) {
+        add_line(chart_.panels[0], r, Metric::Loss, "", false);
+        add_line(chart_.panels[0], r, Metric::TestLoss, "", true);
+      }
+      break;
+    case ChartKind::Accuracy:
+      chart_.title = "Accuracy: training batches and test set";
+      chart_.panels.push_back(line_panel(metric_label(Metric::TrainAccuracy)));
+      for (int r = 0; r < count; ++r) {
+        add_line(chart_.panels[0], r, Metric::TrainAccuracy, "", false);
+        add_line(chart_.panels[0], r, Metric::TestAccuracy, "", true);
+      }
+      break;
+    case ChartKind::StepTime: {
+      chart_.title = "Time per training step";
+      chart_.panels.push_back(line_panel(metric_label(Metric::StepMs)));
+      std::vector<std::string> phases;
+      for (int p = 0; p < kPhaseCount; ++p) phases.push_back(phase_name(p));
+      bar_panel("median per step (ms)", phases);
+      for (int r = 0; r < count; ++r) add_line(chart_.panels[0], r, Metric::StepMs, "", false);
+      break;
+    }
+    case ChartKind::Throughput:
+      chart_.title = "Training throughput";
+      chart_.panels.push_back(line_panel(metric_label(Metric::ImagesPerSecond)));
+      for (int r = 0; r < count; ++r)
+        add_line(chart_.panels[0], r, Metric::ImagesPerSecond, "", false);
+      break;
+    case ChartKind::Gpu:
+      chart_.title = "What the hardware is doing";
+      for (Metric lane : kLaneMetrics) chart_.panels.push_back(line_panel(metric_label(lane)));
+      break;
+    case ChartKind::Speedup: {
+      const std::string baseline =
+          options_.baseline >= 0 && options_.baseline < count ? chart_.runs[options_.baseline] : "";
+      chart_.title = "Compared with " + baseline;
+      bar_panel("throughput relative to " + baseline + " (×)", {"speedup"});
+      bar_panel("mean epoch time (s)", {"epoch time"});
+      bar_panel("time to " + percent_label(options_.target_accuracy) + "% test accuracy (s)",
+                {"time to target"});
+      break;
+    }
+  }
+  samples_scanned_.assign(count, 0);
+  devices_.assign(count, {});
+  update(true);
+}
+
+bool ChartBuilder::add_device_lines() {
+  if (kind_ != ChartKind::Gpu) return false;
+  bool added = false;
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const auto& samples = runs_[r]->samples;
+    for (; samples_scanned_[r] < samples.size(); ++samples_scanned_[r]) {
+      const std::string& device = samples[samples_scanned_[r]].device;
+      auto& seen = devices_[r];
+      if (std::find(seen.begin(), seen.end(), device) != seen.end()) continue;
+      seen.push_back(device);
+      for (int lane = 0; lane < kLanes; ++lane)
+        add_line(chart_.panels[lane], int(r), kLaneMetrics[lane], device, false);
+      added = true;
+    }
+  }
+  return added;
+}
+
+bool ChartBuilder::update(bool refresh_bars) {
+  for (size_t r = 0; r < runs_.size(); ++r) timelines_[r].extend(*runs_[r]);
+  bool changed = add_device_lines();
+  for (size_t i = 0; i < builders_.size(); ++i) {
+    auto [panel, line] = line_index_[i];
+    LineSeries& series = chart_.panels[panel].lines[line];
+    builders_[i].extend(*runs_[series.run], timelines_[series.run], series.points);
+  }
+  if (kind_ == ChartKind::Gpu) {
+    for (Panel& panel : chart_.panels) {
+      const bool has_data = std::any_of(panel.lines.begin(), panel.lines.end(),
+                                        [](const LineSeries& l) { return l.points.size() > 0; });
+      if (has_data != panel.visible) changed = true;
+      panel.visible = has_data;
+    }
+  }
+  if (refresh_bars) refresh_bar_panels();
+  return changed;
+}
+
+void ChartBuilder::refresh_bar_panels() {
+  if (kind_ == ChartKind::StepTime) {
+    Panel& panel = chart_.panels[1];
+    std::vector<double> values;
+    for (size_t r = 0; r < runs_.size(); ++r)
+      for (int p = 0; p < kPhaseCount; ++p) {
+        values.clear();
+        for (const StepMetrics& s : runs_[r]->steps) values.push_back(phase_ms(s.times, p));
+        panel.bars[p].values[r] = median(values);
+      }
+  } else if (kind_ == ChartKind::Speedup) {
+    const auto rows = compare_runs(runs_, options_.baseline, options_.target_accuracy);
+    for (size_t r = 0; r < rows.size(); ++r) {
+      chart_.panels[0].bars[0].values[r] = rows[r].speedup;
+      chart_.panels[1].bars[0].values[r] = rows[r].epoch_seconds;
+      chart_.panels[2].bars[0].values[r] = rows[r].time_to_target_s;
+    }
+  }
+}
+
+Chart build_chart(ChartKind kind, const std::vector<const RunData*>& runs,
+                  const ChartOptions& options) {
+  ChartBuilder builder(kind, options);
+  builder.reset(runs);
+  return builder.chart();
+}
+
+void write_chart_csv(const Chart& chart, std::ostream& out) {
+  out << "panel,run,series,device," << (chart.x == XAxis::Time ? "time_s" : x_axis_name(chart.x))
+      << ",value,smoothed\n";
+  for (const Panel& panel : chart.panels) {
+    const std::string panel_name = csv_field(panel.y_label);
+    for (const LineSeries& line : panel.lines) {
+      const std::string prefix = panel_name + "," + csv_field(chart.runs[line.run]) + "," +
+                                 metric_key(line.metric) + "," + csv_field(line.device) + ",";
+      for (size_t i = 0; i < line.points.size(); ++i)
+        out << prefix << csv_number(line.points.x[i]) << ',' << csv_number(line.points.y[i]) << ','
+            << (line.markers ? "" : csv_number(line.points.smoothed[i])) << '\n';
+    }
+    for (const BarSet& set : panel.bars)
+      for (size_t r = 0; r < set.values.size(); ++r)
+        out << panel_name << ',' << csv_field(chart.runs[r]) << ',' << csv_field(set.label) << ",,,"
+            << csv_number(set.values[r]) << ",\n";
+  }
+}
+
+// --- Comparisons --------------------------------------------------------------------------
+
+std::vector<std::string> unique_run_names(const std::vector<const RunData*>& runs) {
+  std::vector<std::string> names;
+  std::map<std::string, int> seen;
+  for (const RunData* run : runs) {
+    const std::string name = run->name();
+    const int n = ++seen[name];
+    names.push_back(n == 1 ? name : name + " (" + std::to_string(n) + ")");
+  }
+  return names;
+}
+
+std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs, int baseline,
+                                        double target_accuracy) {
+  std::vector<RunComparison> rows;
+  const auto names = unique_run_names(runs);
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const RunData& run = *runs[r];
+    RunComparison row;
+    row.name = names[r];
+    row.status = run.status();
+    row.device = json_string(run.info, {"config", "device"}, "?");
+    if (const auto* devices = find(run.info, {"devices"}); devices && devices->is_array() &&
+                                                           !devices->empty())
+      row.device = json_string((*devices)[0], {"description"}, row.device);
+    row.precision = json_string(run.info, {"config", "precision"}, "fp32");
+    const double batch = json_number(run.info, {"config", "batch"});
+    row.batch = std::isfinite(batch) ? int(batch) : 0;
+    if (const auto* epochs = find(run.info, {"summary", "epochs"}); epochs && epochs->is_array()) {
+      double sum = 0;
+      int n = 0;
+      for (const auto& e : *epochs)
+        if (e.contains("seconds") && e["seconds"].is_number()) {
+          sum += e["seconds"].get<double>();
+          ++n;
+        }
+      if (n > 0) row.epoch_seconds = sum / n;
+    }
+    row.images_per_second = json_number(run.info, {"summary", "images_per_second"});
+    if (!(row.images_per_second > 0)) {
+      std::vector<double> rates;
+      for (const StepMetrics& s : run.steps) rates.push_back(s.images_per_second);
+      row.images_per_second = median(rates);
+    }
+    row.test_accuracy = json_number(run.info, {"summary", "test_accuracy"});
+    for (const EvalMetrics& e : run.evals) {
+      if (e.split != Split::Test) continue;
+      if (!std::isfinite(row.test_accuracy) || row.status == "running") row.test_accuracy = e.accuracy;
+      if (!std::isfinite(row.time_to_target_s) && target_accuracy > 0 && e.accuracy >= target_accuracy)
+        row.time_to_target_s = e.time_s;
+    }
+    rows.push_back(row);
+  }
+  if (baseline >= 0 && baseline < int(rows.size()))
+    for (auto& row : rows) row.speedup = row.images_per_second / rows[baseline].images_per_second;
+  return rows;
+}
+
+void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& out) {
+  out << "run,device,batch,precision,status,epoch_seconds,images_per_second,test_accuracy,"
+         "time_to_target_s,speedup\n";
+  for (const auto& r : rows)
+    out << csv_field(r.name) << ',' << csv_field(r.device) << ',' << r.batch << ','
+        << csv_field(r.precision) << ',' << csv_field(r.status) << ','
+        << csv_number(r.epoch_seconds) << ',' << csv_number(r.images_per_second) << ','
+        << csv_number(r.test_accuracy) << ',' << csv_number(r.time_to_target_s) << ','
+        << csv_number(r.speedup) << '\n';
+}
+
+}  // namespace gpulab

@@ -1,0 +1,182 @@
+// What the charts show, computed from run records without Qt: each metric of each run as points
+// on a chosen x axis with a trailing-mean smoothing, whole charts (built at once for export, or
+// extended as a live run appends records), their CSV, and runs compared against a baseline.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "engine/run_record.hpp"
+
+namespace gpulab {
+
+enum class XAxis { Step, Time, Epoch };
+const char* x_axis_name(XAxis axis);   // "step", "time", "epoch"
+const char* x_axis_label(XAxis axis);  // "step", "wall time (s)", "epoch"
+XAxis parse_x_axis(const std::string& name);  // throws ConfigError
+
+enum class Metric {
+  Loss, TrainAccuracy, StepMs, ImagesPerSecond,  // one point per step (metrics.csv)
+  TestLoss, TestAccuracy,                        // one point per evaluation (eval.csv)
+  UtilPercent, MemUsedGiB, PowerW, TemperatureC  // one point per device sample (telemetry.csv)
+};
+const char* metric_label(Metric metric);  // with its unit: "accuracy (%)", "power (W)"
+
+// The parts of a step, in the order the stacked breakdown draws them.
+inline constexpr int kPhaseCount = 6;
+const char* phase_name(int phase);  // data, copy, forward, backward, all-reduce, optimizer
+double phase_ms(const StepTimes& times, int phase);
+
+// Mean of the last `window` values added (fewer at the start); window 1 passes values through.
+class TrailingMean {
+ public:
+  explicit TrailingMean(int window);
+  double add(double value);
+  int window() const { return window_; }
+
+ private:
+  int window_;
+  std::vector<double> ring_;
+  size_t next_ = 0, filled_ = 0;
+  double sum_ = 0;
+  int64_t since_resum_ = 0;
+};
+
+// Places a run's records on an x axis. Device samples are placed by time, so on the step and
+// epoch axes they are mapped through the steps seen so far: a live sample newer than the last
+// step sits at that step (during an evaluation, where the step count stands still, that is right).
+class Timeline {
+ public:
+  Timeline(XAxis axis, int64_t steps_per_epoch);
+  void extend(const RunData& run);  // takes the steps appended since the last call
+  double x(const StepMetrics& step) const;
+  double x(const EvalMetrics& eval) const;
+  double x_at_time(double time_s) const;
+
+ private:
+  double x_of_step(double step, int epoch) const;
+  XAxis axis_;
+  int64_t steps_per_epoch_;
+  size_t consumed_ = 0;
+  std::vector<double> times_, steps_;
+};
+
+// Steps per epoch of a run: run.json's plan, else counted from the steps of its first epoch.
+int64_t steps_per_epoch(const RunData& run);
+
+struct Points {
+  std::vector<double> x, y, smoothed;
+  size_t size() const { return x.size(); }
+};
+
+// One metric of one run (of one device, for telemetry), extended incrementally: each call adds
+// the points of the records appended since the previous call. Missing values are skipped.
+class SeriesBuilder {
+ public:
+  SeriesBuilder(Metric metric, std::string device, int smoothing);
+  void extend(const RunData& run, const Timeline& timeline, Points& out);
+
+ private:
+  Metric metric_;
+  std::string device_;
+  TrailingMean mean_;
+  size_t consumed_ = 0;
+};
+
+enum class ChartKind { Loss, Accuracy, StepTime, Throughput, Gpu, Speedup };
+const char* chart_kind_name(ChartKind kind);  // loss, accuracy, step-time, throughput, gpu, speedup
+ChartKind parse_chart_kind(const std::string& name);  // throws ConfigError listing the kinds
+std::vector<ChartKind> all_chart_kinds();
+
+struct ChartOptions {
+  XAxis x = XAxis::Step;
+  int smoothing = 25;           // trailing-mean window in points; 1 draws raw values only
+  int baseline = 0;             // index into the runs, for the speedup chart
+  double target_accuracy = 0.98;  // for "time to target" in the speedup chart
+};
+
+struct LineSeries {
+  int run = 0;                  // index into Chart::runs
+  Metric metric = Metric::Loss;
+  std::string device;           // telemetry only
+  bool markers = false;         // evaluations: a few points, drawn as dots joined by a line
+  Points points;
+};
+
+struct BarSet {
+  std::string label;            // a phase, or the quantity
+  std::vector<double> values;   // one per category (run); NaN when unknown
+};
+
+struct Panel {
+  std::string y_label;
+  bool visible = true;          // telemetry lanes no run has data for are hidden
+  std::vector<LineSeries> lines;
+  std::vector<BarSet> bars;     // a bar panel: categories are the runs, sets stack in order
+  bool is_bars() const { return !bars.empty(); }
+};
+
+struct Chart {
+  ChartKind kind = ChartKind::Loss;
+  XAxis x = XAxis::Step;
+  int smoothing = 1;
+  std::string title, x_label;
+  std::vector<std::string> runs;  // display names, made unique
+  std::vector<Panel> panels;
+};
+
+// Builds a chart and keeps it up to date as its runs grow.
+class ChartBuilder {
+ public:
+  ChartBuilder(ChartKind kind, ChartOptions options);
+  // Starts over with these runs; they must stay alive (and in place) until the next reset.
+  void reset(std::vector<const RunData*> runs);
+  // Takes in what the runs appended since the last call. Returns true when the chart's layout
+  // changed (a new series or a lane that became visible): a view must then redraw it whole rather
+  // than append. Bar panels are recomputed only when refresh_bars is set (they cost O(steps)).
+  bool update(bool refresh_bars = true);
+  const Chart& chart() const { return chart_; }
+  const ChartOptions& options() const { return options_; }
+
+ private:
+  void add_line(Panel& panel, int run, Metric metric, const std::string& device, bool markers);
+  bool add_device_lines();
+  void refresh_bar_panels();
+
+  ChartKind kind_;
+  ChartOptions options_;
+  std::vector<const RunData*> runs_;
+  std::vector<Timeline> timelines_;
+  std::vector<SeriesBuilder> builders_;         // parallel to every line of every panel
+  std::vector<std::pair<int, int>> line_index_;  // (panel, line) of each builder
+  std::vector<size_t> samples_scanned_;          // per run, for devices seen for the first time
+  std::vector<std::vector<std::string>> devices_;
+  Chart chart_;
+};
+
+Chart build_chart(ChartKind kind, const std::vector<const RunData*>& runs,
+                  const ChartOptions& options);
+
+// One row per point: panel,run,series,device,x,value,smoothed (x is empty for bars).
+void write_chart_csv(const Chart& chart, std::ostream& out);
+
+// One run's figures next to a baseline's, for the comparison table and the speedup chart.
+struct RunComparison {
+  std::string name, device, precision, status;
+  int batch = 0;
+  double epoch_seconds = kNoValue;      // mean over finished epochs
+  double images_per_second = kNoValue;  // the run's summary, else the median of its steps
+  double test_accuracy = kNoValue;
+  double time_to_target_s = kNoValue;   // wall time at the first evaluation reaching the target
+  double speedup = kNoValue;            // images/s over the baseline's
+};
+std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs, int baseline,
+                                        double target_accuracy);
+void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& out);
+
+// Display names for runs, made unique ("lenet5_cpu", "lenet5_cpu (2)").
+std::vector<std::string> unique_run_names(const std::vector<const RunData*>& runs);
+
+}  // namespace gpulab

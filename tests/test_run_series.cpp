@@ -1,0 +1,246 @@
+// Chart series, comparisons and experiments from run records: what every plot and export shows.
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "datasets/idx.hpp"
+#include "datasets/mnist_files.hpp"
+#include "engine/errors.hpp"
+#include "engine/experiment.hpp"
+#include "engine/run_series.hpp"
+#include "test_support.hpp"
+
+namespace gpulab {
+namespace {
+
+// A run of `steps` steps at `step_ms` each, 100 steps per epoch, a test evaluation every 50
+// steps climbing towards 99 %, and a cpu sample every 0.1 s.
+RunData make_run(const std::string& name, int steps, double step_ms, double images_per_second) {
+  RunData run;
+  run.info = {{"name", name},
+              {"status", "finished"},
+              {"config", {{"batch", 64}, {"device", "cpu"}, {"precision", "fp32"}}},
+              {"plan", {{"steps_per_epoch", 100}}},
+              {"summary", {{"images_per_second", images_per_second}, {"epochs", {{{"seconds", 2.0}}, {{"seconds", 4.0}}}}}}};
+  for (int s = 1; s <= steps; ++s) {
+    StepMetrics m;
+    m.step = s;
+    m.epoch = (s - 1) / 100 + 1;
+    m.time_s = s * step_ms / 1000.0;
+    m.loss = 2.0 / s;
+    m.accuracy = 0.5;
+    m.step_ms = step_ms;
+    m.images_per_second = images_per_second;
+    m.times.forward_ms = step_ms * 0.25;
+    m.times.backward_ms = step_ms * 0.5;
+    m.times.optimizer_ms = step_ms * 0.25;
+    run.steps.push_back(m);
+    if (s % 50 == 0) run.evals.push_back({s, m.epoch, m.time_s, Split::Test, 0.1, 0.90 + 0.045 * (s / 50)});
+  }
+  for (double t = 0; t < steps * step_ms / 1000.0; t += 0.1) {
+    DeviceSample sample;
+    sample.device = "cpu";
+    sample.time_s = t;
+    sample.util_percent = 50;
+    sample.mem_used_bytes = 1 << 30;
+    run.samples.push_back(sample);
+  }
+  return run;
+}
+
+TEST(TrailingMean, AveragesTheLastWindowValues) {
+  TrailingMean mean(3);
+  EXPECT_DOUBLE_EQ(mean.add(3), 3);
+  EXPECT_DOUBLE_EQ(mean.add(6), 4.5);
+  EXPECT_DOUBLE_EQ(mean.add(9), 6);
+  EXPECT_DOUBLE_EQ(mean.add(12), 9);  // 3 dropped out
+  TrailingMean raw(1);
+  EXPECT_DOUBLE_EQ(raw.add(7), 7);
+  EXPECT_DOUBLE_EQ(raw.add(-1), -1);
+}
+
+TEST(Timeline, PlacesStepsEvalsAndSamplesOnEachAxis) {
+  const RunData run = make_run("a", 200, 10.0, 6400);
+  for (XAxis axis : {XAxis::Step, XAxis::Time, XAxis::Epoch}) {
+    Timeline timeline(axis, steps_per_epoch(run));
+    timeline.extend(run);
+    const double x = timeline.x(run.steps[99]);  // step 100 at 1.0 s
+    EXPECT_DOUBLE_EQ(x, axis == XAxis::Step ? 100 : 1.0) << x_axis_name(axis);
+    // A sample at 0.505 s sits between steps 50 and 51.
+    const double at = timeline.x_at_time(0.505);
+    const double expected = axis == XAxis::Step ? 50.5 : 0.505;
+    EXPECT_NEAR(at, expected, 1e-9) << x_axis_name(axis);
+  }
+  EXPECT_EQ(steps_per_epoch(run), 100);
+}
+
+TEST(ChartBuilder, ExtendsIncrementallyToTheSamePointsAsAtOnce) {
+  RunData full = make_run("a", 300, 5.0, 12800);
+  RunData growing = full;
+  growing.steps.resize(100);
+  growing.evals.resize(2);
+  growing.samples.resize(5);  // up to 0.4 s: none later than the last step (0.5 s)
+  ChartOptions options;
+  options.smoothing = 10;
+  for (ChartKind kind : {ChartKind::Loss, ChartKind::Accuracy, ChartKind::Gpu}) {
+    ChartBuilder live(kind, options);
+    live.reset({&growing});
+    growing.steps = full.steps;
+    growing.evals = full.evals;
+    growing.samples = full.samples;
+    live.update();
+    const Chart all = build_chart(kind, {&full}, options);
+    ASSERT_EQ(live.chart().panels.size(), all.panels.size());
+    for (size_t p = 0; p < all.panels.size(); ++p)
+      for (size_t l = 0; l < all.panels[p].lines.size(); ++l) {
+        EXPECT_EQ(live.chart().panels[p].lines[l].points.x, all.panels[p].lines[l].points.x);
+        EXPECT_EQ(live.chart().panels[p].lines[l].points.smoothed, all.panels[p].lines[l].points.smoothed);
+      }
+    growing.steps.resize(100);
+    growing.evals.resize(2);
+    growing.samples.resize(5);
+  }
+}
+
+TEST(ChartBuilder, TelemetryLanesAppearWithTheirFirstSample) {
+  RunData run = make_run("a", 100, 5.0, 12800);
+  const auto samples = run.samples;
+  run.samples.clear();
+  ChartBuilder builder(ChartKind::Gpu, ChartOptions{});
+  builder.reset({&run});
+  for (const Panel& p : builder.chart().panels) EXPECT_FALSE(p.visible);
+  run.samples = samples;
+  EXPECT_TRUE(builder.update());  // a new device: redraw
+  EXPECT_TRUE(builder.chart().panels[0].visible);   // utilization
+  EXPECT_TRUE(builder.chart().panels[1].visible);   // memory
+  EXPECT_FALSE(builder.chart().panels[2].visible);  // a CPU reports no power
+  EXPECT_FALSE(builder.update());
+}
+
+TEST(Compare, SpeedupTimeToTargetAndTheStepBreakdown) {
+  const RunData cpu = make_run("cpu", 200, 20.0, 3200);
+  const RunData gpu = make_run("gpu", 200, 2.0, 32000);
+  const auto rows = compare_runs({&cpu, &gpu}, 0, 0.98);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[0].speedup, 1.0);
+  EXPECT_DOUBLE_EQ(rows[1].speedup, 10.0);
+  EXPECT_DOUBLE_EQ(rows[0].epoch_seconds, 3.0);
+  // 98 % is first reached by the evaluation at step 100: 2.0 s on the CPU, 0.2 s on the GPU.
+  EXPECT_DOUBLE_EQ(rows[0].time_to_target_s, 2.0);
+  EXPECT_NEAR(rows[1].time_to_target_s, 0.2, 1e-12);
+
+  const Chart speedup = build_chart(ChartKind::Speedup, {&cpu, &gpu}, ChartOptions{});
+  EXPECT_DOUBLE_EQ(speedup.panels[0].bars[0].values[1], 10.0);
+  const Chart steps = build_chart(ChartKind::StepTime, {&cpu, &gpu}, ChartOptions{});
+  EXPECT_DOUBLE_EQ(steps.panels[1].bars[3].values[0], 10.0);  // backward: half of 20 ms
+}
+
+TEST(Charts, CsvHasRawAndSmoothedColumnsAndQuotesNames) {
+  const RunData run = make_run("lenet5, batch 64", 20, 5.0, 12800);
+  ChartOptions options;
+  options.smoothing = 2;
+  std::ostringstream csv;
+  write_chart_csv(build_chart(ChartKind::Loss, {&run}, options), csv);
+  std::istringstream lines(csv.str());
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_EQ(header, "panel,run,series,device,step,value,smoothed");
+  EXPECT_EQ(first, "loss,\"lenet5, batch 64\",loss,,1,2,2");
+  EXPECT_EQ(second, "loss,\"lenet5, batch 64\",loss,,2,1,1.5");
+  EXPECT_THROW(parse_chart_kind("pie"), ConfigError);
+  EXPECT_EQ(parse_chart_kind("step-time"), ChartKind::StepTime);
+}
+
+TEST(Names, DuplicateRunNamesAreNumbered) {
+  const RunData a = make_run("x", 1, 1, 1), b = make_run("x", 1, 1, 1), c = make_run("y", 1, 1, 1);
+  EXPECT_EQ(unique_run_names({&a, &b, &c}), (std::vector<std::string>{"x", "x (2)", "y"}));
+}
+
+TEST(Experiment, RoundTripsAndIsAModelFileTheCliReads) {
+  test::TempDir dir;
+  Experiment e;
+  e.model = preset("pytorch-example");
+  e.train.optimizer.kind = OptimizerKind::Momentum;
+  e.train.optimizer.lr = 0.05f;
+  e.train.batch = 128;
+  e.train.epochs = 3;
+  e.train.seed = 7;
+  e.train.shuffle = false;
+  e.backend.device = "cpu";
+  e.backend.threads = 2;
+  const auto path = dir.path() / "exp.json";
+  save_experiment(path, e);
+  const Experiment back = load_experiment(path);
+  EXPECT_EQ(model_to_json(back.model), model_to_json(e.model));
+  EXPECT_EQ(back.train.optimizer.kind, OptimizerKind::Momentum);
+  EXPECT_FLOAT_EQ(back.train.optimizer.lr, 0.05f);
+  EXPECT_EQ(back.train.batch, 128);
+  EXPECT_EQ(back.train.epochs, 3);
+  EXPECT_EQ(back.train.seed, 7u);
+  EXPECT_FALSE(back.train.shuffle);
+  EXPECT_EQ(back.backend.threads, 2);
+  EXPECT_EQ(model_to_json(load_model(path.string())), model_to_json(e.model));
+
+  std::ofstream(dir.path() / "bad.json") << R"({"layers": [{"type": "relu"}], "train": {"batch": "big"}})";
+  try {
+    load_experiment(dir.path() / "bad.json");
+    FAIL() << "a string batch was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("\"batch\""), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("bad.json"), std::string::npos) << error.what();
+  }
+}
+
+TEST(RunFolders, RunsStartedTogetherGetTheirOwnFolders) {
+  test::TempDir dir;
+  const auto a = new_run_dir(dir.path(), "lenet5_cpu");
+  const auto b = new_run_dir(dir.path(), "lenet5_cpu");
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(std::filesystem::is_directory(a));
+  EXPECT_TRUE(std::filesystem::is_directory(b));
+}
+
+// A ustar header block for a regular file.
+std::vector<uint8_t> tar_entry(const std::string& path, const std::string& body) {
+  std::vector<uint8_t> block(512, 0);
+  std::copy(path.begin(), path.end(), block.begin());
+  std::snprintf(reinterpret_cast<char*>(block.data()) + 124, 12, "%011o", unsigned(body.size()));
+  block[156] = '0';
+  std::copy_n("ustar", 5, block.begin() + 257);
+  block.insert(block.end(), body.begin(), body.end());
+  block.resize((block.size() + 511) / 512 * 512, 0);
+  return block;
+}
+
+TEST(MnistFiles, UntarTakesTheWantedFilesAndRejectsACutArchive) {
+  std::vector<uint8_t> archive = tar_entry("package/data/a", "hello");
+  const auto other = tar_entry("package/readme", "skip me");
+  archive.insert(archive.end(), other.begin(), other.end());
+  const auto b = tar_entry("package/data/b", std::string(700, 'x'));
+  archive.insert(archive.end(), b.begin(), b.end());
+  archive.resize(archive.size() + 1024, 0);
+  const auto want = [](const std::string& p) { return p.rfind("package/data/", 0) == 0; };
+  const auto files = data::untar(archive, want, "t.tar");
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(std::string(files.at("package/data/a").begin(), files.at("package/data/a").end()), "hello");
+  EXPECT_EQ(files.at("package/data/b").size(), 700u);
+  archive.resize(512 + 300);  // cut inside the first file's body
+  EXPECT_THROW(data::untar(archive, want, "t.tar"), data::DataError);
+}
+
+TEST(MnistFiles, PresenceNeedsAllFourRawOrGzipped) {
+  test::TempDir dir;
+  std::string missing;
+  EXPECT_FALSE(data::mnist_present(dir.path(), &missing));
+  EXPECT_EQ(missing, "train-images-idx3-ubyte");
+  test::write_mnist(dir.path(), test::synthetic_set(8, 1), test::synthetic_set(8, 2));
+  EXPECT_TRUE(data::mnist_present(dir.path()));
+  std::filesystem::rename(dir.path() / "t10k-labels-idx1-ubyte", dir.path() / "t10k-labels-idx1-ubyte.gz");
+  EXPECT_TRUE(data::mnist_present(dir.path()));
+}
+
+}  // namespace
+}  // namespace gpulab

@@ -1,0 +1,76 @@
+// Drawing a chart (engine/run_series.hpp) with QCustomPlot, keeping it current as its runs grow,
+// and saving it as PNG, PDF or SVG. Shared by the live window and by `gpulab-cli export`.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <QColor>
+#include <QString>
+
+#include "engine/run_series.hpp"
+
+class QCustomPlot;
+class QCPAxisRect;
+class QCPBars;
+class QCPGraph;
+class QCPItemText;
+class QCPLegend;
+
+namespace gpulab::ui {
+
+struct PlotTheme {
+  double font_scale = 1.0;  // presenter mode: large type for a room
+  bool presenter = false;   // thicker lines, black text
+};
+
+// A run's colour, from a palette that stays readable on white; index is the run's own, so a run
+// keeps its colour whichever others are shown beside it.
+QColor run_color(int index);
+QColor phase_color(int phase);
+
+struct DrawnLine {
+  int panel = 0, line = 0;  // in the Chart
+  QCPGraph* raw = nullptr;
+  QCPGraph* smooth = nullptr;  // null when smoothing is off or the series has markers
+  size_t drawn = 0;            // points already handed to the graphs
+  QString label;               // "lenet5_cpu: loss"
+};
+
+struct DrawnChart {
+  std::vector<QCPAxisRect*> rects;  // one per visible panel, top to bottom
+  std::vector<int> rect_panel;      // the Chart panel each rect shows
+  std::vector<DrawnLine> lines;
+  struct BarPanel {
+    int panel = 0;
+    std::vector<QCPBars*> bars;         // per bar set (stacked) or per run (one set)
+    std::vector<QCPItemText*> labels;   // value labels over single-set bars
+  };
+  std::vector<BarPanel> bar_panels;
+  QCPLegend* legend = nullptr;
+};
+
+// Clears `plot` and draws `chart` into it: a title, one axis rect per visible panel sharing the
+// x range, raw lines thin and light with the smoothed line over them, evaluations as dots, bars
+// with value labels, and a legend below. colors: one per chart run.
+DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<QColor>& colors,
+                      const PlotTheme& theme);
+
+// Hands the graphs the points the chart gained since they were drawn, and the bars their new
+// heights. The layout must be unchanged (ChartBuilder::update returned false).
+void append_new_points(DrawnChart& drawn, const Chart& chart);
+void update_bars(DrawnChart& drawn, const Chart& chart);
+
+// Rescales every axis to its data (bars from zero).
+void fit_axes(const DrawnChart& drawn);
+
+enum class ExportFormat { Png, Pdf, Svg, Csv };
+std::optional<ExportFormat> export_format_from_name(const QString& name);  // png, pdf, svg, csv
+QString export_format_name(ExportFormat format);
+
+// Saves the plot as it is drawn, at width x height pixels (points for PDF). CSV is not a plot
+// format: write_chart_csv writes it. Returns false with a message naming the file on failure.
+bool save_plot(QCustomPlot& plot, const QString& path, ExportFormat format, int width, int height,
+               QString* error);
+
+}  // namespace gpulab::ui

@@ -1,0 +1,66 @@
+// One live chart in the window: QCustomPlot showing a ChartBuilder's chart of the ticked runs,
+// appended to as runs grow, with zoom and pan, a fit button, autoscroll while the user has not
+// moved the view, a hover tooltip with exact values, and export.
+#pragma once
+
+#include <vector>
+
+#include <QWidget>
+
+#include "engine/run_series.hpp"
+#include "ui/chart_render.hpp"
+
+class QCustomPlot;
+class QMouseEvent;
+class QToolButton;
+
+namespace gpulab::ui {
+
+class ChartView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ChartView(ChartKind kind, QWidget* parent = nullptr);
+
+  ChartKind kind() const { return kind_; }
+  // The runs must stay alive, in place, until the next call.
+  void set_runs(std::vector<const RunData*> runs, std::vector<QColor> colors);
+  void set_options(const ChartOptions& options);
+  void set_theme(const PlotTheme& theme);
+  // Takes in what the runs appended since the last call and schedules a replot when anything
+  // did. Bars (medians, comparisons) are recomputed only when refresh_bars is set.
+  void refresh(bool refresh_bars);
+  // Back to all the data, and autoscroll on.
+  void fit_view();
+  bool autoscroll() const { return autoscroll_; }
+
+  QCustomPlot* plot() { return plot_; }
+  const Chart& chart() const { return builder_.chart(); }
+  // Writes the chart as drawn (PNG, PDF, SVG at the given size, or the widget's when 0) or its
+  // data (CSV). Returns false with a message naming the file.
+  bool export_to(const QString& path, ExportFormat format, QString* error, int width = 0,
+                 int height = 0);
+
+ signals:
+  void export_requested(gpulab::ui::ChartView* view, gpulab::ui::ExportFormat format);
+
+ protected:
+  void showEvent(QShowEvent* event) override;
+
+ private:
+  void redraw();
+  void show_tooltip(QMouseEvent* event);
+  QString bar_tooltip(int rect_index, double key) const;
+
+  ChartKind kind_;
+  ChartBuilder builder_;
+  std::vector<const RunData*> runs_;
+  std::vector<QColor> colors_;
+  PlotTheme theme_;
+  DrawnChart drawn_;
+  QCustomPlot* plot_;
+  bool autoscroll_ = true;
+  bool stale_ = false;  // data arrived while hidden
+};
+
+}  // namespace gpulab::ui

@@ -1,0 +1,148 @@
+// The comparison view.
+#include "ui/compare_view.hpp"
+
+#include <cmath>
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "ui/chart_view.hpp"
+#include "ui/run_store.hpp"
+
+namespace gpulab::ui {
+namespace {
+
+QString or_dash(double value, int decimals, const QString& suffix = "") {
+  return std::isfinite(value) ? QString::number(value, 'f', decimals) + suffix : QStringLiteral("–");
+}
+
+}  // namespace
+
+CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+  baseline_ = new QComboBox(this);
+  baseline_->setObjectName("baseline");
+  baseline_->setMinimumContentsLength(24);
+  target_ = new QDoubleSpinBox(this);
+  target_->setRange(1.0, 100.0);
+  target_->setDecimals(1);
+  target_->setValue(98.0);
+  target_->setSuffix(" %");
+  target_->setToolTip(tr("Time to target: wall time at the first test evaluation that reached it"));
+
+  speedup_ = new ChartView(ChartKind::Speedup, this);
+  step_time_ = new ChartView(ChartKind::StepTime, this);
+  table_ = new QTableWidget(0, 9, this);
+  table_->setObjectName("summary-table");
+  table_->setHorizontalHeaderLabels({tr("Run"), tr("Device"), tr("Batch"), tr("Precision"),
+                                     tr("Epoch time"), tr("Images/s"), tr("Test acc."),
+                                     tr("Time to target"), tr("Speedup")});
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->verticalHeader()->hide();
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Baseline:"), this));
+  controls->addWidget(baseline_);
+  controls->addSpacing(16);
+  controls->addWidget(new QLabel(tr("Target accuracy:"), this));
+  controls->addWidget(target_);
+  controls->addStretch();
+
+  auto* charts = new QSplitter(Qt::Horizontal, this);
+  charts->addWidget(speedup_);
+  charts->addWidget(step_time_);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(charts);
+  split->addWidget(table_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(split, 1);
+
+  connect(baseline_, &QComboBox::activated, this, [this](int index) {
+    if (index >= 0 && index < int(runs_.size())) emit baseline_chosen(runs_[index]->id);
+  });
+  connect(target_, &QDoubleSpinBox::valueChanged, this, &CompareView::apply_options);
+  for (ChartView* view : {speedup_, step_time_})
+    connect(view, &ChartView::export_requested, this,
+            [this](ChartView* v, ExportFormat f) { emit export_requested(v, int(f)); });
+}
+
+double CompareView::target_accuracy() const { return target_->value() / 100.0; }
+
+void CompareView::set_runs(const std::vector<RunEntry*>& runs, int baseline_id) {
+  runs_ = runs;
+  data_.clear();
+  std::vector<QColor> colors;
+  baseline_index_ = 0;
+  const QSignalBlocker block(baseline_);
+  baseline_->clear();
+  const auto names = unique_run_names([&] {
+    std::vector<const RunData*> d;
+    for (RunEntry* r : runs) d.push_back(&r->data);
+    return d;
+  }());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    data_.push_back(&runs[i]->data);
+    colors.push_back(runs[i]->color);
+    baseline_->addItem(QString::fromStdString(names[i]));
+    if (runs[i]->id == baseline_id) baseline_index_ = int(i);
+  }
+  baseline_->setCurrentIndex(baseline_index_);
+  speedup_->set_runs(data_, colors);
+  step_time_->set_runs(data_, colors);
+  apply_options();
+}
+
+void CompareView::apply_options() {
+  ChartOptions options;
+  options.baseline = baseline_index_;
+  options.target_accuracy = target_accuracy();
+  speedup_->set_options(options);
+  step_time_->set_options(options);
+  fill_table();
+}
+
+void CompareView::refresh(bool refresh_bars) {
+  speedup_->refresh(refresh_bars);
+  step_time_->refresh(refresh_bars);
+  if (refresh_bars) fill_table();
+}
+
+std::vector<RunComparison> CompareView::rows() const {
+  return compare_runs(data_, baseline_index_, target_accuracy());
+}
+
+void CompareView::fill_table() {
+  const auto rows = this->rows();
+  table_->setRowCount(int(rows.size()));
+  for (int r = 0; r < int(rows.size()); ++r) {
+    const RunComparison& row = rows[r];
+    const QStringList cells = {
+        QString::fromStdString(row.name) + (r == baseline_index_ ? tr(" (baseline)") : ""),
+        QString::fromStdString(row.device),
+        row.batch > 0 ? QString::number(row.batch) : QStringLiteral("–"),
+        QString::fromStdString(row.precision),
+        or_dash(row.epoch_seconds, 2, " s"),
+        or_dash(row.images_per_second, 0),
+        std::isfinite(row.test_accuracy) ? or_dash(100 * row.test_accuracy, 2, " %") : "–",
+        or_dash(row.time_to_target_s, 2, " s"),
+        or_dash(row.speedup, 2, "×")};
+    for (int c = 0; c < cells.size(); ++c) {
+      auto* item = new QTableWidgetItem(cells[c]);
+      if (c >= 2) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      if (c == 0) item->setForeground(runs_[r]->color.darker(120));
+      table_->setItem(r, c, item);
+    }
+  }
+}
+
+}  // namespace gpulab::ui

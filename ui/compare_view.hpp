@@ -1,0 +1,53 @@
+// The comparison of the ticked runs against a baseline: speedup bars (throughput, epoch time,
+// time to a target accuracy), where each step's time goes, and a summary table.
+#pragma once
+
+#include <vector>
+
+#include <QWidget>
+
+#include "engine/run_series.hpp"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QTableWidget;
+
+namespace gpulab::ui {
+
+class ChartView;
+struct RunEntry;
+
+class CompareView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit CompareView(QWidget* parent = nullptr);
+
+  // The runs to compare (ticked ones) and which of them is the baseline (a run id).
+  void set_runs(const std::vector<RunEntry*>& runs, int baseline_id);
+  void refresh(bool refresh_bars);
+  double target_accuracy() const;
+  std::vector<RunComparison> rows() const;
+  ChartView* speedup_chart() { return speedup_; }
+  ChartView* step_time_chart() { return step_time_; }
+  QTableWidget* table() { return table_; }
+
+ signals:
+  void baseline_chosen(int id);
+  void export_requested(gpulab::ui::ChartView* view, int format);
+
+ private:
+  void apply_options();
+  void fill_table();
+
+  std::vector<RunEntry*> runs_;
+  std::vector<const RunData*> data_;
+  int baseline_index_ = 0;
+  QComboBox* baseline_;
+  QDoubleSpinBox* target_;
+  ChartView* speedup_;
+  ChartView* step_time_;
+  QTableWidget* table_;
+};
+
+}  // namespace gpulab::ui

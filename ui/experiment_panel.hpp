@@ -1,0 +1,64 @@
+// The experiment: a model (a preset, or layers edited in the table) and how to train it
+// (optimizer, learning rate, schedule, batch size, epochs, precision, seed), saved and loaded as
+// the JSON that `gpulab-cli train --model FILE.json` reads.
+#pragma once
+
+#include <QTabWidget>
+
+#include "engine/experiment.hpp"
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QSpinBox;
+
+namespace gpulab::ui {
+
+class LayerEditor;
+
+class ExperimentPanel : public QTabWidget {
+  Q_OBJECT
+
+ public:
+  explicit ExperimentPanel(QWidget* parent = nullptr);
+
+  // The model and training settings; backend.device and threads are the device picker's.
+  Experiment experiment() const;
+  void set_experiment(const Experiment& experiment);
+  // Empty when the setup can run; else what is wrong.
+  QString problem() const;
+  // fp32 only unless a GPU is among the chosen devices.
+  void set_gpu_selected(bool gpu);
+  LayerEditor* layers() { return layers_; }
+
+  bool load_file(const QString& path, QString* error);
+  bool save_file(const QString& path, QString* error) const;
+
+ signals:
+  void changed();
+
+ private:
+  void choose_preset(int index);
+  void update_enabled();
+
+  QComboBox* model_;
+  QLabel* model_status_;
+  LayerEditor* layers_;
+  QComboBox* optimizer_;
+  QDoubleSpinBox* lr_;
+  QDoubleSpinBox* momentum_;
+  QDoubleSpinBox* weight_decay_;
+  QComboBox* schedule_;
+  QSpinBox* batch_;
+  QSpinBox* epochs_;
+  QSpinBox* steps_;
+  QComboBox* precision_;
+  QSpinBox* seed_;
+  QCheckBox* shuffle_;
+  QDoubleSpinBox* target_;
+  QSpinBox* eval_every_;
+  bool applying_ = false;
+};
+
+}  // namespace gpulab::ui

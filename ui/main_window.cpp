@@ -1,0 +1,731 @@
+// The gpulab window: layout, run control and the timer that feeds the plots.
+#include "ui/main_window.hpp"
+
+#include <ctime>
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QComboBox>
+#include <QDateTime>
+#include <QDir>
+#include <QFileDialog>
+#include <QGridLayout>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSlider>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "datasets/idx.hpp"
+#include "datasets/mnist_files.hpp"
+#include "engine/errors.hpp"
+#include "engine/experiment.hpp"
+#include "ui/chart_export.hpp"
+#include "ui/chart_view.hpp"
+#include "ui/compare_view.hpp"
+#include "ui/data_fetcher.hpp"
+#include "ui/device_picker.hpp"
+#include "ui/experiment_panel.hpp"
+#include "ui/race_panel.hpp"
+#include "ui/run_controller.hpp"
+#include "ui/run_store.hpp"
+#include "ui/runs_panel.hpp"
+#include "ui/status_widgets.hpp"
+
+namespace gpulab::ui {
+namespace {
+
+constexpr int kTickMs = 33;         // ~30 Hz: smooth to the eye, cheap for the trainer
+constexpr int kBarsEveryTicks = 15;  // medians and comparisons twice a second
+
+std::string iso_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
+QString result_text(const RunSummary& s) {
+  switch (s.status) {
+    case RunStatus::Finished: {
+      QString text = QObject::tr("finished in %1, %2 images/s")
+                         .arg(duration_text(s.train_seconds))
+                         .arg(s.train_seconds > 0 ? s.images / s.train_seconds : 0.0, 0, 'f', 0);
+      if (std::isfinite(s.test_accuracy))
+        text += QObject::tr(", test accuracy %1 %").arg(100 * s.test_accuracy, 0, 'f', 2);
+      if (s.time_to_target_s)
+        text += QObject::tr(", %1 % after %2 s").arg(100 * s.target_accuracy, 0, 'f', 1).arg(*s.time_to_target_s, 0, 'f', 2);
+      return text;
+    }
+    case RunStatus::Cancelled: return QObject::tr("stopped at step %1 (its record is kept)").arg(s.steps);
+    case RunStatus::Failed: return QObject::tr("failed: %1").arg(QString::fromStdString(s.message));
+    case RunStatus::Running: break;
+  }
+  return {};
+}
+
+}  // namespace
+
+MainWindow::MainWindow(WindowOptions options, QWidget* parent)
+    : QMainWindow(parent), options_(std::move(options)), cache_(std::make_shared<DataCache>()) {
+  if (options_.runs_dir.empty()) options_.runs_dir = default_runs_dir();
+  if (!options_.data_dir) {
+    const QString saved = QSettings().value("data/dir").toString();
+    if (!saved.isEmpty()) options_.data_dir = saved.toStdString();
+  }
+  device_list_ = options_.devices ? *options_.devices : list_devices();
+  normal_font_ = font();
+  setWindowTitle(tr("gpulab: deep learning on your own hardware, measured"));
+  store_ = new RunStore(options_.runs_dir, this);
+
+  message_ = new Banner(this);
+  message_->setObjectName("message");
+  share_ = new Banner(this);
+  share_->setObjectName("share-warning");
+  data_ = new Banner(this);
+  data_->setObjectName("data-message");
+
+  train_ = new QPushButton(tr("▶ Train"), this);
+  train_->setObjectName("train");
+  train_->setDefault(true);
+  train_->setMinimumWidth(110);
+  pause_ = new QPushButton(tr("Pause"), this);
+  pause_->setObjectName("pause");
+  stop_ = new QPushButton(tr("■ Stop"), this);
+  stop_->setObjectName("stop");
+  connect(train_, &QPushButton::clicked, this, &MainWindow::start_training);
+  connect(pause_, &QPushButton::clicked, this, [this] { set_paused(!paused_); });
+  connect(stop_, &QPushButton::clicked, this, &MainWindow::stop_all);
+  progress_ = new ProgressList(this);
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(train_);
+  controls->addWidget(pause_);
+  controls->addWidget(stop_);
+  controls->addWidget(progress_, 1);
+
+  tabs_ = new QTabWidget(this);
+  tabs_->addTab(build_live_tab(), tr("Live"));
+  compare_ = new CompareView(this);
+  tabs_->addTab(compare_, tr("Compare"));
+  runs_panel_ = new RunsPanel(store_, this);
+
+  center_split_ = new QSplitter(Qt::Vertical, this);
+  center_split_->addWidget(tabs_);
+  center_split_->addWidget(runs_panel_);
+  center_split_->setStretchFactor(0, 4);
+  center_split_->setStretchFactor(1, 1);
+  auto* center = new QWidget(this);
+  auto* center_layout = new QVBoxLayout(center);
+  center_layout->setContentsMargins(4, 4, 4, 4);
+  center_layout->addLayout(controls);
+  center_layout->addWidget(message_);
+  center_layout->addWidget(share_);
+  center_layout->addWidget(data_);
+  center_layout->addWidget(center_split_, 1);
+
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  setup_column_ = build_setup_column();
+  split->addWidget(setup_column_);
+  split->addWidget(center);
+  split->setStretchFactor(1, 1);
+  split->setSizes({430, 1100});
+  setCentralWidget(split);
+  build_menus();
+
+  timer_ = new QTimer(this);
+  timer_->setInterval(kTickMs);
+  connect(timer_, &QTimer::timeout, this, &MainWindow::tick);
+
+  connect(store_, &RunStore::runs_changed, this, &MainWindow::refresh_run_views);
+  connect(runs_panel_, &RunsPanel::baseline_changed, this, &MainWindow::refresh_run_views);
+  connect(runs_panel_, &RunsPanel::use_setup_requested, this, &MainWindow::use_setup_of);
+  connect(runs_panel_, &RunsPanel::message, this,
+          [this](const QString& text) { message_->show_message(Banner::Kind::Info, text); });
+  connect(compare_, &CompareView::baseline_chosen, runs_panel_, &RunsPanel::set_baseline);
+  connect(compare_, &CompareView::export_requested, this,
+          [this](ChartView* view, int format) { export_chart_dialog(view, ExportFormat(format)); });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    if (tabs_->currentWidget() == compare_) compare_->refresh(true);
+  });
+  connect(experiment_, &ExperimentPanel::changed, this, &MainWindow::update_controls);
+  connect(devices_, &DevicePicker::selection_changed, this, &MainWindow::update_controls);
+
+  const QStringList problems = store_->load_all();
+  if (!problems.isEmpty())
+    message_->show_message(Banner::Kind::Warning,
+                           tr("%n run record(s) could not be read and are not listed:\n", "", int(problems.size())) +
+                               problems.mid(0, 5).join("\n"));
+  refresh_run_views();
+  check_data(false);
+  update_controls();
+  resize(1500, 950);
+  if (options_.presenter) set_presenter(true);
+}
+
+MainWindow::~MainWindow() {
+  // Controllers join their threads as they go; the runs are recorded as cancelled.
+  for (const Active& a : active_) a.controller->stop();
+}
+
+QWidget* MainWindow::build_setup_column() {
+  experiment_ = new ExperimentPanel(this);
+  devices_ = new DevicePicker(device_list_, this);
+  race_ = new RacePanel(this);
+  connect(race_, &RacePanel::add_requested, this, [this] {
+    QString problem;
+    const auto chosen = devices_->selected();
+    if (chosen.empty()) problem = tr("Tick a device first.");
+    for (const std::string& device : chosen) {
+      if (auto request = request_for(device, &problem)) race_->add(*request);
+    }
+    if (!problem.isEmpty()) message_->show_message(Banner::Kind::Error, problem);
+  });
+  connect(race_, &RacePanel::start_requested, this, &MainWindow::start_race);
+
+  auto* column = new QWidget(this);
+  auto* layout = new QVBoxLayout(column);
+  layout->addWidget(experiment_, 1);
+  layout->addWidget(devices_);
+  layout->addWidget(race_);
+  auto* scroll = new QScrollArea(this);
+  scroll->setObjectName("setup-column");
+  scroll->setWidget(column);
+  scroll->setWidgetResizable(true);
+  scroll->setMinimumWidth(400);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  return scroll;
+}
+
+QWidget* MainWindow::build_live_tab() {
+  auto* tab = new QWidget(this);
+  x_axis_ = new QComboBox(tab);
+  x_axis_->setObjectName("x-axis");
+  for (XAxis axis : {XAxis::Step, XAxis::Time, XAxis::Epoch})
+    x_axis_->addItem(x_axis_label(axis), int(axis));
+  smoothing_ = new QSlider(Qt::Horizontal, tab);
+  smoothing_->setObjectName("smoothing");
+  smoothing_->setRange(1, 200);
+  smoothing_->setValue(25);
+  smoothing_->setMaximumWidth(220);
+  smoothing_label_ = new QLabel(tab);
+  smoothing_label_->setMinimumWidth(260);
+  auto* fit = new QPushButton(tr("Fit all"), tab);
+  fit->setToolTip(tr("Show all the data in every plot and follow new points again"));
+  auto* row = new QHBoxLayout;
+  row->addWidget(new QLabel(tr("X axis:"), tab));
+  row->addWidget(x_axis_);
+  row->addSpacing(16);
+  row->addWidget(new QLabel(tr("Smoothing:"), tab));
+  row->addWidget(smoothing_);
+  row->addWidget(smoothing_label_);
+  row->addStretch();
+  row->addWidget(fit);
+
+  auto* grid = new QGridLayout;
+  grid->setSpacing(4);
+  const ChartKind kinds[] = {ChartKind::Loss, ChartKind::Accuracy, ChartKind::Throughput,
+                             ChartKind::StepTime, ChartKind::Gpu};
+  for (ChartKind kind : kinds) {
+    auto* view = new ChartView(kind, tab);
+    connect(view, &ChartView::export_requested, this, &MainWindow::export_chart_dialog);
+    charts_.push_back(view);
+  }
+  grid->addWidget(charts_[0], 0, 0);
+  grid->addWidget(charts_[1], 0, 1);
+  grid->addWidget(charts_[2], 0, 2);
+  grid->addWidget(charts_[3], 1, 0);
+  grid->addWidget(charts_[4], 1, 1, 1, 2);
+  grid->setRowStretch(0, 1);
+  grid->setRowStretch(1, 1);
+  auto* layout = new QVBoxLayout(tab);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addLayout(row);
+  layout->addLayout(grid, 1);
+
+  connect(x_axis_, &QComboBox::currentIndexChanged, this, &MainWindow::apply_chart_options);
+  connect(smoothing_, &QSlider::valueChanged, this, &MainWindow::apply_chart_options);
+  connect(fit, &QPushButton::clicked, this, [this] {
+    for (ChartView* view : charts_) view->fit_view();
+  });
+  apply_chart_options();
+  return tab;
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open setup…"), QKeySequence::Open, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open a setup"), QString(), tr("gpulab setups (*.json)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!experiment_->load_file(path, &error)) message_->show_message(Banner::Kind::Error, error);
+    else message_->show_message(Banner::Kind::Info, tr("Loaded %1").arg(path));
+  });
+  file->addAction(tr("&Save setup…"), QKeySequence::Save, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save the setup"), "experiment.json", tr("gpulab setups (*.json)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!experiment_->save_file(path, &error)) message_->show_message(Banner::Kind::Error, error);
+    else message_->show_message(Banner::Kind::Info, tr("Saved %1; train it from a terminal with: gpulab-cli train --model %1").arg(path));
+  });
+  file->addSeparator();
+  file->addAction(tr("&Import runs…"), runs_panel_, &RunsPanel::import_runs);
+  file->addAction(tr("&Export all charts…"), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export every chart into a folder"));
+    if (dir.isEmpty()) return;
+    QString error;
+    if (export_all(dir, &error)) message_->show_message(Banner::Kind::Info, tr("Charts saved in %1").arg(dir));
+    else message_->show_message(Banner::Kind::Error, error);
+  });
+  file->addAction(tr("&Lab report…"), this, &MainWindow::lab_report_dialog);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(tr("&Train"), QKeySequence(Qt::CTRL | Qt::Key_Return), this, &MainWindow::start_training);
+  run->addAction(tr("Start &race"), this, &MainWindow::start_race);
+  run->addAction(tr("&Pause / resume"), QKeySequence(Qt::CTRL | Qt::Key_P), this, [this] { set_paused(!paused_); });
+  run->addAction(tr("&Stop"), QKeySequence(Qt::CTRL | Qt::Key_Period), this, &MainWindow::stop_all);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  presenter_action_ = view->addAction(tr("&Presenter mode"), QKeySequence(Qt::Key_F11), this,
+                                      [this](bool on) { set_presenter(on); });
+  presenter_action_->setCheckable(true);
+  view->addAction(tr("&Fit all charts"), this, [this] {
+    for (ChartView* v : charts_) v->fit_view();
+  });
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About gpulab"), this, [this] {
+    QString gpus = device_list_.gpus.empty()
+                       ? tr("no GPU: %1").arg(QString::fromStdString(device_list_.no_gpu_reason))
+                       : tr("%n GPU(s)", "", int(device_list_.gpus.size()));
+    QMessageBox::about(this, tr("About gpulab"),
+                       tr("<b>gpulab</b>: train a CNN on MNIST on the CPU and GPUs and measure it.<br>"
+                          "CPU: %1, %2 cores, %3<br>%4<br>Runs are kept in %5")
+                           .arg(QString::fromStdString(device_list_.cpu.model))
+                           .arg(device_list_.cpu.logical_cores)
+                           .arg(QString::fromStdString(device_list_.cpu.blas), gpus,
+                                QString::fromStdString(options_.runs_dir.string())));
+  });
+}
+
+ChartView* MainWindow::chart(ChartKind kind) {
+  for (ChartView* view : charts_)
+    if (view->kind() == kind) return view;
+  return nullptr;
+}
+
+QString MainWindow::message() const { return message_->text(); }
+QString MainWindow::share_warning() const { return share_->text(); }
+QString MainWindow::data_message() const { return data_->text(); }
+bool MainWindow::any_running() const { return !active_.empty(); }
+
+std::filesystem::path MainWindow::data_dir() const {
+  try {
+    return data::default_data_dir(options_.data_dir);
+  } catch (const std::exception&) {
+    return std::filesystem::path(QDir::homePath().toStdString()) / ".local/share/gpulab/mnist";
+  }
+}
+
+std::optional<RunRequest> MainWindow::request_for(const std::string& device, QString* problem) {
+  if (!experiment_->problem().isEmpty()) {
+    *problem = tr("The model cannot be built: %1").arg(experiment_->problem());
+    return std::nullopt;
+  }
+  const Experiment e = experiment_->experiment();
+  RunRequest r;
+  r.model = e.model;
+  r.train = e.train;
+  r.backend = e.backend;
+  r.backend.device = device;
+  r.backend.threads = device == "cpu" ? devices_->threads() : 0;
+  r.data_dir = options_.data_dir;
+  r.telemetry_hz = options_.telemetry_hz;
+  std::string label = run_label(r);
+  r.name = label + "_b" + std::to_string(r.train.batch);
+  try {
+    validate(r.train);
+    plan_model(r.model);
+  } catch (const std::exception& error) {
+    *problem = QString::fromStdString(error.what());
+    return std::nullopt;
+  }
+  return r;
+}
+
+int MainWindow::start_training() {
+  if (any_running()) return 0;
+  const auto chosen = devices_->selected();
+  if (chosen.empty()) {
+    message_->show_message(Banner::Kind::Error, tr("Tick a device to train on."));
+    return 0;
+  }
+  std::vector<RunRequest> requests;
+  QString problem;
+  for (const std::string& device : chosen) {
+    auto request = request_for(device, &problem);
+    if (!request) {
+      message_->show_message(Banner::Kind::Error, problem);
+      return 0;
+    }
+    requests.push_back(*request);
+  }
+  return start_requests(std::move(requests));
+}
+
+int MainWindow::start_race() {
+  if (any_running()) return 0;
+  if (race_->entries().size() < 2) {
+    message_->show_message(Banner::Kind::Info, tr("Add two or more setups to the race first."));
+    return 0;
+  }
+  const int started = start_requests(race_->entries());
+  if (started > 0) race_->clear();
+  return started;
+}
+
+int MainWindow::start_requests(std::vector<RunRequest> requests) {
+  if (!data::mnist_present(data_dir())) {
+    check_data(true);
+    return 0;
+  }
+  message_->dismiss();
+  progress_->clear_finished();
+  int started = 0;
+  for (RunRequest& request : requests) {
+    try {
+      request.out_dir = new_run_dir(store_->runs_dir(), run_label(request));
+    } catch (const std::exception& e) {
+      message_->show_message(Banner::Kind::Error, QString::fromStdString(e.what()));
+      break;
+    }
+    RunData data;
+    data.dir = request.out_dir;
+    data.info = {{"format", kRunFormat},
+                 {"name", request.name},
+                 {"created", iso_now()},
+                 {"status", "running"},
+                 {"model", model_to_json(request.model)},
+                 {"config", train_config_to_json(request.train, request.backend)}};
+    RunEntry* entry = store_->add_live(std::move(data));
+    auto* controller = new RunController(request, cache_, this);
+    connect(controller, &RunController::finished, this, [this, controller] { on_finished(controller); });
+    active_.push_back({entry->id, controller});
+    progress_->add(entry->id, QString::fromStdString(request.name));
+    controller->start();
+    ++started;
+  }
+  paused_ = false;
+  if (started > 0) {
+    tabs_->setCurrentIndex(0);
+    timer_->start();
+  }
+  update_controls();
+  update_share_warning();
+  return started;
+}
+
+void MainWindow::tick() {
+  bool any = false, started = false;
+  for (const Active& a : active_) {
+    FeedBatch batch = a.controller->feed().take();
+    if (batch.empty()) continue;
+    if (batch.start) {
+      store_->set_started(a.id, *batch.start);
+      progress_->set_plan(a.id, batch.start->plan);
+      started = true;
+    }
+    if (!batch.steps.empty()) progress_->update(a.id, batch.steps.back(), paused_);
+    any |= !batch.steps.empty() || !batch.evals.empty() || !batch.samples.empty();
+    store_->append(a.id, batch);
+  }
+  if (started) refresh_run_views();  // the plan places points on the epoch axis
+  if (!any) return;
+  ++ticks_;
+  const bool bars = ticks_ % kBarsEveryTicks == 0;
+  for (ChartView* view : charts_) view->refresh(bars);
+  if (tabs_->currentWidget() == compare_) compare_->refresh(bars);
+  if (bars)
+    for (const Active& a : active_) runs_panel_->update_run(a.id);
+}
+
+void MainWindow::on_finished(RunController* controller) {
+  auto it = std::find_if(active_.begin(), active_.end(),
+                         [&](const Active& a) { return a.controller == controller; });
+  if (it == active_.end()) return;
+  const int id = it->id;
+  tick();  // whatever the feed still holds
+  const RunSummary& summary = controller->summary();
+  store_->finish(id, summary.status, summary.message);
+  progress_->finish(id, result_text(summary));
+  const QString name = QString::fromStdString(controller->request().name);
+  if (summary.status == RunStatus::Failed) {
+    if (controller->data_missing()) check_data(true);
+    else
+      message_->show_message(Banner::Kind::Error,
+                             tr("Run %1 failed: %2\nIts record is kept and marked failed.")
+                                 .arg(name, QString::fromStdString(summary.message)));
+  }
+  active_.erase(std::find_if(active_.begin(), active_.end(),
+                             [&](const Active& a) { return a.controller == controller; }));
+  controller->deleteLater();
+  for (ChartView* view : charts_) view->refresh(true);
+  compare_->refresh(true);
+  runs_panel_->update_run(id);
+  if (active_.empty()) {
+    timer_->stop();
+    paused_ = false;
+  }
+  update_controls();
+  update_share_warning();
+}
+
+void MainWindow::set_paused(bool paused) {
+  if (active_.empty()) return;
+  paused_ = paused;
+  for (const Active& a : active_) a.controller->set_paused(paused);
+  update_controls();
+}
+
+void MainWindow::stop_all() {
+  for (const Active& a : active_) a.controller->stop();
+}
+
+void MainWindow::update_controls() {
+  const bool running = !active_.empty();
+  const QString problem = experiment_->problem();
+  const auto chosen = devices_->selected();
+  train_->setEnabled(!running && problem.isEmpty() && !chosen.empty());
+  train_->setToolTip(!problem.isEmpty() ? problem
+                     : chosen.empty()   ? tr("Tick a device to train on")
+                     : chosen.size() > 1 ? tr("Race the setup on the %1 ticked devices").arg(chosen.size())
+                                         : tr("Train the setup on %1").arg(QString::fromStdString(chosen[0])));
+  train_->setText(chosen.size() > 1 ? tr("▶ Race %1 devices").arg(chosen.size()) : tr("▶ Train"));
+  pause_->setEnabled(running);
+  pause_->setText(paused_ ? tr("Resume") : tr("Pause"));
+  stop_->setEnabled(running);
+  bool gpu = false;
+  for (const auto& d : chosen) gpu |= d != "cpu";
+  experiment_->set_gpu_selected(gpu);
+}
+
+void MainWindow::update_share_warning() {
+  int cpu_runs = 0, gpu_runs = 0;
+  std::map<std::string, int> per_gpu;
+  for (const Active& a : active_) {
+    const std::string& device = a.controller->request().backend.device;
+    if (device == "cpu") ++cpu_runs;
+    else {
+      ++gpu_runs;
+      ++per_gpu[device];
+    }
+  }
+  QStringList notes;
+  if (cpu_runs > 1)
+    notes << tr("%1 runs share the CPU's %2 cores: each slows the others down, so their times are "
+                "not what each would get alone.")
+                 .arg(cpu_runs)
+                 .arg(device_list_.cpu.logical_cores);
+  if (cpu_runs > 0 && gpu_runs > 0)
+    notes << tr("The GPU runs need CPU time to feed their GPUs, taken from the CPU run beside them.");
+  for (const auto& [gpu, count] : per_gpu)
+    if (count > 1) notes << tr("%1 runs share %2 and slow each other down.").arg(count).arg(QString::fromStdString(gpu));
+  if (notes.isEmpty()) share_->dismiss();
+  else share_->show_message(Banner::Kind::Warning, tr("Shared hardware: ") + notes.join(" "));
+}
+
+void MainWindow::refresh_run_views() {
+  std::vector<RunEntry*> checked = store_->checked();
+  std::sort(checked.begin(), checked.end(), [](RunEntry* a, RunEntry* b) { return a->id < b->id; });
+  std::vector<const RunData*> data;
+  std::vector<QColor> colors;
+  for (RunEntry* entry : checked) {
+    data.push_back(&entry->data);
+    colors.push_back(entry->color);
+  }
+  for (ChartView* view : charts_) view->set_runs(data, colors);
+  int baseline = runs_panel_->baseline();
+  if (std::none_of(checked.begin(), checked.end(), [&](RunEntry* e) { return e->id == baseline; }))
+    baseline = checked.empty() ? 0 : checked.front()->id;
+  compare_->set_runs(checked, baseline);
+}
+
+void MainWindow::apply_chart_options() {
+  ChartOptions options;
+  options.x = XAxis(x_axis_->currentData().toInt());
+  options.smoothing = smoothing_->value();
+  smoothing_label_->setText(options.smoothing <= 1
+                                ? tr("off (raw values)")
+                                : tr("trailing mean of %1 points").arg(options.smoothing));
+  for (ChartView* view : charts_) view->set_options(options);
+}
+
+void MainWindow::set_presenter(bool on) {
+  presenter_ = on;
+  presenter_action_->setChecked(on);
+  setup_column_->setVisible(!on);
+  runs_panel_->setVisible(!on);
+  QFont font = normal_font_;
+  if (on) font.setPointSizeF(font.pointSizeF() * 1.5);
+  setFont(font);
+  const PlotTheme theme{on ? 1.7 : 1.0, on};
+  for (ChartView* view : charts_) view->set_theme(theme);
+  compare_->speedup_chart()->set_theme(theme);
+  compare_->step_time_chart()->set_theme(theme);
+  setStyleSheet(on ? "QMainWindow, QWidget { background: white; color: black; }" : "");
+  if (on) showFullScreen();
+  else if (isFullScreen()) showNormal();
+}
+
+void MainWindow::check_data(bool offer_fetch) {
+  const std::filesystem::path dir = data_dir();
+  std::string missing;
+  if (data::mnist_present(dir, &missing)) {
+    data_->dismiss();
+    return;
+  }
+  data_->show_message(Banner::Kind::Warning,
+                      tr("MNIST is not in %1 (%2 is missing). gpulab needs its four files to train: "
+                         "fetch them (about 12 MB, checked by SHA-256) or choose the folder that has them.")
+                          .arg(QString::fromStdString(dir.string()), QString::fromStdString(missing)));
+  connect(data_->add_button(tr("Fetch MNIST")), &QPushButton::clicked, this, &MainWindow::fetch_data);
+  connect(data_->add_button(tr("Choose folder…")), &QPushButton::clicked, this, &MainWindow::choose_data_folder);
+  if (offer_fetch) data_->raise();
+}
+
+void MainWindow::fetch_data() {
+  if (fetcher_ && fetcher_->busy()) return;
+  const std::filesystem::path dir = data_dir();
+  delete fetcher_;
+  fetcher_ = new DataFetcher(dir, this);
+  data_->show_message(Banner::Kind::Info, tr("Fetching MNIST into %1…").arg(QString::fromStdString(dir.string())));
+  QProgressBar* bar = data_->progress();
+  bar->setRange(0, 0);
+  QPushButton* cancel = data_->add_button(tr("Cancel"));
+  connect(cancel, &QPushButton::clicked, fetcher_, &DataFetcher::cancel);
+  connect(fetcher_, &DataFetcher::progress, this, [bar](qint64 received, qint64 total, const QString& what) {
+    bar->setRange(0, total > 0 ? 1000 : 0);
+    if (total > 0) bar->setValue(int(1000 * received / total));
+    bar->setFormat(what + " %p%");
+  });
+  connect(fetcher_, &DataFetcher::finished, this, [this, dir](bool ok, const QString& text) {
+    cache_->forget(dir);
+    if (ok) {
+      data_->show_message(Banner::Kind::Info, text + tr(". Ready to train."));
+    } else {
+      data_->show_message(Banner::Kind::Error, tr("Could not fetch MNIST: %1").arg(text));
+      connect(data_->add_button(tr("Try again")), &QPushButton::clicked, this, &MainWindow::fetch_data);
+      connect(data_->add_button(tr("Choose folder…")), &QPushButton::clicked, this, &MainWindow::choose_data_folder);
+    }
+  });
+  fetcher_->start();
+}
+
+void MainWindow::choose_data_folder() {
+  const QString folder = QFileDialog::getExistingDirectory(this, tr("Choose the folder with the MNIST files"));
+  if (folder.isEmpty()) return;
+  options_.data_dir = folder.toStdString();
+  QSettings().setValue("data/dir", folder);
+  check_data(true);
+  if (data_->isHidden()) message_->show_message(Banner::Kind::Info, tr("Using MNIST from %1").arg(folder));
+}
+
+void MainWindow::export_chart_dialog(ChartView* view, ExportFormat format) {
+  const QString ext = export_format_name(format);
+  const QString suggested = QDir(export_dir_.isEmpty() ? QDir::homePath() : export_dir_)
+                                .filePath(QString(chart_kind_name(view->kind())) + "." + ext);
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), suggested,
+                                                    tr("%1 files (*.%2)").arg(ext.toUpper(), ext));
+  if (path.isEmpty()) return;
+  export_dir_ = QFileInfo(path).absolutePath();
+  QString error;
+  if (view->export_to(path, format, &error, kExportWidth, kExportHeight))
+    message_->show_message(Banner::Kind::Info, tr("Saved %1").arg(path));
+  else
+    message_->show_message(Banner::Kind::Error, error);
+}
+
+bool MainWindow::export_all(const QString& dir, QString* error) {
+  if (!QDir().mkpath(dir)) {
+    if (error) *error = dir + tr(": the folder could not be created");
+    return false;
+  }
+  for (ChartView* view : charts_)
+    for (ExportFormat format : {ExportFormat::Png, ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Csv}) {
+      const QString path = QDir(dir).filePath(QString(chart_kind_name(view->kind())) + "." + export_format_name(format));
+      if (!view->export_to(path, format, error, kExportWidth, kExportHeight)) return false;
+    }
+  return true;
+}
+
+void MainWindow::lab_report_dialog() {
+  const QString parent = QFileDialog::getExistingDirectory(this, tr("Where to put the lab report folder"));
+  if (parent.isEmpty()) return;
+  const QString dir = QDir(parent).filePath("gpulab-report-" + QDateTime::currentDateTime().toString("yyyy-MM-dd_HHmmss"));
+  std::vector<RunEntry*> checked = store_->checked();
+  std::sort(checked.begin(), checked.end(), [](RunEntry* a, RunEntry* b) { return a->id < b->id; });
+  std::vector<const RunData*> runs;
+  std::vector<QColor> colors;
+  ChartOptions options;
+  options.x = XAxis(x_axis_->currentData().toInt());
+  options.smoothing = smoothing_->value();
+  options.target_accuracy = compare_->target_accuracy();
+  for (size_t i = 0; i < checked.size(); ++i) {
+    runs.push_back(&checked[i]->data);
+    colors.push_back(checked[i]->color);
+    if (checked[i]->id == runs_panel_->baseline()) options.baseline = int(i);
+  }
+  QString error;
+  QStringList written;
+  if (write_lab_report(dir, runs, colors, options, &error, &written))
+    message_->show_message(Banner::Kind::Info, tr("Lab report with %1 files in %2").arg(written.size()).arg(dir));
+  else
+    message_->show_message(Banner::Kind::Error, tr("Lab report failed: %1").arg(error));
+}
+
+void MainWindow::use_setup_of(int run_id) {
+  RunEntry* entry = store_->find(run_id);
+  if (!entry) return;
+  try {
+    Experiment e;
+    e.model = model_from_json(entry->data.info.at("model"));
+    if (entry->data.info.contains("config")) train_config_from_json(entry->data.info["config"], e.train, e.backend);
+    experiment_->set_experiment(e);
+    if (!devices_->select_only(e.backend.device))
+      message_->show_message(Banner::Kind::Warning,
+                             tr("That run used %1, which this machine does not have.").arg(QString::fromStdString(e.backend.device)));
+    devices_->set_threads(e.backend.threads);
+  } catch (const std::exception& error) {
+    message_->show_message(Banner::Kind::Error, tr("Cannot reuse that run's setup: %1").arg(error.what()));
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!active_.empty()) {
+    const auto answer = QMessageBox::question(
+        this, tr("Runs are training"),
+        tr("%n run(s) are still training. Stop them and quit? What they recorded so far is kept.", "",
+           int(active_.size())),
+        QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+    if (answer != QMessageBox::Yes) {
+      event->ignore();
+      return;
+    }
+    stop_all();
+  }
+  event->accept();
+}
+
+}  // namespace gpulab::ui

@@ -1,0 +1,146 @@
+// The gpulab window: set up an experiment, pick devices, train (one run, or a race), watch the
+// live plots, compare runs against a baseline and export charts. Training runs on its own
+// threads; a ~30 Hz timer drains their feeds into the plots, so neither waits for the other.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <QMainWindow>
+
+#include "engine/devices.hpp"
+#include "engine/session.hpp"
+#include "ui/chart_render.hpp"
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QPushButton;
+class QSlider;
+class QSplitter;
+class QTabWidget;
+class QTimer;
+
+namespace gpulab::ui {
+
+class Banner;
+class ChartView;
+class CompareView;
+class DataCache;
+class DataFetcher;
+class DevicePicker;
+class ExperimentPanel;
+class ProgressList;
+class RacePanel;
+class RunController;
+class RunStore;
+class RunsPanel;
+
+struct WindowOptions {
+  std::filesystem::path runs_dir;                 // empty: default_runs_dir()
+  std::optional<std::filesystem::path> data_dir;  // empty: the usual search
+  bool presenter = false;
+  std::optional<DeviceList> devices;  // empty: list_devices()
+  double telemetry_hz = 4;
+};
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(WindowOptions options = {}, QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Starts the current setup once per ticked device. Returns how many runs started; 0 with the
+  // reason on the message bar when it cannot (invalid layers, no device, missing data).
+  int start_training();
+  int start_race();
+  void set_paused(bool paused);
+  void stop_all();
+  bool any_running() const;
+  void set_presenter(bool on);
+
+  // For tests, and for anyone scripting the window.
+  ExperimentPanel* experiment() { return experiment_; }
+  DevicePicker* device_picker() { return devices_; }
+  RunStore* store() { return store_; }
+  RunsPanel* runs_panel() { return runs_panel_; }
+  CompareView* compare() { return compare_; }
+  ChartView* chart(ChartKind kind);
+  const std::vector<ChartView*>& live_charts() const { return charts_; }
+  QString message() const;       // the message bar's text, empty when hidden
+  QString share_warning() const;  // the race warning, empty when runs do not share hardware
+  QString data_message() const;
+  QPushButton* train_button() { return train_; }
+  QPushButton* pause_button() { return pause_; }
+  QPushButton* stop_button() { return stop_; }
+  QTabWidget* tabs() { return tabs_; }
+  ProgressList* progress() { return progress_; }
+  RacePanel* race() { return race_; }
+  // Exports every live chart into `dir` as PNG, SVG, PDF and CSV.
+  bool export_all(const QString& dir, QString* error);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  struct Active {
+    int id;
+    RunController* controller;
+  };
+  void build_menus();
+  QWidget* build_setup_column();
+  QWidget* build_live_tab();
+  std::optional<RunRequest> request_for(const std::string& device, QString* problem);
+  int start_requests(std::vector<RunRequest> requests);
+  void tick();
+  void on_finished(RunController* controller);
+  void update_controls();
+  void update_share_warning();
+  void refresh_run_views();
+  void apply_chart_options();
+  void check_data(bool offer_fetch);
+  void fetch_data();
+  void choose_data_folder();
+  void export_chart_dialog(ChartView* view, ExportFormat format);
+  void lab_report_dialog();
+  void use_setup_of(int run_id);
+  std::filesystem::path data_dir() const;
+
+  WindowOptions options_;
+  DeviceList device_list_;
+  std::shared_ptr<DataCache> cache_;
+  RunStore* store_;
+  ExperimentPanel* experiment_;
+  DevicePicker* devices_;
+  RacePanel* race_;
+  ProgressList* progress_;
+  QPushButton* train_;
+  QPushButton* pause_;
+  QPushButton* stop_;
+  Banner* message_;
+  Banner* share_;
+  Banner* data_;
+  QTabWidget* tabs_;
+  std::vector<ChartView*> charts_;
+  CompareView* compare_;
+  RunsPanel* runs_panel_;
+  QComboBox* x_axis_;
+  QSlider* smoothing_;
+  QLabel* smoothing_label_;
+  QWidget* setup_column_;
+  QSplitter* center_split_;
+  QAction* presenter_action_;
+  QTimer* timer_;
+  DataFetcher* fetcher_ = nullptr;
+  std::vector<Active> active_;
+  bool paused_ = false;
+  int ticks_ = 0;
+  bool presenter_ = false;
+  QFont normal_font_;
+  QString export_dir_;
+};
+
+}  // namespace gpulab::ui

@@ -1,0 +1,65 @@
+// The race line-up.
+#include "ui/race_panel.hpp"
+
+#include <QHBoxLayout>
+#include <QListWidget>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace gpulab::ui {
+
+QString describe_request(const RunRequest& r) {
+  return QObject::tr("%1 on %2, batch %3, %4 lr %5")
+      .arg(QString::fromStdString(r.model.name), QString::fromStdString(r.backend.device))
+      .arg(r.train.batch)
+      .arg(optimizer_name(r.train.optimizer.kind))
+      .arg(double(r.train.optimizer.lr));
+}
+
+RacePanel::RacePanel(QWidget* parent) : QGroupBox(tr("Race"), parent) {
+  list_ = new QListWidget(this);
+  list_->setObjectName("race-list");
+  list_->setMaximumHeight(90);
+  auto* add = new QPushButton(tr("Add setup"), this);
+  add->setToolTip(tr("Add the current setup, once for each ticked device"));
+  auto* remove = new QPushButton(tr("Remove"), this);
+  start_ = new QPushButton(tr("Start race"), this);
+  start_->setObjectName("start-race");
+  start_->setToolTip(tr("Start every setup in the list at once and watch them side by side"));
+  connect(add, &QPushButton::clicked, this, &RacePanel::add_requested);
+  connect(remove, &QPushButton::clicked, this, [this] {
+    const int row = list_->currentRow();
+    if (row < 0 || row >= int(entries_.size())) return;
+    entries_.erase(entries_.begin() + row);
+    refresh();
+  });
+  connect(start_, &QPushButton::clicked, this, &RacePanel::start_requested);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(add);
+  buttons->addWidget(remove);
+  buttons->addStretch();
+  buttons->addWidget(start_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(list_);
+  layout->addLayout(buttons);
+  refresh();
+}
+
+void RacePanel::add(const RunRequest& request) {
+  entries_.push_back(request);
+  refresh();
+}
+
+void RacePanel::clear() {
+  entries_.clear();
+  refresh();
+}
+
+void RacePanel::refresh() {
+  list_->clear();
+  for (const RunRequest& r : entries_) list_->addItem(describe_request(r));
+  start_->setEnabled(entries_.size() >= 2);
+  if (entries_.empty()) list_->addItem(tr("Add two or more setups to race them."));
+}
+
+}  // namespace gpulab::ui

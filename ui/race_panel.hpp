@@ -1,0 +1,40 @@
+// The race line-up: setups collected one by one (a CPU run and a GPU run, batch 64 and batch
+// 512, ...) and started together, to watch side by side.
+#pragma once
+
+#include <vector>
+
+#include <QGroupBox>
+
+#include "engine/session.hpp"
+
+class QListWidget;
+class QPushButton;
+
+namespace gpulab::ui {
+
+class RacePanel : public QGroupBox {
+  Q_OBJECT
+
+ public:
+  explicit RacePanel(QWidget* parent = nullptr);
+
+  void add(const RunRequest& request);
+  const std::vector<RunRequest>& entries() const { return entries_; }
+  void clear();
+
+ signals:
+  void add_requested();    // add the current setup, once per ticked device
+  void start_requested();  // start every entry at once
+
+ private:
+  void refresh();
+  std::vector<RunRequest> entries_;
+  QListWidget* list_;
+  QPushButton* start_;
+};
+
+// "lenet5 on cpu, batch 64, adam lr 0.001"
+QString describe_request(const RunRequest& request);
+
+}  // namespace gpulab::ui

@@ -1,0 +1,229 @@
+// The window's runs.
+#include "ui/run_store.hpp"
+
+#include <algorithm>
+
+#include <QSettings>
+
+#include "engine/errors.hpp"
+#include "ui/chart_render.hpp"
+
+namespace gpulab::ui {
+namespace fs = std::filesystem;
+
+RunStore::RunStore(fs::path runs_dir, QObject* parent)
+    : QObject(parent), runs_dir_(std::move(runs_dir)) {}
+
+RunEntry* RunStore::add(RunData data, bool imported) {
+  auto entry = std::make_unique<RunEntry>();
+  entry->id = next_id_++;
+  entry->data = std::move(data);
+  entry->color = run_color(next_color_++);
+  entry->imported = imported;
+  entries_.push_back(std::move(entry));
+  return entries_.back().get();
+}
+
+QStringList RunStore::load_all() {
+  QStringList problems;
+  std::vector<std::string> errors;
+  for (RunData& run : load_runs(runs_dir_, &errors)) add(std::move(run), false);
+  for (const auto& e : errors) problems << QString::fromStdString(e);
+  QSettings settings;
+  for (const QString& folder : settings.value("runs/imports").toStringList()) {
+    const fs::path path = folder.toStdString();
+    if (!fs::exists(path)) continue;  // moved or deleted since: forget it quietly
+    import_folder(path, &problems);
+  }
+  emit runs_changed();
+  return problems;
+}
+
+int RunStore::import_folder(const fs::path& folder, QStringList* problems) {
+  int added = 0;
+  auto already = [&](const fs::path& dir) {
+    return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) {
+      std::error_code ignored;
+      return fs::equivalent(e->data.dir, dir, ignored);
+    });
+  };
+  std::vector<RunData> runs;
+  if (fs::exists(folder / "run.json")) {
+    try {
+      runs.push_back(load_run(folder));
+    } catch (const RecordError& e) {
+      if (problems) *problems << QString::fromStdString(e.what());
+    }
+  } else {
+    std::vector<std::string> errors;
+    runs = load_runs(folder, &errors);
+    if (problems)
+      for (const auto& e : errors) *problems << QString::fromStdString(e);
+    if (runs.empty() && errors.empty() && problems)
+      *problems << QString::fromStdString(folder.string()) +
+                       tr(": no gpulab runs here (a run folder holds run.json)");
+  }
+  for (RunData& run : runs) {
+    if (already(run.dir)) continue;
+    add(std::move(run), true);
+    ++added;
+  }
+  if (added > 0) {
+    if (std::find(imports_.begin(), imports_.end(), folder) == imports_.end() &&
+        folder.parent_path() != runs_dir_ && folder != runs_dir_) {
+      imports_.push_back(folder);
+      remember_imports();
+    }
+    emit runs_changed();
+  }
+  return added;
+}
+
+void RunStore::remember_imports() {
+  QStringList folders;
+  for (const auto& f : imports_) folders << QString::fromStdString(f.string());
+  QSettings settings;
+  QStringList kept = settings.value("runs/imports").toStringList();
+  for (const QString& f : folders)
+    if (!kept.contains(f)) kept << f;
+  settings.setValue("runs/imports", kept);
+}
+
+RunEntry* RunStore::add_live(RunData data) {
+  RunEntry* entry = add(std::move(data), false);
+  entry->live = true;
+  entry->checked = true;
+  emit runs_changed();
+  return entry;
+}
+
+void RunStore::set_started(int id, const RunStart& start) {
+  RunEntry* entry = find(id);
+  if (!entry) return;
+  entry->data.dir = start.dir;
+  entry->data.info["plan"] = {{"epochs", start.plan.epochs},
+                              {"steps_per_epoch", start.plan.steps_per_epoch},
+                              {"total_steps", start.plan.total_steps}};
+  if (!entry->data.info.contains("devices"))
+    entry->data.info["devices"] = nlohmann::json::array({{{"description", start.device}}});
+  emit run_updated(id);
+}
+
+void RunStore::append(int id, FeedBatch& batch) {
+  RunEntry* entry = find(id);
+  if (!entry) return;
+  RunData& data = entry->data;
+  data.steps.insert(data.steps.end(), batch.steps.begin(), batch.steps.end());
+  data.evals.insert(data.evals.end(), batch.evals.begin(), batch.evals.end());
+  data.samples.insert(data.samples.end(), batch.samples.begin(), batch.samples.end());
+  if (!batch.epochs.empty()) {
+    // The epoch times, so comparisons see them before the run ends.
+    auto& epochs = data.info["summary"]["epochs"];
+    if (!epochs.is_array()) epochs = nlohmann::json::array();
+    for (const EpochSummary& e : batch.epochs) epochs.push_back({{"epoch", e.epoch}, {"seconds", e.seconds}});
+    emit run_updated(id);
+  }
+}
+
+void RunStore::finish(int id, RunStatus status, const std::string& message) {
+  RunEntry* entry = find(id);
+  if (!entry) return;
+  entry->live = false;
+  // The record on disk is the authority for status and summary; the points already here stay,
+  // so charts keep pointing at the same data.
+  bool reread = false;
+  if (!entry->data.dir.empty()) {
+    try {
+      entry->data.info = load_run(entry->data.dir).info;
+      reread = true;
+    } catch (const RecordError&) {
+    }
+  }
+  if (!reread) {
+    entry->data.info["status"] = run_status_name(status);
+    entry->data.info["message"] = message;
+  }
+  emit run_updated(id);
+}
+
+bool RunStore::rename(int id, const QString& name, QString* error) {
+  RunEntry* entry = find(id);
+  if (!entry) return false;
+  const QString trimmed = name.trimmed();
+  if (trimmed.isEmpty()) {
+    if (error) *error = tr("a run needs a name");
+    return false;
+  }
+  nlohmann::json info = entry->data.info;
+  info["name"] = trimmed.toStdString();
+  if (!entry->live && !entry->data.dir.empty()) {
+    try {
+      // Re-read first, so a rename never overwrites what the record gained meanwhile.
+      nlohmann::json on_disk = load_run(entry->data.dir).info;
+      on_disk["name"] = trimmed.toStdString();
+      write_file_atomically(entry->data.dir / "run.json", on_disk.dump(2) + "\n");
+      info = on_disk;
+    } catch (const std::exception& e) {
+      if (error) *error = QString::fromStdString(e.what());
+      return false;
+    }
+  }
+  entry->data.info = info;
+  emit runs_changed();
+  return true;
+}
+
+bool RunStore::remove(int id, QString* error) {
+  auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e->id == id; });
+  if (it == entries_.end()) return false;
+  if ((*it)->live) {
+    if (error) *error = tr("this run is still training: stop it first");
+    return false;
+  }
+  const fs::path dir = (*it)->data.dir;
+  if (!dir.empty() && fs::exists(dir / "run.json")) {
+    std::error_code failure;
+    fs::remove_all(dir, failure);
+    if (failure) {
+      if (error) *error = QString::fromStdString(dir.string() + ": " + failure.message());
+      return false;
+    }
+  }
+  entries_.erase(it);
+  emit runs_changed();
+  return true;
+}
+
+void RunStore::set_checked(int id, bool checked) {
+  RunEntry* entry = find(id);
+  if (!entry || entry->checked == checked) return;
+  entry->checked = checked;
+  emit runs_changed();
+}
+
+RunEntry* RunStore::find(int id) {
+  for (auto& e : entries_)
+    if (e->id == id) return e.get();
+  return nullptr;
+}
+
+std::vector<RunEntry*> RunStore::entries() {
+  std::vector<RunEntry*> all;
+  for (auto& e : entries_) all.push_back(e.get());
+  // Newest first: live runs, then by creation time.
+  std::stable_sort(all.begin(), all.end(), [](RunEntry* a, RunEntry* b) {
+    const std::string ta = a->data.info.value("created", ""), tb = b->data.info.value("created", "");
+    if (ta != tb) return ta > tb;
+    return a->id > b->id;
+  });
+  return all;
+}
+
+std::vector<RunEntry*> RunStore::checked() {
+  std::vector<RunEntry*> ticked;
+  for (auto& e : entries_)
+    if (e->checked) ticked.push_back(e.get());
+  return ticked;
+}
+
+}  // namespace gpulab::ui

@@ -1,0 +1,71 @@
+// Every run the window knows: those recorded in the runs folder (loaded at start, so nothing is
+// lost between launches), imported folders (remembered), and live runs that grow as their feeds
+// are drained. Entries never move in memory, so charts can point at their records.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include <QColor>
+#include <QObject>
+#include <QStringList>
+
+#include "engine/run_record.hpp"
+#include "ui/run_feed.hpp"
+
+namespace gpulab::ui {
+
+struct RunEntry {
+  int id = 0;
+  RunData data;
+  bool live = false;     // a run of this window still training
+  bool checked = false;  // shown in the plots
+  QColor color;          // fixed for the run's life
+  bool imported = false; // outside the runs folder
+};
+
+class RunStore : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit RunStore(std::filesystem::path runs_dir, QObject* parent = nullptr);
+
+  const std::filesystem::path& runs_dir() const { return runs_dir_; }
+  // The runs folder and every remembered import; problems (unreadable records) are returned.
+  QStringList load_all();
+  // A run folder, or a folder of run folders. Returns how many runs were added.
+  int import_folder(const std::filesystem::path& folder, QStringList* problems);
+
+  RunEntry* add_live(RunData data);
+  // A live run's first news: its folder and plan.
+  void set_started(int id, const RunStart& start);
+  void append(int id, FeedBatch& batch);  // moves the records in
+  // A run that ended: run.json is read again for its final status and summary.
+  void finish(int id, RunStatus status, const std::string& message);
+
+  bool rename(int id, const QString& name, QString* error);
+  // Deletes the run's folder (the caller asks first). Returns false with a message.
+  bool remove(int id, QString* error);
+  void set_checked(int id, bool checked);
+
+  RunEntry* find(int id);
+  std::vector<RunEntry*> entries();  // newest first
+  std::vector<RunEntry*> checked();
+
+ signals:
+  void runs_changed();           // added, removed, renamed, ticked
+  void run_updated(int id);      // status or summary changed
+
+ private:
+  RunEntry* add(RunData data, bool imported);
+  void remember_imports();
+
+  std::filesystem::path runs_dir_;
+  std::vector<std::unique_ptr<RunEntry>> entries_;
+  std::vector<std::filesystem::path> imports_;
+  int next_id_ = 1;
+  int next_color_ = 0;
+};
+
+}  // namespace gpulab::ui

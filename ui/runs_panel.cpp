@@ -1,0 +1,190 @@
+// The runs list.
+#include "ui/runs_panel.hpp"
+
+#include <cmath>
+
+#include <QDesktopServices>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QTreeWidget>
+#include <QUrl>
+#include <QVBoxLayout>
+
+#include "engine/run_series.hpp"
+#include "ui/run_store.hpp"
+
+namespace gpulab::ui {
+namespace {
+
+enum Column { kName, kDevice, kBatch, kStatus, kAccuracy, kThroughput, kEpochTime, kColumns };
+
+QIcon color_icon(const QColor& color) {
+  QPixmap pixmap(12, 12);
+  pixmap.fill(color);
+  return QIcon(pixmap);
+}
+
+}  // namespace
+
+RunsPanel::RunsPanel(RunStore* store, QWidget* parent) : QWidget(parent), store_(store) {
+  tree_ = new QTreeWidget(this);
+  tree_->setObjectName("runs");
+  tree_->setColumnCount(kColumns);
+  tree_->setHeaderLabels({tr("Run"), tr("Device"), tr("Batch"), tr("Status"), tr("Test acc."),
+                          tr("Images/s"), tr("Epoch")});
+  tree_->setRootIsDecorated(false);
+  tree_->setUniformRowHeights(true);
+  tree_->setAlternatingRowColors(true);
+  tree_->setContextMenuPolicy(Qt::CustomContextMenu);
+  tree_->header()->setSectionResizeMode(kName, QHeaderView::Stretch);
+  for (int c = kDevice; c < kColumns; ++c)
+    tree_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  tree_->setToolTip(tr("Tick runs to overlay them in the plots; right-click for more"));
+
+  auto* import = new QPushButton(tr("Import…"), this);
+  import->setToolTip(tr("Add runs recorded elsewhere: a run folder or a folder of runs"));
+  connect(import, &QPushButton::clicked, this, &RunsPanel::import_runs);
+  auto* hint = new QLabel(tr("Tick runs to compare them; right-click a run to rename, delete or "
+                             "make it the baseline."),
+                          this);
+  hint->setWordWrap(true);
+  hint->setStyleSheet("color: palette(mid)");
+
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(hint, 1);
+  buttons->addWidget(import);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(tree_, 1);
+  layout->addLayout(buttons);
+
+  connect(tree_, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* item, int column) {
+    if (filling_ || column != kName) return;
+    store_->set_checked(item->data(kName, Qt::UserRole).toInt(), item->checkState(kName) == Qt::Checked);
+  });
+  connect(tree_, &QTreeWidget::customContextMenuRequested, this, &RunsPanel::show_menu);
+  connect(store_, &RunStore::runs_changed, this, &RunsPanel::rebuild);
+  connect(store_, &RunStore::run_updated, this, &RunsPanel::update_run);
+}
+
+void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {
+  const RunComparison row = compare_runs({&entry.data}, -1, 0).front();
+  const bool baseline = entry.id == baseline_;
+  item->setData(kName, Qt::UserRole, entry.id);
+  item->setText(kName, QString::fromStdString(entry.data.name()) + (baseline ? tr("  (baseline)") : ""));
+  item->setIcon(kName, color_icon(entry.color));
+  item->setCheckState(kName, entry.checked ? Qt::Checked : Qt::Unchecked);
+  item->setText(kDevice, QString::fromStdString(row.device));
+  item->setText(kBatch, row.batch > 0 ? QString::number(row.batch) : "");
+  const QString status = QString::fromStdString(row.status);
+  item->setText(kStatus, status);
+  item->setForeground(kStatus, status == "failed" ? QBrush(QColor(0xC0, 0x20, 0x20)) : QBrush());
+  const std::string message = entry.data.info.value("message", "");
+  QString tip = QString::fromStdString(entry.data.dir.string());
+  if (!message.empty()) tip += "\n" + QString::fromStdString(message);
+  for (int c = 0; c < kColumns; ++c) item->setToolTip(c, tip);
+  item->setText(kAccuracy, std::isfinite(row.test_accuracy)
+                               ? QString::number(100 * row.test_accuracy, 'f', 2) + " %"
+                               : "");
+  item->setText(kThroughput, std::isfinite(row.images_per_second)
+                                 ? QString::number(row.images_per_second, 'f', 0)
+                                 : "");
+  item->setText(kEpochTime, std::isfinite(row.epoch_seconds)
+                                ? QString::number(row.epoch_seconds, 'g', 3) + " s"
+                                : "");
+  for (int c = kBatch; c < kColumns; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
+}
+
+void RunsPanel::rebuild() {
+  filling_ = true;
+  tree_->clear();
+  for (RunEntry* entry : store_->entries()) {
+    auto* item = new QTreeWidgetItem(tree_);
+    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    fill_row(item, *entry);
+  }
+  filling_ = false;
+}
+
+void RunsPanel::update_run(int id) {
+  RunEntry* entry = store_->find(id);
+  if (!entry) return;
+  filling_ = true;
+  for (int i = 0; i < tree_->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* item = tree_->topLevelItem(i);
+    if (item->data(kName, Qt::UserRole).toInt() == id) fill_row(item, *entry);
+  }
+  filling_ = false;
+}
+
+void RunsPanel::set_baseline(int id) {
+  if (baseline_ == id) return;
+  baseline_ = id;
+  rebuild();
+  emit baseline_changed(id);
+}
+
+void RunsPanel::import_runs() {
+  const QString folder = QFileDialog::getExistingDirectory(
+      this, tr("Import runs: choose a run folder or a folder of runs"));
+  if (folder.isEmpty()) return;
+  QStringList problems;
+  const int added = store_->import_folder(folder.toStdString(), &problems);
+  QString text = tr("Imported %n run(s) from %1", "", added).arg(folder);
+  if (!problems.isEmpty()) text += "\n" + problems.join("\n");
+  emit message(text);
+}
+
+void RunsPanel::show_menu(const QPoint& pos) {
+  QTreeWidgetItem* item = tree_->itemAt(pos);
+  if (!item) return;
+  const int id = item->data(kName, Qt::UserRole).toInt();
+  RunEntry* entry = store_->find(id);
+  if (!entry) return;
+  QMenu menu(this);
+  menu.addAction(tr("Make baseline"), this, [this, id] { set_baseline(id); });
+  menu.addAction(tr("Use this setup"), this, [this, id] { emit use_setup_requested(id); });
+  menu.addSeparator();
+  menu.addAction(tr("Rename…"), this, [this, id] { rename_run(id); });
+  QAction* open = menu.addAction(tr("Open folder"), this, [entry] {
+    QDesktopServices::openUrl(QUrl::fromLocalFile(QString::fromStdString(entry->data.dir.string())));
+  });
+  open->setEnabled(!entry->data.dir.empty());
+  QAction* remove = menu.addAction(tr("Delete…"), this, [this, id] { delete_run(id); });
+  remove->setEnabled(!entry->live);
+  menu.exec(tree_->viewport()->mapToGlobal(pos));
+}
+
+void RunsPanel::rename_run(int id) {
+  RunEntry* entry = store_->find(id);
+  if (!entry) return;
+  bool ok = false;
+  const QString name = QInputDialog::getText(this, tr("Rename run"), tr("Name shown in plots and tables:"),
+                                             QLineEdit::Normal,
+                                             QString::fromStdString(entry->data.name()), &ok);
+  if (!ok) return;
+  QString error;
+  if (!store_->rename(id, name, &error)) emit message(tr("Could not rename: %1").arg(error));
+}
+
+void RunsPanel::delete_run(int id) {
+  RunEntry* entry = store_->find(id);
+  if (!entry) return;
+  const QString folder = QString::fromStdString(entry->data.dir.string());
+  const auto answer = QMessageBox::question(
+      this, tr("Delete run"),
+      tr("Delete the run \"%1\" and its folder?\n%2\nThis cannot be undone.")
+          .arg(QString::fromStdString(entry->data.name()), folder),
+      QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+  if (answer != QMessageBox::Yes) return;
+  QString error;
+  if (!store_->remove(id, &error)) emit message(tr("Could not delete: %1").arg(error));
+}
+
+}  // namespace gpulab::ui

@@ -1,0 +1,49 @@
+// The list of runs: tick runs to overlay them in the plots, pick the baseline, rename, delete
+// (after asking), open a run's folder, import runs from elsewhere, reuse a run's setup.
+#pragma once
+
+#include <QWidget>
+
+class QTreeWidget;
+class QTreeWidgetItem;
+
+namespace gpulab::ui {
+
+class RunStore;
+struct RunEntry;
+
+class RunsPanel : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit RunsPanel(RunStore* store, QWidget* parent = nullptr);
+
+  // Rebuilds the rows from the store (cheap: tens to hundreds of runs).
+  void rebuild();
+  // Updates one run's row (status, accuracy, images/s) in place.
+  void update_run(int id);
+  int baseline() const { return baseline_; }
+  void set_baseline(int id);
+  QTreeWidget* tree() { return tree_; }
+
+ signals:
+  void baseline_changed(int id);
+  void use_setup_requested(int id);  // load this run's configuration into the experiment panel
+  void message(const QString& text);
+
+ public slots:
+  void import_runs();
+
+ private:
+  void fill_row(QTreeWidgetItem* item, const RunEntry& entry);
+  void show_menu(const QPoint& pos);
+  void rename_run(int id);
+  void delete_run(int id);
+
+  RunStore* store_;
+  QTreeWidget* tree_;
+  int baseline_ = 0;
+  bool filling_ = false;
+};
+
+}  // namespace gpulab::ui

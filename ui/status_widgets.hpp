@@ -1,0 +1,67 @@
+// Small widgets the window reports with: a message bar (information, warning, error, with
+// optional buttons and a progress bar) and one progress row per training run.
+#pragma once
+
+#include <map>
+
+#include <QFrame>
+#include <QWidget>
+
+#include "engine/metrics.hpp"
+#include "engine/trainer.hpp"
+
+class QHBoxLayout;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QVBoxLayout;
+
+namespace gpulab::ui {
+
+class Banner : public QFrame {
+  Q_OBJECT
+
+ public:
+  enum class Kind { Info, Warning, Error };
+  explicit Banner(QWidget* parent = nullptr);
+
+  void show_message(Kind kind, const QString& text);  // removes any buttons
+  QPushButton* add_button(const QString& text);
+  QProgressBar* progress();  // shown on first use
+  QString text() const;
+  void dismiss();
+
+ private:
+  QLabel* label_;
+  QHBoxLayout* buttons_;
+  QProgressBar* progress_ = nullptr;
+};
+
+class ProgressList : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ProgressList(QWidget* parent = nullptr);
+
+  void add(int id, const QString& name);
+  void set_plan(int id, const StepPlan& plan);
+  void update(int id, const StepMetrics& last, bool paused);
+  void finish(int id, const QString& result);  // the row keeps the result until the next start
+  void clear_finished();
+  QString text(int id) const;  // what the row says, for tests and screen readers
+
+ private:
+  struct Row {
+    QLabel* label;
+    QProgressBar* bar;
+    StepPlan plan;
+    bool finished = false;
+  };
+  QVBoxLayout* layout_;
+  std::map<int, Row> rows_;
+};
+
+// "1:05", "12:03:07"
+QString duration_text(double seconds);
+
+}  // namespace gpulab::ui
