@@ -4,6 +4,10 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QTimer>
+
+#include "ui/device_picker.hpp"
+#include "ui/experiment_panel.hpp"
 
 #include "gpulab/build_config.hpp"
 #include "ui/main_window.hpp"
@@ -31,7 +35,12 @@ int main(int argc, char** argv) {
   const QCommandLineOption runs_dir("runs-dir", "folder of run records (default: $GPULAB_RUNS or ~/.local/share/gpulab/runs)", "DIR");
   const QCommandLineOption data_dir("data-dir", "folder with the MNIST files", "DIR");
   const QCommandLineOption telemetry("telemetry-hz", "device samples per second (default 4)", "HZ");
-  parser.addOptions({presenter, runs_dir, data_dir, telemetry});
+  const QCommandLineOption setup("setup", "open this setup (a JSON file saved by gpulab)", "FILE");
+  const QCommandLineOption train("train", "start training the setup at once, on the CPU unless --device says otherwise");
+  const QCommandLineOption device("device", "with --train: where to train (cpu, cuda:N; repeat to race)", "DEVICE");
+  const QCommandLineOption recent("show-recent", "show the N most recent runs in the plots", "N");
+  const QCommandLineOption tab("tab", "open on this tab: live or compare", "TAB");
+  parser.addOptions({presenter, runs_dir, data_dir, telemetry, setup, train, device, recent, tab});
   parser.process(app);
 
   gpulab::ui::WindowOptions options;
@@ -49,5 +58,25 @@ int main(int argc, char** argv) {
   }
   gpulab::ui::MainWindow window(options);
   window.show();
+  auto fail = [](const QString& text) {
+    std::fprintf(stderr, "gpulab: %s\n", qPrintable(text));
+    return 2;
+  };
+  if (parser.isSet(setup)) {
+    QString error;
+    if (!window.experiment()->load_file(parser.value(setup), &error)) return fail(error);
+  }
+  if (parser.isSet(recent)) window.show_recent(parser.value(recent).toInt());
+  if (parser.isSet(tab) && !window.show_tab(parser.value(tab)))
+    return fail("--tab must be live or compare, not " + parser.value(tab));
+  if (parser.isSet(device)) {
+    const QStringList devices = parser.values(device);
+    if (!window.device_picker()->select_only(devices.first().toStdString()))
+      return fail("--device " + devices.first() + ": not on this machine (see gpulab-cli devices)");
+    for (const QString& d : devices.mid(1))
+      if (!window.device_picker()->add(d.toStdString()))
+        return fail("--device " + d + ": not on this machine (see gpulab-cli devices)");
+  }
+  if (parser.isSet(train)) QTimer::singleShot(0, &window, [&window] { window.start_training(); });
   return app.exec();
 }

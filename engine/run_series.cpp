@@ -307,10 +307,11 @@ void ChartBuilder::add_line(Panel& panel, int run, Metric metric, const std::str
   line.metric = metric;
   line.device = device;
   line.markers = markers;
+  line.smoothing = markers || from_samples(metric) ? 1 : std::max(1, options_.smoothing);
   const int panel_index = int(&panel - chart_.panels.data());
   line_index_.emplace_back(panel_index, int(panel.lines.size()));
   panel.lines.push_back(std::move(line));
-  builders_.emplace_back(metric, device, markers ? 1 : options_.smoothing);
+  builders_.emplace_back(metric, device, panel.lines.back().smoothing);
 }
 
 void ChartBuilder::reset(std::vector<const RunData*> runs) {
@@ -343,7 +344,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
       }
       break;
     case ChartKind::Accuracy:
-      chart_.title = "Accuracy: training batches and test set";
+      chart_.title = "Accuracy (dots: test set)";
       chart_.panels.push_back(line_panel(metric_label(Metric::TrainAccuracy)));
       for (int r = 0; r < count; ++r) {
         add_line(chart_.panels[0], r, Metric::TrainAccuracy, "", false);
@@ -460,7 +461,7 @@ void write_chart_csv(const Chart& chart, std::ostream& out) {
                                  metric_key(line.metric) + "," + csv_field(line.device) + ",";
       for (size_t i = 0; i < line.points.size(); ++i)
         out << prefix << csv_number(line.points.x[i]) << ',' << csv_number(line.points.y[i]) << ','
-            << (line.markers ? "" : csv_number(line.points.smoothed[i])) << '\n';
+            << (line.smoothing > 1 ? csv_number(line.points.smoothed[i]) : "") << '\n';
     }
     for (const BarSet& set : panel.bars)
       for (size_t r = 0; r < set.values.size(); ++r)

@@ -92,7 +92,8 @@ std::vector<ChartKind> all_chart_kinds();
 
 struct ChartOptions {
   XAxis x = XAxis::Step;
-  int smoothing = 25;           // trailing-mean window in points; 1 draws raw values only
+  int smoothing = 25;           // trailing-mean window in steps; 1 draws raw values only. Device
+                                // samples (a few a second) and evaluations are never smoothed.
   int baseline = 0;             // index into the runs, for the speedup chart
   double target_accuracy = 0.98;  // for "time to target" in the speedup chart
 };
@@ -102,6 +103,7 @@ struct LineSeries {
   Metric metric = Metric::Loss;
   std::string device;           // telemetry only
   bool markers = false;         // evaluations: a few points, drawn as dots joined by a line
+  int smoothing = 1;            // the trailing-mean window of points.smoothed; 1: raw
   Points points;
 };
 

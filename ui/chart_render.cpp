@@ -172,7 +172,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
         out.raw->setScatterStyle(
             QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, theme.presenter ? 10 : 7));
       } else {
-        const bool smoothing = chart.smoothing > 1;
+        const bool smoothing = line.smoothing > 1;
         out.raw->setPen(QPen(smoothing ? lighter(color, raw_toward_white) : color,
                              smoothing ? 1 : smooth_width));
         if (smoothing) {
@@ -196,6 +196,16 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
                          qOverload<const QCPRange&>(&QCPAxis::rangeChanged),
                          b->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::setRange));
 
+  if (drawn.rects.empty()) {
+    // Nothing to draw: say why, rather than show empty axes.
+    auto* hint = new QCPTextElement(
+        &plot,
+        chart.runs.empty() ? QObject::tr("No runs shown: press ▶ Train, or tick runs in the list")
+                           : QObject::tr("No device samples in these runs yet"),
+        scaled_font(theme.font_scale));
+    hint->setTextColor(QColor(0x70, 0x70, 0x70));
+    plot.plotLayout()->addElement(row++, 0, hint);
+  }
   if (!legend.empty()) {
     // In the layout first: a legend gets its plot from there, and its items need the plot.
     auto* box = new QCPLegend;
@@ -204,7 +214,8 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
     box->setBorderPen(Qt::NoPen);
     box->setFont(scaled_font(theme.font_scale * 0.95));
     box->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    box->setWrap(5);
+    // As many entries a row as the width holds, so none is cut short.
+    box->setWrap(std::clamp(int(plot.width() / (150 * theme.font_scale)), 1, 6));
     for (QCPAbstractPlottable* entry : legend) box->addItem(new QCPPlottableLegendItem(box, entry));
     plot.plotLayout()->setRowStretchFactor(row, 0.001);
     drawn.legend = box;

@@ -78,6 +78,7 @@ void ChartView::set_theme(const PlotTheme& theme) {
 }
 
 void ChartView::redraw() {
+  drawn_width_ = plot_->width();
   drawn_ = draw_chart(*plot_, builder_.chart(), colors_, theme_);
   autoscroll_ = true;
   plot_->replot(QCustomPlot::rpQueuedReplot);
@@ -93,21 +94,33 @@ void ChartView::refresh(bool refresh_bars) {
   append_new_points(drawn_, builder_.chart());
   for (const DrawnLine& line : drawn_.lines) after += line.drawn;
   if (refresh_bars) update_bars(drawn_, builder_.chart());
-  if (after == before && !refresh_bars) return;
-  if (!isVisible()) {
-    stale_ = true;
-    return;
-  }
+  if (after != before || refresh_bars) dirty_ = true;
+}
+
+bool ChartView::replot_if_dirty() {
+  if (!dirty_ || !isVisible()) return false;
+  dirty_ = false;
   if (autoscroll_) fit_axes(drawn_);
-  plot_->replot(QCustomPlot::rpQueuedReplot);
+  plot_->replot(QCustomPlot::rpImmediateRefresh);
+  return true;
 }
 
 void ChartView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
-  if (!stale_) return;
-  stale_ = false;
+  if (!dirty_) return;
+  dirty_ = false;
   if (autoscroll_) fit_axes(drawn_);
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ChartView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  // The legend wraps by width: lay it out again when the width changed a lot.
+  if (std::abs(plot_->width() - drawn_width_) > 120) {
+    const bool follow = autoscroll_;
+    redraw();
+    autoscroll_ = follow;
+  }
 }
 
 void ChartView::fit_view() {

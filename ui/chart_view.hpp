@@ -27,9 +27,13 @@ class ChartView : public QWidget {
   void set_runs(std::vector<const RunData*> runs, std::vector<QColor> colors);
   void set_options(const ChartOptions& options);
   void set_theme(const PlotTheme& theme);
-  // Takes in what the runs appended since the last call and schedules a replot when anything
-  // did. Bars (medians, comparisons) are recomputed only when refresh_bars is set.
+  // Takes in what the runs appended since the last call; the plot is redrawn by replot_if_dirty,
+  // so the window decides how often drawing may cost. Bars (medians, comparisons) are
+  // recomputed only when refresh_bars is set.
   void refresh(bool refresh_bars);
+  // Draws now if anything changed since the last draw and the chart is visible; returns whether
+  // it drew.
+  bool replot_if_dirty();
   // Back to all the data, and autoscroll on.
   void fit_view();
   bool autoscroll() const { return autoscroll_; }
@@ -46,6 +50,7 @@ class ChartView : public QWidget {
 
  protected:
   void showEvent(QShowEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void redraw();
@@ -60,7 +65,8 @@ class ChartView : public QWidget {
   DrawnChart drawn_;
   QCustomPlot* plot_;
   bool autoscroll_ = true;
-  bool stale_ = false;  // data arrived while hidden
+  bool dirty_ = false;  // data arrived since the last draw
+  int drawn_width_ = 0;  // the legend wraps for this width
 };
 
 }  // namespace gpulab::ui

@@ -115,6 +115,13 @@ void CompareView::refresh(bool refresh_bars) {
   speedup_->refresh(refresh_bars);
   step_time_->refresh(refresh_bars);
   if (refresh_bars) fill_table();
+  replot_if_dirty();
+}
+
+bool CompareView::replot_if_dirty() {
+  const bool a = speedup_->replot_if_dirty();
+  const bool b = step_time_->replot_if_dirty();
+  return a || b;
 }
 
 std::vector<RunComparison> CompareView::rows() const {

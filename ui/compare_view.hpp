@@ -26,6 +26,7 @@ class CompareView : public QWidget {
   // The runs to compare (ticked ones) and which of them is the baseline (a run id).
   void set_runs(const std::vector<RunEntry*>& runs, int baseline_id);
   void refresh(bool refresh_bars);
+  bool replot_if_dirty();
   double target_accuracy() const;
   std::vector<RunComparison> rows() const;
   ChartView* speedup_chart() { return speedup_; }

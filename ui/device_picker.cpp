@@ -91,3 +91,20 @@ bool DevicePicker::select_only(const std::string& device) {
 }
 
 }  // namespace gpulab::ui
+
+namespace gpulab::ui {
+
+bool DevicePicker::add(const std::string& device) {
+  if (device == "cpu") {
+    cpu_box_->setChecked(true);
+    return true;
+  }
+  for (QCheckBox* box : gpu_boxes_)
+    if (box->property("device").toString().toStdString() == device) {
+      box->setChecked(true);
+      return true;
+    }
+  return false;
+}
+
+}  // namespace gpulab::ui

@@ -25,6 +25,7 @@ class DevicePicker : public QGroupBox {
   void set_threads(int threads);
   // Ticks only this device (when it exists here); returns whether it does.
   bool select_only(const std::string& device);
+  bool add(const std::string& device);  // ticks it too; false where it does not exist
   bool has_gpu() const { return !gpu_boxes_.empty(); }
   const DeviceList& devices() const { return devices_; }
 

@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QGridLayout>
 #include <QLabel>
@@ -45,6 +46,9 @@ namespace {
 
 constexpr int kTickMs = 33;         // ~30 Hz: smooth to the eye, cheap for the trainer
 constexpr int kBarsEveryTicks = 15;  // medians and comparisons twice a second
+// Drawing may take this share of one core at most: on a 2-core machine a training step waits
+// for its slowest thread, so every millisecond the window takes from a core is lost to all.
+constexpr double kDrawBudget = 0.02;
 
 std::string iso_now() {
   const std::time_t now = std::time(nullptr);
@@ -456,9 +460,19 @@ void MainWindow::tick() {
   ++ticks_;
   const bool bars = ticks_ % kBarsEveryTicks == 0;
   for (ChartView* view : charts_) view->refresh(bars);
-  if (tabs_->currentWidget() == compare_) compare_->refresh(bars);
   if (bars)
     for (const Active& a : active_) runs_panel_->update_run(a.id);
+  // Draw as often as the budget allows: a cheap chart at the timer's rate, a heavy one (many
+  // points, a big screen) less often, never more than kDrawBudget of a core.
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_replot_) return;
+  QElapsedTimer cost;
+  cost.start();
+  for (ChartView* view : charts_) view->replot_if_dirty();
+  if (tabs_->currentWidget() == compare_) compare_->refresh(bars);
+  const auto spent = std::chrono::nanoseconds(cost.nsecsElapsed());
+  next_replot_ = now + std::max<std::chrono::nanoseconds>(std::chrono::milliseconds(kTickMs),
+                                                          std::chrono::nanoseconds(int64_t(spent.count() / kDrawBudget)));
 }
 
 void MainWindow::on_finished(RunController* controller) {
@@ -481,7 +495,10 @@ void MainWindow::on_finished(RunController* controller) {
   active_.erase(std::find_if(active_.begin(), active_.end(),
                              [&](const Active& a) { return a.controller == controller; }));
   controller->deleteLater();
-  for (ChartView* view : charts_) view->refresh(true);
+  for (ChartView* view : charts_) {
+    view->refresh(true);
+    view->replot_if_dirty();
+  }
   compare_->refresh(true);
   runs_panel_->update_run(id);
   if (active_.empty()) {
@@ -568,7 +585,7 @@ void MainWindow::apply_chart_options() {
   options.smoothing = smoothing_->value();
   smoothing_label_->setText(options.smoothing <= 1
                                 ? tr("off (raw values)")
-                                : tr("trailing mean of %1 points").arg(options.smoothing));
+                                : tr("trailing mean of %1 steps").arg(options.smoothing));
   for (ChartView* view : charts_) view->set_options(options);
 }
 
@@ -587,6 +604,20 @@ void MainWindow::set_presenter(bool on) {
   setStyleSheet(on ? "QMainWindow, QWidget { background: white; color: black; }" : "");
   if (on) showFullScreen();
   else if (isFullScreen()) showNormal();
+}
+
+void MainWindow::show_recent(int count) {
+  for (RunEntry* entry : store_->entries()) {
+    if (count-- <= 0) break;
+    store_->set_checked(entry->id, true);
+  }
+}
+
+bool MainWindow::show_tab(const QString& name) {
+  if (name == "live") tabs_->setCurrentIndex(0);
+  else if (name == "compare") tabs_->setCurrentWidget(compare_);
+  else return false;
+  return true;
 }
 
 void MainWindow::check_data(bool offer_fetch) {

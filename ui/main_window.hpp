@@ -3,6 +3,7 @@
 // threads; a ~30 Hz timer drains their feeds into the plots, so neither waits for the other.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -61,6 +62,10 @@ class MainWindow : public QMainWindow {
   void stop_all();
   bool any_running() const;
   void set_presenter(bool on);
+  // Ticks the `count` most recent runs, so they show in the plots.
+  void show_recent(int count);
+  // "live" or "compare"; returns false for another name.
+  bool show_tab(const QString& name);
 
   // For tests, and for anyone scripting the window.
   ExperimentPanel* experiment() { return experiment_; }
@@ -138,6 +143,7 @@ class MainWindow : public QMainWindow {
   std::vector<Active> active_;
   bool paused_ = false;
   int ticks_ = 0;
+  std::chrono::steady_clock::time_point next_replot_{};
   bool presenter_ = false;
   QFont normal_font_;
   QString export_dir_;
