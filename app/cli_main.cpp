@@ -2,6 +2,8 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include <CLI/CLI.hpp>
@@ -13,6 +15,7 @@
 #include "engine/cpu_backend.hpp"
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
+#include "engine/experiment.hpp"
 #include "engine/init.hpp"
 #include "engine/run_record.hpp"
 #include "engine/session.hpp"
@@ -51,6 +54,45 @@ struct TrainFlags {
   uint64_t seed = 1;
   bool quiet = false;
 };
+
+// A model file saved by the window carries its training settings in "train": they are the
+// defaults, and the flags given on the command line win.
+void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
+  if (is_preset(f.model) || !std::filesystem::is_regular_file(f.model)) return;
+  nlohmann::json j;
+  try {
+    std::ifstream in(f.model);
+    j = nlohmann::json::parse(in);
+  } catch (const std::exception&) {
+    return;  // load_model reports what is wrong with the file
+  }
+  if (!j.is_object() || !j.contains("train")) return;
+  TrainOptions t;
+  BackendOptions b;
+  try {
+    train_config_from_json(j["train"], t, b);
+  } catch (const ConfigError& e) {
+    throw ConfigError("--model " + f.model + ": \"train\": " + e.what());
+  }
+  auto unset = [&](const char* flag) { return train.count(flag) == 0; };
+  if (unset("--epochs") && unset("--steps")) {
+    f.epochs = t.epochs;
+    f.steps = t.max_steps;
+  }
+  if (unset("--batch")) f.batch = t.batch;
+  if (unset("--optimizer")) f.optimizer = optimizer_name(t.optimizer.kind);
+  if (unset("--lr")) f.lr = t.optimizer.lr;
+  if (unset("--momentum")) f.momentum = t.optimizer.momentum;
+  if (unset("--weight-decay")) f.weight_decay = t.optimizer.weight_decay;
+  if (unset("--schedule")) f.schedule = schedule_name(t.schedule.kind);
+  if (unset("--gamma")) f.gamma = t.schedule.gamma;
+  if (unset("--seed")) f.seed = t.seed;
+  if (unset("--shuffle")) f.shuffle = t.shuffle ? "on" : "off";
+  if (unset("--eval-every")) f.eval_every = t.eval_every;
+  if (unset("--target-accuracy")) f.target_accuracy = t.target_accuracy;
+  if (unset("--device")) f.device = b.device;
+  if (unset("--threads")) f.threads = b.threads;
+}
 
 RunRequest make_request(const TrainFlags& f) {
   RunRequest r;
@@ -236,9 +278,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
     return 2;
   }
-  // A step budget without an epoch count runs as many epochs as the budget needs.
-  if (train->count("--steps") > 0 && train->count("--epochs") == 0) f.epochs = 0;
   try {
+    if (app.got_subcommand("train")) apply_file_defaults(f, *train);
+    // A step budget without an epoch count runs as many epochs as the budget needs.
+    if (train->count("--steps") > 0 && train->count("--epochs") == 0) f.epochs = 0;
     if (app.got_subcommand("devices")) return print_devices();
     if (app.got_subcommand("train")) return run_train(f);
     if (app.got_subcommand("eval")) return run_eval(weights, eval_model, eval_data, eval_batch, eval_threads);

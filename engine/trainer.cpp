@@ -146,7 +146,9 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
       metrics.step_ms = step_ms;
       metrics.times = times;
       observer.on_step(metrics);
-      if (options.eval_every > 0 && step % options.eval_every == 0 && step < total_steps)
+      // Not at the last step of an epoch or of the run: the epoch's own evaluation follows.
+      const bool epoch_ends = b + 1 == sampler.batches_per_epoch() && options.eval_at_epoch_end;
+      if (options.eval_every > 0 && step % options.eval_every == 0 && step < total_steps && !epoch_ends)
         evaluate(epoch);
     }
     if (summary.status != RunStatus::Running || epoch_steps == 0) break;

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <fstream>
 #include <cstdio>
 #include <string>
 
@@ -88,6 +89,75 @@ TEST(Cli, TrainsSavesAndEvaluates) {
                            (dir.path() / "run2").string());
   ASSERT_EQ(steps.exit_code, 0) << steps.output;
   EXPECT_NE(steps.output.find("after 5 steps"), std::string::npos) << steps.output;
+}
+
+TEST(Cli, ASavedSetupGivesTheDefaultsAndFlagsWin) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  const auto setup = dir.path() / "setup.json";
+  std::ofstream(setup) << R"({"name": "tiny", "layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
+    "train": {"batch": 16, "max_steps": 7, "epochs": 0, "optimizer": "sgd", "lr": 0.05}})";
+  const Result r = cli("train --model " + setup.string() + data + " --out " + (dir.path() / "a").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("after 7 steps"), std::string::npos) << r.output;
+  const RunData run = load_run(dir.path() / "a");
+  EXPECT_EQ(run.info["config"]["batch"], 16);
+  EXPECT_EQ(run.info["config"]["optimizer"], "sgd");
+
+  const Result flags = cli("train --model " + setup.string() + " --steps 3 --batch 8" + data +
+                           " --out " + (dir.path() / "b").string());
+  ASSERT_EQ(flags.exit_code, 0) << flags.output;
+  EXPECT_NE(flags.output.find("after 3 steps"), std::string::npos) << flags.output;
+  EXPECT_EQ(load_run(dir.path() / "b").info["config"]["batch"], 8);
+
+  std::ofstream(dir.path() / "bad.json") << R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
+    "train": {"optimizer": "rmsprop"}})";
+  expect_rejected("train --model " + (dir.path() / "bad.json").string() + data, "rmsprop");
+}
+
+TEST(Cli, ExportsChartsOfRecordedRuns) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(128, 1), test::synthetic_set(32, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  for (const char* name : {"a", "b"})
+    ASSERT_EQ(cli(std::string("train --model mlp --steps 12 --batch 16 --quiet --eval-every 4") + data +
+                  " --name " + name + " --out " + (dir.path() / "runs" / name).string())
+                  .exit_code,
+              0);
+  const std::string runs = " --runs " + (dir.path() / "runs").string();
+  const auto csv = dir.path() / "loss.csv";
+  const Result loss = cli("export" + runs + " --chart loss --out " + csv.string());
+  ASSERT_EQ(loss.exit_code, 0) << loss.output;
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "panel,run,series,device,step,value,smoothed");
+  int rows = 0;
+  for (std::string line; std::getline(in, line);) ++rows;
+  EXPECT_EQ(rows, 2 * (12 + 3));  // per run: 12 steps and 3 evaluations (4, 8, and the end)
+
+  const auto table = dir.path() / "speedup.csv";
+  const Result speedup = cli("export" + runs + " --chart speedup --baseline b --out " + table.string());
+  ASSERT_EQ(speedup.exit_code, 0) << speedup.output;
+  std::ifstream rows_in(table);
+  std::string line;
+  std::getline(rows_in, line);
+  EXPECT_EQ(line.rfind("run,device,batch,", 0), 0u) << line;
+
+  expect_rejected("export" + runs + " --chart pie --out x.png", "--chart");
+  expect_rejected("export --runs /nonexistent --chart loss --out x.csv", "/nonexistent");
+  expect_rejected("export" + runs + " --chart loss --out x.gif", "--format");
+  expect_rejected("export" + runs + " --chart loss --baseline zzz --out x.csv", "--baseline zzz");
+  expect_rejected("export" + runs + " --chart loss --out /nonexistent/dir/x.csv", "/nonexistent/dir");
+#ifdef GPULAB_TEST_HAVE_CHARTS
+  for (const char* format : {"png", "svg", "pdf"}) {
+    const auto image = dir.path() / (std::string("steps.") + format);
+    const Result r = cli("export" + runs + " --chart step-time --out " + image.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_GT(std::filesystem::file_size(image), 1000u) << format;
+  }
+#endif
 }
 
 }  // namespace
