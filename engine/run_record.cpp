@@ -312,6 +312,15 @@ std::vector<RunData> load_runs(const fs::path& root, std::vector<std::string>* p
   return runs;
 }
 
+std::string iso_time_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return text;
+}
+
 fs::path default_runs_dir() {
   if (const char* env = std::getenv("GPULAB_RUNS"); env && *env) return env;
   if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)

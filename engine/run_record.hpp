@@ -71,6 +71,9 @@ RunData load_run(const std::filesystem::path& dir);
 std::vector<RunData> load_runs(const std::filesystem::path& root,
                                std::vector<std::string>* problems = nullptr);
 
+// Now, as run.json's "created" holds it: 2026-11-22T19:08:15Z.
+std::string iso_time_now();
+
 // Where runs are kept when no --out is given: $GPULAB_RUNS, else $XDG_DATA_HOME/gpulab/runs.
 std::filesystem::path default_runs_dir();
 // Makes and returns a new, empty folder under root named from the time and model

@@ -42,15 +42,6 @@ class Fanout final : public TrainObserver {
   RunObserver& observer_;
 };
 
-std::string iso_time_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 json run_config_json(const RunRequest& request) {
   json config = train_config_to_json(request.train, request.backend);
   config["validation"] = request.validation;

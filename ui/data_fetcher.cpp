@@ -2,6 +2,7 @@
 #include "ui/data_fetcher.hpp"
 
 #include <fstream>
+#include <utility>
 
 #include <QCryptographicHash>
 #include <QNetworkAccessManager>
@@ -77,21 +78,27 @@ void DataFetcher::fetch_npm() {
   connect(reply, &QNetworkReply::finished, this, &DataFetcher::on_npm_done);
 }
 
-void DataFetcher::on_npm_done() {
-  QNetworkReply* reply = reply_;
-  reply_ = nullptr;
+std::optional<DataFetcher::Download> DataFetcher::take_reply() {
+  QNetworkReply* reply = std::exchange(reply_, nullptr);
   reply->deleteLater();
   if (reply->error() == QNetworkReply::OperationCanceledError) {
     done(false, tr("download cancelled"));
-    return;
+    return std::nullopt;
   }
-  if (reply->error() != QNetworkReply::NoError) {
-    problems_ << tr("npm: %1").arg(reply->errorString());
+  Download download;
+  if (reply->error() != QNetworkReply::NoError) download.error = reply->errorString();
+  else download.body = reply->readAll();
+  return download;
+}
+
+void DataFetcher::on_npm_done() {
+  const auto download = take_reply();
+  if (!download) return;
+  if (!download->error.isEmpty()) {
+    problems_ << tr("npm: %1").arg(download->error);
   } else {
-    const QByteArray body = reply->readAll();
     try {
-      const auto bytes = std::span(reinterpret_cast<const uint8_t*>(body.constData()), size_t(body.size()));
-      const std::vector<uint8_t> tar = data::gunzip(bytes, npm_.toStdString());
+      const std::vector<uint8_t> tar = data::gunzip(download->bytes(), npm_.toStdString());
       const auto files = data::untar(
           tar, [](const std::string& path) { return path.rfind("package/data/", 0) == 0; },
           npm_.toStdString());
@@ -135,23 +142,16 @@ void DataFetcher::fetch_next_mirror_file() {
 }
 
 void DataFetcher::on_mirror_done() {
-  QNetworkReply* reply = reply_;
-  reply_ = nullptr;
-  reply->deleteLater();
-  if (reply->error() == QNetworkReply::OperationCanceledError) {
-    done(false, tr("download cancelled"));
-    return;
-  }
+  const auto download = take_reply();
+  if (!download) return;
   const std::string name = needed_.front();
   const QString mirror = mirrors_[int(mirror_index_)];
   bool installed = false;
-  if (reply->error() != QNetworkReply::NoError) {
-    problems_ << mirror + ": " + reply->errorString();
+  if (!download->error.isEmpty()) {
+    problems_ << mirror + ": " + download->error;
   } else {
     try {
-      const QByteArray body = reply->readAll();
-      const auto raw = data::gunzip(
-          std::span(reinterpret_cast<const uint8_t*>(body.constData()), size_t(body.size())), name + ".gz");
+      const auto raw = data::gunzip(download->bytes(), name + ".gz");
       installed = install(name, raw, mirror);
     } catch (const std::exception& e) {
       problems_ << mirror + ": " + e.what();

@@ -5,9 +5,12 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include <QByteArray>
 #include <QObject>
 #include <QStringList>
 
@@ -35,6 +38,15 @@ class DataFetcher : public QObject {
   void finished(bool ok, const QString& message);
 
  private:
+  struct Download {
+    QByteArray body;
+    QString error;  // empty on success
+    std::span<const uint8_t> bytes() const {
+      return {reinterpret_cast<const uint8_t*>(body.constData()), size_t(body.size())};
+    }
+  };
+  // The finished reply's body or error; nothing (the fetch is over) when it was cancelled.
+  std::optional<Download> take_reply();
   void fetch_npm();
   void on_npm_done();
   void fetch_next_mirror_file();

@@ -50,15 +50,6 @@ constexpr int kBarsEveryTicks = 15;  // medians and comparisons twice a second
 // for its slowest thread, so every millisecond the window takes from a core is lost to all.
 constexpr double kDrawBudget = 0.02;
 
-std::string iso_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return text;
-}
-
 QString result_text(const RunSummary& s) {
   switch (s.status) {
     case RunStatus::Finished: {
@@ -419,7 +410,7 @@ int MainWindow::start_requests(std::vector<RunRequest> requests) {
     data.dir = request.out_dir;
     data.info = {{"format", kRunFormat},
                  {"name", request.name},
-                 {"created", iso_now()},
+                 {"created", iso_time_now()},
                  {"status", "running"},
                  {"model", model_to_json(request.model)},
                  {"config", train_config_to_json(request.train, request.backend)}};
