@@ -21,6 +21,11 @@ struct Gemm {
   size_t scratch_floats = 0;
 };
 
+// Binds a handle to its stream and a workspace the caller owns. cublasSetStream resets the
+// workspace to cuBLAS's own pool, which allocates during CUDA graph capture; so the stream is set
+// first, then the workspace, and gemm() leaves the stream alone when it already matches.
+void gemm_bind(cublasHandle_t handle, cudaStream_t stream, void* workspace, size_t bytes);
+
 // Row-major C (M,N) = alpha op(A) op(B) + beta C, as cblas_sgemm(CblasRowMajor, ...), on stream.
 void gemm(const Gemm& g, bool transpose_a, bool transpose_b, int M, int N, int K, float alpha,
           const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,

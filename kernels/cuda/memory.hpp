@@ -1,6 +1,7 @@
 // RAII owners for everything the CUDA backend holds: device and pinned host buffers, streams,
-// events, cuBLAS handles and graphs. Destructors never throw (a failed free is ignored: after a
-// device fault the context is gone anyway).
+// events, cuBLAS handles and graphs. Destructors never throw: a failed free (after a device
+// fault the context is gone anyway) is ignored and cleared from cudaGetLastError, so that it
+// cannot surface later as the error of an unrelated launch.
 #pragma once
 
 #include <cublas_v2.h>
@@ -37,7 +38,7 @@ class DeviceBuffer {
     return *this;
   }
   ~DeviceBuffer() {
-    if (data_) cudaFree(data_);
+    if (data_ && cudaFree(data_) != cudaSuccess) cudaGetLastError();
   }
   T* data() const { return data_; }
   size_t size() const { return count_; }
@@ -61,7 +62,7 @@ class PinnedBuffer {
     return *this;
   }
   ~PinnedBuffer() {
-    if (data_) cudaFreeHost(data_);
+    if (data_ && cudaFreeHost(data_) != cudaSuccess) cudaGetLastError();
   }
   T* data() const { return data_; }
   size_t size() const { return count_; }
@@ -84,7 +85,7 @@ class UniqueHandle {
     return *this;
   }
   ~UniqueHandle() {
-    if (handle_) Destroy(handle_);
+    if (handle_ && Destroy(handle_) != cudaSuccess) cudaGetLastError();
   }
   Handle get() const { return handle_; }
   explicit operator bool() const { return handle_ != nullptr; }
