@@ -92,9 +92,11 @@ class CudaBackend final : public Backend {
   };
   // Everything on the device, dropped at once when the GPU fails.
   struct State {
+    // Declared in the order of need, destroyed in reverse: the handle goes before its
+    // workspace, everything before the stream.
     kc::Stream stream;
-    kc::CublasHandle blas;
     kc::DeviceBuffer<uint8_t> blas_workspace;
+    kc::CublasHandle blas;
     kc::DeviceBuffer<uint8_t> inputs;       // StepScalars, then (batch) int32 indices
     kc::PinnedBuffer<uint8_t> host_inputs;  // the same layout
     kc::PinnedBuffer<DeviceLoss> host_loss;
@@ -206,8 +208,8 @@ void CudaBackend::build(const DataSets& data) {
   const int image_size = static_cast<int>(plan_.layers.front().input.size());
   const int classes = plan_.layers.back().output.channels;
   s.stream = kc::make_stream();
-  s.blas = kc::CublasHandle::create();
   s.blas_workspace = kc::DeviceBuffer<uint8_t>(kBlasWorkspaceBytes, "the cuBLAS workspace");
+  s.blas = kc::CublasHandle::create();
   kc::gemm_bind(s.blas.get(), s.stream.get(), s.blas_workspace.data(), kBlasWorkspaceBytes);
   const size_t input_bytes = kIndicesOffset + sizeof(int32_t) * size_t(batch);
   s.inputs = kc::DeviceBuffer<uint8_t>(input_bytes, "the step inputs");

@@ -67,6 +67,33 @@ TEST(CudaBackendConfig, NoGpuReasonsSayWhatIsWrong) {
             std::string::npos);
 }
 
+TEST(CudaBackendConfig, RunJsonRecordsTheRealPrecision) {
+  test::TempDir dir;
+  const data::ImageSet train = test::synthetic_set(64, 1), test_images = test::synthetic_set(16, 2);
+  const data::MnistData mnist{train, test_images, dir.path()};
+  RunRequest request;
+  request.model = preset("mlp");
+  request.train.batch = 32;
+  request.train.epochs = 1;
+  request.backend.cuda_graph = false;
+  request.out_dir = dir.path() / "run";
+  RunObserver observer;
+  RunControl control;
+  const RunSummary summary = execute_run(request, observer, control, &mnist);
+  ASSERT_EQ(summary.status, RunStatus::Finished) << summary.message;
+  std::ifstream in(dir.path() / "run" / "run.json");
+  const auto info = nlohmann::json::parse(in);
+  EXPECT_EQ(info["config"]["precision"], "fp32");
+  EXPECT_EQ(info["config"]["cuda_graph"], false);
+
+  // A precision the device cannot do fails the run, saying so, with the record kept.
+  request.backend.precision = Precision::Tf32;
+  request.out_dir = dir.path() / "run2";
+  const RunSummary refused = execute_run(request, observer, control, &mnist);
+  EXPECT_EQ(refused.status, RunStatus::Failed);
+  EXPECT_NE(refused.message.find("--precision tf32"), std::string::npos) << refused.message;
+}
+
 TEST(CudaBackendConfig, WithoutAGpuTheBackendSaysWhy) {
   if (test::gpu_available()) GTEST_SKIP() << "a GPU is present; this checks the no-GPU path";
   const DeviceList devices = list_devices();
