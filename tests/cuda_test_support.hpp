@@ -42,6 +42,9 @@ kernels::cuda::DeviceBuffer<T> upload(const std::vector<T>& host) {
   if (!host.empty())
     GPULAB_CUDA_CHECK(
         cudaMemcpy(device.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+  // A copy from pageable memory may still be in flight when cudaMemcpy returns, and the ops run
+  // on a non-blocking stream that does not wait for the legacy one.
+  GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
   return device;
 }
 
