@@ -171,11 +171,14 @@ int main(int argc, char** argv) {
   train->add_option("--model", f.model, "preset (mlp, lenet5, pytorch-example, tf-tutorial) or FILE.json")
       ->capture_default_str();
   train->add_option("--device", f.device, "cpu or cuda:N")->capture_default_str();
-  train->add_option("--precision", f.precision,
-                    "fp32|tf32|bf16: GEMM math on the GPU (bf16 and tf32 accumulate in fp32)")
+  train
+      ->add_option("--precision", f.precision,
+                   "fp32|tf32|bf16: GEMM math on the GPU (bf16 and tf32 accumulate in fp32)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
       ->capture_default_str();
-  train->add_option("--cuda-graph", f.cuda_graph, "on|off: replay the GPU training step as CUDA graphs")
+  train
+      ->add_option("--cuda-graph", f.cuda_graph,
+                   "on|off: replay the GPU training step as CUDA graphs")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   train->add_option("--telemetry-hz", f.telemetry_hz, "device samples per second")

@@ -160,7 +160,8 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
 
     std::string nvml_problem;
     auto sources = telemetry_sources(request.backend.device, gpu ? &*gpu : nullptr, &nvml_problem);
-    if (!nvml_problem.empty()) recorder.update_info({{"telemetry_note", "no GPU telemetry: " + nvml_problem}});
+    if (!nvml_problem.empty())
+      recorder.update_info({{"telemetry_note", "no GPU telemetry: " + nvml_problem}});
     sampler.emplace(std::move(sources), request.telemetry_hz, std::chrono::steady_clock::now(),
                     [&](const DeviceSample& s) {
                       recorder.on_sample(s);

@@ -195,6 +195,8 @@ Recipe fifty_steps(const char* model, OptimizerKind optimizer, float dropout) {
   // comparison means something.
   run.train.optimizer.lr =
       optimizer == OptimizerKind::Adam || optimizer == OptimizerKind::AdamW ? 2e-4f : 0.01f;
+  if (optimizer == OptimizerKind::AdamW) run.train.optimizer.weight_decay = 0.01f;
+  if (optimizer == OptimizerKind::Momentum) run.train.optimizer.weight_decay = 1e-4f;
   run.train.eval_at_epoch_end = false;
   return run;
 }
