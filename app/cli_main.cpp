@@ -46,6 +46,8 @@ int print_devices() {
 struct TrainFlags {
   std::string model = "lenet5", device = "cpu", optimizer = "adam", schedule = "constant";
   std::string shuffle = "on", data_dir, out, init_weights, save, name;
+  std::string precision = "fp32", cuda_graph = "on";
+  double telemetry_hz = 10;
   int threads = 0, epochs = 1, batch = 64, validation = 0;
   int64_t steps = 0, eval_every = 0;
   float lr = 1e-3f, momentum = 0.9f, weight_decay = 0.0f, gamma = 0.7f;
@@ -92,6 +94,8 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   if (unset("--target-accuracy")) f.target_accuracy = t.target_accuracy;
   if (unset("--device")) f.device = b.device;
   if (unset("--threads")) f.threads = b.threads;
+  if (unset("--precision")) f.precision = precision_name(b.precision);
+  if (unset("--cuda-graph")) f.cuda_graph = b.cuda_graph ? "on" : "off";
 }
 
 RunRequest make_request(const TrainFlags& f) {
@@ -115,18 +119,23 @@ RunRequest make_request(const TrainFlags& f) {
   r.train.target_accuracy = f.target_accuracy > 1.0 ? f.target_accuracy / 100.0 : f.target_accuracy;
   r.backend.device = f.device;
   r.backend.threads = f.threads;
+  r.backend.precision = parse_precision(f.precision);
+  r.backend.cuda_graph = f.cuda_graph == "on";
+  r.telemetry_hz = f.telemetry_hz;
   if (!f.data_dir.empty()) r.data_dir = f.data_dir;
   r.out_dir = f.out;
   if (!f.init_weights.empty()) r.init_weights = f.init_weights;
   if (!f.save.empty()) r.save_weights = f.save;
   r.validation = f.validation;
   validate(r.train);
+  validate(r.backend);
   return r;
 }
 
 int run_train(const TrainFlags& flags) {
   RunRequest request = make_request(flags);
-  // Data problems are reported before a run folder is made for them.
+  // A missing GPU and data problems are reported before a run folder is made for them.
+  if (cuda_device_index(request.backend.device) >= 0) require_gpu(request.backend.device);
   const auto data_dir = data::default_data_dir(request.data_dir);
   const data::MnistData mnist = data::load_mnist(data_dir);
   RunControl control;
@@ -207,6 +216,19 @@ int main(int argc, char** argv) {
   train->add_option("--model", f.model, "preset (mlp, lenet5, pytorch-example, tf-tutorial) or FILE.json")
       ->capture_default_str();
   train->add_option("--device", f.device, "cpu or cuda:N")->capture_default_str();
+  train
+      ->add_option("--precision", f.precision,
+                   "fp32|tf32|bf16: GEMM math on the GPU (bf16 and tf32 accumulate in fp32)")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}))
+      ->capture_default_str();
+  train
+      ->add_option("--cuda-graph", f.cuda_graph,
+                   "on|off: replay the GPU training step as CUDA graphs")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  train->add_option("--telemetry-hz", f.telemetry_hz, "device samples per second")
+      ->check(CLI::Range(0.1, 1000.0))
+      ->capture_default_str();
   train->add_option("--threads", f.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
   train->add_option("--epochs", f.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--steps", f.steps, "stop after N optimizer steps")->check(CLI::PositiveNumber);

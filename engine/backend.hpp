@@ -57,13 +57,27 @@ class Backend {
   virtual BatchStats evaluate(Split split, std::span<const int32_t> indices) = 0;
 };
 
+// The math of the matrix products. fp32 everywhere; tf32 and bf16 (CUDA only) round the GEMM
+// inputs to TF32 or bfloat16 on the tensor cores and accumulate in fp32, with fp32 master
+// weights and fp32 activations.
+enum class Precision { Fp32, Tf32, Bf16 };
+Precision parse_precision(const std::string& name);  // throws ConfigError
+const char* precision_name(Precision precision);
+
 struct BackendOptions {
   std::string device = "cpu";  // cpu, cuda:N
   int threads = 0;             // CPU threads; 0: all cores
   int batch = 64;
   uint64_t seed = 1;
   bool reference_kernels = false;  // CPU: the plain reference kernels (slow; for checking)
+  Precision precision = Precision::Fp32;
+  bool cuda_graph = true;  // CUDA: replay the training step from CUDA graphs after warm-up
 };
+
+// N for "cuda:N" (and "cuda", meaning cuda:0), -1 for "cpu"; throws ConfigError otherwise.
+int cuda_device_index(const std::string& device);
+// Checks the device name and the precision it supports; throws ConfigError naming the flag.
+void validate(const BackendOptions& options);
 
 // Builds the backend for options.device; throws ConfigError when the device is unknown or absent.
 std::unique_ptr<Backend> make_backend(const ModelPlan& plan, const OptimizerConfig& optimizer,

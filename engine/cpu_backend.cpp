@@ -101,13 +101,4 @@ BatchStats CpuBackend::evaluate(Split split, std::span<const int32_t> indices) {
   return total;
 }
 
-std::unique_ptr<Backend> make_backend(const ModelPlan& plan, const OptimizerConfig& optimizer,
-                                      const DataSets& data, const BackendOptions& options) {
-  if (options.device == "cpu") return std::make_unique<CpuBackend>(plan, optimizer, data, options);
-  if (options.device.rfind("cuda", 0) == 0)
-    throw ConfigError("--device " + options.device +
-                      ": this build has no CUDA backend yet; use --device cpu");
-  throw ConfigError("--device " + options.device + ": unknown device; use cpu or cuda:N");
-}
-
 }  // namespace gpulab

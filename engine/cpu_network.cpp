@@ -1,10 +1,12 @@
-// Layer-by-layer execution of a model on the CPU.
+// The CPU side of the shared layer walk: host vectors and a table of CPU kernels.
 #include "engine/cpu_network.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
+#include <string>
 
+#include "engine/layer_stack.hpp"
+#include "kernels/counter_rng.hpp"
 #include "kernels/cpu/ops.hpp"
 
 namespace gpulab {
@@ -13,7 +15,7 @@ namespace {
 namespace k = gpulab::kernels;
 
 // One table of entry points so the same network runs on the fast or the reference kernels.
-struct Ops {
+struct KernelTable {
   decltype(&k::cpu::conv2d_forward) conv2d_forward;
   decltype(&k::cpu::conv2d_backward) conv2d_backward;
   decltype(&k::cpu::linear_forward) linear_forward;
@@ -29,167 +31,114 @@ struct Ops {
   decltype(&k::cpu::softmax_cross_entropy) softmax_cross_entropy;
 };
 
-#define GPULAB_OPS_TABLE(ns)                                                                    \
-  Ops {                                                                                         \
-    ns::conv2d_forward, ns::conv2d_backward, ns::linear_forward, ns::linear_backward,           \
-        ns::maxpool2d_forward, ns::maxpool2d_backward, ns::relu_forward, ns::relu_backward,     \
-        ns::tanh_forward, ns::tanh_backward, ns::dropout_forward, ns::dropout_backward,         \
-        ns::softmax_cross_entropy                                                               \
+#define GPULAB_KERNEL_TABLE(ns)                                                             \
+  KernelTable {                                                                             \
+    ns::conv2d_forward, ns::conv2d_backward, ns::linear_forward, ns::linear_backward,       \
+        ns::maxpool2d_forward, ns::maxpool2d_backward, ns::relu_forward, ns::relu_backward, \
+        ns::tanh_forward, ns::tanh_backward, ns::dropout_forward, ns::dropout_backward,     \
+        ns::softmax_cross_entropy                                                           \
   }
-const Ops kFastOps = GPULAB_OPS_TABLE(k::cpu);
-const Ops kReferenceOps = GPULAB_OPS_TABLE(k::ref);
-#undef GPULAB_OPS_TABLE
+const KernelTable kFastKernels = GPULAB_KERNEL_TABLE(k::cpu);
+const KernelTable kReferenceKernels = GPULAB_KERNEL_TABLE(k::ref);
+#undef GPULAB_KERNEL_TABLE
 
-k::Conv2dShape conv_shape(const LayerInfo& info, int batch) {
-  return {batch,
-          info.input.channels,
-          info.input.height,
-          info.input.width,
-          info.spec.out_channels,
-          info.spec.kernel,
-          info.spec.kernel,
-          info.spec.stride,
-          info.spec.padding};
-}
+// LayerStack's Ops over host memory; the loss lands in `loss`.
+struct CpuOps {
+  template <class T>
+  using Buffer = std::vector<T>;
+  template <class T>
+  static Buffer<T> allocate(size_t n, const std::string&) {
+    return Buffer<T>(n);
+  }
 
-k::Pool2dShape pool_shape(const LayerInfo& info, int batch) {
-  return {batch, info.input.channels, info.input.height, info.input.width, info.spec.kernel,
-          info.spec.stride};
-}
+  const KernelTable* kernels = &kFastKernels;
+  uint64_t seed = 0, step = 0;
+  LossStats loss;
+
+  void conv2d_forward(float* out, const float* in, const float* w, const float* b,
+                      const k::Conv2dShape& s) {
+    kernels->conv2d_forward(out, in, w, b, s);
+  }
+  void conv2d_backward(float* din, float* dw, float* db, const float* dout, const float* in,
+                       const float* w, const k::Conv2dShape& s) {
+    kernels->conv2d_backward(din, dw, db, dout, in, w, s);
+  }
+  void linear_forward(float* out, const float* in, const float* w, const float* b, int batch,
+                      int in_features, int out_features) {
+    kernels->linear_forward(out, in, w, b, batch, in_features, out_features);
+  }
+  void linear_backward(float* din, float* dw, float* db, const float* dout, const float* in,
+                       const float* w, int batch, int in_features, int out_features) {
+    kernels->linear_backward(din, dw, db, dout, in, w, batch, in_features, out_features);
+  }
+  void maxpool2d_forward(float* out, int32_t* argmax, const float* in, const k::Pool2dShape& s) {
+    kernels->maxpool2d_forward(out, argmax, in, s);
+  }
+  void maxpool2d_backward(float* din, const float* dout, const int32_t* argmax,
+                          const k::Pool2dShape& s) {
+    kernels->maxpool2d_backward(din, dout, argmax, s);
+  }
+  void relu_forward(float* out, const float* in, size_t n) { kernels->relu_forward(out, in, n); }
+  void relu_backward(float* din, const float* dout, const float* out, size_t n) {
+    kernels->relu_backward(din, dout, out, n);
+  }
+  void tanh_forward(float* out, const float* in, size_t n) { kernels->tanh_forward(out, in, n); }
+  void tanh_backward(float* din, const float* dout, const float* out, size_t n) {
+    kernels->tanh_backward(din, dout, out, n);
+  }
+  void dropout_mask(float* mask, size_t n, float p, uint64_t layer) {
+    k::dropout_mask(mask, n, p, seed, k::rng::dropout_counter(step, layer));
+  }
+  void dropout_forward(float* out, const float* in, const float* mask, size_t n) {
+    kernels->dropout_forward(out, in, mask, n);
+  }
+  void dropout_backward(float* din, const float* dout, const float* mask, size_t n) {
+    kernels->dropout_backward(din, dout, mask, n);
+  }
+  void softmax_cross_entropy(float* dlogits, const float* logits, const uint8_t* labels, int batch,
+                             int classes) {
+    loss = LossStats{};
+    loss.count = batch;
+    kernels->softmax_cross_entropy(dlogits, &loss.loss_sum, &loss.correct, logits, labels, batch,
+                                   classes);
+  }
+  void copy(float* out, const float* in, size_t n) { std::memcpy(out, in, n * sizeof(float)); }
+  void zero(float* out, size_t n) { std::fill_n(out, n, 0.0f); }
+};
 
 }  // namespace
 
-bool CpuNetwork::is_identity(const Layer& layer) const {
-  const LayerSpec& s = layer.info.spec;
-  return s.type == LayerType::Flatten || (s.type == LayerType::Dropout && s.p == 0.0f);
-}
+struct CpuNetwork::Impl {
+  LayerStack<CpuOps> stack;
+  CpuOps ops;
+};
 
 CpuNetwork::CpuNetwork(const ModelPlan& plan, int max_batch, CpuKernels kernels)
-    : plan_(plan), max_batch_(max_batch), kernels_(kernels) {
-  if (max_batch < 1) throw std::invalid_argument("batch size must be at least 1");
-  params_.assign(plan.parameter_count, 0.0f);
-  grads_.assign(plan.parameter_count, 0.0f);
-  size_t next_param = 0;
-  for (const auto& info : plan.layers) {
-    Layer layer;
-    layer.info = info;
-    const LayerType type = info.spec.type;
-    if (type == LayerType::Conv2d || type == LayerType::Linear) {
-      const ParameterInfo& w = plan.parameters[next_param++];
-      layer.weight = params_.data() + w.offset;
-      layer.dweight = grads_.data() + w.offset;
-      if (info.spec.bias) {
-        const ParameterInfo& b = plan.parameters[next_param++];
-        layer.bias = params_.data() + b.offset;
-        layer.dbias = grads_.data() + b.offset;
-      }
-    }
-    const size_t out_size = static_cast<size_t>(max_batch) * info.output.size();
-    if (type == LayerType::Dropout) layer.mask.assign(out_size, 1.0f);
-    if (type == LayerType::MaxPool2d) layer.argmax.assign(out_size, 0);
-    if (!is_identity(layer)) {
-      activations_.emplace_back(out_size);
-      activation_grads_.emplace_back(out_size);
-      layer.out = activations_.back().data();
-      layer.dout = activation_grads_.back().data();
-    }
-    layers_.push_back(std::move(layer));
-  }
+    : impl_(std::make_unique<Impl>(Impl{LayerStack<CpuOps>(plan, max_batch), CpuOps{}})) {
+  impl_->ops.kernels = kernels == CpuKernels::Fast ? &kFastKernels : &kReferenceKernels;
 }
 
-LossStats CpuNetwork::forward(const float* images, const uint8_t* labels, int batch,
-                              bool training, uint64_t seed, uint64_t step) {
-  if (batch < 1 || batch > max_batch_)
-    throw std::invalid_argument("batch of " + std::to_string(batch) + " exceeds the network's " +
-                                std::to_string(max_batch_));
-  const Ops& ops = kernels_ == CpuKernels::Fast ? kFastOps : kReferenceOps;
-  input_ = images;
-  batch_ = batch;
-  const float* in = images;
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    Layer& layer = layers_[i];
-    const LayerInfo& info = layer.info;
-    const size_t n = static_cast<size_t>(batch) * info.output.size();
-    // Identity layers alias their input, which for a first layer is whatever images it is given.
-    if (is_identity(layer)) {
-      layer.out = const_cast<float*>(in);
-      layer.dout = i == 0 ? nullptr : layers_[i - 1].dout;
-    }
-    float* out = layer.out;
-    switch (info.spec.type) {
-      case LayerType::Conv2d:
-        ops.conv2d_forward(out, in, layer.weight, layer.bias, conv_shape(info, batch));
-        break;
-      case LayerType::Linear:
-        ops.linear_forward(out, in, layer.weight, layer.bias, batch, info.input.channels,
-                           info.spec.out_features);
-        break;
-      case LayerType::MaxPool2d:
-        ops.maxpool2d_forward(out, layer.argmax.data(), in, pool_shape(info, batch));
-        break;
-      case LayerType::ReLU: ops.relu_forward(out, in, n); break;
-      case LayerType::Tanh: ops.tanh_forward(out, in, n); break;
-      case LayerType::Dropout:
-        if (info.spec.p == 0.0f) break;
-        if (training) {
-          kernels::dropout_mask(layer.mask.data(), n, info.spec.p, seed, step * 64 + i);
-          ops.dropout_forward(out, in, layer.mask.data(), n);
-        } else {
-          std::memcpy(out, in, n * sizeof(float));
-        }
-        break;
-      case LayerType::Flatten: break;
-    }
-    in = out;
-  }
-  LossStats stats;
-  stats.count = batch;
-  Layer& last = layers_.back();
-  ops.softmax_cross_entropy(training ? last.dout : nullptr, &stats.loss_sum, &stats.correct, in,
-                            labels, batch, plan_.layers.back().output.channels);
-  trained_forward_ = training;
-  return stats;
+CpuNetwork::~CpuNetwork() = default;
+CpuNetwork::CpuNetwork(CpuNetwork&&) noexcept = default;
+
+std::span<float> CpuNetwork::parameters() {
+  return {impl_->stack.parameters(), impl_->stack.parameter_count()};
 }
 
-void CpuNetwork::backward() {
-  if (!trained_forward_) throw std::logic_error("backward() needs a training forward() first");
-  const Ops& ops = kernels_ == CpuKernels::Fast ? kFastOps : kReferenceOps;
-  const int batch = batch_;
-  std::fill(grads_.begin(), grads_.end(), 0.0f);
-  // Every activation gradient but the loss's (just written) starts at zero: backward accumulates.
-  for (const Layer& layer : layers_)
-    if (!is_identity(layer) && layer.dout != layers_.back().dout)
-      std::fill_n(layer.dout, static_cast<size_t>(batch) * layer.info.output.size(), 0.0f);
-  for (size_t i = layers_.size(); i-- > 0;) {
-    Layer& layer = layers_[i];
-    const LayerInfo& info = layer.info;
-    const float* in = i == 0 ? input_ : layers_[i - 1].out;
-    float* din = i == 0 ? nullptr : layers_[i - 1].dout;
-    const size_t n = static_cast<size_t>(batch) * info.output.size();
-    switch (info.spec.type) {
-      case LayerType::Conv2d:
-        ops.conv2d_backward(din, layer.dweight, layer.dbias, layer.dout, in, layer.weight,
-                            conv_shape(info, batch));
-        break;
-      case LayerType::Linear:
-        ops.linear_backward(din, layer.dweight, layer.dbias, layer.dout, in, layer.weight, batch,
-                            info.input.channels, info.spec.out_features);
-        break;
-      case LayerType::MaxPool2d:
-        if (din) ops.maxpool2d_backward(din, layer.dout, layer.argmax.data(), pool_shape(info, batch));
-        break;
-      case LayerType::ReLU:
-        if (din) ops.relu_backward(din, layer.dout, layer.out, n);
-        break;
-      case LayerType::Tanh:
-        if (din) ops.tanh_backward(din, layer.dout, layer.out, n);
-        break;
-      case LayerType::Dropout:
-        if (din && info.spec.p != 0.0f) ops.dropout_backward(din, layer.dout, layer.mask.data(), n);
-        break;
-      case LayerType::Flatten: break;
-    }
-  }
+std::span<float> CpuNetwork::gradients() {
+  return {impl_->stack.gradients(), impl_->stack.parameter_count()};
 }
+
+int CpuNetwork::max_batch() const { return impl_->stack.max_batch(); }
+
+LossStats CpuNetwork::forward(const float* images, const uint8_t* labels, int batch, bool training,
+                              uint64_t seed, uint64_t step) {
+  impl_->ops.seed = seed;
+  impl_->ops.step = step;
+  impl_->stack.forward(impl_->ops, images, labels, batch, training);
+  return impl_->ops.loss;
+}
+
+void CpuNetwork::backward() { impl_->stack.backward(impl_->ops); }
 
 }  // namespace gpulab

@@ -1,8 +1,9 @@
-// A model executed on the CPU: activations, gradients and the layer-by-layer forward and backward
-// passes over a flat parameter buffer, with either the fast or the reference kernels.
+// A model executed on the CPU: the shared layer walk (engine/layer_stack.hpp) over host memory,
+// with either the fast or the reference kernels.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -21,10 +22,12 @@ struct LossStats {
 class CpuNetwork {
  public:
   CpuNetwork(const ModelPlan& plan, int max_batch, CpuKernels kernels = CpuKernels::Fast);
+  ~CpuNetwork();
+  CpuNetwork(CpuNetwork&&) noexcept;
 
-  std::span<float> parameters() { return params_; }
-  std::span<float> gradients() { return grads_; }
-  int max_batch() const { return max_batch_; }
+  std::span<float> parameters();
+  std::span<float> gradients();
+  int max_batch() const;
 
   // images (batch, C*H*W) normalized, labels (batch). Runs the forward pass and the loss; with
   // training set, dropout is drawn from (seed, step) and dlogits is written for backward().
@@ -34,28 +37,8 @@ class CpuNetwork {
   void backward();
 
  private:
-  struct Layer {
-    LayerInfo info;
-    float* out = nullptr;       // (batch, output.size()); aliases the input for identities
-    float* dout = nullptr;
-    const float* weight = nullptr;
-    const float* bias = nullptr;
-    float* dweight = nullptr;
-    float* dbias = nullptr;
-    std::vector<float> mask;        // dropout
-    std::vector<int32_t> argmax;    // max pooling
-  };
-  bool is_identity(const Layer& layer) const;
-
-  ModelPlan plan_;
-  int max_batch_;
-  CpuKernels kernels_;
-  std::vector<float> params_, grads_;
-  std::vector<std::vector<float>> activations_, activation_grads_;
-  std::vector<Layer> layers_;
-  const float* input_ = nullptr;
-  int batch_ = 0;
-  bool trained_forward_ = false;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace gpulab

@@ -1,5 +1,5 @@
-// Device discovery. GPUs are listed by the CUDA backend when it is built; this build reports why
-// there are none, so every feature but GPU training keeps working.
+// Device discovery: the CPU, and the GPUs or why there are none. GPUs are listed through the
+// CUDA runtime (engine/cuda_devices.cpp) when the CUDA backend is built.
 #include "engine/devices.hpp"
 
 #include <dlfcn.h>
@@ -7,11 +7,19 @@
 
 #include <fstream>
 
+#include "engine/backend.hpp"
+#include "engine/errors.hpp"
 #include "gpulab/build_config.hpp"
 
 extern "C" char* openblas_get_config(void);
 
 namespace gpulab {
+
+#if GPULAB_CUDA_ENABLED
+namespace detail {
+void list_cuda_gpus(DeviceList& list);  // engine/cuda_devices.cpp
+}
+#endif
 
 CpuInfo cpu_info() {
   CpuInfo info;
@@ -25,28 +33,60 @@ CpuInfo cpu_info() {
   if (info.model.empty()) info.model = "unknown CPU";
   info.logical_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   __builtin_cpu_init();
-  info.simd = __builtin_cpu_supports("avx512f") ? "avx512f"
-              : __builtin_cpu_supports("avx2")  ? "avx2"
+  info.simd = __builtin_cpu_supports("avx512f")  ? "avx512f"
+              : __builtin_cpu_supports("avx2")   ? "avx2"
               : __builtin_cpu_supports("sse4.2") ? "sse4.2"
                                                  : "baseline x86-64";
   info.blas = std::string("OpenBLAS ") + openblas_get_config();
   return info;
 }
 
+std::string no_gpu_reason(int cuda_error, const std::string& cuda_error_text, bool driver_found,
+                          const std::string& driver_version, const std::string& runtime_version) {
+  const std::string driver = driver_version.empty() ? "" : " " + driver_version;
+  constexpr int kInsufficientDriver = 35, kNoDevice = 100, kDriverMismatch = 803;
+  if (!driver_found) return "no NVIDIA driver found (libcuda.so.1 is not installed)";
+  if (cuda_error == 0 || cuda_error == kNoDevice)
+    return "the NVIDIA driver" + driver + " is installed but sees no CUDA device";
+  if (cuda_error == kInsufficientDriver)
+    return "the NVIDIA driver" + driver + " is too old for CUDA runtime " + runtime_version +
+           "; update the driver";
+  if (cuda_error == kDriverMismatch)
+    return "the NVIDIA kernel module and driver library versions differ; reboot or reinstall "
+           "the driver";
+  return "CUDA could not start: " + cuda_error_text;
+}
+
 DeviceList list_devices() {
   DeviceList list;
   list.cpu = cpu_info();
-  // NVML is loaded at run time, never linked, so a machine without a driver still starts.
-  void* nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!nvml) {
-    list.no_gpu_reason = "no NVIDIA driver found (libnvidia-ml.so.1 is not installed)";
+#if GPULAB_CUDA_ENABLED
+  detail::list_cuda_gpus(list);
+#else
+  // The driver is looked for at run time, never linked, so a machine without one still starts.
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!driver) {
+    list.no_gpu_reason = "no NVIDIA driver found (libcuda.so.1 is not installed)";
   } else {
-    dlclose(nvml);
-    list.no_gpu_reason = GPULAB_CUDA_ENABLED
-                             ? "the CUDA backend is not available in this version yet"
-                             : "this build has no CUDA backend (nvcc was not found at configure time)";
+    dlclose(driver);
+    list.no_gpu_reason = "this build has no CUDA backend (nvcc was not found at configure time)";
   }
+#endif
   return list;
+}
+
+GpuInfo require_gpu(const std::string& device) {
+  const int index = cuda_device_index(device);
+  if (index < 0) throw ConfigError("--device " + device + " is not a GPU");
+  const DeviceList list = list_devices();
+  if (list.gpus.empty())
+    throw ConfigError("--device " + device + ": no GPU: " + list.no_gpu_reason);
+  for (const GpuInfo& gpu : list.gpus)
+    if (gpu.index == index) return gpu;
+  std::string names;
+  for (const GpuInfo& gpu : list.gpus)
+    names += (names.empty() ? "cuda:" : ", cuda:") + std::to_string(gpu.index);
+  throw ConfigError("--device " + device + ": no such GPU; this machine has " + names);
 }
 
 }  // namespace gpulab

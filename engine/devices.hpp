@@ -19,6 +19,7 @@ struct GpuInfo {
   double memory_bytes = 0;
   int compute_major = 0, compute_minor = 0;
   std::string driver_version, runtime_version;
+  std::string pci_bus_id;  // "0000:65:00.0": how NVML finds the same device
 };
 
 struct DeviceList {
@@ -29,5 +30,16 @@ struct DeviceList {
 
 CpuInfo cpu_info();
 DeviceList list_devices();
+
+// Why there is no usable GPU, in words for the learner, from what cudaGetDeviceCount returned
+// (its cudaError_t and text; 0 when it succeeded but counted no device), whether the driver
+// library (libcuda.so.1) loads, NVML's driver version ("" when unknown) and the runtime's
+// version ("13.0").
+std::string no_gpu_reason(int cuda_error, const std::string& cuda_error_text, bool driver_found,
+                          const std::string& driver_version, const std::string& runtime_version);
+
+// The GPU that a device name ("cuda:1") means; throws ConfigError "--device cuda:1: no GPU:
+// <reason>", or naming the GPUs there are, when it cannot be used.
+GpuInfo require_gpu(const std::string& device);
 
 }  // namespace gpulab

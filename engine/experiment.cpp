@@ -43,7 +43,8 @@ json train_config_to_json(const TrainOptions& o, const BackendOptions& b) {
           {"target_accuracy", o.target_accuracy},
           {"device", b.device},
           {"threads", b.threads},
-          {"precision", "fp32"}};
+          {"precision", precision_name(b.precision)},
+          {"cuda_graph", b.cuda_graph}};
 }
 
 void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
@@ -66,10 +67,10 @@ void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
   read_field(j, "target_accuracy", o.target_accuracy);
   read_field(j, "device", b.device);
   read_field(j, "threads", b.threads);
-  std::string precision = "fp32";
+  std::string precision = precision_name(b.precision);
   read_field(j, "precision", precision);
-  if (precision != "fp32" && precision != "tf32" && precision != "bf16")
-    throw ConfigError("\"precision\" must be fp32, tf32 or bf16, not \"" + precision + "\"");
+  b.precision = parse_precision(precision);
+  read_field(j, "cuda_graph", b.cuda_graph);
 }
 
 json experiment_to_json(const Experiment& e) {

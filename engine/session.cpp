@@ -11,6 +11,7 @@
 #include "engine/devices.hpp"
 #include "engine/experiment.hpp"
 #include "engine/init.hpp"
+#include "engine/nvml.hpp"
 #include "engine/run_record.hpp"
 #include "engine/telemetry.hpp"
 #include "gpulab/build_config.hpp"
@@ -46,6 +47,24 @@ json run_config_json(const RunRequest& request) {
   json config = train_config_to_json(request.train, request.backend);
   config["validation"] = request.validation;
   return config;
+}
+
+// The telemetry sources of a run: this process on the CPU, and the GPU through NVML when the
+// run uses one and NVML is there (its absence only costs the GPU rows of telemetry.csv).
+std::vector<std::unique_ptr<TelemetrySource>> telemetry_sources(const std::string& device,
+                                                                const GpuInfo* gpu,
+                                                                std::string* nvml_problem) {
+  std::vector<std::unique_ptr<TelemetrySource>> sources;
+  sources.push_back(std::make_unique<CpuTelemetry>());
+  if (!gpu) return sources;
+  if (const std::shared_ptr<Nvml> nvml = Nvml::load(nvml_problem)) {
+    if (Nvml::Device handle = nvml->device(gpu->pci_bus_id, gpu->index))
+      sources.push_back(std::make_unique<GpuTelemetry>(
+          nvml, std::vector<GpuTelemetry::Watched>{{device, handle}}));
+    else
+      *nvml_problem = "NVML does not know the GPU at PCI bus " + gpu->pci_bus_id;
+  }
+  return sources;
 }
 
 }  // namespace
@@ -97,8 +116,19 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     backend->set_parameters(params);
 
     json device = {{"id", request.backend.device}, {"description", backend->description()}};
-    if (request.backend.device == "cpu")
+    std::optional<GpuInfo> gpu;
+    if (request.backend.device == "cpu") {
       device.update({{"name", cpu.model}, {"cores", cpu.logical_cores}, {"simd", cpu.simd}});
+    } else {
+      gpu = require_gpu(request.backend.device);
+      device.update({{"name", gpu->name},
+                     {"memory_bytes", gpu->memory_bytes},
+                     {"compute_capability", std::to_string(gpu->compute_major) + "." +
+                                                std::to_string(gpu->compute_minor)},
+                     {"driver", gpu->driver_version},
+                     {"cuda_runtime", gpu->runtime_version},
+                     {"pci_bus_id", gpu->pci_bus_id}});
+    }
     recorder.update_info({{"devices", json::array({device})},
                           {"data", {{"dir", mnist.dir.string()},
                                     {"train_images", train_set.count},
@@ -111,8 +141,10 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
                             {"total_steps", steps.total_steps}}}});
     observer.on_start(dir, backend->description(), steps);
 
-    std::vector<std::unique_ptr<TelemetrySource>> sources;
-    sources.push_back(std::make_unique<CpuTelemetry>());
+    std::string nvml_problem;
+    auto sources = telemetry_sources(request.backend.device, gpu ? &*gpu : nullptr, &nvml_problem);
+    if (!nvml_problem.empty())
+      recorder.update_info({{"telemetry_note", "no GPU telemetry: " + nvml_problem}});
     sampler.emplace(std::move(sources), request.telemetry_hz, std::chrono::steady_clock::now(),
                     [&](const DeviceSample& s) {
                       recorder.on_sample(s);

@@ -25,7 +25,7 @@ struct RunRequest {
   std::optional<std::filesystem::path> init_weights;
   std::optional<std::filesystem::path> save_weights;
   int validation = 0;                     // images held out of the training set
-  double telemetry_hz = 4;
+  double telemetry_hz = 10;               // device samples per second; the first at the start
 };
 
 // Observes a run from the outside (a progress bar, the GUI). Called on the training thread,

@@ -65,6 +65,10 @@ GPULAB_HD void uniform4(float out[4], uint64_t seed, uint64_t counter, uint64_t 
   for (int j = 0; j < 4; ++j) out[j] = uniform_from_bits(r.v[j]);
 }
 
+// The counter of dropout layer `layer` at optimizer step `step`: each (step, layer) pair draws
+// its own mask (models have fewer than 64 layers). Shared so that every backend draws the same.
+GPULAB_HD uint64_t dropout_counter(uint64_t step, uint64_t layer) { return step * 64 + layer; }
+
 // Element i of stream (seed, counter): the (i % 4)-th word of block i / 4.
 GPULAB_HD float uniform_at(uint64_t seed, uint64_t counter, uint64_t i) {
   float u[4];

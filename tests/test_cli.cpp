@@ -50,6 +50,21 @@ TEST(Cli, RejectsBadFlagsNamingThem) {
   expect_rejected("frobnicate", "frobnicate");
 }
 
+TEST(Cli, RejectsGpuFlagsNamingThem) {
+  expect_rejected("train --precision bf16 --device cpu", "--precision bf16");
+  expect_rejected("train --precision fp16", "--precision");
+  expect_rejected("train --cuda-graph maybe", "--cuda-graph");
+  expect_rejected("train --telemetry-hz 0", "--telemetry-hz");
+  expect_rejected("train --device cuda:x", "--device cuda:x");
+}
+
+TEST(Cli, GpuTrainingWithoutAGpuFailsInOneLine) {
+  if (cli("devices").output.find("no GPU: ") == std::string::npos)
+    GTEST_SKIP() << "this machine has a GPU";
+  // Before any data is looked for: the data folder does not exist.
+  expect_rejected("train --device cuda:0 --data-dir /nonexistent", "--device cuda:0: no GPU: ");
+}
+
 TEST(Cli, MissingDataSaysHowToGetIt) {
   const Result r = cli("train --data-dir /nonexistent/mnist");
   EXPECT_EQ(r.exit_code, 1);

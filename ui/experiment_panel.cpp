@@ -201,6 +201,7 @@ Experiment ExperimentPanel::experiment() const {
   t.eval_every = eval_every_->value();
   e.backend.batch = t.batch;
   e.backend.seed = t.seed;
+  e.backend.precision = parse_precision(precision_->currentData().toString().toStdString());
   return e;
 }
 
@@ -230,6 +231,7 @@ void ExperimentPanel::set_experiment(const Experiment& e) {
   shuffle_->setChecked(t.shuffle);
   target_->setValue(100.0 * t.target_accuracy);
   eval_every_->setValue(int(t.eval_every));
+  precision_->setCurrentIndex(precision_->findData(precision_name(e.backend.precision)));
   applying_ = false;
   update_enabled();
   emit changed();

@@ -1,0 +1,18 @@
+// The one-GPU backend, behind the Backend interface. No CUDA types here: front ends include
+// this without the CUDA headers.
+#pragma once
+
+#include <memory>
+
+#include "engine/backend.hpp"
+
+namespace gpulab {
+
+// Uploads the data sets once (as bytes), builds the network on options.device ("cuda:N") and
+// returns the backend. Throws ConfigError when there is no such GPU (saying why) and
+// kernels::cuda::CudaError when the GPU fails; out of memory names the allocation, the free
+// memory and suggests a smaller batch.
+std::unique_ptr<Backend> make_cuda_backend(const ModelPlan& plan, const OptimizerConfig& optimizer,
+                                           const DataSets& data, const BackendOptions& options);
+
+}  // namespace gpulab

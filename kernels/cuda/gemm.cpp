@@ -1,0 +1,30 @@
+// Row-major GEMM on cuBLAS (which is column-major): C^T = op(B)^T op(A)^T, so the operands swap.
+#include "kernels/cuda/gemm.cuh"
+
+#include "kernels/cuda/check.hpp"
+
+namespace gpulab::kernels::cuda {
+
+void gemm_bind(cublasHandle_t handle, cudaStream_t stream, void* workspace, size_t bytes) {
+  GPULAB_CUBLAS_CHECK(cublasSetStream(handle, stream));
+  GPULAB_CUBLAS_CHECK(cublasSetWorkspace(handle, workspace, bytes));
+}
+
+void gemm(const Gemm& g, bool transpose_a, bool transpose_b, int M, int N, int K, float alpha,
+          const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
+          cudaStream_t stream) {
+  if (M == 0 || N == 0) return;
+  const cublasComputeType_t compute = g.precision == Precision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                      : g.precision == Precision::Bf16
+                                          ? CUBLAS_COMPUTE_32F_FAST_16BF
+                                          : CUBLAS_COMPUTE_32F;
+  cudaStream_t bound = nullptr;
+  GPULAB_CUBLAS_CHECK(cublasGetStream(g.handle, &bound));
+  if (bound != stream) GPULAB_CUBLAS_CHECK(cublasSetStream(g.handle, stream));
+  GPULAB_CUBLAS_CHECK(cublasGemmEx(g.handle, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B,
+                                   CUDA_R_32F, ldb, A, CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc,
+                                   compute, CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace gpulab::kernels::cuda

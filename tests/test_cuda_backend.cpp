@@ -1,0 +1,356 @@
+// The CUDA backend: the same losses as the CPU from the same weights, the same losses again for
+// the same seed, with CUDA graphs on and off, out of memory that names what failed and leaves the
+// process working, and whole runs with GPU telemetry. Skips where there is no GPU; the device,
+// precision and no-GPU checks run everywhere.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cuda_test_support.hpp"
+#include "engine/backend.hpp"
+#include "engine/devices.hpp"
+#include "engine/errors.hpp"
+#include "engine/init.hpp"
+#include "engine/run_record.hpp"
+#include "engine/session.hpp"
+#include "engine/trainer.hpp"
+#include "kernels/cuda/check.hpp"
+#include "test_support.hpp"
+
+namespace gpulab {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Everywhere.
+
+TEST(CudaBackendConfig, PrecisionOtherThanFp32IsRejectedOnTheCpu) {
+  BackendOptions options;
+  options.precision = Precision::Bf16;
+  try {
+    validate(options);
+    FAIL() << "bf16 accepted on the CPU";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--precision bf16"), std::string::npos) << e.what();
+  }
+  options.precision = Precision::Fp32;
+  EXPECT_NO_THROW(validate(options));
+  EXPECT_EQ(parse_precision("tf32"), Precision::Tf32);
+  EXPECT_STREQ(precision_name(Precision::Bf16), "bf16");
+  EXPECT_THROW(parse_precision("fp16"), ConfigError);
+}
+
+TEST(CudaBackendConfig, DeviceNamesAreChecked) {
+  EXPECT_EQ(cuda_device_index("cpu"), -1);
+  EXPECT_EQ(cuda_device_index("cuda"), 0);
+  EXPECT_EQ(cuda_device_index("cuda:3"), 3);
+  for (const char* bad : {"cuda:", "cuda:x", "gpu", "cuda:-1", "cuda:1a"})
+    EXPECT_THROW(cuda_device_index(bad), ConfigError) << bad;
+}
+
+TEST(CudaBackendConfig, NoGpuReasonsSayWhatIsWrong) {
+  EXPECT_NE(no_gpu_reason(35, "", false, "", "13.0").find("no NVIDIA driver"), std::string::npos);
+  const std::string old = no_gpu_reason(35, "", true, "535.104.05", "13.0");
+  EXPECT_NE(old.find("too old"), std::string::npos) << old;
+  EXPECT_NE(old.find("535.104.05"), std::string::npos) << old;
+  EXPECT_NE(old.find("13.0"), std::string::npos) << old;
+  EXPECT_NE(no_gpu_reason(100, "", true, "580.1", "13.0").find("sees no CUDA device"),
+            std::string::npos);
+  EXPECT_NE(no_gpu_reason(0, "", true, "580.1", "13.0").find("sees no CUDA device"),
+            std::string::npos);
+  EXPECT_NE(no_gpu_reason(3, "cudaErrorInitializationError: x", true, "", "13.0")
+                .find("cudaErrorInitializationError"),
+            std::string::npos);
+}
+
+TEST(CudaBackendConfig, RunJsonRecordsTheRealPrecision) {
+  test::TempDir dir;
+  const data::ImageSet train = test::synthetic_set(64, 1), test_images = test::synthetic_set(16, 2);
+  const data::MnistData mnist{train, test_images, dir.path()};
+  RunRequest request;
+  request.model = preset("mlp");
+  request.train.batch = 32;
+  request.train.epochs = 1;
+  request.backend.cuda_graph = false;
+  request.out_dir = dir.path() / "run";
+  RunObserver observer;
+  RunControl control;
+  const RunSummary summary = execute_run(request, observer, control, &mnist);
+  ASSERT_EQ(summary.status, RunStatus::Finished) << summary.message;
+  std::ifstream in(dir.path() / "run" / "run.json");
+  const auto info = nlohmann::json::parse(in);
+  EXPECT_EQ(info["config"]["precision"], "fp32");
+  EXPECT_EQ(info["config"]["cuda_graph"], false);
+
+  // A precision the device cannot do fails the run, saying so, with the record kept.
+  request.backend.precision = Precision::Tf32;
+  request.out_dir = dir.path() / "run2";
+  const RunSummary refused = execute_run(request, observer, control, &mnist);
+  EXPECT_EQ(refused.status, RunStatus::Failed);
+  EXPECT_NE(refused.message.find("--precision tf32"), std::string::npos) << refused.message;
+}
+
+TEST(CudaBackendConfig, WithoutAGpuTheBackendSaysWhy) {
+  if (test::gpu_available()) GTEST_SKIP() << "a GPU is present; this checks the no-GPU path";
+  const DeviceList devices = list_devices();
+  EXPECT_TRUE(devices.gpus.empty());
+  EXPECT_FALSE(devices.no_gpu_reason.empty());
+  const ModelPlan plan = plan_model(preset("mlp"));
+  const data::ImageSet train = test::synthetic_set(8, 1);
+  BackendOptions options;
+  options.device = "cuda:0";
+  try {
+    make_backend(plan, OptimizerConfig{}, DataSets{&train, nullptr, nullptr}, options);
+    FAIL() << "a CUDA backend without a GPU";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--device cuda:0: no GPU: "), std::string::npos)
+        << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// On a GPU.
+
+struct Losses {
+  std::vector<double> loss;
+  std::vector<StepTimes> times;
+};
+
+struct Recorder : TrainObserver {
+  Losses* out;
+  explicit Recorder(Losses* o) : out(o) {}
+  void on_step(const StepMetrics& m) override {
+    out->loss.push_back(m.loss);
+    out->times.push_back(m.times);
+  }
+};
+
+struct Recipe {
+  ModelConfig model = preset("pytorch-example");
+  TrainOptions train;
+  BackendOptions backend;
+  std::vector<float> init;  // empty: init_parameters from the seed
+};
+
+Losses train_on(const Recipe& run, const std::string& device, const DataSets& data,
+                std::vector<float>* final_params = nullptr) {
+  const ModelPlan plan = plan_model(run.model);
+  BackendOptions options = run.backend;
+  options.device = device;
+  options.batch = run.train.batch;
+  options.seed = run.train.seed;
+  auto backend = make_backend(plan, run.train.optimizer, data, options);
+  std::vector<float> params = run.init;
+  if (params.empty()) {
+    params.resize(plan.parameter_count);
+    init_parameters(params, plan, run.train.seed);
+  }
+  backend->set_parameters(params);
+  Losses losses;
+  Recorder recorder(&losses);
+  RunControl control;
+  const RunSummary summary = train(*backend, data, run.train, recorder, control);
+  EXPECT_EQ(summary.status, RunStatus::Finished) << summary.message;
+  if (final_params) {
+    final_params->resize(plan.parameter_count);
+    backend->get_parameters(*final_params);
+  }
+  return losses;
+}
+
+// |a - b| <= bound * |b| at every step (plus 1e-6 absolute, for losses near zero).
+void expect_relative(const std::vector<double>& a, const std::vector<double>& b, double bound,
+                     const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(a[i])) << what << " step " << i + 1;
+    EXPECT_LE(std::abs(a[i] - b[i]), bound * std::abs(b[i]) + 1e-6)
+        << what << " step " << i + 1 << ": " << a[i] << " vs " << b[i];
+  }
+}
+
+class CudaBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GPULAB_REQUIRE_GPU(); }
+  // 330 images: batches of 32 leave a last batch of 10, so two graph sizes get captured.
+  data::ImageSet train_set = test::synthetic_set(330, 1), test_set = test::synthetic_set(100, 2);
+  DataSets data{&train_set, nullptr, &test_set};
+};
+
+Recipe fifty_steps(const char* model, OptimizerKind optimizer, float dropout) {
+  Recipe run;
+  run.model = preset(model);
+  override_dropout(run.model, dropout);
+  run.train.batch = 32;
+  run.train.epochs = 0;
+  run.train.max_steps = 50;
+  run.train.shuffle = false;
+  run.train.seed = 7;
+  run.train.optimizer.kind = optimizer;
+  // Rates low enough that the loss is still well above zero after 50 steps, where a relative
+  // comparison means something.
+  run.train.optimizer.lr =
+      optimizer == OptimizerKind::Adam || optimizer == OptimizerKind::AdamW ? 2e-4f : 0.01f;
+  if (optimizer == OptimizerKind::AdamW) run.train.optimizer.weight_decay = 0.01f;
+  if (optimizer == OptimizerKind::Momentum) run.train.optimizer.weight_decay = 1e-4f;
+  run.train.eval_at_epoch_end = false;
+  return run;
+}
+
+TEST_F(CudaBackendTest, FiftyStepsMatchTheCpuInFp32) {
+  for (const auto& [model, optimizer] :
+       {std::pair{"pytorch-example", OptimizerKind::Adam},
+        std::pair{"lenet5", OptimizerKind::Momentum}, std::pair{"mlp", OptimizerKind::SGD},
+        std::pair{"tf-tutorial", OptimizerKind::AdamW}}) {
+    const Recipe run = fifty_steps(model, optimizer, 0.0f);
+    const Losses cpu = train_on(run, "cpu", data), gpu = train_on(run, "cuda:0", data);
+    expect_relative(gpu.loss, cpu.loss, 1e-3, std::string(model) + " GPU vs CPU");
+  }
+}
+
+TEST_F(CudaBackendTest, DropoutDrawsTheCpuMasks) {
+  // The same Philox bits on both sides: with dropout on, the losses still agree.
+  const Recipe run = fifty_steps("pytorch-example", OptimizerKind::Adam, 0.5f);
+  const Losses cpu = train_on(run, "cpu", data), gpu = train_on(run, "cuda:0", data);
+  expect_relative(gpu.loss, cpu.loss, 1e-3, "pytorch-example with dropout, GPU vs CPU");
+}
+
+TEST_F(CudaBackendTest, SameSeedSameLossesBitForBit) {
+  // Every kernel here is deterministic (no atomics; fixed-order reductions) and cuBLAS is
+  // deterministic for a fixed handle, stream and GPU, so two runs give identical bits.
+  Recipe run = fifty_steps("pytorch-example", OptimizerKind::Adam, 0.5f);
+  run.train.shuffle = true;
+  run.train.schedule.kind = ScheduleKind::OneCycle;
+  const Losses a = train_on(run, "cuda:0", data), b = train_on(run, "cuda:0", data);
+  EXPECT_EQ(a.loss, b.loss);
+}
+
+TEST_F(CudaBackendTest, GraphsOnAndOffGiveTheSameLosses) {
+  // A schedule that changes lr every step and dropout that changes with the step: replayed
+  // graphs must read both from device memory. 330 images in batches of 32 give two graph sizes.
+  Recipe run = fifty_steps("pytorch-example", OptimizerKind::Adam, 0.5f);
+  run.train.shuffle = true;
+  run.train.schedule.kind = ScheduleKind::OneCycle;
+  run.train.optimizer.lr = 1e-3f;
+  run.backend.cuda_graph = true;
+  const Losses on = train_on(run, "cuda:0", data);
+  run.backend.cuda_graph = false;
+  const Losses off = train_on(run, "cuda:0", data);
+  expect_relative(on.loss, off.loss, 1e-6, "graphs on vs off");
+  // Expected to be bit for bit the same (the same kernels with the same arguments); said, not
+  // failed, when only the last bits differ.
+  if (on.loss != off.loss) std::printf("note: graphs on and off differ in the last bits\n");
+}
+
+TEST_F(CudaBackendTest, ReducedPrecisionTrainsCloseToFp32) {
+  // tf32 and bf16 round the GEMM inputs (10 and 7 mantissa bits): over 50 steps the losses stay
+  // within 5% (tf32) and 10% (bf16) of fp32's, and training still lowers the loss.
+  Recipe run = fifty_steps("pytorch-example", OptimizerKind::Adam, 0.0f);
+  const Losses fp32 = train_on(run, "cuda:0", data);
+  for (const auto& [precision, bound] :
+       {std::pair{Precision::Tf32, 0.05}, std::pair{Precision::Bf16, 0.10}}) {
+    run.backend.precision = precision;
+    const Losses reduced = train_on(run, "cuda:0", data);
+    expect_relative(reduced.loss, fp32.loss, bound, precision_name(precision));
+    EXPECT_LT(reduced.loss.back(), reduced.loss.front()) << precision_name(precision);
+  }
+}
+
+TEST_F(CudaBackendTest, StepTimesCoverEveryPhase) {
+  Recipe run = fifty_steps("pytorch-example", OptimizerKind::Adam, 0.25f);
+  run.train.max_steps = 12;
+  const Losses losses = train_on(run, "cuda:0", data);
+  ASSERT_EQ(losses.times.size(), 12u);
+  EXPECT_GT(losses.times[0].forward_ms, 0);
+  for (size_t i = 1; i < losses.times.size(); ++i) {
+    const StepTimes& t = losses.times[i];
+    EXPECT_GT(t.copy_ms, 0) << i;
+    EXPECT_GT(t.forward_ms, 0) << i;
+    EXPECT_GT(t.backward_ms, 0) << i;
+    EXPECT_GT(t.optimizer_ms, 0) << i;
+    EXPECT_LT(t.total_ms(), 10000) << i;
+  }
+}
+
+TEST_F(CudaBackendTest, EvaluationAndParametersMatchTheCpu) {
+  const ModelPlan plan = plan_model(preset("lenet5"));
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, 3);
+  BackendOptions options;
+  options.batch = 64;
+  options.device = "cuda:0";
+  auto gpu = make_backend(plan, OptimizerConfig{}, data, options);
+  options.device = "cpu";
+  auto cpu = make_backend(plan, OptimizerConfig{}, data, options);
+  gpu->set_parameters(params);
+  cpu->set_parameters(params);
+  std::vector<float> back(params.size());
+  gpu->get_parameters(back);
+  EXPECT_EQ(back, params);
+  std::vector<int32_t> indices(test_set.count);
+  for (int i = 0; i < test_set.count; ++i) indices[i] = i;
+  const BatchStats g = gpu->evaluate(Split::Test, indices), c = cpu->evaluate(Split::Test, indices);
+  EXPECT_EQ(g.count, c.count);
+  EXPECT_NEAR(g.loss_sum, c.loss_sum, 1e-5 * std::abs(c.loss_sum));
+  EXPECT_EQ(g.correct, c.correct);
+  EXPECT_THROW(gpu->evaluate(Split::Validation, indices), ConfigError);
+  const std::vector<int32_t> bad = {0, test_set.count};
+  EXPECT_THROW(gpu->evaluate(Split::Test, bad), std::out_of_range);
+}
+
+TEST_F(CudaBackendTest, OutOfMemoryNamesTheAllocationAndTheNextRunWorks) {
+  const ModelPlan plan = plan_model(preset("pytorch-example"));
+  BackendOptions options;
+  options.device = "cuda:0";
+  options.batch = 4'000'000;  // ~86 KB of conv1 activations per image: far beyond any GPU
+  try {
+    make_backend(plan, OptimizerConfig{}, data, options);
+    FAIL() << "a batch of 4 million images fitted";
+  } catch (const kernels::cuda::CudaError& e) {
+    const std::string text = e.what();
+    EXPECT_EQ(e.kind(), kernels::cuda::ErrorKind::OutOfMemory) << text;
+    EXPECT_NE(text.find("out of GPU memory allocating the"), std::string::npos) << text;
+    EXPECT_NE(text.find(" free of "), std::string::npos) << text;
+    EXPECT_NE(text.find("smaller --batch"), std::string::npos) << text;
+  }
+  Recipe run = fifty_steps("pytorch-example", OptimizerKind::Adam, 0.0f);
+  run.train.max_steps = 5;
+  const Losses after = train_on(run, "cuda:0", data);
+  ASSERT_EQ(after.loss.size(), 5u);
+  for (double loss : after.loss) EXPECT_TRUE(std::isfinite(loss));
+}
+
+TEST_F(CudaBackendTest, AWholeRunRecordsTheGpuAndItsTelemetry) {
+  test::TempDir dir;
+  RunRequest request;
+  request.model = preset("pytorch-example");
+  request.train.batch = 64;
+  request.train.epochs = 2;
+  request.backend.device = "cuda:0";
+  request.backend.precision = Precision::Tf32;
+  request.out_dir = dir.path() / "run";
+  const data::MnistData mnist{train_set, test_set, dir.path()};
+  RunObserver observer;
+  RunControl control;
+  const RunSummary summary = execute_run(request, observer, control, &mnist);
+  ASSERT_EQ(summary.status, RunStatus::Finished) << summary.message;
+  std::ifstream in(dir.path() / "run" / "run.json");
+  const auto info = nlohmann::json::parse(in);
+  EXPECT_EQ(info["config"]["precision"], "tf32");
+  EXPECT_EQ(info["config"]["device"], "cuda:0");
+  EXPECT_FALSE(info["devices"][0]["name"].get<std::string>().empty());
+  EXPECT_FALSE(info["devices"][0]["compute_capability"].get<std::string>().empty());
+  std::ifstream telemetry(dir.path() / "run" / "telemetry.csv");
+  const std::string text((std::istreambuf_iterator<char>(telemetry)),
+                         std::istreambuf_iterator<char>());
+  if (!info.contains("telemetry_note")) {
+    EXPECT_NE(text.find("cuda:0"), std::string::npos) << text.substr(0, 400);
+  }
+}
+
+}  // namespace
+}  // namespace gpulab

@@ -1,0 +1,443 @@
+// Every CUDA op against its CPU reference (kernels/cpu/reference) on several shapes, odd sizes
+// included: normalized error within a bound per precision, NaN/Inf checks, exact equality where
+// the op is exact (pooling, dropout masks, batch gathering). Skips where there is no GPU. The
+// error-check macros are tested everywhere.
+#include <cublas_v2.h>
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "cuda_test_support.hpp"
+#include "datasets/batching.hpp"
+#include "kernels/counter_rng.hpp"
+#include "kernels/cpu/ops.hpp"
+#include "kernels/cpu/optimizer.hpp"
+#include "kernels/cuda/activations.cuh"
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/conv2d.cuh"
+#include "kernels/cuda/dropout.cuh"
+#include "kernels/cuda/gather.cuh"
+#include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/loss.cuh"
+#include "kernels/cuda/optimizer.cuh"
+#include "kernels/cuda/pool.cuh"
+
+namespace gpulab {
+namespace {
+
+namespace k = gpulab::kernels;
+namespace kc = gpulab::kernels::cuda;
+using test::download;
+using test::expect_close;
+using test::random_floats;
+using test::upload;
+using Vec = std::vector<float>;
+
+// ---------------------------------------------------------------------------------------------
+// The check macros: these need no GPU.
+
+TEST(CudaCheck, ThrowsTypedErrorWithCallFileAndLine) {
+  const int line = __LINE__ + 2;
+  try {
+    GPULAB_CUDA_CHECK(cudaErrorMemoryAllocation);
+    FAIL() << "no exception";
+  } catch (const kc::CudaError& e) {
+    EXPECT_EQ(e.kind(), kc::ErrorKind::OutOfMemory);
+    EXPECT_EQ(e.code(), int(cudaErrorMemoryAllocation));
+    EXPECT_EQ(e.expression(), "cudaErrorMemoryAllocation");
+    EXPECT_NE(e.file().find("test_kernels_cuda.cpp"), std::string::npos);
+    EXPECT_EQ(e.line(), line);
+    const std::string text = e.what();
+    EXPECT_NE(text.find("cudaErrorMemoryAllocation"), std::string::npos) << text;
+    EXPECT_NE(text.find("test_kernels_cuda.cpp:" + std::to_string(line)), std::string::npos)
+        << text;
+  }
+}
+
+TEST(CudaCheck, CublasAndLibraryErrorsAreTyped) {
+  try {
+    GPULAB_CUBLAS_CHECK(CUBLAS_STATUS_ALLOC_FAILED);
+    FAIL() << "no exception";
+  } catch (const kc::CudaError& e) {
+    EXPECT_EQ(e.kind(), kc::ErrorKind::OutOfMemory);
+    EXPECT_NE(std::string(e.what()).find("CUBLAS_STATUS_ALLOC_FAILED"), std::string::npos);
+  }
+  auto describe = [](int) { return "unhandled system error"; };
+  EXPECT_THROW(kc::check_nccl(2, describe, "ncclAllReduce(...)", __FILE__, __LINE__),
+               kc::CudaError);
+  EXPECT_NO_THROW(kc::check_nccl(0, describe, "ncclAllReduce(...)", __FILE__, __LINE__));
+}
+
+TEST(CudaCheck, ErrorKindsTellHowARunEnds) {
+  EXPECT_EQ(kc::error_kind(cudaErrorMemoryAllocation), kc::ErrorKind::OutOfMemory);
+  EXPECT_EQ(kc::error_kind(cudaErrorInsufficientDriver), kc::ErrorKind::NoDevice);
+  EXPECT_EQ(kc::error_kind(cudaErrorNoDevice), kc::ErrorKind::NoDevice);
+  EXPECT_EQ(kc::error_kind(cudaErrorIllegalAddress), kc::ErrorKind::DeviceFault);
+  EXPECT_EQ(kc::error_kind(cudaErrorLaunchFailure), kc::ErrorKind::DeviceFault);
+  EXPECT_EQ(kc::error_kind(cudaErrorInvalidValue), kc::ErrorKind::Other);
+}
+
+TEST(CudaCheck, AllocationWithoutADriverSaysSo) {
+  if (test::gpu_available()) GTEST_SKIP() << "a GPU is present; this checks the no-driver path";
+  try {
+    kc::DeviceBuffer<float> buffer(1024, "a test buffer");
+    FAIL() << "allocated without a device";
+  } catch (const kc::CudaError& e) {
+    EXPECT_EQ(e.kind(), kc::ErrorKind::NoDevice) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a test buffer"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ops. One stream, one cuBLAS handle and a conv scratch per test.
+
+class CudaOps : public ::testing::Test {
+ public:
+  void SetUp() override {
+    GPULAB_REQUIRE_GPU();
+    stream_ = kc::make_stream();
+    blas_ = kc::CublasHandle::create();
+  }
+  kc::Gemm gemm(k::Conv2dShape s = {}, int chunk = 0,
+                kc::Precision precision = kc::Precision::Fp32) {
+    const size_t floats = s.batch ? kc::conv2d_scratch_floats(s, chunk ? chunk : s.batch) : 0;
+    scratch_ = kc::DeviceBuffer<float>(floats, "conv scratch");
+    return kc::Gemm{blas_.get(), precision, scratch_.data(), floats};
+  }
+  cudaStream_t stream() const { return stream_.get(); }
+
+  kc::Stream stream_;
+  kc::CublasHandle blas_;
+  kc::DeviceBuffer<float> scratch_;
+};
+
+std::string describe(const k::Conv2dShape& s) {
+  return "N" + std::to_string(s.batch) + " C" + std::to_string(s.in_channels) + " " +
+         std::to_string(s.in_height) + "x" + std::to_string(s.in_width) + " K" +
+         std::to_string(s.out_channels) + " " + std::to_string(s.kernel_h) + "x" +
+         std::to_string(s.kernel_w) + " stride " + std::to_string(s.stride) + " pad " +
+         std::to_string(s.padding);
+}
+
+const std::vector<k::Conv2dShape> kConvShapes = {
+    {2, 3, 7, 9, 4, 3, 3, 1, 1},      // odd sizes, padding
+    {3, 5, 11, 7, 6, 3, 3, 2, 1},     // stride 2
+    {2, 4, 5, 5, 3, 1, 1, 1, 0},      // 1x1
+    {5, 2, 12, 12, 6, 5, 5, 1, 2},    // LeNet-5's first layer shape, small
+    {3, 1, 28, 28, 32, 3, 3, 1, 0},   // pytorch-example conv1
+    {2, 32, 26, 26, 64, 3, 3, 1, 0},  // pytorch-example conv2
+};
+
+void run_conv(CudaOps& t, const k::Conv2dShape& s, int chunk, kc::Precision precision,
+              double bound) {
+  const std::string what = describe(s) + " chunk " + std::to_string(chunk);
+  const size_t in_n = size_t(s.batch) * s.in_channels * s.in_height * s.in_width;
+  const size_t out_n = size_t(s.batch) * s.out_channels * s.out_height() * s.out_width();
+  const size_t w_n = size_t(s.out_channels) * s.in_channels * s.kernel_h * s.kernel_w;
+  const Vec inp = random_floats(in_n, 1), weight = random_floats(w_n, 2);
+  const Vec bias = random_floats(s.out_channels, 3), dout = random_floats(out_n, 4);
+  // Gradients start non-zero: backward accumulates.
+  const Vec dinp0 = random_floats(in_n, 5), dweight0 = random_floats(w_n, 6),
+            dbias0 = random_floats(s.out_channels, 7);
+  const kc::Gemm gemm = t.gemm(s, chunk, precision);
+
+  Vec out(out_n);
+  k::ref::conv2d_forward(out.data(), inp.data(), weight.data(), bias.data(), s);
+  auto d_inp = upload(inp), d_weight = upload(weight), d_bias = upload(bias);
+  kc::DeviceBuffer<float> d_out(out_n, "out");
+  kc::conv2d_forward(d_out.data(), d_inp.data(), d_weight.data(), d_bias.data(), s, gemm,
+                     t.stream());
+  expect_close(download(d_out), out, bound, "conv2d_forward " + what);
+
+  Vec dinp = dinp0, dweight = dweight0, dbias = dbias0;
+  k::ref::conv2d_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(), inp.data(),
+                          weight.data(), s);
+  auto d_dinp = upload(dinp0), d_dweight = upload(dweight0), d_dbias = upload(dbias0),
+       d_dout = upload(dout);
+  kc::conv2d_backward(d_dinp.data(), d_dweight.data(), d_dbias.data(), d_dout.data(), d_inp.data(),
+                      d_weight.data(), s, gemm, t.stream());
+  expect_close(download(d_dinp), dinp, bound, "conv2d_backward dinp " + what);
+  expect_close(download(d_dweight), dweight, bound, "conv2d_backward dweight " + what);
+  expect_close(download(d_dbias), dbias, bound, "conv2d_backward dbias " + what);
+}
+
+TEST_F(CudaOps, Conv2dMatchesReference) {
+  for (const auto& s : kConvShapes) run_conv(*this, s, 0, kc::Precision::Fp32, test::kFp32Bound);
+}
+
+TEST_F(CudaOps, Conv2dInChunksMatchesReference) {
+  // A scratch for two images at a time: batches of 5 and 3 run as 2+2+1 and 2+1.
+  run_conv(*this, kConvShapes[3], 2, kc::Precision::Fp32, test::kFp32Bound);
+  run_conv(*this, kConvShapes[1], 2, kc::Precision::Fp32, test::kFp32Bound);
+}
+
+TEST_F(CudaOps, Conv2dWithoutBiasOrSomeGradients) {
+  const k::Conv2dShape s = kConvShapes[0];
+  const size_t in_n = size_t(s.batch) * s.in_channels * s.in_height * s.in_width;
+  const size_t out_n = size_t(s.batch) * s.out_channels * s.out_height() * s.out_width();
+  const size_t w_n = size_t(s.out_channels) * s.in_channels * s.kernel_h * s.kernel_w;
+  const Vec inp = random_floats(in_n, 11), weight = random_floats(w_n, 12),
+            dout = random_floats(out_n, 13);
+  const kc::Gemm gemm = this->gemm(s);
+  Vec out(out_n), dweight(w_n, 0.0f);
+  k::ref::conv2d_forward(out.data(), inp.data(), weight.data(), nullptr, s);
+  k::ref::conv2d_backward(nullptr, dweight.data(), nullptr, dout.data(), inp.data(), weight.data(),
+                          s);
+  auto d_inp = upload(inp), d_weight = upload(weight), d_dout = upload(dout);
+  kc::DeviceBuffer<float> d_out(out_n, "out");
+  auto d_dweight = upload(Vec(w_n, 0.0f));
+  kc::conv2d_forward(d_out.data(), d_inp.data(), d_weight.data(), nullptr, s, gemm, stream());
+  kc::conv2d_backward(nullptr, d_dweight.data(), nullptr, d_dout.data(), d_inp.data(),
+                      d_weight.data(), s, gemm, stream());
+  expect_close(download(d_out), out, test::kFp32Bound, "conv2d_forward without bias");
+  expect_close(download(d_dweight), dweight, test::kFp32Bound, "conv2d_backward dweight only");
+}
+
+TEST_F(CudaOps, Conv2dTooSmallScratchIsAnError) {
+  const k::Conv2dShape s = kConvShapes[0];
+  kc::Gemm gemm{blas_.get(), kc::Precision::Fp32, nullptr, 0};
+  EXPECT_THROW(kc::conv2d_forward(nullptr, nullptr, nullptr, nullptr, s, gemm, stream()),
+               std::invalid_argument);
+}
+
+struct LinearShape {
+  int batch, in_features, out_features;
+};
+
+void run_linear(CudaOps& t, LinearShape l, bool with_bias, kc::Precision precision, double bound) {
+  const std::string what = std::to_string(l.batch) + "x" + std::to_string(l.in_features) + " -> " +
+                           std::to_string(l.out_features);
+  const size_t in_n = size_t(l.batch) * l.in_features, out_n = size_t(l.batch) * l.out_features;
+  const size_t w_n = size_t(l.out_features) * l.in_features;
+  const Vec inp = random_floats(in_n, 21), weight = random_floats(w_n, 22),
+            bias = random_floats(l.out_features, 23), dout = random_floats(out_n, 24);
+  const Vec dinp0 = random_floats(in_n, 25), dweight0 = random_floats(w_n, 26),
+            dbias0 = random_floats(l.out_features, 27);
+  const kc::Gemm gemm = t.gemm({}, 0, precision);
+  const float* b = with_bias ? bias.data() : nullptr;
+
+  Vec out(out_n), dinp = dinp0, dweight = dweight0, dbias = dbias0;
+  k::ref::linear_forward(out.data(), inp.data(), weight.data(), b, l.batch, l.in_features,
+                         l.out_features);
+  k::ref::linear_backward(dinp.data(), dweight.data(), with_bias ? dbias.data() : nullptr,
+                          dout.data(), inp.data(), weight.data(), l.batch, l.in_features,
+                          l.out_features);
+  auto d_inp = upload(inp), d_weight = upload(weight), d_bias = upload(bias), d_dout = upload(dout),
+       d_dinp = upload(dinp0), d_dweight = upload(dweight0), d_dbias = upload(dbias0);
+  kc::DeviceBuffer<float> d_out(out_n, "out");
+  kc::linear_forward(d_out.data(), d_inp.data(), d_weight.data(),
+                     with_bias ? d_bias.data() : nullptr, l.batch, l.in_features, l.out_features,
+                     gemm, t.stream());
+  kc::linear_backward(d_dinp.data(), d_dweight.data(), with_bias ? d_dbias.data() : nullptr,
+                      d_dout.data(), d_inp.data(), d_weight.data(), l.batch, l.in_features,
+                      l.out_features, gemm, t.stream());
+  expect_close(download(d_out), out, bound, "linear_forward " + what);
+  expect_close(download(d_dinp), dinp, bound, "linear_backward dinp " + what);
+  expect_close(download(d_dweight), dweight, bound, "linear_backward dweight " + what);
+  expect_close(download(d_dbias), dbias, bound, "linear_backward dbias " + what);
+}
+
+const std::vector<LinearShape> kLinearShapes = {
+    {3, 7, 5}, {17, 33, 10}, {1, 1, 1}, {64, 9216, 128}, {37, 128, 10}};
+
+TEST_F(CudaOps, LinearMatchesReference) {
+  for (const auto& l : kLinearShapes) {
+    run_linear(*this, l, true, kc::Precision::Fp32, test::kFp32Bound);
+    run_linear(*this, l, false, kc::Precision::Fp32, test::kFp32Bound);
+  }
+}
+
+TEST_F(CudaOps, ReducedPrecisionGemmsStayWithinTheirBounds) {
+  for (const auto& [precision, bound] : {std::pair{kc::Precision::Tf32, test::kTf32Bound},
+                                         std::pair{kc::Precision::Bf16, test::kBf16Bound}}) {
+    run_linear(*this, kLinearShapes[3], true, precision, bound);
+    run_linear(*this, kLinearShapes[1], true, precision, bound);
+    run_conv(*this, kConvShapes[5], 0, precision, bound);
+    run_conv(*this, kConvShapes[1], 0, precision, bound);
+  }
+}
+
+TEST_F(CudaOps, MaxPoolMatchesReferenceExactly) {
+  const std::vector<k::Pool2dShape> shapes = {{2, 3, 8, 8, 2, 2},
+                                              {3, 2, 7, 9, 2, 2},
+                                              {2, 4, 9, 7, 3, 2},
+                                              {1, 2, 6, 5, 3, 1},
+                                              {4, 64, 24, 24, 2, 2}};
+  for (const auto& s : shapes) {
+    const std::string what = "pool " + std::to_string(s.in_height) + "x" +
+                             std::to_string(s.in_width) + " k" + std::to_string(s.kernel) + " s" +
+                             std::to_string(s.stride);
+    const size_t in_n = size_t(s.batch) * s.channels * s.in_height * s.in_width;
+    const size_t out_n = size_t(s.batch) * s.channels * s.out_height() * s.out_width();
+    // Coarse values force ties, which must break the same way.
+    Vec inp = random_floats(in_n, 31, -4.0f, 4.0f);
+    for (float& x : inp) x = std::round(x);
+    const Vec dout = random_floats(out_n, 32), dinp0 = random_floats(in_n, 33);
+    Vec out(out_n), dinp = dinp0;
+    std::vector<int32_t> argmax(out_n);
+    k::ref::maxpool2d_forward(out.data(), argmax.data(), inp.data(), s);
+    k::ref::maxpool2d_backward(dinp.data(), dout.data(), argmax.data(), s);
+    auto d_inp = upload(inp), d_dout = upload(dout), d_dinp = upload(dinp0);
+    kc::DeviceBuffer<float> d_out(out_n, "out");
+    kc::DeviceBuffer<int32_t> d_argmax(out_n, "argmax");
+    kc::maxpool2d_forward(d_out.data(), d_argmax.data(), d_inp.data(), s, stream());
+    kc::maxpool2d_backward(d_dinp.data(), d_dout.data(), d_argmax.data(), s, stream());
+    EXPECT_EQ(download(d_out), out) << what;
+    EXPECT_EQ(download(d_argmax), argmax) << what;
+    EXPECT_EQ(download(d_dinp), dinp) << what;
+  }
+}
+
+TEST_F(CudaOps, ActivationsMatchReference) {
+  for (size_t n : {size_t(1), size_t(1000), size_t(12345)}) {
+    const Vec inp = random_floats(n, 41, -3.0f, 3.0f), dout = random_floats(n, 42),
+              dinp0 = random_floats(n, 43);
+    auto d_inp = upload(inp), d_dout = upload(dout);
+    kc::DeviceBuffer<float> d_out(n, "out");
+    Vec out(n), dinp = dinp0;
+    k::ref::relu_forward(out.data(), inp.data(), n);
+    k::ref::relu_backward(dinp.data(), dout.data(), out.data(), n);
+    auto d_dinp = upload(dinp0);
+    kc::relu_forward(d_out.data(), d_inp.data(), n, stream());
+    kc::relu_backward(d_dinp.data(), d_dout.data(), d_out.data(), n, stream());
+    EXPECT_EQ(download(d_out), out) << "relu_forward " << n;
+    expect_close(download(d_dinp), dinp, test::kFp32Bound, "relu_backward");
+
+    dinp = dinp0;
+    k::ref::tanh_forward(out.data(), inp.data(), n);
+    k::ref::tanh_backward(dinp.data(), dout.data(), out.data(), n);
+    d_dinp = upload(dinp0);
+    kc::tanh_forward(d_out.data(), d_inp.data(), n, stream());
+    kc::tanh_backward(d_dinp.data(), d_dout.data(), d_out.data(), n, stream());
+    expect_close(download(d_out), out, test::kFp32Bound, "tanh_forward");
+    expect_close(download(d_dinp), dinp, test::kFp32Bound, "tanh_backward");
+  }
+}
+
+TEST_F(CudaOps, DropoutMaskHasTheCpuBits) {
+  for (size_t n : {size_t(1), size_t(7), size_t(4099), size_t(9216 * 3)})
+    for (float p : {0.25f, 0.5f})
+      for (uint64_t step : {uint64_t(1), uint64_t(1234567)}) {
+        const uint64_t layer = 5, seed = 42;
+        Vec mask(n);
+        k::dropout_mask(mask.data(), n, p, seed, k::rng::dropout_counter(step, layer));
+        auto d_step = upload(std::vector<uint64_t>{step});
+        kc::DeviceBuffer<float> d_mask(n, "mask");
+        kc::dropout_mask(d_mask.data(), n, p, seed, d_step.data(), layer, stream());
+        EXPECT_EQ(download(d_mask), mask) << "n " << n << " p " << p << " step " << step;
+      }
+  EXPECT_THROW(kc::dropout_mask(nullptr, 4, 1.0f, 1, nullptr, 0, stream()), std::invalid_argument);
+}
+
+TEST_F(CudaOps, DropoutForwardAndBackwardMatchReference) {
+  const size_t n = 5003;
+  const Vec inp = random_floats(n, 51), dout = random_floats(n, 52), dinp0 = random_floats(n, 53);
+  Vec mask(n), out(n), dinp = dinp0;
+  k::dropout_mask(mask.data(), n, 0.5f, 7, 99);
+  k::ref::dropout_forward(out.data(), inp.data(), mask.data(), n);
+  k::ref::dropout_backward(dinp.data(), dout.data(), mask.data(), n);
+  auto d_inp = upload(inp), d_dout = upload(dout), d_mask = upload(mask), d_dinp = upload(dinp0);
+  kc::DeviceBuffer<float> d_out(n, "out");
+  kc::dropout_forward(d_out.data(), d_inp.data(), d_mask.data(), n, stream());
+  kc::dropout_backward(d_dinp.data(), d_dout.data(), d_mask.data(), n, stream());
+  EXPECT_EQ(download(d_out), out);
+  expect_close(download(d_dinp), dinp, test::kFp32Bound, "dropout_backward");
+}
+
+TEST_F(CudaOps, SoftmaxCrossEntropyMatchesReference) {
+  for (const auto& [batch, classes] : {std::pair{1, 10}, std::pair{37, 10}, std::pair{1000, 10},
+                                       std::pair{5, 3}, std::pair{9, 45}}) {
+    const std::string what = std::to_string(batch) + "x" + std::to_string(classes);
+    const Vec logits = random_floats(size_t(batch) * classes, 61, -5.0f, 5.0f);
+    std::vector<uint8_t> labels(batch);
+    for (int n = 0; n < batch; ++n) labels[n] = uint8_t((n * 7 + 3) % classes);
+    Vec dlogits(logits.size());
+    double loss = 0;
+    int correct = 0;
+    k::ref::softmax_cross_entropy(dlogits.data(), &loss, &correct, logits.data(), labels.data(),
+                                  batch, classes);
+    auto d_logits = upload(logits);
+    auto d_labels = upload(labels);
+    kc::DeviceBuffer<float> d_dlogits(logits.size(), "dlogits");
+    kc::DeviceBuffer<double> d_loss(1, "loss");
+    kc::DeviceBuffer<int> d_correct(1, "correct");
+    kc::softmax_cross_entropy(d_dlogits.data(), d_loss.data(), d_correct.data(), d_logits.data(),
+                              d_labels.data(), batch, classes, stream());
+    expect_close(download(d_dlogits), dlogits, test::kFp32Bound, "dlogits " + what);
+    const double gpu_loss = download(d_loss)[0];
+    EXPECT_TRUE(std::isfinite(gpu_loss)) << what;
+    EXPECT_NEAR(gpu_loss, loss, 1e-5 * std::abs(loss)) << what;
+    EXPECT_EQ(download(d_correct)[0], correct) << what;
+
+    // Evaluation: no gradient wanted.
+    kc::softmax_cross_entropy(nullptr, d_loss.data(), d_correct.data(), d_logits.data(),
+                              d_labels.data(), batch, classes, stream());
+    EXPECT_EQ(download(d_loss)[0], gpu_loss) << what;
+  }
+}
+
+TEST_F(CudaOps, OptimizerUpdatesMatchTheCpu) {
+  const size_t n = 10007;
+  const Vec params0 = random_floats(n, 71);
+  struct Case {
+    const char* name;
+    bool adam, decoupled;
+    float momentum, weight_decay;
+  };
+  for (const Case& c :
+       {Case{"sgd", false, false, 0.0f, 0.0f}, Case{"momentum", false, false, 0.9f, 0.01f},
+        Case{"adam", true, false, 0.0f, 0.01f}, Case{"adamw", true, true, 0.0f, 0.01f}}) {
+    Vec params = params0, first(n, 0.0f), second(n, 0.0f);
+    auto d_params = upload(params0), d_first = upload(first), d_second = upload(second);
+    for (uint64_t step = 1; step <= 3; ++step) {
+      const float lr = 0.01f / float(step);
+      const Vec grads = random_floats(n, 72 + uint32_t(step));
+      auto d_grads = upload(grads);
+      auto d_lr = upload(Vec{lr});
+      auto d_step = upload(std::vector<uint64_t>{step});
+      if (c.adam) {
+        k::adam_update(params.data(), first.data(), second.data(), grads.data(), n, lr, 0.9f,
+                       0.999f, 1e-8f, c.weight_decay, c.decoupled, long(step));
+        kc::adam_update(d_params.data(), d_first.data(), d_second.data(), d_grads.data(), n,
+                        d_lr.data(), 0.9f, 0.999f, 1e-8f, c.weight_decay, c.decoupled,
+                        d_step.data(), stream());
+      } else {
+        k::sgd_update(params.data(), c.momentum != 0.0f ? first.data() : nullptr, grads.data(), n,
+                      lr, c.momentum, c.weight_decay);
+        kc::sgd_update(d_params.data(), c.momentum != 0.0f ? d_first.data() : nullptr,
+                       d_grads.data(), n, d_lr.data(), c.momentum, c.weight_decay, stream());
+      }
+      expect_close(download(d_params), params, test::kFp32Bound,
+                   std::string(c.name) + " step " + std::to_string(step));
+    }
+  }
+}
+
+TEST_F(CudaOps, GatherBatchHasTheCpuBits) {
+  data::ImageSet set;
+  set.count = 50;
+  set.rows = 28;
+  set.cols = 28;
+  set.pixels.resize(size_t(set.count) * 784);
+  set.labels.resize(set.count);
+  for (size_t i = 0; i < set.pixels.size(); ++i) set.pixels[i] = uint8_t(i * 37 % 256);
+  for (int i = 0; i < set.count; ++i) set.labels[i] = uint8_t(i % 10);
+  const std::vector<int32_t> indices = {49, 0, 7, 7, 23, 1, 48};
+  Vec images(indices.size() * 784);
+  std::vector<uint8_t> labels(indices.size());
+  data::gather_batch(images.data(), labels.data(), set, indices);
+  auto d_pixels = upload(set.pixels), d_set_labels = upload(set.labels);
+  auto d_indices = upload(indices);
+  kc::DeviceBuffer<float> d_images(images.size(), "images");
+  kc::DeviceBuffer<uint8_t> d_labels(labels.size(), "labels");
+  kc::gather_batch(d_images.data(), d_labels.data(), d_pixels.data(), d_set_labels.data(),
+                   d_indices.data(), int(indices.size()), 784, data::kMnistMean, data::kMnistStd,
+                   stream());
+  EXPECT_EQ(download(d_images), images);
+  EXPECT_EQ(download(d_labels), labels);
+}
+
+}  // namespace
+}  // namespace gpulab

@@ -1,0 +1,107 @@
+// NVML loaded at run time: a fake libnvidia-ml (tests/fake_nvml.c) stands in for the driver, so
+// the loader, every reading and the telemetry timing are tested on machines without a GPU; the
+// real library is read where there is one.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <mutex>
+
+#include "engine/devices.hpp"
+#include "engine/nvml.hpp"
+#include "engine/telemetry.hpp"
+
+namespace gpulab {
+namespace {
+
+TEST(Nvml, AbsentLibrarySaysThereIsNoDriver) {
+  std::string why;
+  EXPECT_EQ(Nvml::load(&why, "libnvidia-ml-does-not-exist.so.1"), nullptr);
+  EXPECT_NE(why.find("no NVIDIA driver"), std::string::npos) << why;
+  EXPECT_NE(why.find("libnvidia-ml-does-not-exist.so.1"), std::string::npos) << why;
+}
+
+TEST(Nvml, LibraryWithoutTheFunctionsIsRefused) {
+  std::string why;
+  EXPECT_EQ(Nvml::load(&why, "libm.so.6"), nullptr);
+  EXPECT_NE(why.find("lacks nvmlInit_v2"), std::string::npos) << why;
+}
+
+TEST(Nvml, FailedInitIsReported) {
+  setenv("FAKE_NVML_INIT_ERROR", "9", 1);
+  std::string why;
+  EXPECT_EQ(Nvml::load(&why, GPULAB_FAKE_NVML_PATH), nullptr);
+  unsetenv("FAKE_NVML_INIT_ERROR");
+  EXPECT_NE(why.find("Driver Not Loaded"), std::string::npos) << why;
+}
+
+TEST(Nvml, ReadsEveryFieldOfADevice) {
+  std::string why;
+  const auto nvml = Nvml::load(&why, GPULAB_FAKE_NVML_PATH);
+  ASSERT_NE(nvml, nullptr) << why;
+  EXPECT_EQ(nvml->driver_version(), "999.12.34");
+  EXPECT_EQ(nvml->device("0000:17:00.0", -1), nullptr);
+  const Nvml::Device by_bus = nvml->device("0000:65:00.0", -1);
+  ASSERT_NE(by_bus, nullptr);
+  EXPECT_EQ(nvml->device("", 0), by_bus);
+  EXPECT_EQ(nvml->device("0000:17:00.0", 0), by_bus) << "falls back to the index";
+  DeviceSample s;
+  nvml->read(by_bus, s);
+  EXPECT_EQ(s.util_percent, 87);
+  EXPECT_EQ(s.mem_util_percent, 41);
+  EXPECT_EQ(s.mem_total_bytes, double(80ull << 30));
+  EXPECT_EQ(s.mem_used_bytes, double(3ull << 30));
+  EXPECT_DOUBLE_EQ(s.power_w, 312.5);
+  EXPECT_EQ(s.temperature_c, 61);
+  EXPECT_EQ(s.sm_clock_mhz, 1980);
+}
+
+TEST(Nvml, TelemetryLabelsSamplesAndTheFirstComesAtOnce) {
+  const auto nvml = Nvml::load(nullptr, GPULAB_FAKE_NVML_PATH);
+  ASSERT_NE(nvml, nullptr);
+  std::vector<std::unique_ptr<TelemetrySource>> sources;
+  sources.push_back(std::make_unique<GpuTelemetry>(
+      nvml, std::vector<GpuTelemetry::Watched>{{"cuda:0", nvml->device("0000:65:00.0", 0)}}));
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::vector<DeviceSample> samples;
+  const auto start = std::chrono::steady_clock::now();
+  TelemetrySampler sampler(std::move(sources), 10, start, [&](const DeviceSample& s) {
+    std::lock_guard lock(mutex);
+    samples.push_back(s);
+    arrived.notify_all();
+  });
+  {
+    std::unique_lock lock(mutex);
+    arrived.wait_for(lock, std::chrono::seconds(5), [&] { return samples.size() >= 3; });
+  }
+  sampler.stop();
+  ASSERT_GE(samples.size(), 3u);
+  EXPECT_EQ(samples[0].device, "cuda:0");
+  EXPECT_LT(samples[0].time_s, 0.2) << "the first sample must come within 200 ms of the start";
+  EXPECT_EQ(samples[0].power_w, 312.5);
+  // 10 Hz: the third sample about 0.2 s in.
+  EXPECT_GT(samples[2].time_s, 0.15);
+  EXPECT_LT(samples[2].time_s, 1.0);
+}
+
+TEST(Nvml, RealLibraryWhereThereIsADriver) {
+  std::string why;
+  const auto nvml = Nvml::load(&why);
+  if (!nvml) GTEST_SKIP() << why;
+  EXPECT_FALSE(nvml->driver_version().empty());
+  const DeviceList devices = list_devices();
+  if (devices.gpus.empty()) GTEST_SKIP() << "no GPU: " << devices.no_gpu_reason;
+  const Nvml::Device device = nvml->device(devices.gpus[0].pci_bus_id, 0);
+  ASSERT_NE(device, nullptr);
+  DeviceSample s;
+  nvml->read(device, s);
+  EXPECT_GT(s.mem_total_bytes, 0);
+  EXPECT_TRUE(std::isfinite(s.util_percent));
+  EXPECT_TRUE(std::isfinite(s.temperature_c));
+}
+
+}  // namespace
+}  // namespace gpulab
