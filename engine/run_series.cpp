@@ -375,7 +375,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
           options_.baseline >= 0 && options_.baseline < count ? chart_.runs[options_.baseline] : "";
       chart_.title = "Compared with " + baseline;
       bar_panel("throughput relative to " + baseline + " (×)", {"speedup"});
-      bar_panel("mean epoch time (s)", {"epoch time"});
+      bar_panel("epoch-time speedup over " + baseline + " (×)", {"epoch-time speedup"});
       bar_panel("time to " + percent_label(options_.target_accuracy) + "% test accuracy (s)",
                 {"time to target"});
       break;
@@ -438,7 +438,7 @@ void ChartBuilder::refresh_bar_panels() {
     const auto rows = compare_runs(runs_, options_.baseline, options_.target_accuracy);
     for (size_t r = 0; r < rows.size(); ++r) {
       chart_.panels[0].bars[0].values[r] = rows[r].speedup;
-      chart_.panels[1].bars[0].values[r] = rows[r].epoch_seconds;
+      chart_.panels[1].bars[0].values[r] = rows[r].epoch_speedup;
       chart_.panels[2].bars[0].values[r] = rows[r].time_to_target_s;
     }
   }
@@ -525,19 +525,22 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
     rows.push_back(row);
   }
   if (baseline >= 0 && baseline < int(rows.size()))
-    for (auto& row : rows) row.speedup = row.images_per_second / rows[baseline].images_per_second;
+    for (auto& row : rows) {
+      row.speedup = row.images_per_second / rows[baseline].images_per_second;
+      row.epoch_speedup = rows[baseline].epoch_seconds / row.epoch_seconds;
+    }
   return rows;
 }
 
 void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& out) {
   out << "run,device,batch,precision,status,epoch_seconds,images_per_second,test_accuracy,"
-         "time_to_target_s,speedup\n";
+         "time_to_target_s,speedup,epoch_speedup\n";
   for (const auto& r : rows)
     out << csv_field(r.name) << ',' << csv_field(r.device) << ',' << r.batch << ','
         << csv_field(r.precision) << ',' << csv_field(r.status) << ','
         << csv_number(r.epoch_seconds) << ',' << csv_number(r.images_per_second) << ','
         << csv_number(r.test_accuracy) << ',' << csv_number(r.time_to_target_s) << ','
-        << csv_number(r.speedup) << '\n';
+        << csv_number(r.speedup) << ',' << csv_number(r.epoch_speedup) << '\n';
 }
 
 }  // namespace gpulab

@@ -173,6 +173,7 @@ struct RunComparison {
   double test_accuracy = kNoValue;
   double time_to_target_s = kNoValue;   // wall time at the first evaluation reaching the target
   double speedup = kNoValue;            // images/s over the baseline's
+  double epoch_speedup = kNoValue;      // the baseline's epoch time over this run's
 };
 std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs, int baseline,
                                         double target_accuracy);

@@ -132,6 +132,7 @@ TEST(Compare, SpeedupTimeToTargetAndTheStepBreakdown) {
 
   const Chart speedup = build_chart(ChartKind::Speedup, {&cpu, &gpu}, ChartOptions{});
   EXPECT_DOUBLE_EQ(speedup.panels[0].bars[0].values[1], 10.0);
+  EXPECT_DOUBLE_EQ(speedup.panels[1].bars[0].values[1], 1.0);  // both made-up runs say 3 s epochs
   const Chart steps = build_chart(ChartKind::StepTime, {&cpu, &gpu}, ChartOptions{});
   EXPECT_DOUBLE_EQ(steps.panels[1].bars[3].values[0], 10.0);  // backward: half of 20 ms
 }
