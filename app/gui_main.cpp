@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   const QCommandLineOption presenter("presenter", "large fonts and plots filling the screen, for a room");
   const QCommandLineOption runs_dir("runs-dir", "folder of run records (default: $GPULAB_RUNS or ~/.local/share/gpulab/runs)", "DIR");
   const QCommandLineOption data_dir("data-dir", "folder with the MNIST files", "DIR");
-  const QCommandLineOption telemetry("telemetry-hz", "device samples per second (default 4)", "HZ");
+  const QCommandLineOption telemetry("telemetry-hz", "device samples per second (default 10)", "HZ");
   const QCommandLineOption setup("setup", "open this setup (a JSON file saved by gpulab)", "FILE");
   const QCommandLineOption train("train", "start training the setup at once, on the CPU unless --device says otherwise");
   const QCommandLineOption device("device", "with --train: where to train (cpu, cuda:N; repeat to race)", "DEVICE");

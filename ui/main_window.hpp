@@ -44,7 +44,7 @@ struct WindowOptions {
   std::optional<std::filesystem::path> data_dir;  // empty: the usual search
   bool presenter = false;
   std::optional<DeviceList> devices;  // empty: list_devices()
-  double telemetry_hz = 4;
+  double telemetry_hz = 10;  // as gpulab-cli
 };
 
 class MainWindow : public QMainWindow {
