@@ -100,6 +100,20 @@ std::string csv_number(double value) {
   return text;
 }
 
+// Whether any of the runs can spend time in `phase`: copies to a device need a GPU, all-reduce
+// needs more than one replica.
+bool phase_applies(int phase, const std::vector<const RunData*>& runs) {
+  constexpr int kCopy = 1, kAllReduce = 4;  // as phase_name numbers them
+  if (phase != kCopy && phase != kAllReduce) return true;
+  for (const RunData* run : runs) {
+    const std::string device = json_string(run->info, {"config", "device"}, "cpu");
+    const double replicas = json_number(run->info, {"config", "replicas"});
+    if (phase == kCopy && device != "cpu") return true;
+    if (phase == kAllReduce && std::isfinite(replicas) && replicas > 1) return true;
+  }
+  return false;
+}
+
 Panel line_panel(const char* y_label) {
   Panel panel;
   panel.y_label = y_label;
@@ -327,10 +341,16 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
   chart_.x_label = x_axis_label(options_.x);
   for (const RunData* run : runs_) timelines_.emplace_back(options_.x, steps_per_epoch(*run));
   const int count = int(runs_.size());
-  auto bar_panel = [&](std::string label, std::vector<std::string> sets) {
+  auto bar_panel = [&](std::string title, std::string unit, std::vector<std::string> sets) {
     Panel panel;
-    panel.y_label = std::move(label);
-    for (auto& set : sets) panel.bars.push_back({std::move(set), std::vector<double>(count, kNoValue)});
+    panel.title = std::move(title);
+    panel.y_label = std::move(unit);
+    for (auto& set : sets) {
+      BarSet bars;
+      bars.label = std::move(set);
+      bars.values.assign(count, kNoValue);
+      panel.bars.push_back(std::move(bars));
+    }
     chart_.panels.push_back(std::move(panel));
   };
   // Panels first (lines keep their panel's index), then the lines.
@@ -354,9 +374,14 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
     case ChartKind::StepTime: {
       chart_.title = "Time per training step";
       chart_.panels.push_back(line_panel(metric_label(Metric::StepMs)));
-      std::vector<std::string> phases;
-      for (int p = 0; p < kPhaseCount; ++p) phases.push_back(phase_name(p));
-      bar_panel("median per step (ms)", phases);
+      // Only the phases these runs can have: no copy on the CPU, no all-reduce on one device.
+      phases_.clear();
+      for (int p = 0; p < kPhaseCount; ++p)
+        if (phase_applies(p, runs_)) phases_.push_back(p);
+      std::vector<std::string> names;
+      for (int p : phases_) names.push_back(phase_name(p));
+      bar_panel("Median time per step, by phase", "ms", names);
+      for (size_t set = 0; set < phases_.size(); ++set) chart_.panels.back().bars[set].phase = phases_[set];
       for (int r = 0; r < count; ++r) add_line(chart_.panels[0], r, Metric::StepMs, "", false);
       break;
     }
@@ -374,9 +399,9 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
       const std::string baseline =
           options_.baseline >= 0 && options_.baseline < count ? chart_.runs[options_.baseline] : "";
       chart_.title = "Compared with " + baseline;
-      bar_panel("throughput relative to " + baseline + " (×)", {"speedup"});
-      bar_panel("epoch-time speedup over " + baseline + " (×)", {"epoch-time speedup"});
-      bar_panel("time to " + percent_label(options_.target_accuracy) + "% test accuracy (s)",
+      bar_panel("Throughput (images/s) relative to " + baseline, "×", {"speedup"});
+      bar_panel("Epoch-time speedup over " + baseline, "×", {"epoch-time speedup"});
+      bar_panel("Time to " + percent_label(options_.target_accuracy) + "% test accuracy", "s",
                 {"time to target"});
       break;
     }
@@ -429,10 +454,10 @@ void ChartBuilder::refresh_bar_panels() {
     Panel& panel = chart_.panels[1];
     std::vector<double> values;
     for (size_t r = 0; r < runs_.size(); ++r)
-      for (int p = 0; p < kPhaseCount; ++p) {
+      for (size_t set = 0; set < phases_.size(); ++set) {
         values.clear();
-        for (const StepMetrics& s : runs_[r]->steps) values.push_back(phase_ms(s.times, p));
-        panel.bars[p].values[r] = median(values);
+        for (const StepMetrics& s : runs_[r]->steps) values.push_back(phase_ms(s.times, phases_[set]));
+        panel.bars[set].values[r] = median(values);
       }
   } else if (kind_ == ChartKind::Speedup) {
     const auto rows = compare_runs(runs_, options_.baseline, options_.target_accuracy);
@@ -455,7 +480,7 @@ void write_chart_csv(const Chart& chart, std::ostream& out) {
   out << "panel,run,series,device," << (chart.x == XAxis::Time ? "time_s" : x_axis_name(chart.x))
       << ",value,smoothed\n";
   for (const Panel& panel : chart.panels) {
-    const std::string panel_name = csv_field(panel.y_label);
+    const std::string panel_name = csv_field(panel.title.empty() ? panel.y_label : panel.title);
     for (const LineSeries& line : panel.lines) {
       const std::string prefix = panel_name + "," + csv_field(chart.runs[line.run]) + "," +
                                  metric_key(line.metric) + "," + csv_field(line.device) + ",";

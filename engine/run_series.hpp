@@ -109,10 +109,12 @@ struct LineSeries {
 
 struct BarSet {
   std::string label;            // a phase, or the quantity
+  int phase = -1;               // the step phase (phase_name's number), for its colour
   std::vector<double> values;   // one per category (run); NaN when unknown
 };
 
 struct Panel {
+  std::string title;            // above the panel, where the chart's title does not say enough
   std::string y_label;
   bool visible = true;          // telemetry lanes no run has data for are hidden
   std::vector<LineSeries> lines;
@@ -153,6 +155,7 @@ class ChartBuilder {
   std::vector<Timeline> timelines_;
   std::vector<SeriesBuilder> builders_;         // parallel to every line of every panel
   std::vector<std::pair<int, int>> line_index_;  // (panel, line) of each builder
+  std::vector<int> phases_;                      // the step phases the bar panel shows
   std::vector<size_t> samples_scanned_;          // per run, for devices seen for the first time
   std::vector<std::vector<std::string>> devices_;
   Chart chart_;

@@ -33,9 +33,9 @@ void style_axis(QCPAxis* axis, const PlotTheme& theme) {
   }
 }
 
-QString bar_label(const QString& y_label, double value) {
-  if (y_label.endsWith(QStringLiteral("(×)"))) return QString::number(value, 'f', 2) + "×";
-  if (y_label.endsWith(QStringLiteral("(s)"))) return QString::number(value, 'g', 3) + " s";
+QString bar_label(const QString& unit, double value) {
+  if (unit == QStringLiteral("×")) return QString::number(value, 'f', 2) + "×";
+  if (unit == QStringLiteral("s")) return QString::number(value, 'g', 3) + " s";
   return QString::number(value, 'g', 3);
 }
 
@@ -63,7 +63,8 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
       bars->setName(QString::fromStdString(panel.bars[set].label));
       bars->setWidth(0.6);
       bars->setPen(Qt::NoPen);
-      bars->setBrush(phase_color(int(set)));
+      const int phase = panel.bars[set].phase;
+      bars->setBrush(phase_color(phase >= 0 ? phase : int(set)));
       if (below) bars->moveAbove(below);
       below = bars;
       drawn.bars.push_back(bars);
@@ -139,6 +140,12 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
   for (size_t p = 0; p < chart.panels.size(); ++p) {
     const Panel& panel = chart.panels[p];
     if (!panel.visible) continue;
+    if (!panel.title.empty()) {
+      auto* heading = new QCPTextElement(&plot, QString::fromStdString(panel.title),
+                                         scaled_font(theme.font_scale * 0.95, true));
+      plot.plotLayout()->addElement(row, 0, heading);
+      plot.plotLayout()->setRowStretchFactor(row++, 0.001);
+    }
     auto* rect = new QCPAxisRect(&plot);
     plot.plotLayout()->addElement(row++, 0, rect);
     rect->setMarginGroup(QCP::msLeft | QCP::msRight, margins);

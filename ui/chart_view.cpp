@@ -160,7 +160,8 @@ QString ChartView::bar_tooltip(int rect_index, double key) const {
     if (std::isfinite(v)) total += v;
   }
   if (panel.bars.size() > 1) text += tr("total: %1").arg(number_text(total));
-  return text.trimmed() + "\n" + QString::fromStdString(panel.y_label);
+  const std::string what = panel.title.empty() ? panel.y_label : panel.title + " (" + panel.y_label + ")";
+  return text.trimmed() + "\n" + QString::fromStdString(what);
 }
 
 void ChartView::show_tooltip(QMouseEvent* event) {
