@@ -8,11 +8,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/blas_select.hpp"
 #include "engine/backend.hpp"
 #include "engine/init.hpp"
 #include "engine/model_config.hpp"
 
 int main(int argc, char** argv) {
+  gpulab::select_blas_kernels(argc, argv);
   using namespace gpulab;
   CLI::App app{"time gpulab training steps"};
   std::string model = "pytorch-example", device = "cpu", optimizer = "adam";

@@ -76,6 +76,9 @@ int num_threads();
 // The BLAS behind the fast kernels, for run records, e.g. "OpenBLAS 0.3.21 NO_LAPACKE
 // DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64" (the core name is the SIMD kernel set).
 const char* blas_info();
+// The SIMD kernel set OpenBLAS runs, e.g. "Cooperlake (AVX-512)", or "Haswell (AVX2), from
+// OPENBLAS_CORETYPE=Haswell" where the environment chose it; "" for another BLAS.
+const char* blas_kernels();
 }  // namespace cpu
 
 #undef GPULAB_CPU_OPS
