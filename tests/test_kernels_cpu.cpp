@@ -434,6 +434,10 @@ const k::Conv2dShape kConvShapes[] = {
     {3, 1, 28, 28, 32, 3, 3, 1, 0}, {2, 32, 26, 26, 64, 3, 3, 1, 0}, {3, 5, 7, 5, 6, 1, 1, 1, 0},
     {1, 3, 8, 9, 2, 5, 3, 2, 2},    {7, 3, 5, 7, 5, 3, 3, 2, 0},     {3, 3, 6, 6, 4, 2, 2, 2, 0},
     {1, 5, 7, 5, 3, 1, 1, 2, 1},
+    // Winograd (3x3, stride 1, >= 8 channels each way): odd output sizes cut tiles in half,
+    // padding 1 to 3 puts tiles over the border, a 1x1 output is a single partial tile.
+    {3, 16, 7, 9, 16, 3, 3, 1, 1},  {2, 17, 6, 5, 19, 3, 3, 1, 2},   {1, 16, 3, 3, 16, 3, 3, 1, 0},
+    {2, 8, 4, 5, 9, 3, 3, 1, 3},
 };
 
 TEST_F(FastVsReference, Conv2dForward) {

@@ -8,10 +8,12 @@
 #include <atomic>
 #include <new>
 
+#include "kernels/cpu/conv2d_parts.hpp"
 #include "kernels/cpu/im2col.hpp"
 #include "kernels/cpu/ops.hpp"
 #include "kernels/cpu/parallel.hpp"
 #include "kernels/cpu/shape_check.hpp"
+#include "kernels/cpu/winograd.hpp"
 
 namespace gpulab::kernels::cpu {
 
@@ -21,6 +23,8 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
                     const Conv2dShape& s) {
   // out (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,R,S), bias (K) or nullptr
   kernels::detail::check_conv2d_shape(s, "conv2d_forward");
+  if (detail::winograd_applies(s))
+    return detail::winograd_conv2d_forward(out, inp, weight, bias, s);
   const int K = s.out_channels, P = s.out_height() * s.out_width();
   const int CRS = s.in_channels * s.kernel_h * s.kernel_w;
   const size_t in_image = size_t(s.in_channels) * s.in_height * s.in_width;
@@ -55,6 +59,8 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
   // dout (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,R,S)
   kernels::detail::check_conv2d_shape(s, "conv2d_backward");
   if (dinp == nullptr && dweight == nullptr && dbias == nullptr) return;
+  if (detail::winograd_applies(s))
+    return detail::winograd_conv2d_backward(dinp, dweight, dbias, dout, inp, weight, s);
   const int K = s.out_channels, P = s.out_height() * s.out_width();
   const int CRS = s.in_channels * s.kernel_h * s.kernel_w;
   const size_t in_image = size_t(s.in_channels) * s.in_height * s.in_width;
@@ -93,14 +99,7 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
       if (!ok) continue;
       const float* dout_n = dout + size_t(n) * K * P;  // (K, Ho*Wo)
       const float* image = inp + n * in_image;         // (C, H, W)
-      if (partial_dbias != nullptr)
-        for (int k = 0; k < K; ++k) {
-          const float* row = dout_n + size_t(k) * P;
-          float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-          for (int p = 0; p < P; ++p) sum += row[p];
-          partial_dbias[k] += sum;
-        }
+      if (partial_dbias != nullptr) detail::add_channel_sums(partial_dbias, dout_n, K, P);
       if (partial_dweight != nullptr) {
         if (!identity) detail::im2col(col, image, s);
         // dweight (K, CRS) += dout_n (K, P) x col^T (P, CRS)
