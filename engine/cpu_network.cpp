@@ -155,11 +155,11 @@ void CpuNetwork::backward() {
   if (!trained_forward_) throw std::logic_error("backward() needs a training forward() first");
   const Ops& ops = kernels_ == CpuKernels::Fast ? kFastOps : kReferenceOps;
   const int batch = batch_;
-  std::fill(grads_.begin(), grads_.end(), 0.0f);
+  k::cpu::zero(grads_.data(), grads_.size());
   // Every activation gradient but the loss's (just written) starts at zero: backward accumulates.
   for (const Layer& layer : layers_)
     if (!is_identity(layer) && layer.dout != layers_.back().dout)
-      std::fill_n(layer.dout, static_cast<size_t>(batch) * layer.info.output.size(), 0.0f);
+      k::cpu::zero(layer.dout, static_cast<size_t>(batch) * layer.info.output.size());
   for (size_t i = layers_.size(); i-- > 0;) {
     Layer& layer = layers_[i];
     const LayerInfo& info = layer.info;

@@ -679,6 +679,19 @@ TEST_F(FastVsReference, SoftmaxCrossEntropy) {
   }
 }
 
+TEST_F(FastVsReference, ZeroClearsEveryElementOnAnyThreadCount) {
+  for (int threads : kThreadCounts) {
+    k::cpu::set_num_threads(threads);
+    for (size_t n : {size_t(0), size_t(1), size_t(1000), size_t(1) << 18, (size_t(1) << 18) + 7}) {
+      Vec x = random_vector(n + 1, 70);
+      const float guard = x[n];
+      k::cpu::zero(x.data(), n);
+      EXPECT_EQ(std::count(x.begin(), x.end() - 1, 0.0f), std::ptrdiff_t(n)) << n;
+      EXPECT_EQ(x[n], guard) << "wrote past " << n;
+    }
+  }
+}
+
 TEST_F(FastVsReference, SetNumThreadsAndBlasInfo) {
   k::cpu::set_num_threads(3);
   EXPECT_EQ(k::cpu::num_threads(), 3);

@@ -73,6 +73,8 @@ GPULAB_CPU_OPS
 // Threads used by the fast kernels (OpenMP and the BLAS); 0 means all cores.
 void set_num_threads(int threads);
 int num_threads();
+// x (n) = 0 on those threads: gradient buffers before a backward pass, tens of MB a step.
+void zero(float* x, size_t n);
 // The BLAS behind the fast kernels, for run records, e.g. "OpenBLAS 0.3.21 NO_LAPACKE
 // DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64" (the core name is the SIMD kernel set).
 const char* blas_info();
