@@ -19,24 +19,25 @@ bool winograd_applies(const Conv2dShape& s);
 
 // How one image's output is cut into 2x2 tiles, and how the tiles' zero-padded input is held.
 // Tiles are numbered t = ty * (tiles_w + 1) + tx: each tile row ends with a dummy tile, so that
-// the tiles of a whole image are one run of floats and every transform loop is one long
-// vectorizable loop over them (short per-row loops cost twice the time). The dummy tiles' outputs
-// are dropped and their output gradients are zero. The padded input, rows and columns
-// [-padding, 2 * tiles + 2 - padding) of one channel, is held as four sub-planes by row and
-// column parity: rows 2ty .. 2ty+3 of tile row ty are then rows ty and ty + 1 of the even-row
-// and odd-row sub-planes, each tiles_w + 1 floats wide, one tile row apart in the numbering.
+// the tiles of a whole image are one run of floats and each transform is one long vectorizable
+// loop over them (per-row loops of a dozen tiles cost twice the time). The dummy tiles' outputs
+// are dropped and their output gradients are zero. The padded input of one channel, rows and
+// columns [-padding, 2 * tiles + 2 - padding), is held as two planes of its even and its odd
+// rows, each row 2 * (tiles_w + 1) floats: tile t's 4x4 input then starts at float 2t of the
+// even-row plane (rows 2ty, 2ty + 2) and of the odd-row plane (rows 2ty + 1, 2ty + 3).
 struct WinogradTiles {
   explicit WinogradTiles(const Conv2dShape& s);
   int out_h, out_w;      // Ho, Wo
   int tiles_h, tiles_w;  // ceil(Ho / 2), ceil(Wo / 2)
-  int half;              // tiles_w + 1: the tile numbering's row length, a sub-plane's width
+  int half;              // tiles_w + 1: the tile numbering's row length
   int tiles;             // T = tiles_h * half, dummies included: the GEMMs' N
   int padding, in_h, in_w;
-  // One sub-plane: tiles_h + 1 rows of `half` floats, and one more that reads past the end.
-  size_t sub_plane_floats() const { return size_t(tiles_h + 1) * half + 1; }
-  size_t plane_floats() const { return 4 * sub_plane_floats(); }
-  size_t temp_floats() const { return 20 * temp_stride(); }  // the transforms' temporaries
-  size_t temp_stride() const { return (size_t(tiles) + 16) / 16 * 16; }  // one temporary
+  // One row-parity plane: tiles_h + 1 rows of 2 * half floats, and two more read past the end.
+  size_t parity_plane_floats() const { return size_t(tiles_h + 1) * 2 * half + 2; }
+  size_t plane_floats() const { return 2 * parity_plane_floats(); }
+  // 16 temporaries of T tiles with half + 1 zeros on either side.
+  size_t temp_stride() const { return (size_t(tiles) + 2 * half + 2 + 15) / 16 * 16; }
+  size_t temp_floats() const { return 16 * temp_stride(); }
 };
 
 // U (16, K, C) = G g G^T for the filters (k, c) in [kc_begin, kc_end) of weight (K, C, 3, 3).
