@@ -16,6 +16,8 @@ namespace k = gpulab::kernels;
 struct Ops {
   decltype(&k::cpu::conv2d_forward) conv2d_forward;
   decltype(&k::cpu::conv2d_backward) conv2d_backward;
+  decltype(&k::cpu::conv2d_relu_forward) conv2d_relu_forward;
+  decltype(&k::cpu::conv2d_relu_backward) conv2d_relu_backward;
   decltype(&k::cpu::linear_forward) linear_forward;
   decltype(&k::cpu::linear_backward) linear_backward;
   decltype(&k::cpu::maxpool2d_forward) maxpool2d_forward;
@@ -31,7 +33,8 @@ struct Ops {
 
 #define GPULAB_OPS_TABLE(ns)                                                                    \
   Ops {                                                                                         \
-    ns::conv2d_forward, ns::conv2d_backward, ns::linear_forward, ns::linear_backward,           \
+    ns::conv2d_forward, ns::conv2d_backward, ns::conv2d_relu_forward, ns::conv2d_relu_backward, \
+        ns::linear_forward, ns::linear_backward,                                                \
         ns::maxpool2d_forward, ns::maxpool2d_backward, ns::relu_forward, ns::relu_backward,     \
         ns::tanh_forward, ns::tanh_backward, ns::dropout_forward, ns::dropout_backward,         \
         ns::softmax_cross_entropy                                                               \
@@ -70,9 +73,17 @@ CpuNetwork::CpuNetwork(const ModelPlan& plan, int max_batch, CpuKernels kernels)
   params_.assign(plan.parameter_count, 0.0f);
   grads_.assign(plan.parameter_count, 0.0f);
   size_t next_param = 0;
-  for (const auto& info : plan.layers) {
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    const LayerInfo& info = plan.layers[i];
     Layer layer;
     layer.info = info;
+    // The fast kernels run a convolution and the ReLU after it as one op (conv2d_relu_*), so that
+    // the convolution's own output never makes a trip through memory; it gets no buffers. The
+    // reference network stays layer by layer: it is the oracle the fast one is tested against.
+    layer.relu_fused = kernels == CpuKernels::Fast && info.spec.type == LayerType::Conv2d &&
+                       i + 1 < plan.layers.size() &&
+                       plan.layers[i + 1].spec.type == LayerType::ReLU;
+    layer.folded = !layers_.empty() && layers_.back().relu_fused;
     const LayerType type = info.spec.type;
     if (type == LayerType::Conv2d || type == LayerType::Linear) {
       const ParameterInfo& w = plan.parameters[next_param++];
@@ -87,13 +98,14 @@ CpuNetwork::CpuNetwork(const ModelPlan& plan, int max_batch, CpuKernels kernels)
     const size_t out_size = static_cast<size_t>(max_batch) * info.output.size();
     if (type == LayerType::Dropout) layer.mask.assign(out_size, 1.0f);
     if (type == LayerType::MaxPool2d) layer.argmax.assign(out_size, 0);
-    if (!is_identity(layer)) {
+    if (!is_identity(layer) && !layer.relu_fused) {
       activations_.emplace_back(out_size);
       activation_grads_.emplace_back(out_size);
       layer.out = activations_.back().data();
       layer.dout = activation_grads_.back().data();
     }
     layers_.push_back(std::move(layer));
+    if (layers_.back().folded) (layers_.end() - 2)->out = layers_.back().out;
   }
 }
 
@@ -117,8 +129,9 @@ LossStats CpuNetwork::forward(const float* images, const uint8_t* labels, int ba
     }
     float* out = layer.out;
     switch (info.spec.type) {
-      case LayerType::Conv2d:
-        ops.conv2d_forward(out, in, layer.weight, layer.bias, conv_shape(info, batch));
+      case LayerType::Conv2d:  // a fused convolution's out is its ReLU's
+        (layer.relu_fused ? ops.conv2d_relu_forward : ops.conv2d_forward)(
+            out, in, layer.weight, layer.bias, conv_shape(info, batch));
         break;
       case LayerType::Linear:
         ops.linear_forward(out, in, layer.weight, layer.bias, batch, info.input.channels,
@@ -127,7 +140,9 @@ LossStats CpuNetwork::forward(const float* images, const uint8_t* labels, int ba
       case LayerType::MaxPool2d:
         ops.maxpool2d_forward(out, layer.argmax.data(), in, pool_shape(info, batch));
         break;
-      case LayerType::ReLU: ops.relu_forward(out, in, n); break;
+      case LayerType::ReLU:
+        if (!layer.folded) ops.relu_forward(out, in, n);
+        break;
       case LayerType::Tanh: ops.tanh_forward(out, in, n); break;
       case LayerType::Dropout:
         if (info.spec.p == 0.0f) break;
@@ -158,7 +173,7 @@ void CpuNetwork::backward() {
   k::cpu::zero(grads_.data(), grads_.size());
   // Every activation gradient but the loss's (just written) starts at zero: backward accumulates.
   for (const Layer& layer : layers_)
-    if (!is_identity(layer) && layer.dout != layers_.back().dout)
+    if (!is_identity(layer) && layer.dout != nullptr && layer.dout != layers_.back().dout)
       k::cpu::zero(layer.dout, static_cast<size_t>(batch) * layer.info.output.size());
   for (size_t i = layers_.size(); i-- > 0;) {
     Layer& layer = layers_[i];
@@ -168,8 +183,12 @@ void CpuNetwork::backward() {
     const size_t n = static_cast<size_t>(batch) * info.output.size();
     switch (info.spec.type) {
       case LayerType::Conv2d:
-        ops.conv2d_backward(din, layer.dweight, layer.dbias, layer.dout, in, layer.weight,
-                            conv_shape(info, batch));
+        if (layer.relu_fused)  // from the ReLU's output gradient, through its output
+          ops.conv2d_relu_backward(din, layer.dweight, layer.dbias, layers_[i + 1].dout,
+                                   layers_[i + 1].out, in, layer.weight, conv_shape(info, batch));
+        else
+          ops.conv2d_backward(din, layer.dweight, layer.dbias, layer.dout, in, layer.weight,
+                              conv_shape(info, batch));
         break;
       case LayerType::Linear:
         ops.linear_backward(din, layer.dweight, layer.dbias, layer.dout, in, layer.weight, batch,
@@ -179,7 +198,7 @@ void CpuNetwork::backward() {
         if (din) ops.maxpool2d_backward(din, layer.dout, layer.argmax.data(), pool_shape(info, batch));
         break;
       case LayerType::ReLU:
-        if (din) ops.relu_backward(din, layer.dout, layer.out, n);
+        if (din && !layer.folded) ops.relu_backward(din, layer.dout, layer.out, n);
         break;
       case LayerType::Tanh:
         if (din) ops.tanh_backward(din, layer.dout, layer.out, n);

@@ -44,6 +44,8 @@ class CpuNetwork {
     float* dbias = nullptr;
     std::vector<float> mask;        // dropout
     std::vector<int32_t> argmax;    // max pooling
+    bool relu_fused = false;        // a convolution that also computes the ReLU after it
+    bool folded = false;            // that ReLU, which then does nothing itself
   };
   bool is_identity(const Layer& layer) const;
 

@@ -19,12 +19,14 @@ namespace gpulab::kernels::cpu {
 
 using detail::Slot;
 
-void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    const Conv2dShape& s) {
+namespace {
+
+// conv2d_forward, and conv2d_relu_forward when relu.
+void forward(float* out, const float* inp, const float* weight, const float* bias, bool relu,
+             const Conv2dShape& s) {
   // out (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,R,S), bias (K) or nullptr
-  kernels::detail::check_conv2d_shape(s, "conv2d_forward");
   if (detail::winograd_applies(s))
-    return detail::winograd_conv2d_forward(out, inp, weight, bias, s);
+    return detail::winograd_conv2d_forward(out, inp, weight, bias, relu, s);
   const int K = s.out_channels, P = s.out_height() * s.out_width();
   const int CRS = s.in_channels * s.kernel_h * s.kernel_w;
   const size_t in_image = size_t(s.in_channels) * s.in_height * s.in_width;
@@ -43,24 +45,28 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
       if (!identity) detail::im2col(col, image, s);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, P, CRS, 1.0f, weight, CRS,
                   identity ? image : col, P, 0.0f, out_n, P);
-      if (bias != nullptr)
+      if (bias != nullptr || relu)  // while the image's output is still in cache
         for (int k = 0; k < K; ++k) {
           float* row = out_n + size_t(k) * P;
-          for (int p = 0; p < P; ++p) row[p] += bias[k];
+          const float b = bias != nullptr ? bias[k] : 0.0f;
+          for (int p = 0; p < P; ++p) {
+            const float v = row[p] + b;
+            row[p] = !relu || v > 0.0f ? v : 0.0f;
+          }
         }
     }
   }
   if (out_of_memory) throw std::bad_alloc();
 }
 
-void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                     const float* weight, const Conv2dShape& s) {
+// conv2d_backward, and conv2d_relu_backward when relu_out (the ReLU's output) is not nullptr.
+void backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* relu_out,
+              const float* inp, const float* weight, const Conv2dShape& s) {
   // dinp (N,C,H,W) or nullptr, dweight (K,C,R,S) or nullptr, dbias (K) or nullptr,
-  // dout (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,R,S)
-  kernels::detail::check_conv2d_shape(s, "conv2d_backward");
+  // dout (N,K,Ho,Wo), relu_out (N,K,Ho,Wo) or nullptr, inp (N,C,H,W), weight (K,C,R,S)
   if (dinp == nullptr && dweight == nullptr && dbias == nullptr) return;
   if (detail::winograd_applies(s))
-    return detail::winograd_conv2d_backward(dinp, dweight, dbias, dout, inp, weight, s);
+    return detail::winograd_conv2d_backward(dinp, dweight, dbias, dout, relu_out, inp, weight, s);
   const int K = s.out_channels, P = s.out_height() * s.out_width();
   const int CRS = s.in_channels * s.kernel_h * s.kernel_w;
   const size_t in_image = size_t(s.in_channels) * s.in_height * s.in_width;
@@ -84,7 +90,10 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
         need_dcol ? detail::thread_workspace(Slot::kGradColumns, size_t(CRS) * P) : nullptr;
     float* partial =
         partial_size ? detail::thread_workspace(Slot::kPartialGrad, partial_size) : nullptr;
-    if ((need_col && !col) || (need_dcol && !dcol) || (partial_size && !partial)) {
+    float* masked =
+        relu_out ? detail::thread_workspace(Slot::kReluGradient, size_t(K) * P) : nullptr;
+    if ((need_col && !col) || (need_dcol && !dcol) || (partial_size && !partial) ||
+        (relu_out && !masked)) {
       out_of_memory = true;
     }
     // Every thread must take the same branch around the worksharing loops below.
@@ -98,7 +107,9 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
     for (int n = 0; n < s.batch; ++n) {
       if (!ok) continue;
       const float* dout_n = dout + size_t(n) * K * P;  // (K, Ho*Wo)
-      const float* image = inp + n * in_image;         // (C, H, W)
+      if (relu_out != nullptr)
+        dout_n = detail::relu_gradient(masked, dout_n, relu_out + size_t(n) * K * P, size_t(K) * P);
+      const float* image = inp + n * in_image;  // (C, H, W)
       if (partial_dbias != nullptr) detail::add_channel_sums(partial_dbias, dout_n, K, P);
       if (partial_dweight != nullptr) {
         if (!identity) detail::im2col(col, image, s);
@@ -129,6 +140,33 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
     }
   }
   if (out_of_memory) throw std::bad_alloc();
+}
+
+}  // namespace
+
+void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
+                    const Conv2dShape& s) {
+  kernels::detail::check_conv2d_shape(s, "conv2d_forward");
+  forward(out, inp, weight, bias, /*relu=*/false, s);
+}
+
+void conv2d_relu_forward(float* out, const float* inp, const float* weight, const float* bias,
+                         const Conv2dShape& s) {
+  kernels::detail::check_conv2d_shape(s, "conv2d_relu_forward");
+  forward(out, inp, weight, bias, /*relu=*/true, s);
+}
+
+void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, const Conv2dShape& s) {
+  kernels::detail::check_conv2d_shape(s, "conv2d_backward");
+  backward(dinp, dweight, dbias, dout, /*relu_out=*/nullptr, inp, weight, s);
+}
+
+void conv2d_relu_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                          const float* out, const float* inp, const float* weight,
+                          const Conv2dShape& s) {
+  kernels::detail::check_conv2d_shape(s, "conv2d_relu_backward");
+  backward(dinp, dweight, dbias, dout, out, inp, weight, s);
 }
 
 }  // namespace gpulab::kernels::cpu

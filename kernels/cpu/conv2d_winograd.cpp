@@ -30,7 +30,7 @@ void transform_weights_together(float* U, const float* weight, int K, int C) {
 }  // namespace
 
 void winograd_conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
-                             const Conv2dShape& s) {
+                             bool relu, const Conv2dShape& s) {
   // out (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,3,3), bias (K) or nullptr
   const WinogradTiles t(s);
   const int K = s.out_channels, C = s.in_channels, T = t.tiles;
@@ -58,16 +58,17 @@ void winograd_conv2d_forward(float* out, const float* inp, const float* weight, 
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, T, C, 1.0f,
                     U + size_t(xi) * K * C, C, V + size_t(xi) * C * T, T, 0.0f,
                     M + size_t(xi) * K * T, T);
-      winograd_output(out + n * out_image, M, bias, K, t, temp);
+      winograd_output(out + n * out_image, M, bias, relu, K, t, temp);
     }
   }
   if (out_of_memory) throw std::bad_alloc();
 }
 
 void winograd_conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                              const float* inp, const float* weight, const Conv2dShape& s) {
+                              const float* relu_out, const float* inp, const float* weight,
+                              const Conv2dShape& s) {
   // dinp (N,C,H,W) or nullptr, dweight (K,C,3,3) or nullptr, dbias (K) or nullptr,
-  // dout (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,3,3)
+  // dout (N,K,Ho,Wo), relu_out (N,K,Ho,Wo) or nullptr, inp (N,C,H,W), weight (K,C,3,3)
   const WinogradTiles t(s);
   const int K = s.out_channels, C = s.in_channels, T = t.tiles, P = t.out_h * t.out_w;
   const size_t KC = size_t(K) * C;
@@ -97,7 +98,9 @@ void winograd_conv2d_backward(float* dinp, float* dweight, float* dbias, const f
                        ? thread_workspace(Slot::kTileScratch, t.plane_floats() + t.temp_floats())
                        : nullptr;
     float* partial = partial_size ? thread_workspace(Slot::kPartialGrad, partial_size) : nullptr;
-    if ((need_dM && (!V || !dM || !plane)) || (partial_size && !partial)) out_of_memory = true;
+    float* masked = relu_out ? thread_workspace(Slot::kReluGradient, out_image) : nullptr;
+    if ((need_dM && (!V || !dM || !plane)) || (partial_size && !partial) || (relu_out && !masked))
+      out_of_memory = true;
       // Every thread must take the same branch around the worksharing loops below.
 #pragma omp barrier
     const bool ok = !out_of_memory.load();
@@ -109,6 +112,8 @@ void winograd_conv2d_backward(float* dinp, float* dweight, float* dbias, const f
     for (int n = 0; n < s.batch; ++n) {
       if (!ok) continue;
       const float* dout_n = dout + n * out_image;  // (K, Ho, Wo)
+      if (relu_out != nullptr)
+        dout_n = relu_gradient(masked, dout_n, relu_out + n * out_image, out_image);
       float* temp = plane + t.plane_floats();
       if (partial_dbias != nullptr) add_channel_sums(partial_dbias, dout_n, K, P);
       if (!need_dM) continue;

@@ -39,6 +39,13 @@ struct Pool2dShape {
                       const Conv2dShape& s);                                                    \
   void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,            \
                        const float* inp, const float* weight, const Conv2dShape& s);            \
+  /* A convolution and the ReLU after it in one pass: out = relu(conv2d(inp)), and backward     \
+     from the ReLU's output gradient dout and output out (as relu_backward takes them). */      \
+  void conv2d_relu_forward(float* out, const float* inp, const float* weight,                   \
+                           const float* bias, const Conv2dShape& s);                            \
+  void conv2d_relu_backward(float* dinp, float* dweight, float* dbias, const float* dout,       \
+                            const float* out, const float* inp, const float* weight,            \
+                            const Conv2dShape& s);                                              \
   /* out (N,OC), inp (N,IC), weight (OC,IC) as PyTorch, bias (OC) or nullptr */                 \
   void linear_forward(float* out, const float* inp, const float* weight, const float* bias,     \
                       int batch, int in_features, int out_features);                            \

@@ -27,6 +27,39 @@ inline void g_adjoint(float* a, size_t stride, float d0, float d1, float d2, flo
   a[2 * stride] = 0.5f * (d1 + d2) + d3;
 }
 
+// y, or relu(y) as relu_forward computes it (NaN gives 0). A template parameter, not a run-time
+// flag, so that the loop below stays vectorized (with the flag it ran 10% slower than without
+// the ReLU at all).
+template <bool kRelu>
+inline float activate(float y) {
+  return !kRelu || y > 0.0f ? y : 0.0f;
+}
+
+// One output channel of winograd_output: A^T M A + b for each tile t, rows 2ty and 2ty + 1 at
+// floats 2t, 2t + 1 of top and bottom.
+template <bool kRelu>
+void output_tiles(float* __restrict top, float* __restrict bottom, const float* m, size_t xi_stride,
+                  int T, float b) {
+#pragma omp simd
+  for (int x = 0; x < T; ++x) {
+    // A^T across each row i: (m0 + m1 + m2, m1 - m2 - m3) as l<i> and r<i>...
+    const float* mx = m + x;
+    const float m1 = mx[xi_stride], m2 = mx[2 * xi_stride];
+    const float l0 = mx[0] + m1 + m2, r0 = m1 - m2 - mx[3 * xi_stride];
+    const float m5 = mx[5 * xi_stride], m6 = mx[6 * xi_stride];
+    const float l1 = mx[4 * xi_stride] + m5 + m6, r1 = m5 - m6 - mx[7 * xi_stride];
+    const float m9 = mx[9 * xi_stride], m10 = mx[10 * xi_stride];
+    const float l2 = mx[8 * xi_stride] + m9 + m10, r2 = m9 - m10 - mx[11 * xi_stride];
+    const float m13 = mx[13 * xi_stride], m14 = mx[14 * xi_stride];
+    const float l3 = mx[12 * xi_stride] + m13 + m14, r3 = m13 - m14 - mx[15 * xi_stride];
+    // ...then down the left and right columns.
+    top[2 * x] = activate<kRelu>(l0 + l1 + l2 + b);
+    top[2 * x + 1] = activate<kRelu>(r0 + r1 + r2 + b);
+    bottom[2 * x] = activate<kRelu>(l1 - l2 - l3 + b);
+    bottom[2 * x + 1] = activate<kRelu>(r1 - r2 - r3 + b);
+  }
+}
+
 // The row of the even-row or the odd-row plane that holds padded row `row`.
 inline float* plane_row(float* plane, const WinogradTiles& t, int row) {
   return plane + (row & 1) * t.parity_plane_floats() + size_t(row / 2) * 2 * t.half;
@@ -190,35 +223,17 @@ void winograd_input_adjoint(float* dimage, const float* dV, int C, const Winogra
   }
 }
 
-void winograd_output(float* out, const float* M, const float* bias, int K, const WinogradTiles& t,
-                     float* temp) {
+void winograd_output(float* out, const float* M, const float* bias, bool relu, int K,
+                     const WinogradTiles& t, float* temp) {
   // out (K, Ho, Wo), M (16, K, T)
   const int T = t.tiles, row_floats = 2 * t.half;
   const size_t xi_stride = size_t(K) * T;
-  // Output rows 2ty and 2ty + 1, columns 2tx and 2tx + 1 at floats 2t and 2t + 1.
-  float* __restrict top = temp;
-  float* __restrict bottom = temp + 2 * size_t(T);
+  float* top = temp;  // output rows 2ty and 2ty + 1, columns 2tx and 2tx + 1 at floats 2t, 2t + 1
+  float* bottom = temp + 2 * size_t(T);
   for (int k = 0; k < K; ++k) {
     const float* m = M + size_t(k) * T;
     const float b = bias != nullptr ? bias[k] : 0.0f;
-#pragma omp simd
-    for (int x = 0; x < T; ++x) {
-      // A^T across each row i: (m0 + m1 + m2, m1 - m2 - m3) as l<i> and r<i>...
-      const float* mx = m + x;
-      const float m1 = mx[xi_stride], m2 = mx[2 * xi_stride];
-      const float l0 = mx[0] + m1 + m2, r0 = m1 - m2 - mx[3 * xi_stride];
-      const float m5 = mx[5 * xi_stride], m6 = mx[6 * xi_stride];
-      const float l1 = mx[4 * xi_stride] + m5 + m6, r1 = m5 - m6 - mx[7 * xi_stride];
-      const float m9 = mx[9 * xi_stride], m10 = mx[10 * xi_stride];
-      const float l2 = mx[8 * xi_stride] + m9 + m10, r2 = m9 - m10 - mx[11 * xi_stride];
-      const float m13 = mx[13 * xi_stride], m14 = mx[14 * xi_stride];
-      const float l3 = mx[12 * xi_stride] + m13 + m14, r3 = m13 - m14 - mx[15 * xi_stride];
-      // ...then down the left and right columns.
-      top[2 * x] = l0 + l1 + l2 + b;
-      top[2 * x + 1] = r0 + r1 + r2 + b;
-      bottom[2 * x] = l1 - l2 - l3 + b;
-      bottom[2 * x + 1] = r1 - r2 - r3 + b;
-    }
+    (relu ? output_tiles<true> : output_tiles<false>)(top, bottom, m, xi_stride, T, b);
     for (int ho = 0; ho < t.out_h; ++ho)
       std::memcpy(out + (size_t(k) * t.out_h + ho) * t.out_w,
                   (ho & 1 ? bottom : top) + size_t(ho / 2) * row_floats, sizeof(float) * t.out_w);

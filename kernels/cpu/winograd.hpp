@@ -56,9 +56,10 @@ void winograd_input(float* V, const float* image, int C, const WinogradTiles& t,
 void winograd_input_adjoint(float* dimage, const float* dV, int C, const WinogradTiles& t,
                             float* plane, float* temp);
 
-// out (K, Ho, Wo) = A^T M A (+ bias[k]) for M (16, K, T). bias may be nullptr.
-void winograd_output(float* out, const float* M, const float* bias, int K, const WinogradTiles& t,
-                     float* temp);
+// out (K, Ho, Wo) = A^T M A (+ bias[k]) for M (16, K, T), through a ReLU when relu. bias may be
+// nullptr.
+void winograd_output(float* out, const float* M, const float* bias, bool relu, int K,
+                     const WinogradTiles& t, float* temp);
 
 // dM (16, K, T) = the adjoint of winograd_output (without bias) applied to dout (K, Ho, Wo).
 void winograd_output_adjoint(float* dM, const float* dout, int K, const WinogradTiles& t,
