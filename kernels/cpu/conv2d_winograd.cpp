@@ -91,12 +91,11 @@ void winograd_conv2d_backward(float* dinp, float* dweight, float* dbias, const f
     const int thread = omp_get_thread_num();
     if (dinp != nullptr) transform_weights_together(U, weight, K, C);
     const bool need_dM = dinp != nullptr || dweight != nullptr;
-    // V holds the input tiles for dweight, then dV for dinp.
+    // V holds the input tiles (tiles first) for dweight, then dV for dinp.
     float* V = need_dM ? thread_workspace(Slot::kColumns, size_t(kPoints) * C * T) : nullptr;
     float* dM = need_dM ? thread_workspace(Slot::kGradColumns, size_t(kPoints) * K * T) : nullptr;
-    float* plane = need_dM
-                       ? thread_workspace(Slot::kTileScratch, t.plane_floats() + t.temp_floats())
-                       : nullptr;
+    const size_t scratch = std::max(t.plane_floats() + t.temp_floats(), t.channels_last_floats(C));
+    float* plane = need_dM ? thread_workspace(Slot::kTileScratch, scratch) : nullptr;
     float* partial = partial_size ? thread_workspace(Slot::kPartialGrad, partial_size) : nullptr;
     float* masked = relu_out ? thread_workspace(Slot::kReluGradient, out_image) : nullptr;
     if ((need_dM && (!V || !dM || !plane)) || (partial_size && !partial) || (relu_out && !masked))
@@ -119,10 +118,10 @@ void winograd_conv2d_backward(float* dinp, float* dweight, float* dbias, const f
       if (!need_dM) continue;
       winograd_output_adjoint(dM, dout_n, K, t, temp);
       if (partial_dU != nullptr) {
-        winograd_input(V, inp + n * in_image, C, t, plane, temp);
-        for (int xi = 0; xi < kPoints; ++xi)  // dU[xi] (K, C) += dM[xi] (K, T) x V[xi]^T (T, C)
-          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, K, C, T, 1.0f,
-                      dM + size_t(xi) * K * T, T, V + size_t(xi) * C * T, T, 1.0f,
+        winograd_input_tiles_first(V, inp + n * in_image, C, t, plane);
+        for (int xi = 0; xi < kPoints; ++xi)  // dU[xi] (K, C) += dM[xi] (K, T) x Vt[xi] (T, C)
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, C, T, 1.0f,
+                      dM + size_t(xi) * K * T, T, V + size_t(xi) * C * T, C, 1.0f,
                       partial_dU + xi * KC, C);
       }
       if (dinp != nullptr) {

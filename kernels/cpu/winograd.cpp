@@ -6,6 +6,10 @@
 //   G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] (filters: U = G g G^T)
 #include "kernels/cpu/winograd.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <cstring>
 
@@ -58,6 +62,33 @@ void output_tiles(float* __restrict top, float* __restrict bottom, const float* 
     bottom[2 * x] = activate<kRelu>(l1 - l2 - l3 + b);
     bottom[2 * x + 1] = activate<kRelu>(r1 - r2 - r3 + b);
   }
+}
+
+// to (W, C) = image row `from` of each of C channels channel_floats apart, transposed: 4x4
+// blocks in SSE registers (x86-64's baseline), the rest one float at a time. An image of the
+// pytorch-example's second layer took 8 us one float at a time.
+void transpose_row(float* __restrict to, const float* from, size_t channel_floats, int W, int C) {
+  int w = 0;
+#if defined(__SSE2__)
+  for (; w + 4 <= W; w += 4) {
+    int c = 0;
+    for (; c + 4 <= C; c += 4) {
+      const float* f = from + c * channel_floats + w;
+      __m128 r0 = _mm_loadu_ps(f), r1 = _mm_loadu_ps(f + channel_floats);
+      __m128 r2 = _mm_loadu_ps(f + 2 * channel_floats), r3 = _mm_loadu_ps(f + 3 * channel_floats);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      float* o = to + size_t(w) * C + c;
+      _mm_storeu_ps(o, r0);
+      _mm_storeu_ps(o + C, r1);
+      _mm_storeu_ps(o + 2 * C, r2);
+      _mm_storeu_ps(o + 3 * C, r3);
+    }
+    for (; c < C; ++c)
+      for (int j = 0; j < 4; ++j) to[size_t(w + j) * C + c] = from[c * channel_floats + w + j];
+  }
+#endif
+  for (; w < W; ++w)
+    for (int c = 0; c < C; ++c) to[size_t(w) * C + c] = from[c * channel_floats + w];
 }
 
 // The row of the even-row or the odd-row plane that holds padded row `row`.
@@ -158,6 +189,59 @@ void winograd_input(float* V, const float* image, int C, const WinogradTiles& t,
       v[15 * xi_stride + x] = d31 - d33;
     }
   }
+}
+
+void winograd_input_tiles_first(float* Vt, const float* image, int C, const WinogradTiles& t,
+                                float* plane) {
+  // Vt (16, T, C), image (C, H, W); plane (2 * tiles_h + 2, 2 * half, C)
+  const int plane_h = 2 * t.tiles_h + 2, plane_w = 2 * t.half;
+  if (t.padding > 0 || plane_h != t.in_h || plane_w != t.in_w)
+    std::fill(plane, plane + t.channels_last_floats(C), 0.0f);
+  for (int h = 0; h < t.in_h; ++h)
+    transpose_row(plane + (size_t(h + t.padding) * plane_w + t.padding) * C,
+                  image + size_t(h) * t.in_w, size_t(t.in_h) * t.in_w, t.in_w, C);
+  const size_t xi_stride = size_t(t.tiles) * C, row = size_t(plane_w) * C;
+  for (int ty = 0; ty < t.tiles_h; ++ty)
+    for (int tx = 0; tx < t.half; ++tx) {
+      float* __restrict v = Vt + (size_t(ty) * t.half + tx) * C;
+      if (tx == t.tiles_w) {  // the dummy tile: zero, as its output gradient
+        for (int xi = 0; xi < kWinogradPoints; ++xi) std::fill_n(v + xi * xi_stride, C, 0.0f);
+        continue;
+      }
+      const float* r0 = plane + 2 * ty * row + 2 * tx * size_t(C);
+      const float* r1 = r0 + row;
+      const float* r2 = r1 + row;
+      const float* r3 = r2 + row;
+#pragma omp simd
+      for (int c = 0; c < C; ++c) {
+        // As winograd_input, with column q of the tile at q * C.
+        const float d00 = r0[c] - r2[c], d10 = r1[c] + r2[c], d20 = r2[c] - r1[c],
+                    d30 = r1[c] - r3[c];
+        const int c1 = C + c, c2 = 2 * C + c, c3 = 3 * C + c;
+        const float d01 = r0[c1] - r2[c1], d11 = r1[c1] + r2[c1], d21 = r2[c1] - r1[c1],
+                    d31 = r1[c1] - r3[c1];
+        const float d02 = r0[c2] - r2[c2], d12 = r1[c2] + r2[c2], d22 = r2[c2] - r1[c2],
+                    d32 = r1[c2] - r3[c2];
+        const float d03 = r0[c3] - r2[c3], d13 = r1[c3] + r2[c3], d23 = r2[c3] - r1[c3],
+                    d33 = r1[c3] - r3[c3];
+        v[0 * xi_stride + c] = d00 - d02;
+        v[1 * xi_stride + c] = d01 + d02;
+        v[2 * xi_stride + c] = d02 - d01;
+        v[3 * xi_stride + c] = d01 - d03;
+        v[4 * xi_stride + c] = d10 - d12;
+        v[5 * xi_stride + c] = d11 + d12;
+        v[6 * xi_stride + c] = d12 - d11;
+        v[7 * xi_stride + c] = d11 - d13;
+        v[8 * xi_stride + c] = d20 - d22;
+        v[9 * xi_stride + c] = d21 + d22;
+        v[10 * xi_stride + c] = d22 - d21;
+        v[11 * xi_stride + c] = d21 - d23;
+        v[12 * xi_stride + c] = d30 - d32;
+        v[13 * xi_stride + c] = d31 + d32;
+        v[14 * xi_stride + c] = d32 - d31;
+        v[15 * xi_stride + c] = d31 - d33;
+      }
+    }
 }
 
 void winograd_input_adjoint(float* dimage, const float* dV, int C, const WinogradTiles& t,

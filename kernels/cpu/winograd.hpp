@@ -38,6 +38,8 @@ struct WinogradTiles {
   // 16 temporaries of T tiles with half + 1 zeros on either side.
   size_t temp_stride() const { return (size_t(tiles) + 2 * half + 2 + 15) / 16 * 16; }
   size_t temp_floats() const { return 16 * temp_stride(); }
+  // The padded input of all C channels, channels last: (2 * tiles_h + 2, 2 * half, C).
+  size_t channels_last_floats(int C) const { return size_t(2 * tiles_h + 2) * 2 * half * C; }
 };
 
 // U (16, K, C) = G g G^T for the filters (k, c) in [kc_begin, kc_end) of weight (K, C, 3, 3).
@@ -51,6 +53,13 @@ void winograd_weights_adjoint(float* dweight, const float* dU, size_t stride);
 // V (16, C, T) = B^T d B for every tile of image (C, H, W).
 void winograd_input(float* V, const float* image, int C, const WinogradTiles& t, float* plane,
                     float* temp);
+
+// Vt (16, T, C) = winograd_input's V with each matrix transposed, tiles first, which the weight
+// gradient's GEMM reads 1.5x faster (NN against NT: 45 against 68 us an image for pytorch-example's
+// second layer). Vectorized over channels from a channels-last copy of the image in plane:
+// channels_last_floats(C) of scratch.
+void winograd_input_tiles_first(float* Vt, const float* image, int C, const WinogradTiles& t,
+                                float* plane);
 
 // dimage (C, H, W) += the adjoint of winograd_input applied to dV (16, C, T).
 void winograd_input_adjoint(float* dimage, const float* dV, int C, const WinogradTiles& t,
