@@ -18,6 +18,8 @@ struct Ops {
   decltype(&k::cpu::conv2d_backward) conv2d_backward;
   decltype(&k::cpu::conv2d_relu_forward) conv2d_relu_forward;
   decltype(&k::cpu::conv2d_relu_backward) conv2d_relu_backward;
+  decltype(&k::cpu::conv2d_relu_maxpool_forward) conv2d_relu_maxpool_forward;
+  decltype(&k::cpu::conv2d_relu_maxpool_backward) conv2d_relu_maxpool_backward;
   decltype(&k::cpu::linear_forward) linear_forward;
   decltype(&k::cpu::linear_backward) linear_backward;
   decltype(&k::cpu::maxpool2d_forward) maxpool2d_forward;
@@ -34,10 +36,10 @@ struct Ops {
 #define GPULAB_OPS_TABLE(ns)                                                                    \
   Ops {                                                                                         \
     ns::conv2d_forward, ns::conv2d_backward, ns::conv2d_relu_forward, ns::conv2d_relu_backward, \
-        ns::linear_forward, ns::linear_backward,                                                \
-        ns::maxpool2d_forward, ns::maxpool2d_backward, ns::relu_forward, ns::relu_backward,     \
-        ns::tanh_forward, ns::tanh_backward, ns::dropout_forward, ns::dropout_backward,         \
-        ns::softmax_cross_entropy                                                               \
+        ns::conv2d_relu_maxpool_forward, ns::conv2d_relu_maxpool_backward, ns::linear_forward,  \
+        ns::linear_backward, ns::maxpool2d_forward, ns::maxpool2d_backward, ns::relu_forward,   \
+        ns::relu_backward, ns::tanh_forward, ns::tanh_backward, ns::dropout_forward,            \
+        ns::dropout_backward, ns::softmax_cross_entropy                                         \
   }
 const Ops kFastOps = GPULAB_OPS_TABLE(k::cpu);
 const Ops kReferenceOps = GPULAB_OPS_TABLE(k::ref);
@@ -73,17 +75,26 @@ CpuNetwork::CpuNetwork(const ModelPlan& plan, int max_batch, CpuKernels kernels)
   params_.assign(plan.parameter_count, 0.0f);
   grads_.assign(plan.parameter_count, 0.0f);
   size_t next_param = 0;
+  int folding = 0, group = 0;  // layers still to fold into the convolution before them, of group
   for (size_t i = 0; i < plan.layers.size(); ++i) {
     const LayerInfo& info = plan.layers[i];
     Layer layer;
     layer.info = info;
-    // The fast kernels run a convolution and the ReLU after it as one op (conv2d_relu_*), so that
-    // the convolution's own output never makes a trip through memory; it gets no buffers. The
+    // The fast kernels run a convolution and the ReLU after it, and the max pooling after that,
+    // as one op (conv2d_relu_*, conv2d_relu_maxpool_*), so that the convolution's output never
+    // makes a trip through memory: the layers of the group but the last get no buffers. The
     // reference network stays layer by layer: it is the oracle the fast one is tested against.
-    layer.relu_fused = kernels == CpuKernels::Fast && info.spec.type == LayerType::Conv2d &&
-                       i + 1 < plan.layers.size() &&
-                       plan.layers[i + 1].spec.type == LayerType::ReLU;
-    layer.folded = !layers_.empty() && layers_.back().relu_fused;
+    auto type_at = [&](size_t j) {
+      return j < plan.layers.size() ? plan.layers[j].spec.type : LayerType::Flatten;
+    };
+    if (kernels == CpuKernels::Fast && info.spec.type == LayerType::Conv2d &&
+        type_at(i + 1) == LayerType::ReLU)
+      layer.absorbs = type_at(i + 2) == LayerType::MaxPool2d ? 2 : 1;
+    if (folding > 0) {
+      layer.folded = true;
+      --folding;
+    }
+    const bool group_inner = layer.absorbs > 0 || (layer.folded && folding > 0);
     const LayerType type = info.spec.type;
     if (type == LayerType::Conv2d || type == LayerType::Linear) {
       const ParameterInfo& w = plan.parameters[next_param++];
@@ -98,14 +109,18 @@ CpuNetwork::CpuNetwork(const ModelPlan& plan, int max_batch, CpuKernels kernels)
     const size_t out_size = static_cast<size_t>(max_batch) * info.output.size();
     if (type == LayerType::Dropout) layer.mask.assign(out_size, 1.0f);
     if (type == LayerType::MaxPool2d) layer.argmax.assign(out_size, 0);
-    if (!is_identity(layer) && !layer.relu_fused) {
+    if (!is_identity(layer) && !group_inner) {
       activations_.emplace_back(out_size);
       activation_grads_.emplace_back(out_size);
       layer.out = activations_.back().data();
       layer.dout = activation_grads_.back().data();
     }
+    if (layer.absorbs > 0) folding = group = layer.absorbs;
     layers_.push_back(std::move(layer));
-    if (layers_.back().folded) (layers_.end() - 2)->out = layers_.back().out;
+    // The group's last layer holds the output that the layer after the group reads.
+    if (layers_.back().folded && folding == 0)
+      for (size_t j = layers_.size() - 1 - group; j + 1 < layers_.size(); ++j)
+        layers_[j].out = layers_.back().out;
   }
 }
 
@@ -129,16 +144,22 @@ LossStats CpuNetwork::forward(const float* images, const uint8_t* labels, int ba
     }
     float* out = layer.out;
     switch (info.spec.type) {
-      case LayerType::Conv2d:  // a fused convolution's out is its ReLU's
-        (layer.relu_fused ? ops.conv2d_relu_forward : ops.conv2d_forward)(
-            out, in, layer.weight, layer.bias, conv_shape(info, batch));
+      case LayerType::Conv2d:  // a fused convolution's out is its group's last layer's
+        if (layer.absorbs == 2)
+          ops.conv2d_relu_maxpool_forward(out, layers_[i + 2].argmax.data(), in, layer.weight,
+                                          layer.bias, conv_shape(info, batch),
+                                          pool_shape(layers_[i + 2].info, batch));
+        else
+          (layer.absorbs == 1 ? ops.conv2d_relu_forward : ops.conv2d_forward)(
+              out, in, layer.weight, layer.bias, conv_shape(info, batch));
         break;
       case LayerType::Linear:
         ops.linear_forward(out, in, layer.weight, layer.bias, batch, info.input.channels,
                            info.spec.out_features);
         break;
       case LayerType::MaxPool2d:
-        ops.maxpool2d_forward(out, layer.argmax.data(), in, pool_shape(info, batch));
+        if (!layer.folded)
+          ops.maxpool2d_forward(out, layer.argmax.data(), in, pool_shape(info, batch));
         break;
       case LayerType::ReLU:
         if (!layer.folded) ops.relu_forward(out, in, n);
@@ -183,7 +204,12 @@ void CpuNetwork::backward() {
     const size_t n = static_cast<size_t>(batch) * info.output.size();
     switch (info.spec.type) {
       case LayerType::Conv2d:
-        if (layer.relu_fused)  // from the ReLU's output gradient, through its output
+        if (layer.absorbs == 2)  // from the pooling's output gradient, output and argmax
+          ops.conv2d_relu_maxpool_backward(din, layer.dweight, layer.dbias, layers_[i + 2].dout,
+                                           layers_[i + 2].out, layers_[i + 2].argmax.data(), in,
+                                           layer.weight, conv_shape(info, batch),
+                                           pool_shape(layers_[i + 2].info, batch));
+        else if (layer.absorbs == 1)  // from the ReLU's output gradient, through its output
           ops.conv2d_relu_backward(din, layer.dweight, layer.dbias, layers_[i + 1].dout,
                                    layers_[i + 1].out, in, layer.weight, conv_shape(info, batch));
         else
@@ -195,7 +221,8 @@ void CpuNetwork::backward() {
                             info.input.channels, info.spec.out_features);
         break;
       case LayerType::MaxPool2d:
-        if (din) ops.maxpool2d_backward(din, layer.dout, layer.argmax.data(), pool_shape(info, batch));
+        if (din && !layer.folded)
+          ops.maxpool2d_backward(din, layer.dout, layer.argmax.data(), pool_shape(info, batch));
         break;
       case LayerType::ReLU:
         if (din && !layer.folded) ops.relu_backward(din, layer.dout, layer.out, n);

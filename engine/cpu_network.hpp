@@ -44,8 +44,10 @@ class CpuNetwork {
     float* dbias = nullptr;
     std::vector<float> mask;        // dropout
     std::vector<int32_t> argmax;    // max pooling
-    bool relu_fused = false;        // a convolution that also computes the ReLU after it
-    bool folded = false;            // that ReLU, which then does nothing itself
+    // A convolution computes the ReLU after it (absorbs 1), and the max pooling after that
+    // (absorbs 2), with the fused ops; the layers it absorbs are folded and do nothing.
+    int absorbs = 0;
+    bool folded = false;
   };
   bool is_identity(const Layer& layer) const;
 

@@ -539,6 +539,59 @@ TEST_F(FastVsReference, Conv2dReluForwardAndBackward) {
   }
 }
 
+// Convolution + ReLU + max pooling against the three reference ops, with 2x2 stride-2 pooling
+// and an overlapping 3x3 stride-2 one wherever the convolution's output is large enough.
+TEST_F(FastVsReference, Conv2dReluMaxpoolForwardAndBackward) {
+  for (int threads : kThreadCounts) {
+    k::cpu::set_num_threads(threads);
+    for (const auto& s : kConvShapes)
+      for (int kernel : {2, 3}) {
+        const k::Pool2dShape pool{s.batch,       s.out_channels, s.out_height(),
+                                  s.out_width(), kernel,         2};
+        if (pool.in_height < kernel || pool.in_width < kernel) continue;
+        const std::string what =
+            describe(s) + " pool " + std::to_string(kernel) + " threads " + std::to_string(threads);
+        const Vec inp = random_vector(input_size(s), 40),
+                  weight = random_vector(weight_size(s), 41);
+        const Vec bias = random_vector(s.out_channels, 42, -0.5f, 0.5f);
+        const size_t pooled =
+            size_t(s.batch) * s.out_channels * pool.out_height() * pool.out_width();
+        Vec ref_out(pooled), out(pooled, NAN);
+        std::vector<int32_t> ref_arg(pooled), arg(pooled, -1);
+        k::ref::conv2d_relu_maxpool_forward(ref_out.data(), ref_arg.data(), inp.data(),
+                                            weight.data(), bias.data(), s, pool);
+        k::cpu::conv2d_relu_maxpool_forward(out.data(), arg.data(), inp.data(), weight.data(),
+                                            bias.data(), s, pool);
+        expect_match(out, ref_out, "conv+relu+pool forward " + what);
+        EXPECT_EQ(arg, ref_arg) << "argmax " << what;
+        const Vec dout = random_vector(pooled, 43);
+        Vec ref_dinp = random_vector(inp.size(), 44),
+            ref_dweight = random_vector(weight.size(), 45);
+        Vec ref_dbias = random_vector(s.out_channels, 46);
+        Vec dinp = ref_dinp, dweight = ref_dweight, dbias = ref_dbias;
+        k::ref::conv2d_relu_maxpool_backward(ref_dinp.data(), ref_dweight.data(), ref_dbias.data(),
+                                             dout.data(), ref_out.data(), ref_arg.data(),
+                                             inp.data(), weight.data(), s, pool);
+        k::cpu::conv2d_relu_maxpool_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(),
+                                             ref_out.data(), ref_arg.data(), inp.data(),
+                                             weight.data(), s, pool);
+        expect_match(dinp, ref_dinp, "conv+relu+pool dinp " + what);
+        expect_match(dweight, ref_dweight, "conv+relu+pool dweight " + what);
+        expect_match(dbias, ref_dbias, "conv+relu+pool dbias " + what);
+      }
+  }
+}
+
+TEST_F(FastVsReference, Conv2dReluMaxpoolRejectsAMismatchedPooling) {
+  const k::Conv2dShape s{1, 1, 5, 5, 2, 3, 3, 1, 0};
+  const k::Pool2dShape wrong{1, 2, 4, 3, 2, 2};  // the convolution's output is 3x3
+  Vec inp(25), weight(18), out(4);
+  std::vector<int32_t> arg(4);
+  EXPECT_THROW(k::cpu::conv2d_relu_maxpool_forward(out.data(), arg.data(), inp.data(),
+                                                   weight.data(), nullptr, s, wrong),
+               std::invalid_argument);
+}
+
 struct LinearShape {
   int batch, in_features, out_features;
 };

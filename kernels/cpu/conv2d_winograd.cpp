@@ -30,8 +30,8 @@ void transform_weights_together(float* U, const float* weight, int K, int C) {
 }  // namespace
 
 void winograd_conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
-                             bool relu, const Conv2dShape& s) {
-  // out (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,3,3), bias (K) or nullptr
+                             const Conv2dShape& s, const ConvEpilogue& e) {
+  // out (N,K,Ho,Wo), or the pooling's output; inp (N,C,H,W), weight (K,C,3,3), bias (K) or nullptr
   const WinogradTiles t(s);
   const int K = s.out_channels, C = s.in_channels, T = t.tiles;
   const size_t in_image = size_t(C) * s.in_height * s.in_width;
@@ -47,7 +47,8 @@ void winograd_conv2d_forward(float* out, const float* inp, const float* weight, 
     float* V = thread_workspace(Slot::kColumns, size_t(kPoints) * C * T);      // (16, C, T)
     float* M = thread_workspace(Slot::kGradColumns, size_t(kPoints) * K * T);  // (16, K, T)
     float* plane = thread_workspace(Slot::kTileScratch, t.plane_floats() + t.temp_floats());
-    const bool ok = V != nullptr && M != nullptr && plane != nullptr;
+    float* conv = e.pool ? thread_workspace(Slot::kConvImage, out_image) : nullptr;
+    const bool ok = V != nullptr && M != nullptr && plane != nullptr && (!e.pool || conv);
     if (!ok) out_of_memory = true;
 #pragma omp for schedule(static)
     for (int n = 0; n < s.batch; ++n) {
@@ -58,17 +59,20 @@ void winograd_conv2d_forward(float* out, const float* inp, const float* weight, 
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, T, C, 1.0f,
                     U + size_t(xi) * K * C, C, V + size_t(xi) * C * T, T, 0.0f,
                     M + size_t(xi) * K * T, T);
-      winograd_output(out + n * out_image, M, bias, relu, K, t, temp);
+      float* out_n = e.pool ? conv : out + n * out_image;
+      winograd_output(out_n, M, bias, e.relu, K, t, temp);
+      pool_after_conv(out, out_n, n, e);
     }
   }
   if (out_of_memory) throw std::bad_alloc();
 }
 
 void winograd_conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                              const float* relu_out, const float* inp, const float* weight,
-                              const Conv2dShape& s) {
+                              const float* inp, const float* weight, const Conv2dShape& s,
+                              const ConvGradientSource& g) {
   // dinp (N,C,H,W) or nullptr, dweight (K,C,3,3) or nullptr, dbias (K) or nullptr,
-  // dout (N,K,Ho,Wo), relu_out (N,K,Ho,Wo) or nullptr, inp (N,C,H,W), weight (K,C,3,3)
+  // dout (N,K,Ho,Wo) or as g says, inp (N,C,H,W), weight (K,C,3,3)
+  const bool fused = g.relu_out != nullptr || g.pool != nullptr;
   const WinogradTiles t(s);
   const int K = s.out_channels, C = s.in_channels, T = t.tiles, P = t.out_h * t.out_w;
   const size_t KC = size_t(K) * C;
@@ -97,8 +101,8 @@ void winograd_conv2d_backward(float* dinp, float* dweight, float* dbias, const f
     const size_t scratch = std::max(t.plane_floats() + t.temp_floats(), t.channels_last_floats(C));
     float* plane = need_dM ? thread_workspace(Slot::kTileScratch, scratch) : nullptr;
     float* partial = partial_size ? thread_workspace(Slot::kPartialGrad, partial_size) : nullptr;
-    float* masked = relu_out ? thread_workspace(Slot::kReluGradient, out_image) : nullptr;
-    if ((need_dM && (!V || !dM || !plane)) || (partial_size && !partial) || (relu_out && !masked))
+    float* grad = fused ? thread_workspace(Slot::kConvImage, out_image) : nullptr;
+    if ((need_dM && (!V || !dM || !plane)) || (partial_size && !partial) || (fused && !grad))
       out_of_memory = true;
       // Every thread must take the same branch around the worksharing loops below.
 #pragma omp barrier
@@ -110,9 +114,7 @@ void winograd_conv2d_backward(float* dinp, float* dweight, float* dbias, const f
 #pragma omp for schedule(static)
     for (int n = 0; n < s.batch; ++n) {
       if (!ok) continue;
-      const float* dout_n = dout + n * out_image;  // (K, Ho, Wo)
-      if (relu_out != nullptr)
-        dout_n = relu_gradient(masked, dout_n, relu_out + n * out_image, out_image);
+      const float* dout_n = conv_output_gradient(grad, dout, n, out_image, g);  // (K, Ho, Wo)
       float* temp = plane + t.plane_floats();
       if (partial_dbias != nullptr) add_channel_sums(partial_dbias, dout_n, K, P);
       if (!need_dM) continue;

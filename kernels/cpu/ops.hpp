@@ -46,6 +46,16 @@ struct Pool2dShape {
   void conv2d_relu_backward(float* dinp, float* dweight, float* dbias, const float* dout,       \
                             const float* out, const float* inp, const float* weight,            \
                             const Conv2dShape& s);                                              \
+  /* The same with the max pooling after the ReLU: out and argmax as maxpool2d_forward gives     \
+     them, backward from the pooling's output gradient dout; the pooling's input is never      \
+     stored. pool reads the convolution's output (N, K, Ho, Wo). */                            \
+  void conv2d_relu_maxpool_forward(float* out, int32_t* argmax, const float* inp,               \
+                                   const float* weight, const float* bias,                      \
+                                   const Conv2dShape& s, const Pool2dShape& pool);              \
+  void conv2d_relu_maxpool_backward(float* dinp, float* dweight, float* dbias,                  \
+                                    const float* dout, const float* out, const int32_t* argmax, \
+                                    const float* inp, const float* weight,                      \
+                                    const Conv2dShape& s, const Pool2dShape& pool);             \
   /* out (N,OC), inp (N,IC), weight (OC,IC) as PyTorch, bias (OC) or nullptr */                 \
   void linear_forward(float* out, const float* inp, const float* weight, const float* bias,     \
                       int batch, int in_features, int out_features);                            \

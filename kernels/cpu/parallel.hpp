@@ -35,7 +35,7 @@ enum class Slot {
   kPartialGrad,
   kWinogradWeights,
   kTileScratch,
-  kReluGradient,
+  kConvImage,  // one image's convolution output or output gradient, in a fused op
   kCount
 };
 float* thread_workspace(Slot slot, size_t floats);
