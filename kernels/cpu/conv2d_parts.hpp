@@ -64,9 +64,9 @@ inline const float* conv_output_gradient(float* buffer, const float* dout, int n
     const float* out = g.pool_out + n * pooled_image;
     const int32_t* at = g.argmax + n * pooled_image;
     std::fill(buffer, buffer + out_image, 0.0f);
-    for (int c = 0; c < s.channels; ++c)
+    for (int c = 0; c < s.channels; ++c)  // a select, not a branch: ReLU signs are random
       for (size_t o = c * plane_out; o < (c + 1) * plane_out; ++o)
-        if (out[o] > 0.0f) buffer[c * plane_in + at[o]] += d[o];
+        buffer[c * plane_in + at[o]] += out[o] > 0.0f ? d[o] : 0.0f;
     return buffer;
   }
   const float* dout_n = dout + n * out_image;
