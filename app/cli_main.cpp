@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/blas_select.hpp"
 #include "app/cli_export.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
@@ -202,6 +203,7 @@ int run_eval(const std::string& weights, const std::string& model_flag, const st
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpulab::select_blas_kernels(argc, argv);
   CLI::App app{"gpulab-cli: train and measure CNNs on MNIST on the CPU and GPUs"};
   app.set_version_flag("--version", std::string("gpulab ") + GPULAB_VERSION);
   app.require_subcommand(1);

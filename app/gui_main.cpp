@@ -6,6 +6,7 @@
 #include <QCommandLineParser>
 #include <QTimer>
 
+#include "app/blas_select.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
 
@@ -13,6 +14,7 @@
 #include "ui/main_window.hpp"
 
 int main(int argc, char** argv) {
+  gpulab::select_blas_kernels(argc, argv);
   const char* platform = std::getenv("QT_QPA_PLATFORM");
   const char* display = std::getenv("DISPLAY");
   const char* wayland = std::getenv("WAYLAND_DISPLAY");

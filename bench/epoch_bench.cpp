@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "app/blas_select.hpp"
 #include "datasets/mnist.hpp"
 #include "engine/backend.hpp"
 #include "engine/init.hpp"
@@ -28,6 +29,7 @@ struct StepTimer : gpulab::TrainObserver {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpulab::select_blas_kernels(argc, argv);
   using namespace gpulab;
   CLI::App app{"time gpulab training epochs on MNIST"};
   std::string model = "pytorch-example", device = "cuda:0", precision = "fp32", graph = "on";

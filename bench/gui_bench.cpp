@@ -12,6 +12,7 @@
 #include <QElapsedTimer>
 #include <qcustomplot.h>
 
+#include "app/blas_select.hpp"
 #include "datasets/mnist.hpp"
 #include "engine/experiment.hpp"
 #include "engine/session.hpp"
@@ -55,6 +56,7 @@ RunData synthetic_run(const std::string& name, int steps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gpulab::select_blas_kernels(argc, argv);
   CLI::App cli{"gpulab window overhead"};
   std::string model = "lenet5", data_dir, runs_dir = "/tmp/gpulab-bench-gui-runs";
   int steps = 600, rounds = 3, batch = 64, points = 100000, replots = 40;

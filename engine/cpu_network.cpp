@@ -18,6 +18,10 @@ namespace k = gpulab::kernels;
 struct KernelTable {
   decltype(&k::cpu::conv2d_forward) conv2d_forward;
   decltype(&k::cpu::conv2d_backward) conv2d_backward;
+  decltype(&k::cpu::conv2d_relu_forward) conv2d_relu_forward;
+  decltype(&k::cpu::conv2d_relu_backward) conv2d_relu_backward;
+  decltype(&k::cpu::conv2d_relu_maxpool_forward) conv2d_relu_maxpool_forward;
+  decltype(&k::cpu::conv2d_relu_maxpool_backward) conv2d_relu_maxpool_backward;
   decltype(&k::cpu::linear_forward) linear_forward;
   decltype(&k::cpu::linear_backward) linear_backward;
   decltype(&k::cpu::maxpool2d_forward) maxpool2d_forward;
@@ -31,12 +35,13 @@ struct KernelTable {
   decltype(&k::cpu::softmax_cross_entropy) softmax_cross_entropy;
 };
 
-#define GPULAB_KERNEL_TABLE(ns)                                                             \
-  KernelTable {                                                                             \
-    ns::conv2d_forward, ns::conv2d_backward, ns::linear_forward, ns::linear_backward,       \
-        ns::maxpool2d_forward, ns::maxpool2d_backward, ns::relu_forward, ns::relu_backward, \
-        ns::tanh_forward, ns::tanh_backward, ns::dropout_forward, ns::dropout_backward,     \
-        ns::softmax_cross_entropy                                                           \
+#define GPULAB_KERNEL_TABLE(ns)                                                                 \
+  KernelTable {                                                                                 \
+    ns::conv2d_forward, ns::conv2d_backward, ns::conv2d_relu_forward, ns::conv2d_relu_backward, \
+        ns::conv2d_relu_maxpool_forward, ns::conv2d_relu_maxpool_backward, ns::linear_forward,  \
+        ns::linear_backward, ns::maxpool2d_forward, ns::maxpool2d_backward, ns::relu_forward,   \
+        ns::relu_backward, ns::tanh_forward, ns::tanh_backward, ns::dropout_forward,            \
+        ns::dropout_backward, ns::softmax_cross_entropy                                         \
   }
 const KernelTable kFastKernels = GPULAB_KERNEL_TABLE(k::cpu);
 const KernelTable kReferenceKernels = GPULAB_KERNEL_TABLE(k::ref);
@@ -62,6 +67,25 @@ struct CpuOps {
   void conv2d_backward(float* din, float* dw, float* db, const float* dout, const float* in,
                        const float* w, const k::Conv2dShape& s) {
     kernels->conv2d_backward(din, dw, db, dout, in, w, s);
+  }
+  void conv2d_relu_forward(float* out, const float* in, const float* w, const float* b,
+                           const k::Conv2dShape& s) {
+    kernels->conv2d_relu_forward(out, in, w, b, s);
+  }
+  void conv2d_relu_backward(float* din, float* dw, float* db, const float* dout, const float* out,
+                            const float* in, const float* w, const k::Conv2dShape& s) {
+    kernels->conv2d_relu_backward(din, dw, db, dout, out, in, w, s);
+  }
+  void conv2d_relu_maxpool_forward(float* out, int32_t* argmax, const float* in, const float* w,
+                                   const float* b, const k::Conv2dShape& s,
+                                   const k::Pool2dShape& pool) {
+    kernels->conv2d_relu_maxpool_forward(out, argmax, in, w, b, s, pool);
+  }
+  void conv2d_relu_maxpool_backward(float* din, float* dw, float* db, const float* dout,
+                                    const float* out, const int32_t* argmax, const float* in,
+                                    const float* w, const k::Conv2dShape& s,
+                                    const k::Pool2dShape& pool) {
+    kernels->conv2d_relu_maxpool_backward(din, dw, db, dout, out, argmax, in, w, s, pool);
   }
   void linear_forward(float* out, const float* in, const float* w, const float* b, int batch,
                       int in_features, int out_features) {
@@ -103,7 +127,7 @@ struct CpuOps {
                                    classes);
   }
   void copy(float* out, const float* in, size_t n) { std::memcpy(out, in, n * sizeof(float)); }
-  void zero(float* out, size_t n) { std::fill_n(out, n, 0.0f); }
+  void zero(float* out, size_t n) { k::cpu::zero(out, n); }
 };
 
 }  // namespace
@@ -113,8 +137,11 @@ struct CpuNetwork::Impl {
   CpuOps ops;
 };
 
+// The fast network fuses conv + ReLU (+ max pooling) blocks; the reference network stays layer by
+// layer: it is the oracle the fast one is tested against.
 CpuNetwork::CpuNetwork(const ModelPlan& plan, int max_batch, CpuKernels kernels)
-    : impl_(std::make_unique<Impl>(Impl{LayerStack<CpuOps>(plan, max_batch), CpuOps{}})) {
+    : impl_(std::make_unique<Impl>(
+          Impl{LayerStack<CpuOps>(plan, max_batch, kernels == CpuKernels::Fast), CpuOps{}})) {
   impl_->ops.kernels = kernels == CpuKernels::Fast ? &kFastKernels : &kReferenceKernels;
 }
 

@@ -10,8 +10,7 @@
 #include "engine/backend.hpp"
 #include "engine/errors.hpp"
 #include "gpulab/build_config.hpp"
-
-extern "C" char* openblas_get_config(void);
+#include "kernels/cpu/ops.hpp"
 
 namespace gpulab {
 
@@ -37,7 +36,11 @@ CpuInfo cpu_info() {
               : __builtin_cpu_supports("avx2")   ? "avx2"
               : __builtin_cpu_supports("sse4.2") ? "sse4.2"
                                                  : "baseline x86-64";
-  info.blas = std::string("OpenBLAS ") + openblas_get_config();
+  info.blas = kernels::cpu::blas_info();
+  // The kernel set decides the convolution speed, so it is named even where the config string
+  // holds it already.
+  const std::string kernel_set = kernels::cpu::blas_kernels();
+  if (!kernel_set.empty()) info.blas += "; kernels " + kernel_set;
   return info;
 }
 

@@ -8,6 +8,9 @@
 //   dropout_mask(mask, n, p, layer)                       // from the ops' seed and step
 //   softmax_cross_entropy(dlogits, logits, labels, batch, classes)  // the ops keep the loss
 //   copy(out, in, n), zero(out, n)
+// Ops may also offer the fused conv2d_relu_* and conv2d_relu_maxpool_* ops (kernels/cpu/ops.hpp):
+// a stack built with fuse set then runs a convolution with the ReLU (and max pooling) after it as
+// one op, and the convolution's output never makes a trip through memory.
 #pragma once
 
 #include <cstdint>
@@ -39,12 +42,23 @@ inline kernels::Pool2dShape pool_shape(const LayerInfo& info, int batch) {
 }
 
 template <class Ops>
+concept FusesConvBlocks = requires(Ops& ops, float* f, int32_t* i, const float* c,
+                                   const kernels::Conv2dShape& conv,
+                                   const kernels::Pool2dShape& pool) {
+  ops.conv2d_relu_forward(f, c, c, c, conv);
+  ops.conv2d_relu_backward(f, f, f, c, c, c, c, conv);
+  ops.conv2d_relu_maxpool_forward(f, i, c, c, c, conv, pool);
+  ops.conv2d_relu_maxpool_backward(f, f, f, c, c, i, c, c, conv, pool);
+};
+
+template <class Ops>
 class LayerStack {
  public:
   template <class T>
   using Buffer = typename Ops::template Buffer<T>;
 
-  LayerStack(const ModelPlan& plan, int max_batch);
+  // fuse: run conv + ReLU (+ max pooling) blocks as one op, where Ops has the fused ops.
+  LayerStack(const ModelPlan& plan, int max_batch, bool fuse = false);
 
   const ModelPlan& plan() const { return plan_; }
   int max_batch() const { return max_batch_; }
@@ -70,6 +84,10 @@ class LayerStack {
     float* dbias = nullptr;
     Buffer<float> mask;      // dropout
     Buffer<int32_t> argmax;  // max pooling
+    // A convolution that computes the ReLU after it (absorbs 1), and the max pooling after that
+    // (absorbs 2), with the fused ops; the layers it absorbs are folded and do nothing.
+    int absorbs = 0;
+    bool folded = false;
   };
   static bool is_identity(const LayerSpec& s) {
     return s.type == LayerType::Flatten || (s.type == LayerType::Dropout && s.p == 0.0f);
@@ -86,19 +104,31 @@ class LayerStack {
 };
 
 template <class Ops>
-LayerStack<Ops>::LayerStack(const ModelPlan& plan, int max_batch)
+LayerStack<Ops>::LayerStack(const ModelPlan& plan, int max_batch, bool fuse)
     : plan_(plan), max_batch_(max_batch) {
   if (max_batch < 1) throw std::invalid_argument("batch size must be at least 1");
   const size_t count = size_t(plan.parameter_count);
   params_ = Ops::template allocate<float>(count, "the parameters");
   grads_ = Ops::template allocate<float>(count, "the parameter gradients");
   size_t next_param = 0;
+  auto type_at = [&](size_t j) {
+    return j < plan.layers.size() ? plan.layers[j].spec.type : LayerType::Flatten;
+  };
+  int folding = 0, group = 0;  // layers still to fold into the convolution before them, of group
   for (size_t i = 0; i < plan.layers.size(); ++i) {
     const LayerInfo& info = plan.layers[i];
     const std::string name = "layer " + std::to_string(i + 1) + " (" + info.spec.name + ")";
     Layer layer;
     layer.info = info;
     const LayerType type = info.spec.type;
+    if (FusesConvBlocks<Ops> && fuse && type == LayerType::Conv2d && type_at(i + 1) == LayerType::ReLU)
+      layer.absorbs = type_at(i + 2) == LayerType::MaxPool2d ? 2 : 1;
+    if (folding > 0) {
+      layer.folded = true;
+      --folding;
+    }
+    // Inside a fused block only its last layer holds an output.
+    const bool block_inner = layer.absorbs > 0 || (layer.folded && folding > 0);
     if (type == LayerType::Conv2d || type == LayerType::Linear) {
       const ParameterInfo& w = plan.parameters[next_param++];
       layer.weight = params_.data() + w.offset;
@@ -114,14 +144,19 @@ LayerStack<Ops>::LayerStack(const ModelPlan& plan, int max_batch)
       layer.mask = Ops::template allocate<float>(out_size, "the dropout mask of " + name);
     if (type == LayerType::MaxPool2d)
       layer.argmax = Ops::template allocate<int32_t>(out_size, "the max-pool indices of " + name);
-    if (!is_identity(info.spec)) {
+    if (!is_identity(info.spec) && !block_inner) {
       activations_.push_back(Ops::template allocate<float>(out_size, "the activations of " + name));
       activation_grads_.push_back(
           Ops::template allocate<float>(out_size, "the activation gradients of " + name));
       layer.out = activations_.back().data();
       layer.dout = activation_grads_.back().data();
     }
+    if (layer.absorbs > 0) folding = group = layer.absorbs;
     layers_.push_back(std::move(layer));
+    // The block's last layer holds the output that the layer after the block reads.
+    if (layers_.back().folded && folding == 0)
+      for (size_t j = layers_.size() - 1 - group; j + 1 < layers_.size(); ++j)
+        layers_[j].out = layers_.back().out;
   }
 }
 
@@ -145,7 +180,19 @@ void LayerStack<Ops>::forward(Ops& ops, const float* images, const uint8_t* labe
     }
     float* out = layer.out;
     switch (info.spec.type) {
-      case LayerType::Conv2d:
+      case LayerType::Conv2d:  // a fused convolution's out is its block's last layer's
+        if constexpr (FusesConvBlocks<Ops>) {
+          if (layer.absorbs == 2) {
+            ops.conv2d_relu_maxpool_forward(out, layers_[i + 2].argmax.data(), in, layer.weight,
+                                            layer.bias, conv_shape(info, batch),
+                                            pool_shape(layers_[i + 2].info, batch));
+            break;
+          }
+          if (layer.absorbs == 1) {
+            ops.conv2d_relu_forward(out, in, layer.weight, layer.bias, conv_shape(info, batch));
+            break;
+          }
+        }
         ops.conv2d_forward(out, in, layer.weight, layer.bias, conv_shape(info, batch));
         break;
       case LayerType::Linear:
@@ -153,10 +200,10 @@ void LayerStack<Ops>::forward(Ops& ops, const float* images, const uint8_t* labe
                            info.spec.out_features);
         break;
       case LayerType::MaxPool2d:
-        ops.maxpool2d_forward(out, layer.argmax.data(), in, pool_shape(info, batch));
+        if (!layer.folded) ops.maxpool2d_forward(out, layer.argmax.data(), in, pool_shape(info, batch));
         break;
       case LayerType::ReLU:
-        ops.relu_forward(out, in, n);
+        if (!layer.folded) ops.relu_forward(out, in, n);
         break;
       case LayerType::Tanh:
         ops.tanh_forward(out, in, n);
@@ -187,7 +234,7 @@ void LayerStack<Ops>::backward(Ops& ops) {
   ops.zero(grads_.data(), parameter_count());
   // Every activation gradient but the loss's (just written) starts at zero: backward accumulates.
   for (const Layer& layer : layers_)
-    if (!is_identity(layer.info.spec) && layer.dout != layers_.back().dout)
+    if (!is_identity(layer.info.spec) && layer.dout != nullptr && layer.dout != layers_.back().dout)
       ops.zero(layer.dout, size_t(batch) * size_t(layer.info.output.size()));
   for (size_t i = layers_.size(); i-- > 0;) {
     Layer& layer = layers_[i];
@@ -197,6 +244,20 @@ void LayerStack<Ops>::backward(Ops& ops) {
     const size_t n = size_t(batch) * size_t(info.output.size());
     switch (info.spec.type) {
       case LayerType::Conv2d:
+        if constexpr (FusesConvBlocks<Ops>) {
+          if (layer.absorbs == 2) {  // from the pooling's output gradient, output and argmax
+            ops.conv2d_relu_maxpool_backward(din, layer.dweight, layer.dbias, layers_[i + 2].dout,
+                                             layers_[i + 2].out, layers_[i + 2].argmax.data(), in,
+                                             layer.weight, conv_shape(info, batch),
+                                             pool_shape(layers_[i + 2].info, batch));
+            break;
+          }
+          if (layer.absorbs == 1) {  // from the ReLU's output gradient, through its output
+            ops.conv2d_relu_backward(din, layer.dweight, layer.dbias, layers_[i + 1].dout,
+                                     layers_[i + 1].out, in, layer.weight, conv_shape(info, batch));
+            break;
+          }
+        }
         ops.conv2d_backward(din, layer.dweight, layer.dbias, layer.dout, in, layer.weight,
                             conv_shape(info, batch));
         break;
@@ -205,11 +266,11 @@ void LayerStack<Ops>::backward(Ops& ops) {
                             info.input.channels, info.spec.out_features);
         break;
       case LayerType::MaxPool2d:
-        if (din)
+        if (din && !layer.folded)
           ops.maxpool2d_backward(din, layer.dout, layer.argmax.data(), pool_shape(info, batch));
         break;
       case LayerType::ReLU:
-        if (din) ops.relu_backward(din, layer.dout, layer.out, n);
+        if (din && !layer.folded) ops.relu_backward(din, layer.dout, layer.out, n);
         break;
       case LayerType::Tanh:
         if (din) ops.tanh_backward(din, layer.dout, layer.out, n);

@@ -20,8 +20,9 @@ struct Result {
   std::string output;
 };
 
-Result cli(const std::string& args) {
-  const std::string command = std::string(GPULAB_CLI_PATH) + " " + args + " 2>&1";
+// env: an `env` command line prefix, e.g. "env -u OPENBLAS_CORETYPE".
+Result cli(const std::string& args, const std::string& env = "") {
+  const std::string command = env + " " + GPULAB_CLI_PATH + " " + args + " 2>&1";
   Result result;
   std::FILE* pipe = popen(command.c_str(), "r");
   std::array<char, 4096> buffer;
@@ -78,6 +79,23 @@ TEST(Cli, DevicesListsTheCpuAndSaysWhyThereIsNoGpu) {
   EXPECT_NE(r.output.find("cpu: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("OpenBLAS"), std::string::npos) << r.output;
   EXPECT_TRUE(r.output.find("no GPU: ") != std::string::npos || r.output.find("cuda:0") != std::string::npos);
+}
+
+// The OpenBLAS kernel set is named, and an AVX-512 CPU gets AVX-512 kernels unless the user
+// chose others (app/blas_select.hpp).
+TEST(Cli, DevicesNamesTheBlasKernels) {
+  const Result forced = cli("devices", "env OPENBLAS_CORETYPE=Haswell");
+  EXPECT_EQ(forced.exit_code, 0);
+  EXPECT_NE(forced.output.find("kernels Haswell (AVX2), from OPENBLAS_CORETYPE=Haswell"),
+            std::string::npos)
+      << forced.output;
+  const Result automatic = cli("devices", "env -u OPENBLAS_CORETYPE -u GPULAB_BLAS_AUTO");
+  EXPECT_EQ(automatic.exit_code, 0);
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl")) {
+    EXPECT_NE(automatic.output.find("(AVX-512)"), std::string::npos) << automatic.output;
+  }
 }
 
 TEST(Cli, TrainsSavesAndEvaluates) {

@@ -428,12 +428,16 @@ class FastVsReference : public ::testing::Test {
 
 const int kThreadCounts[] = {1, 3};
 
+// 3x3 kernels at stride 1 with >= 8 channels each way (the 26x26 shape and the last four) take
+// the Winograd path: odd output sizes cut tiles in half, padding 1 to 3 puts tiles over the
+// border, a 1x1 output is a single partial tile.
 const k::Conv2dShape kConvShapes[] = {
     // N, C, H, W, K, R, S, stride, padding
     {1, 1, 5, 7, 2, 3, 3, 1, 0},    {3, 3, 5, 7, 4, 3, 3, 2, 1},     {7, 5, 28, 28, 3, 3, 3, 1, 2},
     {3, 1, 28, 28, 32, 3, 3, 1, 0}, {2, 32, 26, 26, 64, 3, 3, 1, 0}, {3, 5, 7, 5, 6, 1, 1, 1, 0},
     {1, 3, 8, 9, 2, 5, 3, 2, 2},    {7, 3, 5, 7, 5, 3, 3, 2, 0},     {3, 3, 6, 6, 4, 2, 2, 2, 0},
-    {1, 5, 7, 5, 3, 1, 1, 2, 1},
+    {1, 5, 7, 5, 3, 1, 1, 2, 1},    {3, 16, 7, 9, 16, 3, 3, 1, 1},   {2, 17, 6, 5, 19, 3, 3, 1, 2},
+    {1, 16, 3, 3, 16, 3, 3, 1, 0},  {2, 8, 4, 5, 9, 3, 3, 1, 3},
 };
 
 TEST_F(FastVsReference, Conv2dForward) {
@@ -502,6 +506,90 @@ TEST_F(FastVsReference, Conv2dBackwardAccumulatesAndHonorsNullptr) {
       expect_match(twice_dbias, once_dbias, "conv dbias twice " + describe(s));
     }
   }
+}
+
+// The fused convolution + ReLU against the two reference ops. Inputs are shifted so that about
+// half the outputs are negative: the mask matters in both directions.
+TEST_F(FastVsReference, Conv2dReluForwardAndBackward) {
+  for (int threads : kThreadCounts) {
+    k::cpu::set_num_threads(threads);
+    for (const auto& s : kConvShapes) {
+      const Vec inp = random_vector(input_size(s), 30), weight = random_vector(weight_size(s), 31);
+      const Vec bias = random_vector(s.out_channels, 32, -0.5f, 0.5f);
+      const std::string what = describe(s) + " threads " + std::to_string(threads);
+      Vec ref_out(output_size(s)), out(output_size(s), NAN);
+      k::ref::conv2d_relu_forward(ref_out.data(), inp.data(), weight.data(), bias.data(), s);
+      k::cpu::conv2d_relu_forward(out.data(), inp.data(), weight.data(), bias.data(), s);
+      expect_match(out, ref_out, "conv+relu forward " + what);
+      EXPECT_EQ(std::count(out.begin(), out.end(), 0.0f),
+                std::count(ref_out.begin(), ref_out.end(), 0.0f))
+          << "ReLU zeros " << what;
+      const Vec dout = random_vector(output_size(s), 33);
+      Vec ref_dinp = random_vector(inp.size(), 34), ref_dweight = random_vector(weight.size(), 35);
+      Vec ref_dbias = random_vector(s.out_channels, 36);
+      Vec dinp = ref_dinp, dweight = ref_dweight, dbias = ref_dbias;
+      k::ref::conv2d_relu_backward(ref_dinp.data(), ref_dweight.data(), ref_dbias.data(),
+                                   dout.data(), ref_out.data(), inp.data(), weight.data(), s);
+      k::cpu::conv2d_relu_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(),
+                                   ref_out.data(), inp.data(), weight.data(), s);
+      expect_match(dinp, ref_dinp, "conv+relu dinp " + what);
+      expect_match(dweight, ref_dweight, "conv+relu dweight " + what);
+      expect_match(dbias, ref_dbias, "conv+relu dbias " + what);
+    }
+  }
+}
+
+// Convolution + ReLU + max pooling against the three reference ops, with 2x2 stride-2 pooling
+// and an overlapping 3x3 stride-2 one wherever the convolution's output is large enough.
+TEST_F(FastVsReference, Conv2dReluMaxpoolForwardAndBackward) {
+  for (int threads : kThreadCounts) {
+    k::cpu::set_num_threads(threads);
+    for (const auto& s : kConvShapes)
+      for (int kernel : {2, 3}) {
+        const k::Pool2dShape pool{s.batch,       s.out_channels, s.out_height(),
+                                  s.out_width(), kernel,         2};
+        if (pool.in_height < kernel || pool.in_width < kernel) continue;
+        const std::string what =
+            describe(s) + " pool " + std::to_string(kernel) + " threads " + std::to_string(threads);
+        const Vec inp = random_vector(input_size(s), 40),
+                  weight = random_vector(weight_size(s), 41);
+        const Vec bias = random_vector(s.out_channels, 42, -0.5f, 0.5f);
+        const size_t pooled =
+            size_t(s.batch) * s.out_channels * pool.out_height() * pool.out_width();
+        Vec ref_out(pooled), out(pooled, NAN);
+        std::vector<int32_t> ref_arg(pooled), arg(pooled, -1);
+        k::ref::conv2d_relu_maxpool_forward(ref_out.data(), ref_arg.data(), inp.data(),
+                                            weight.data(), bias.data(), s, pool);
+        k::cpu::conv2d_relu_maxpool_forward(out.data(), arg.data(), inp.data(), weight.data(),
+                                            bias.data(), s, pool);
+        expect_match(out, ref_out, "conv+relu+pool forward " + what);
+        EXPECT_EQ(arg, ref_arg) << "argmax " << what;
+        const Vec dout = random_vector(pooled, 43);
+        Vec ref_dinp = random_vector(inp.size(), 44),
+            ref_dweight = random_vector(weight.size(), 45);
+        Vec ref_dbias = random_vector(s.out_channels, 46);
+        Vec dinp = ref_dinp, dweight = ref_dweight, dbias = ref_dbias;
+        k::ref::conv2d_relu_maxpool_backward(ref_dinp.data(), ref_dweight.data(), ref_dbias.data(),
+                                             dout.data(), ref_out.data(), ref_arg.data(),
+                                             inp.data(), weight.data(), s, pool);
+        k::cpu::conv2d_relu_maxpool_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(),
+                                             ref_out.data(), ref_arg.data(), inp.data(),
+                                             weight.data(), s, pool);
+        expect_match(dinp, ref_dinp, "conv+relu+pool dinp " + what);
+        expect_match(dweight, ref_dweight, "conv+relu+pool dweight " + what);
+        expect_match(dbias, ref_dbias, "conv+relu+pool dbias " + what);
+      }
+  }
+}
+
+TEST_F(FastVsReference, Conv2dReluMaxpoolRejectsAMismatchedPooling) {
+  const k::Conv2dShape s{1, 1, 5, 5, 2, 3, 3, 1, 0};
+  const k::Pool2dShape wrong{1, 2, 4, 3, 2, 2};  // the convolution's output is 3x3
+  Vec inp(25), weight(18), out(4);
+  std::vector<int32_t> arg(4);
+  EXPECT_THROW(k::cpu::conv2d_relu_maxpool_forward(out.data(), arg.data(), inp.data(),
+                                                   weight.data(), nullptr, s, wrong),
+               std::invalid_argument);
 }
 
 struct LinearShape {
@@ -671,6 +759,19 @@ TEST_F(FastVsReference, SoftmaxCrossEntropy) {
       k::cpu::softmax_cross_entropy(nullptr, &fast_loss, &fast_correct, logits.data(),
                                     labels.data(), batch, classes);
       EXPECT_NEAR(fast_loss, ref_loss, 1e-5 * (1 + std::fabs(ref_loss))) << what;
+    }
+  }
+}
+
+TEST_F(FastVsReference, ZeroClearsEveryElementOnAnyThreadCount) {
+  for (int threads : kThreadCounts) {
+    k::cpu::set_num_threads(threads);
+    for (size_t n : {size_t(0), size_t(1), size_t(1000), size_t(1) << 18, (size_t(1) << 18) + 7}) {
+      Vec x = random_vector(n + 1, 70);
+      const float guard = x[n];
+      k::cpu::zero(x.data(), n);
+      EXPECT_EQ(std::count(x.begin(), x.end() - 1, 0.0f), std::ptrdiff_t(n)) << n;
+      EXPECT_EQ(x[n], guard) << "wrote past " << n;
     }
   }
 }

@@ -1,7 +1,10 @@
 // How the fast kernels drive the BLAS: one BLAS thread per call, since the kernels split their
 // GEMMs over OpenMP threads themselves, and a description of the BLAS for run records.
-#include <mutex>
+#include <strings.h>
+
+#include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "kernels/cpu/ops.hpp"
 #include "kernels/cpu/parallel.hpp"
@@ -12,6 +15,7 @@ extern "C" {
 void openblas_set_num_threads(int threads) __attribute__((weak));
 int openblas_get_num_threads(void) __attribute__((weak));
 char* openblas_get_config(void) __attribute__((weak));
+char* openblas_get_corename(void) __attribute__((weak));
 }
 
 namespace gpulab::kernels::cpu {
@@ -23,6 +27,24 @@ const char* blas_info() {
   static const std::string text =
       openblas_get_config != nullptr ? openblas_get_config() : "a BLAS other than OpenBLAS";
   detail::prepare_blas();
+  return text.c_str();
+}
+
+const char* blas_kernels() {
+  static const std::string text = [] {
+    if (openblas_get_corename == nullptr) return std::string();
+    std::string name = openblas_get_corename();
+    // The SIMD level of the common x86-64 core types; other names stand alone.
+    const std::pair<const char*, const char*> levels[] = {
+        {"sapphirerapids", "AVX-512"}, {"cooperlake", "AVX-512"}, {"skylakex", "AVX-512"},
+        {"haswell", "AVX2"},           {"zen", "AVX2"},           {"sandybridge", "AVX"}};
+    for (const auto& [core, level] : levels)
+      if (strcasecmp(name.c_str(), core) == 0) name += std::string(" (") + level + ")";
+    const char* forced = std::getenv("OPENBLAS_CORETYPE");
+    if (forced != nullptr && forced[0] != '\0')
+      name += std::string(", from OPENBLAS_CORETYPE=") + forced;
+    return name;
+  }();
   return text.c_str();
 }
 

@@ -8,19 +8,25 @@
 #include <atomic>
 #include <new>
 
+#include "kernels/cpu/conv2d_parts.hpp"
 #include "kernels/cpu/im2col.hpp"
 #include "kernels/cpu/ops.hpp"
 #include "kernels/cpu/parallel.hpp"
 #include "kernels/cpu/shape_check.hpp"
+#include "kernels/cpu/winograd.hpp"
 
 namespace gpulab::kernels::cpu {
 
 using detail::Slot;
 
-void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
-                    const Conv2dShape& s) {
-  // out (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,R,S), bias (K) or nullptr
-  kernels::detail::check_conv2d_shape(s, "conv2d_forward");
+namespace {
+
+// conv2d_forward, and the fused forwards with the epilogue e.
+void forward(float* out, const float* inp, const float* weight, const float* bias,
+             const Conv2dShape& s, const detail::ConvEpilogue& e) {
+  // out (N,K,Ho,Wo), or the pooling's output; inp (N,C,H,W), weight (K,C,R,S), bias (K) or nullptr
+  if (detail::winograd_applies(s))
+    return detail::winograd_conv2d_forward(out, inp, weight, bias, s, e);
   const int K = s.out_channels, P = s.out_height() * s.out_width();
   const int CRS = s.in_channels * s.kernel_h * s.kernel_w;
   const size_t in_image = size_t(s.in_channels) * s.in_height * s.in_width;
@@ -30,31 +36,41 @@ void conv2d_forward(float* out, const float* inp, const float* weight, const flo
 #pragma omp parallel num_threads(detail::threads())
   {
     float* col = identity ? nullptr : detail::thread_workspace(Slot::kColumns, size_t(CRS) * P);
-    if (!identity && col == nullptr) out_of_memory = true;
+    float* conv = e.pool ? detail::thread_workspace(Slot::kConvImage, size_t(K) * P) : nullptr;
+    const bool ok = (identity || col != nullptr) && (!e.pool || conv != nullptr);
+    if (!ok) out_of_memory = true;
 #pragma omp for schedule(static)
     for (int n = 0; n < s.batch; ++n) {
-      if (!identity && col == nullptr) continue;
+      if (!ok) continue;
       const float* image = inp + n * in_image;
-      float* out_n = out + size_t(n) * K * P;  // (K, Ho*Wo)
+      float* out_n = e.pool ? conv : out + size_t(n) * K * P;  // (K, Ho*Wo)
       if (!identity) detail::im2col(col, image, s);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, K, P, CRS, 1.0f, weight, CRS,
                   identity ? image : col, P, 0.0f, out_n, P);
-      if (bias != nullptr)
+      if (bias != nullptr || e.relu)  // while the image's output is still in cache
         for (int k = 0; k < K; ++k) {
           float* row = out_n + size_t(k) * P;
-          for (int p = 0; p < P; ++p) row[p] += bias[k];
+          const float b = bias != nullptr ? bias[k] : 0.0f;
+          for (int p = 0; p < P; ++p) {
+            const float v = row[p] + b;
+            row[p] = !e.relu || v > 0.0f ? v : 0.0f;
+          }
         }
+      detail::pool_after_conv(out, out_n, n, e);
     }
   }
   if (out_of_memory) throw std::bad_alloc();
 }
 
-void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
-                     const float* weight, const Conv2dShape& s) {
+// conv2d_backward, and the fused backwards with the gradient source g.
+void backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+              const float* weight, const Conv2dShape& s, const detail::ConvGradientSource& g) {
   // dinp (N,C,H,W) or nullptr, dweight (K,C,R,S) or nullptr, dbias (K) or nullptr,
-  // dout (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,R,S)
-  kernels::detail::check_conv2d_shape(s, "conv2d_backward");
+  // dout (N,K,Ho,Wo) or as g says, inp (N,C,H,W), weight (K,C,R,S)
   if (dinp == nullptr && dweight == nullptr && dbias == nullptr) return;
+  if (detail::winograd_applies(s))
+    return detail::winograd_conv2d_backward(dinp, dweight, dbias, dout, inp, weight, s, g);
+  const bool fused = g.relu_out != nullptr || g.pool != nullptr;
   const int K = s.out_channels, P = s.out_height() * s.out_width();
   const int CRS = s.in_channels * s.kernel_h * s.kernel_w;
   const size_t in_image = size_t(s.in_channels) * s.in_height * s.in_width;
@@ -78,7 +94,9 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
         need_dcol ? detail::thread_workspace(Slot::kGradColumns, size_t(CRS) * P) : nullptr;
     float* partial =
         partial_size ? detail::thread_workspace(Slot::kPartialGrad, partial_size) : nullptr;
-    if ((need_col && !col) || (need_dcol && !dcol) || (partial_size && !partial)) {
+    float* grad = fused ? detail::thread_workspace(Slot::kConvImage, size_t(K) * P) : nullptr;
+    if ((need_col && !col) || (need_dcol && !dcol) || (partial_size && !partial) ||
+        (fused && !grad)) {
       out_of_memory = true;
     }
     // Every thread must take the same branch around the worksharing loops below.
@@ -91,16 +109,9 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
 #pragma omp for schedule(static)
     for (int n = 0; n < s.batch; ++n) {
       if (!ok) continue;
-      const float* dout_n = dout + size_t(n) * K * P;  // (K, Ho*Wo)
-      const float* image = inp + n * in_image;         // (C, H, W)
-      if (partial_dbias != nullptr)
-        for (int k = 0; k < K; ++k) {
-          const float* row = dout_n + size_t(k) * P;
-          float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-          for (int p = 0; p < P; ++p) sum += row[p];
-          partial_dbias[k] += sum;
-        }
+      const float* dout_n = detail::conv_output_gradient(grad, dout, n, size_t(K) * P, g);
+      const float* image = inp + n * in_image;  // (C, H, W)
+      if (partial_dbias != nullptr) detail::add_channel_sums(partial_dbias, dout_n, K, P);
       if (partial_dweight != nullptr) {
         if (!identity) detail::im2col(col, image, s);
         // dweight (K, CRS) += dout_n (K, P) x col^T (P, CRS)
@@ -130,6 +141,48 @@ void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dou
     }
   }
   if (out_of_memory) throw std::bad_alloc();
+}
+
+}  // namespace
+
+void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,
+                    const Conv2dShape& s) {
+  kernels::detail::check_conv2d_shape(s, "conv2d_forward");
+  forward(out, inp, weight, bias, s, {});
+}
+
+void conv2d_relu_forward(float* out, const float* inp, const float* weight, const float* bias,
+                         const Conv2dShape& s) {
+  kernels::detail::check_conv2d_shape(s, "conv2d_relu_forward");
+  forward(out, inp, weight, bias, s, {.relu = true});
+}
+
+void conv2d_relu_maxpool_forward(float* out, int32_t* argmax, const float* inp, const float* weight,
+                                 const float* bias, const Conv2dShape& s, const Pool2dShape& pool) {
+  kernels::detail::check_conv2d_pool_shapes(s, pool, "conv2d_relu_maxpool_forward");
+  forward(out, inp, weight, bias, s, {.relu = true, .pool = &pool, .argmax = argmax});
+}
+
+void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     const float* weight, const Conv2dShape& s) {
+  kernels::detail::check_conv2d_shape(s, "conv2d_backward");
+  backward(dinp, dweight, dbias, dout, inp, weight, s, {});
+}
+
+void conv2d_relu_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                          const float* out, const float* inp, const float* weight,
+                          const Conv2dShape& s) {
+  kernels::detail::check_conv2d_shape(s, "conv2d_relu_backward");
+  backward(dinp, dweight, dbias, dout, inp, weight, s, {.relu_out = out});
+}
+
+void conv2d_relu_maxpool_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                                  const float* out, const int32_t* argmax, const float* inp,
+                                  const float* weight, const Conv2dShape& s,
+                                  const Pool2dShape& pool) {
+  kernels::detail::check_conv2d_pool_shapes(s, pool, "conv2d_relu_maxpool_backward");
+  backward(dinp, dweight, dbias, dout, inp, weight, s,
+           {.pool = &pool, .pool_out = out, .argmax = argmax});
 }
 
 }  // namespace gpulab::kernels::cpu

@@ -39,6 +39,23 @@ struct Pool2dShape {
                       const Conv2dShape& s);                                                    \
   void conv2d_backward(float* dinp, float* dweight, float* dbias, const float* dout,            \
                        const float* inp, const float* weight, const Conv2dShape& s);            \
+  /* A convolution and the ReLU after it in one pass: out = relu(conv2d(inp)), and backward     \
+     from the ReLU's output gradient dout and output out (as relu_backward takes them). */      \
+  void conv2d_relu_forward(float* out, const float* inp, const float* weight,                   \
+                           const float* bias, const Conv2dShape& s);                            \
+  void conv2d_relu_backward(float* dinp, float* dweight, float* dbias, const float* dout,       \
+                            const float* out, const float* inp, const float* weight,            \
+                            const Conv2dShape& s);                                              \
+  /* The same with the max pooling after the ReLU: out and argmax as maxpool2d_forward gives     \
+     them, backward from the pooling's output gradient dout; the pooling's input is never      \
+     stored. pool reads the convolution's output (N, K, Ho, Wo). */                            \
+  void conv2d_relu_maxpool_forward(float* out, int32_t* argmax, const float* inp,               \
+                                   const float* weight, const float* bias,                      \
+                                   const Conv2dShape& s, const Pool2dShape& pool);              \
+  void conv2d_relu_maxpool_backward(float* dinp, float* dweight, float* dbias,                  \
+                                    const float* dout, const float* out, const int32_t* argmax, \
+                                    const float* inp, const float* weight,                      \
+                                    const Conv2dShape& s, const Pool2dShape& pool);             \
   /* out (N,OC), inp (N,IC), weight (OC,IC) as PyTorch, bias (OC) or nullptr */                 \
   void linear_forward(float* out, const float* inp, const float* weight, const float* bias,     \
                       int batch, int in_features, int out_features);                            \
@@ -73,9 +90,14 @@ GPULAB_CPU_OPS
 // Threads used by the fast kernels (OpenMP and the BLAS); 0 means all cores.
 void set_num_threads(int threads);
 int num_threads();
+// x (n) = 0 on those threads: gradient buffers before a backward pass, tens of MB a step.
+void zero(float* x, size_t n);
 // The BLAS behind the fast kernels, for run records, e.g. "OpenBLAS 0.3.21 NO_LAPACKE
 // DYNAMIC_ARCH NO_AFFINITY Cooperlake MAX_THREADS=64" (the core name is the SIMD kernel set).
 const char* blas_info();
+// The SIMD kernel set OpenBLAS runs, e.g. "Cooperlake (AVX-512)", or "Haswell (AVX2), from
+// OPENBLAS_CORETYPE=Haswell" where the environment chose it; "" for another BLAS.
+const char* blas_kernels();
 }  // namespace cpu
 
 #undef GPULAB_CPU_OPS

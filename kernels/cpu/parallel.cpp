@@ -32,6 +32,18 @@ void set_num_threads(int threads) {
 
 int num_threads() { return thread_count().load(); }
 
+void zero(float* x, size_t n) {
+  // One core's stores do not saturate the memory bandwidth; the team's do better, and the
+  // other threads would otherwise wait for this serial part of the step.
+  const int team = n >= 4 * detail::kMinParallelElements ? detail::threads() : 1;
+#pragma omp parallel num_threads(team)
+  {
+    const size_t part = (n + omp_get_num_threads() - 1) / omp_get_num_threads();
+    const size_t begin = std::min(n, part * omp_get_thread_num());
+    std::fill(x + begin, x + std::min(n, begin + part), 0.0f);
+  }
+}
+
 namespace detail {
 
 int threads() { return thread_count().load(std::memory_order_relaxed); }

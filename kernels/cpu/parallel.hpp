@@ -29,7 +29,15 @@ void parallel_sgemm(bool transpose_a, bool transpose_b, int M, int N, int K, flo
 // A grow-only, 64-byte aligned float buffer owned by the calling thread; `slot` tells apart the
 // buffers one kernel needs at once. Contents are unspecified on return. Returns nullptr when
 // out of memory (never throws: it is called inside OpenMP regions, which must not throw).
-enum class Slot { kColumns, kGradColumns, kPartialGrad, kCount };
+enum class Slot {
+  kColumns,
+  kGradColumns,
+  kPartialGrad,
+  kWinogradWeights,
+  kTileScratch,
+  kConvImage,  // one image's convolution output or output gradient, in a fused op
+  kCount
+};
 float* thread_workspace(Slot slot, size_t floats);
 
 }  // namespace gpulab::kernels::cpu::detail

@@ -31,4 +31,17 @@ inline void check_pool2d_shape(const Pool2dShape& s, const char* op) {
         " stride=" + std::to_string(s.stride));
 }
 
+// A pooling that reads a convolution's output, as the fused conv2d_relu_maxpool ops need.
+inline void check_conv2d_pool_shapes(const Conv2dShape& conv, const Pool2dShape& pool,
+                                     const char* op) {
+  check_conv2d_shape(conv, op);
+  check_pool2d_shape(pool, op);
+  if (pool.batch != conv.batch || pool.channels != conv.out_channels ||
+      pool.in_height != conv.out_height() || pool.in_width != conv.out_width())
+    throw std::invalid_argument(
+        std::string(op) + ": the pooling's input N=" + std::to_string(pool.batch) +
+        " C=" + std::to_string(pool.channels) + " H=" + std::to_string(pool.in_height) +
+        " W=" + std::to_string(pool.in_width) + " is not the convolution's output");
+}
+
 }  // namespace gpulab::kernels::detail
