@@ -1,6 +1,7 @@
 // Charts into QCustomPlot: layout, styles, incremental appends and file export.
 #include "ui/chart_render.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QFileInfo>
@@ -92,6 +93,19 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
 
 }  // namespace
 
+void DataBounds::add(double x, double y) {
+  if (empty) {
+    x_lo = x_hi = x;
+    y_lo = y_hi = y;
+    empty = false;
+    return;
+  }
+  x_lo = std::min(x_lo, x);
+  x_hi = std::max(x_hi, x);
+  y_lo = std::min(y_lo, y);
+  y_hi = std::max(y_hi, y);
+}
+
 QColor run_color(int index) {
   // Tableau 10: distinct hues that read on white, in print and for most colour-blind readers.
   static const QColor palette[] = {QColor(0x4E, 0x79, 0xA7), QColor(0xF2, 0x8E, 0x2B),
@@ -119,6 +133,10 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
   // Antialiased lines cost several times more to draw; dense training curves gain nothing.
   plot.setNotAntialiasedElements(QCP::aePlottables);
   plot.setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  if (!plot.layer(kDataLayer)) {
+    plot.addLayer(kDataLayer, plot.layer(QStringLiteral("main")), QCustomPlot::limAbove);
+    plot.layer(kDataLayer)->setMode(QCPLayer::lmBuffered);
+  }
 
   DrawnChart drawn;
   int row = 0;
@@ -155,6 +173,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
     rect->setRangeDragAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
     drawn.rects.push_back(rect);
     drawn.rect_panel.push_back(int(p));
+    drawn.bounds.emplace_back();
     if (panel.is_bars()) {
       drawn.bar_panels.push_back(draw_bars(plot, rect, chart, int(p), colors, theme,
                                            panel.bars.size() > 1 ? &legend : nullptr));
@@ -173,6 +192,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
       out.label = run + (line.device.empty() ? "" : " " + QString::fromStdString(line.device)) +
                   ": " + metric_label(line.metric);
       out.raw = plot.addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+      out.raw->setLayer(kDataLayer);
       out.raw->setName(run);
       if (line.markers) {
         out.raw->setPen(QPen(color, theme.presenter ? 2 : 1, Qt::DashLine));
@@ -184,6 +204,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
                              smoothing ? 1 : smooth_width));
         if (smoothing) {
           out.smooth = plot.addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+          out.smooth->setLayer(kDataLayer);
           out.smooth->setName(run);
           out.smooth->setPen(QPen(color, smooth_width));
         }
@@ -239,6 +260,12 @@ void append_new_points(DrawnChart& drawn, const Chart& chart) {
     const Points& points = chart.panels[line.panel].lines[line.line].points;
     if (line.drawn >= points.size()) continue;
     const size_t from = line.drawn, count = points.size() - from;
+    const auto rect = std::find(drawn.rect_panel.begin(), drawn.rect_panel.end(), line.panel);
+    DataBounds& bounds = drawn.bounds[size_t(rect - drawn.rect_panel.begin())];
+    for (size_t i = from; i < points.size(); ++i) {
+      bounds.add(points.x[i], points.y[i]);
+      if (line.smooth) bounds.add(points.x[i], points.smoothed[i]);
+    }
     const QVector<double> x(points.x.begin() + from, points.x.end());
     line.raw->addData(x, QVector<double>(points.y.begin() + from, points.y.end()), true);
     if (line.smooth)
@@ -310,6 +337,30 @@ void fit_axes(const DrawnChart& drawn) {
   if (have_x)
     for (size_t i = 0; i < drawn.rects.size(); ++i)
       if (!drawn.rects[i]->graphs().isEmpty()) drawn.rects[i]->axis(QCPAxis::atBottom)->setRange(x_range);
+}
+
+bool grow_axes(const DrawnChart& drawn) {
+  bool changed = false;
+  for (size_t i = 0; i < drawn.rects.size(); ++i) {
+    const DataBounds& b = drawn.bounds[i];
+    if (b.empty) continue;
+    QCPAxis* x = drawn.rects[i]->axis(QCPAxis::atBottom);
+    QCPAxis* y = drawn.rects[i]->axis(QCPAxis::atLeft);
+    const QCPRange xr = x->range(), yr = y->range();
+    if (b.x_lo < xr.lower || b.x_hi > xr.upper) {
+      // A quarter of the data's span ahead: the axis moves a few times per doubling of the run.
+      const double span = std::max(b.x_hi - b.x_lo, 1e-9);
+      x->setRange(std::min(b.x_lo, xr.lower), b.x_hi + 0.25 * span);
+      changed = true;
+    }
+    if (b.y_lo < yr.lower || b.y_hi > yr.upper) {
+      const double span = b.y_hi - b.y_lo;
+      const double pad = span > 0 ? 0.08 * span : std::max(1e-3, 0.05 * std::abs(b.y_hi));
+      y->setRange(b.y_lo - pad, b.y_hi + pad);
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 std::optional<ExportFormat> export_format_from_name(const QString& name) {

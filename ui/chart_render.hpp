@@ -37,9 +37,17 @@ struct DrawnLine {
   QString label;               // "lenet5_cpu: loss"
 };
 
+// The extent of the points a rect has been given, grown as points are appended.
+struct DataBounds {
+  double x_lo = 0, x_hi = 0, y_lo = 0, y_hi = 0;
+  bool empty = true;
+  void add(double x, double y);
+};
+
 struct DrawnChart {
   std::vector<QCPAxisRect*> rects;  // one per visible panel, top to bottom
   std::vector<int> rect_panel;      // the Chart panel each rect shows
+  std::vector<DataBounds> bounds;   // per rect
   std::vector<DrawnLine> lines;
   struct BarPanel {
     int panel = 0;
@@ -63,6 +71,13 @@ void update_bars(DrawnChart& drawn, const Chart& chart);
 
 // Rescales every axis to its data (bars from zero).
 void fit_axes(const DrawnChart& drawn);
+// Widens the line panels' axes only where the data left them, with room ahead, so that most new
+// points need no change of axes. Returns whether any axis changed.
+bool grow_axes(const DrawnChart& drawn);
+
+// The layer the lines are drawn on: it has its own paint buffer, so points appended within
+// unchanged axes are shown by replotting it alone, without redrawing axes and text.
+inline constexpr const char* kDataLayer = "data";
 
 enum class ExportFormat { Png, Pdf, Svg, Csv };
 std::optional<ExportFormat> export_format_from_name(const QString& name);  // png, pdf, svg, csv

@@ -93,22 +93,27 @@ void ChartView::refresh(bool refresh_bars) {
   for (const DrawnLine& line : drawn_.lines) before += line.drawn;
   append_new_points(drawn_, builder_.chart());
   for (const DrawnLine& line : drawn_.lines) after += line.drawn;
-  if (refresh_bars) update_bars(drawn_, builder_.chart());
-  if (after != before || refresh_bars) dirty_ = true;
+  if (refresh_bars && !drawn_.bar_panels.empty()) {
+    update_bars(drawn_, builder_.chart());
+    bars_dirty_ = true;
+  }
+  if (after != before) dirty_ = true;
 }
 
 bool ChartView::replot_if_dirty() {
-  if (!dirty_ || !isVisible()) return false;
-  dirty_ = false;
-  if (autoscroll_) fit_axes(drawn_);
-  plot_->replot(QCustomPlot::rpImmediateRefresh);
+  if ((!dirty_ && !bars_dirty_) || !isVisible()) return false;
+  // New points within unchanged axes need only the data layer drawn again: no axes, no text.
+  const bool axes_moved = autoscroll_ && grow_axes(drawn_);
+  if (axes_moved || bars_dirty_) plot_->replot(QCustomPlot::rpImmediateRefresh);
+  else plot_->layer(kDataLayer)->replot();
+  dirty_ = bars_dirty_ = false;
   return true;
 }
 
 void ChartView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
-  if (!dirty_) return;
-  dirty_ = false;
+  if (!dirty_ && !bars_dirty_) return;
+  dirty_ = bars_dirty_ = false;
   if (autoscroll_) fit_axes(drawn_);
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -65,7 +65,8 @@ class ChartView : public QWidget {
   DrawnChart drawn_;
   QCustomPlot* plot_;
   bool autoscroll_ = true;
-  bool dirty_ = false;  // data arrived since the last draw
+  bool dirty_ = false;        // points arrived since the last draw
+  bool bars_dirty_ = false;   // bar heights changed: they are not on the data layer
   int drawn_width_ = 0;  // the legend wraps for this width
 };
 

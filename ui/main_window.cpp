@@ -45,7 +45,8 @@ namespace gpulab::ui {
 namespace {
 
 constexpr int kTickMs = 33;         // ~30 Hz: smooth to the eye, cheap for the trainer
-constexpr int kBarsEveryTicks = 15;  // medians and comparisons twice a second
+constexpr int kBarsEveryTicks = 60;  // medians and comparisons every two seconds
+constexpr int kProgressEveryTicks = 6;  // progress rows five times a second
 // Drawing may take this share of one core at most: on a 2-core machine a training step waits
 // for its slowest thread, so every millisecond the window takes from a core is lost to all.
 constexpr double kDrawBudget = 0.02;
@@ -449,13 +450,15 @@ void MainWindow::tick() {
       progress_->set_plan(a.id, batch.start->plan);
       started = true;
     }
-    if (!batch.steps.empty()) progress_->update(a.id, batch.steps.back(), paused_);
+    if (!batch.steps.empty()) last_step_[a.id] = batch.steps.back();
     any |= !batch.steps.empty() || !batch.evals.empty() || !batch.samples.empty();
     store_->append(a.id, batch);
   }
   if (started) refresh_run_views();  // the plan places points on the epoch axis
   if (!any) return;
   ++ticks_;
+  if (ticks_ % kProgressEveryTicks == 0)
+    for (const auto& [id, step] : last_step_) progress_->update(id, step, paused_);
   const bool bars = ticks_ % kBarsEveryTicks == 0;
   for (ChartView* view : charts_) view->refresh(bars);
   if (bars)
@@ -479,6 +482,10 @@ void MainWindow::on_finished(RunController* controller) {
   if (it == active_.end()) return;
   const int id = it->id;
   tick();  // whatever the feed still holds
+  if (auto last = last_step_.find(id); last != last_step_.end()) {
+    progress_->update(id, last->second, false);
+    last_step_.erase(last);
+  }
   const RunSummary& summary = controller->summary();
   store_->finish(id, summary.status, summary.message);
   progress_->finish(id, result_text(summary));
@@ -511,6 +518,7 @@ void MainWindow::set_paused(bool paused) {
   if (active_.empty()) return;
   paused_ = paused;
   for (const Active& a : active_) a.controller->set_paused(paused);
+  for (const auto& [id, step] : last_step_) progress_->update(id, step, paused);
   update_controls();
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -141,6 +142,7 @@ class MainWindow : public QMainWindow {
   QTimer* timer_;
   DataFetcher* fetcher_ = nullptr;
   std::vector<Active> active_;
+  std::map<int, StepMetrics> last_step_;  // per live run, for its progress row
   bool paused_ = false;
   int ticks_ = 0;
   std::chrono::steady_clock::time_point next_replot_{};
