@@ -114,9 +114,10 @@ bool phase_applies(int phase, const std::vector<const RunData*>& runs) {
   return false;
 }
 
-Panel line_panel(const char* y_label) {
+Panel line_panel(Metric metric) {
   Panel panel;
-  panel.y_label = y_label;
+  panel.y_label = metric_label(metric);
+  panel.percent = metric == Metric::TrainAccuracy || metric == Metric::UtilPercent;
   return panel;
 }
 
@@ -357,7 +358,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
   switch (kind_) {
     case ChartKind::Loss:
       chart_.title = "Training loss";
-      chart_.panels.push_back(line_panel(metric_label(Metric::Loss)));
+      chart_.panels.push_back(line_panel(Metric::Loss));
       for (int r = 0; r < count; ++r) {
         add_line(chart_.panels[0], r, Metric::Loss, "", false);
         add_line(chart_.panels[0], r, Metric::TestLoss, "", true);
@@ -365,7 +366,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
       break;
     case ChartKind::Accuracy:
       chart_.title = "Accuracy (dots: test set)";
-      chart_.panels.push_back(line_panel(metric_label(Metric::TrainAccuracy)));
+      chart_.panels.push_back(line_panel(Metric::TrainAccuracy));
       for (int r = 0; r < count; ++r) {
         add_line(chart_.panels[0], r, Metric::TrainAccuracy, "", false);
         add_line(chart_.panels[0], r, Metric::TestAccuracy, "", true);
@@ -373,7 +374,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
       break;
     case ChartKind::StepTime: {
       chart_.title = "Time per training step";
-      chart_.panels.push_back(line_panel(metric_label(Metric::StepMs)));
+      chart_.panels.push_back(line_panel(Metric::StepMs));
       // Only the phases these runs can have: no copy on the CPU, no all-reduce on one device.
       phases_.clear();
       for (int p = 0; p < kPhaseCount; ++p)
@@ -387,13 +388,13 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
     }
     case ChartKind::Throughput:
       chart_.title = "Training throughput";
-      chart_.panels.push_back(line_panel(metric_label(Metric::ImagesPerSecond)));
+      chart_.panels.push_back(line_panel(Metric::ImagesPerSecond));
       for (int r = 0; r < count; ++r)
         add_line(chart_.panels[0], r, Metric::ImagesPerSecond, "", false);
       break;
     case ChartKind::Gpu:
       chart_.title = "What the hardware is doing";
-      for (Metric lane : kLaneMetrics) chart_.panels.push_back(line_panel(metric_label(lane)));
+      for (Metric lane : kLaneMetrics) chart_.panels.push_back(line_panel(lane));
       break;
     case ChartKind::Speedup: {
       const std::string baseline =

@@ -117,6 +117,7 @@ struct Panel {
   std::string title;            // above the panel, where the chart's title does not say enough
   std::string y_label;
   bool visible = true;          // telemetry lanes no run has data for are hidden
+  bool percent = false;         // a 0-100 % scale, shown whole so small wobbles look small
   std::vector<LineSeries> lines;
   std::vector<BarSet> bars;     // a bar panel: categories are the runs, sets stack in order
   bool is_bars() const { return !bars.empty(); }

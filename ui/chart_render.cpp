@@ -91,6 +91,12 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
   return drawn;
 }
 
+// A bar panel's value axis: from zero to above its tallest stack, with room for the labels.
+void fit_bar_axis(QCPAxis* y) {
+  y->rescale(true);
+  y->setRange(0, y->range().upper > 0 ? y->range().upper * 1.18 : 1.0);
+}
+
 }  // namespace
 
 void DataBounds::add(double x, double y) {
@@ -174,6 +180,8 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
     drawn.rects.push_back(rect);
     drawn.rect_panel.push_back(int(p));
     drawn.bounds.emplace_back();
+    drawn.percent.push_back(panel.percent);
+    drawn.fitted.push_back(false);
     if (panel.is_bars()) {
       drawn.bar_panels.push_back(draw_bars(plot, rect, chart, int(p), colors, theme,
                                            panel.bars.size() > 1 ? &legend : nullptr));
@@ -277,6 +285,8 @@ void append_new_points(DrawnChart& drawn, const Chart& chart) {
 
 void update_bars(DrawnChart& drawn, const Chart& chart) {
   for (auto& bar_panel : drawn.bar_panels) {
+    const auto rect = std::find(drawn.rect_panel.begin(), drawn.rect_panel.end(), bar_panel.panel);
+    QCPAxis* value_axis = drawn.rects[size_t(rect - drawn.rect_panel.begin())]->axis(QCPAxis::atLeft);
     const Panel& panel = chart.panels[bar_panel.panel];
     const QString y_label = QString::fromStdString(panel.y_label);
     if (panel.bars.size() > 1) {
@@ -289,6 +299,7 @@ void update_bars(DrawnChart& drawn, const Chart& chart) {
         }
         bar_panel.bars[set]->setData(keys, values, true);
       }
+      fit_bar_axis(value_axis);
       continue;
     }
     const auto& values = panel.bars[0].values;
@@ -305,6 +316,7 @@ void update_bars(DrawnChart& drawn, const Chart& chart) {
         bar_panel.labels[r]->setText(QStringLiteral("n/a"));
       }
     }
+    fit_bar_axis(value_axis);
   }
 }
 
@@ -318,9 +330,7 @@ void fit_axes(const DrawnChart& drawn) {
     const bool bars = std::any_of(drawn.bar_panels.begin(), drawn.bar_panels.end(),
                                   [&](const auto& b) { return b.panel == drawn.rect_panel[i]; });
     if (bars) {
-      y->rescale(true);
-      const double top = y->range().upper > 0 ? y->range().upper * 1.18 : 1.0;
-      y->setRange(0, top);
+      fit_bar_axis(y);
       continue;
     }
     if (rect->graphs().isEmpty()) continue;
@@ -328,7 +338,8 @@ void fit_axes(const DrawnChart& drawn) {
     y->rescale(true);
     const QCPRange r = y->range();
     const double pad = r.size() > 0 ? r.size() * 0.05 : std::max(1e-3, std::abs(r.upper) * 0.05);
-    y->setRange(r.lower - pad, r.upper + pad);
+    if (drawn.percent[i]) y->setRange(std::min(0.0, r.lower) - 2, std::max(100.0, r.upper) + 2);
+    else y->setRange(r.lower - pad, r.upper + pad);
     x_range = have_x ? QCPRange(std::min(x_range.lower, x->range().lower),
                                 std::max(x_range.upper, x->range().upper))
                      : x->range();
@@ -339,21 +350,31 @@ void fit_axes(const DrawnChart& drawn) {
       if (!drawn.rects[i]->graphs().isEmpty()) drawn.rects[i]->axis(QCPAxis::atBottom)->setRange(x_range);
 }
 
-bool grow_axes(const DrawnChart& drawn) {
+bool grow_axes(DrawnChart& drawn) {
   bool changed = false;
   for (size_t i = 0; i < drawn.rects.size(); ++i) {
     const DataBounds& b = drawn.bounds[i];
     if (b.empty) continue;
     QCPAxis* x = drawn.rects[i]->axis(QCPAxis::atBottom);
     QCPAxis* y = drawn.rects[i]->axis(QCPAxis::atLeft);
-    const QCPRange xr = x->range(), yr = y->range();
-    if (b.x_lo < xr.lower || b.x_hi > xr.upper) {
+    // The first points replace whatever range the empty axes had.
+    const bool first = !drawn.fitted[i];
+    drawn.fitted[i] = true;
+    const QCPRange xr = first ? QCPRange(b.x_lo, b.x_lo) : x->range();
+    const QCPRange yr = first ? QCPRange(b.y_lo, b.y_lo) : y->range();
+    if (first || b.x_lo < xr.lower || b.x_hi > xr.upper) {
       // A quarter of the data's span ahead: the axis moves a few times per doubling of the run.
       const double span = std::max(b.x_hi - b.x_lo, 1e-9);
       x->setRange(std::min(b.x_lo, xr.lower), b.x_hi + 0.25 * span);
       changed = true;
     }
-    if (b.y_lo < yr.lower || b.y_hi > yr.upper) {
+    if (drawn.percent[i]) {
+      const QCPRange whole(std::min(0.0, b.y_lo) - 2, std::max(100.0, b.y_hi) + 2);
+      if (first || yr.lower > whole.lower || yr.upper < whole.upper) {
+        y->setRange(whole);
+        changed = true;
+      }
+    } else if (first || b.y_lo < yr.lower || b.y_hi > yr.upper) {
       const double span = b.y_hi - b.y_lo;
       const double pad = span > 0 ? 0.08 * span : std::max(1e-3, 0.05 * std::abs(b.y_hi));
       y->setRange(b.y_lo - pad, b.y_hi + pad);

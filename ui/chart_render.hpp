@@ -48,6 +48,8 @@ struct DrawnChart {
   std::vector<QCPAxisRect*> rects;  // one per visible panel, top to bottom
   std::vector<int> rect_panel;      // the Chart panel each rect shows
   std::vector<DataBounds> bounds;   // per rect
+  std::vector<bool> percent;        // per rect: a whole 0-100 % axis
+  std::vector<bool> fitted;         // per rect: the axes were fitted to data once
   std::vector<DrawnLine> lines;
   struct BarPanel {
     int panel = 0;
@@ -73,7 +75,7 @@ void update_bars(DrawnChart& drawn, const Chart& chart);
 void fit_axes(const DrawnChart& drawn);
 // Widens the line panels' axes only where the data left them, with room ahead, so that most new
 // points need no change of axes. Returns whether any axis changed.
-bool grow_axes(const DrawnChart& drawn);
+bool grow_axes(DrawnChart& drawn);
 
 // The layer the lines are drawn on: it has its own paint buffer, so points appended within
 // unchanged axes are shown by replotting it alone, without redrawing axes and text.
