@@ -47,9 +47,9 @@ namespace {
 constexpr int kTickMs = 33;         // ~30 Hz: smooth to the eye, cheap for the trainer
 constexpr int kBarsEveryTicks = 60;  // medians and comparisons every two seconds
 constexpr int kProgressEveryTicks = 6;  // progress rows five times a second
-// Drawing may take this share of one core at most: on a 2-core machine a training step waits
+// Drawing may take this share of one core at most (1%): on a 2-core machine a training step waits
 // for its slowest thread, so every millisecond the window takes from a core is lost to all.
-constexpr double kDrawBudget = 0.02;
+constexpr double kDrawBudget = 0.01;
 
 // Runs in the order they were made (then as they were listed): the first is the default baseline,
 // as the first run of a lab is usually the reference.
