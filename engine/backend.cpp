@@ -50,7 +50,7 @@ void validate(const BackendOptions& options) {
                       "(--device cuda:0)");
   if (gpu >= 0 && !GPULAB_CUDA_ENABLED)
     throw ConfigError("--device " + options.device +
-                      ": this build has no CUDA backend (nvcc was not found when it was "
+                      ": no GPU: this build has no CUDA backend (nvcc was not found when it was "
                       "configured); use --device cpu");
 }
 
@@ -61,7 +61,7 @@ std::unique_ptr<Backend> make_backend(const ModelPlan& plan, const OptimizerConf
 #if GPULAB_CUDA_ENABLED
   return make_cuda_backend(plan, optimizer, data, options);
 #else
-  throw ConfigError("--device " + options.device + ": this build has no CUDA backend");
+  throw ConfigError("--device " + options.device + ": no GPU: this build has no CUDA backend");
 #endif
 }
 
