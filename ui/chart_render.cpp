@@ -157,6 +157,11 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
   std::vector<QCPAxisRect*> line_rects;
   std::vector<bool> run_in_legend(chart.runs.size(), false);
 
+  // A chart with a stacked bar panel names its runs under the bars, and its legend keeps to the
+  // stacks' parts, so that it stays small.
+  const bool stacked_bars = std::any_of(chart.panels.begin(), chart.panels.end(), [](const Panel& p) {
+    return p.visible && p.bars.size() > 1;
+  });
   int last_line_rect = -1;
   for (size_t p = 0; p < chart.panels.size(); ++p)
     if (chart.panels[p].visible && !chart.panels[p].is_bars()) last_line_rect = int(p);
@@ -217,7 +222,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
           out.smooth->setPen(QPen(color, smooth_width));
         }
       }
-      if (!run_in_legend[line.run] && !line.markers) {
+      if (!run_in_legend[line.run] && !line.markers && !stacked_bars) {
         run_in_legend[line.run] = true;
         legend.push_back(out.smooth ? out.smooth : out.raw);
       }

@@ -603,7 +603,7 @@ void MainWindow::set_presenter(bool on) {
   QFont font = normal_font_;
   if (on) font.setPointSizeF(font.pointSizeF() * 1.5);
   setFont(font);
-  const PlotTheme theme{on ? 1.7 : 1.0, on};
+  const PlotTheme theme{on ? 1.4 : 1.0, on};
   for (ChartView* view : charts_) view->set_theme(theme);
   compare_->speedup_chart()->set_theme(theme);
   compare_->step_time_chart()->set_theme(theme);
