@@ -459,7 +459,7 @@ void MainWindow::tick() {
   ++ticks_;
   if (ticks_ % kProgressEveryTicks == 0)
     for (const auto& [id, step] : last_step_) progress_->update(id, step, paused_);
-  const bool bars = ticks_ % kBarsEveryTicks == 0;
+  const bool bars = ticks_ % kBarsEveryTicks == 1;  // from the first points on
   for (ChartView* view : charts_) view->refresh(bars);
   if (bars)
     for (const Active& a : active_) runs_panel_->update_run(a.id);
