@@ -120,6 +120,7 @@ class CudaBackend final : public Backend {
   template <class F>
   auto guarded(F&& f) -> decltype(f());
   [[noreturn]] void fail(const kc::CudaError& e);
+  void release_state();
 
   ModelPlan plan_;
   OptimizerConfig optimizer_;
@@ -144,6 +145,15 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
 
 CudaBackend::~CudaBackend() {
   if (cudaSetDevice(device_) != cudaSuccess) cudaGetLastError();
+  release_state();
+}
+
+void CudaBackend::release_state() {
+  // The last step's backward and update may still be running on the stream, reading and writing
+  // the buffers about to be freed: cudaFree only may synchronize, so wait here. After a fault the
+  // wait returns the sticky error at once.
+  if (state_ && state_->stream && cudaStreamSynchronize(state_->stream.get()) != cudaSuccess)
+    cudaGetLastError();
   state_.reset();
 }
 
@@ -174,7 +184,7 @@ void CudaBackend::fail(const kc::CudaError& e) {
     message += e.what();
   }
   cudaGetLastError();
-  state_.reset();  // frees the device memory now, so that the next run has it
+  release_state();  // frees the device memory now, so that the next run has it
   if (e.kind() == kc::ErrorKind::DeviceFault) {
     // A fault corrupts the context for the whole process; a reset gives the next run a new one.
     cudaDeviceReset();
