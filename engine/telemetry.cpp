@@ -77,11 +77,11 @@ void TelemetrySampler::stop() {
 }
 
 void TelemetrySampler::loop() {
+  // The first sample at once and a last one when stopped, so that even a run shorter than the
+  // period has its start and end on record.
   std::vector<DeviceSample> samples;
   auto next = std::chrono::steady_clock::now();
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    lock.unlock();
+  for (bool last = false;;) {
     samples.clear();
     for (auto& source : sources_) source->sample(samples);
     const double time_s =
@@ -95,9 +95,10 @@ void TelemetrySampler::loop() {
         // writes on the training thread report the problem.
       }
     }
+    if (last) return;
     next += std::chrono::duration_cast<std::chrono::steady_clock::duration>(period_);
-    lock.lock();
-    wake_.wait_until(lock, next, [this] { return stopping_; });
+    std::unique_lock lock(mutex_);
+    last = wake_.wait_until(lock, next, [this] { return stopping_; });
   }
 }
 

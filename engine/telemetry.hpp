@@ -35,7 +35,8 @@ class CpuTelemetry final : public TelemetrySource {
   double mem_total_bytes_;
 };
 
-// Polls its sources on its own thread, the first sample at once, then every 1/hz seconds.
+// Polls its sources on its own thread: the first sample at once, then every 1/hz seconds, and a
+// last one when stopped.
 class TelemetrySampler {
  public:
   using Callback = std::function<void(const DeviceSample&)>;

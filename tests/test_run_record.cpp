@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include "engine/errors.hpp"
 #include "engine/run_record.hpp"
 #include "engine/session.hpp"
+#include "engine/telemetry.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -55,6 +57,25 @@ TEST(RunRecord, ARunWritesAFolderThatReadsBack) {
   // At least two samples a second, the first one at once.
   EXPECT_LT(run.samples[0].time_s, 0.2);
   EXPECT_GE(double(run.samples.size()), 2.0 * summary.wall_seconds - 1);
+}
+
+TEST(Telemetry, ARunShorterThanThePeriodStillHasItsStartAndEnd) {
+  std::vector<std::unique_ptr<TelemetrySource>> sources;
+  sources.push_back(std::make_unique<CpuTelemetry>());
+  std::vector<DeviceSample> seen;
+  std::mutex mutex;
+  {
+    TelemetrySampler sampler(std::move(sources), 0.5, std::chrono::steady_clock::now(),
+                             [&](const DeviceSample& s) {
+                               std::lock_guard lock(mutex);
+                               seen.push_back(s);
+                             });
+    sampler.stop();  // at once, before a period (2 s) has passed
+  }
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].device, "cpu");
+  EXPECT_LE(seen[0].time_s, seen[1].time_s);
+  EXPECT_LT(seen[1].time_s, 1.0);
 }
 
 TEST(RunRecord, FailedRunIsRecordedAsFailed) {
