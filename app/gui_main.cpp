@@ -1,6 +1,7 @@
 // gpulab: the window.
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -18,7 +19,13 @@ int main(int argc, char** argv) {
   const char* platform = std::getenv("QT_QPA_PLATFORM");
   const char* display = std::getenv("DISPLAY");
   const char* wayland = std::getenv("WAYLAND_DISPLAY");
-  if ((!platform || !*platform) && (!display || !*display) && (!wayland || !*wayland)) {
+  bool help = false;  // --help and --version answer without a screen
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    help |= arg == "-h" || arg == "--help" || arg == "--help-all" || arg == "-v" || arg == "--version";
+  }
+  if (help && (!platform || !*platform)) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  else if ((!platform || !*platform) && (!display || !*display) && (!wayland || !*wayland)) {
     std::fprintf(stderr,
                  "gpulab: no display ($DISPLAY is not set): start it from a desktop session, under "
                  "xvfb-run, or use gpulab-cli for training without a window\n");
@@ -68,7 +75,12 @@ int main(int argc, char** argv) {
     QString error;
     if (!window.experiment()->load_file(parser.value(setup), &error)) return fail(error);
   }
-  if (parser.isSet(recent)) window.show_recent(parser.value(recent).toInt());
+  if (parser.isSet(recent)) {
+    bool ok = false;
+    const int count = parser.value(recent).toInt(&ok);
+    if (!ok || count < 0) return fail("--show-recent must be a whole number, not " + parser.value(recent));
+    window.show_recent(count);
+  }
   if (parser.isSet(tab) && !window.show_tab(parser.value(tab)))
     return fail("--tab must be live or compare, not " + parser.value(tab));
   if (parser.isSet(device)) {
