@@ -13,6 +13,7 @@
 
 #include "kernels/counter_rng.hpp"
 #include "kernels/cpu/ops.hpp"
+#include "kernels/cpu/shape_check.hpp"
 
 namespace {
 
@@ -87,13 +88,7 @@ void check_gradient(Vec& x, const std::function<double()>& loss, const Vec& anal
   }
 }
 
-std::string describe(const k::Conv2dShape& s) {
-  return "N" + std::to_string(s.batch) + " C" + std::to_string(s.in_channels) + " " +
-         std::to_string(s.in_height) + "x" + std::to_string(s.in_width) + " K" +
-         std::to_string(s.out_channels) + " " + std::to_string(s.kernel_h) + "x" +
-         std::to_string(s.kernel_w) + " stride " + std::to_string(s.stride) + " pad " +
-         std::to_string(s.padding);
-}
+using k::detail::describe;
 
 size_t input_size(const k::Conv2dShape& s) {
   return size_t(s.batch) * s.in_channels * s.in_height * s.in_width;

@@ -13,6 +13,7 @@
 #include "datasets/batching.hpp"
 #include "kernels/counter_rng.hpp"
 #include "kernels/cpu/ops.hpp"
+#include "kernels/cpu/shape_check.hpp"
 #include "kernels/cpu/optimizer.hpp"
 #include "kernels/cuda/activations.cuh"
 #include "kernels/cuda/check.hpp"
@@ -113,13 +114,7 @@ class CudaOps : public ::testing::Test {
   kc::DeviceBuffer<float> scratch_;
 };
 
-std::string describe(const k::Conv2dShape& s) {
-  return "N" + std::to_string(s.batch) + " C" + std::to_string(s.in_channels) + " " +
-         std::to_string(s.in_height) + "x" + std::to_string(s.in_width) + " K" +
-         std::to_string(s.out_channels) + " " + std::to_string(s.kernel_h) + "x" +
-         std::to_string(s.kernel_w) + " stride " + std::to_string(s.stride) + " pad " +
-         std::to_string(s.padding);
-}
+using k::detail::describe;
 
 const std::vector<k::Conv2dShape> kConvShapes = {
     {2, 3, 7, 9, 4, 3, 3, 1, 1},      // odd sizes, padding
