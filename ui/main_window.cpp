@@ -51,13 +51,6 @@ constexpr int kProgressEveryTicks = 6;  // progress rows five times a second
 // for its slowest thread, so every millisecond the window takes from a core is lost to all.
 constexpr double kDrawBudget = 0.01;
 
-// Runs in the order they were made (then as they were listed): the first is the default baseline,
-// as the first run of a lab is usually the reference.
-bool made_earlier(const RunEntry* a, const RunEntry* b) {
-  const std::string ta = a->data.info.value("created", ""), tb = b->data.info.value("created", "");
-  return ta != tb ? ta < tb : a->id < b->id;
-}
-
 QString result_text(const RunSummary& s) {
   switch (s.status) {
     case RunStatus::Finished: {
@@ -570,8 +563,7 @@ void MainWindow::update_share_warning() {
 }
 
 void MainWindow::refresh_run_views() {
-  std::vector<RunEntry*> checked = store_->checked();
-  std::sort(checked.begin(), checked.end(), made_earlier);
+  const std::vector<RunEntry*> checked = store_->checked();
   std::vector<const RunData*> data;
   std::vector<QColor> colors;
   for (RunEntry* entry : checked) {
@@ -711,8 +703,7 @@ void MainWindow::lab_report_dialog() {
   const QString parent = QFileDialog::getExistingDirectory(this, tr("Where to put the lab report folder"));
   if (parent.isEmpty()) return;
   const QString dir = QDir(parent).filePath("gpulab-report-" + QDateTime::currentDateTime().toString("yyyy-MM-dd_HHmmss"));
-  std::vector<RunEntry*> checked = store_->checked();
-  std::sort(checked.begin(), checked.end(), made_earlier);
+  const std::vector<RunEntry*> checked = store_->checked();
   std::vector<const RunData*> runs;
   std::vector<QColor> colors;
   ChartOptions options;

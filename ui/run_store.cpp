@@ -207,15 +207,20 @@ RunEntry* RunStore::find(int id) {
   return nullptr;
 }
 
+namespace {
+
+// The order runs were made in: by creation time, then as they were listed.
+bool made_earlier(const RunEntry* a, const RunEntry* b) {
+  const std::string ta = a->data.info.value("created", ""), tb = b->data.info.value("created", "");
+  return ta != tb ? ta < tb : a->id < b->id;
+}
+
+}  // namespace
+
 std::vector<RunEntry*> RunStore::entries() {
   std::vector<RunEntry*> all;
   for (auto& e : entries_) all.push_back(e.get());
-  // Newest first: live runs, then by creation time.
-  std::stable_sort(all.begin(), all.end(), [](RunEntry* a, RunEntry* b) {
-    const std::string ta = a->data.info.value("created", ""), tb = b->data.info.value("created", "");
-    if (ta != tb) return ta > tb;
-    return a->id > b->id;
-  });
+  std::stable_sort(all.begin(), all.end(), [](RunEntry* a, RunEntry* b) { return made_earlier(b, a); });
   return all;
 }
 
@@ -223,6 +228,7 @@ std::vector<RunEntry*> RunStore::checked() {
   std::vector<RunEntry*> ticked;
   for (auto& e : entries_)
     if (e->checked) ticked.push_back(e.get());
+  std::stable_sort(ticked.begin(), ticked.end(), made_earlier);
   return ticked;
 }
 

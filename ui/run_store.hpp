@@ -51,6 +51,8 @@ class RunStore : public QObject {
 
   RunEntry* find(int id);
   std::vector<RunEntry*> entries();  // newest first
+  // Ticked runs in the order they were made: the first is the default baseline, as the first
+  // run of a lab is usually the reference.
   std::vector<RunEntry*> checked();
 
  signals:
