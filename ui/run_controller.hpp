@@ -41,7 +41,6 @@ class RunController : public QObject {
   void stop();
   bool is_running() const { return started_ && !done_; }
   bool is_paused() const { return control_.pause.load(); }
-  bool is_done() const { return done_; }
   const RunRequest& request() const { return request_; }
   RunFeed& feed() { return feed_; }
 

@@ -14,12 +14,11 @@ namespace fs = std::filesystem;
 RunStore::RunStore(fs::path runs_dir, QObject* parent)
     : QObject(parent), runs_dir_(std::move(runs_dir)) {}
 
-RunEntry* RunStore::add(RunData data, bool imported) {
+RunEntry* RunStore::add(RunData data) {
   auto entry = std::make_unique<RunEntry>();
   entry->id = next_id_++;
   entry->data = std::move(data);
   entry->color = run_color(next_color_++);
-  entry->imported = imported;
   entries_.push_back(std::move(entry));
   return entries_.back().get();
 }
@@ -27,7 +26,7 @@ RunEntry* RunStore::add(RunData data, bool imported) {
 QStringList RunStore::load_all() {
   QStringList problems;
   std::vector<std::string> errors;
-  for (RunData& run : load_runs(runs_dir_, &errors)) add(std::move(run), false);
+  for (RunData& run : load_runs(runs_dir_, &errors)) add(std::move(run));
   for (const auto& e : errors) problems << QString::fromStdString(e);
   QSettings settings;
   for (const QString& folder : settings.value("runs/imports").toStringList()) {
@@ -65,7 +64,7 @@ int RunStore::import_folder(const fs::path& folder, QStringList* problems) {
   }
   for (RunData& run : runs) {
     if (already(run.dir)) continue;
-    add(std::move(run), true);
+    add(std::move(run));
     ++added;
   }
   if (added > 0) {
@@ -90,7 +89,7 @@ void RunStore::remember_imports() {
 }
 
 RunEntry* RunStore::add_live(RunData data) {
-  RunEntry* entry = add(std::move(data), false);
+  RunEntry* entry = add(std::move(data));
   entry->live = true;
   entry->checked = true;
   emit runs_changed();

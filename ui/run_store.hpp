@@ -22,7 +22,6 @@ struct RunEntry {
   bool live = false;     // a run of this window still training
   bool checked = false;  // shown in the plots
   QColor color;          // fixed for the run's life
-  bool imported = false; // outside the runs folder
 };
 
 class RunStore : public QObject {
@@ -60,7 +59,7 @@ class RunStore : public QObject {
   void run_updated(int id);      // status or summary changed
 
  private:
-  RunEntry* add(RunData data, bool imported);
+  RunEntry* add(RunData data);
   void remember_imports();
 
   std::filesystem::path runs_dir_;
