@@ -1,6 +1,7 @@
 // The window on Qt's offscreen platform: train from the UI on a tiny synthetic MNIST, plots that
 // receive points, pause/resume/stop, exports, the layer editor's checks, failures that leave the
 // window usable, missing data, races, and the MNIST downloader against file:// sources.
+#include <sys/wait.h>
 #include <zlib.h>
 
 #include <chrono>
@@ -342,6 +343,32 @@ TEST_F(Window, PresenterModeFillsTheScreenWithThePlots) {
   EXPECT_TRUE(window_->train_button()->isVisible());
   window_->set_presenter(false);
   EXPECT_TRUE(window_->findChild<QWidget*>("setup-column")->isVisible());
+}
+
+// The window's own flags: a bad one gets one line naming it and exit code 2, before any run.
+TEST(WindowFlags, BadFlagsAreNamedAndNothingStarts) {
+  test::TempDir runs;
+  auto gpulab = [&](const std::string& args) {
+    const std::string command = "QT_QPA_PLATFORM=offscreen " + std::string(GPULAB_GUI_PATH) +
+                                " --runs-dir " + runs.path().string() + " " + args + " 2>&1";
+    std::FILE* pipe = popen(command.c_str(), "r");
+    std::string output;
+    char buffer[4096];
+    while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+    const int status = pclose(pipe);
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  };
+  for (const auto& [args, mention] :
+       std::vector<std::pair<std::string, std::string>>{{"--tab nope", "--tab"},
+                                                        {"--show-recent x", "--show-recent"},
+                                                        {"--setup /nonexistent.json", "/nonexistent.json"},
+                                                        {"--telemetry-hz 0", "--telemetry-hz"},
+                                                        {"--device cuda:7 --train", "--device cuda:7"}}) {
+    const auto [code, output] = gpulab(args);
+    EXPECT_EQ(code, 2) << args << "\n" << output;
+    EXPECT_NE(output.find(mention), std::string::npos) << args << "\n" << output;
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(runs.path())) << "a refused start made a run";
 }
 
 // --- The downloader, against file:// sources --------------------------------------------
