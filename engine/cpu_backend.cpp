@@ -40,8 +40,8 @@ CpuBackend::CpuBackend(const ModelPlan& plan, const OptimizerConfig& optimizer,
       network_(plan, options.batch,
                options.reference_kernels ? CpuKernels::Reference : CpuKernels::Fast),
       optimizer_(optimizer, plan.parameter_count),
-      parameters_size_(plan.parameter_count) {
-  kernels::cpu::set_num_threads(options.threads);
+      parameters_size_(plan.parameter_count),
+      threads_(kernels::cpu::resolve_num_threads(options.threads)) {
   const int image_size = static_cast<int>(plan.layers.front().input.size());
   if (data.train && data.train->image_size() != image_size)
     throw ConfigError("the model expects " + std::to_string(image_size) +
@@ -52,7 +52,7 @@ CpuBackend::CpuBackend(const ModelPlan& plan, const OptimizerConfig& optimizer,
 }
 
 std::string CpuBackend::description() const {
-  return "cpu (" + std::to_string(kernels::cpu::num_threads()) + " threads" +
+  return "cpu (" + std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads") +
          (options_.reference_kernels ? ", reference kernels)" : ")");
 }
 
@@ -66,6 +66,7 @@ void CpuBackend::get_parameters(std::span<float> params) {
 
 BatchStats CpuBackend::train_step(std::span<const int32_t> indices, float lr, int64_t step,
                                   StepTimes& times) {
+  const kernels::cpu::ThreadCountScope threads(threads_);
   const int batch = static_cast<int>(indices.size());
   auto start = Clock::now();
   data::gather_batch(batch_images_.data(), batch_labels_.data(), *data_.train, indices);
@@ -87,6 +88,7 @@ BatchStats CpuBackend::train_step(std::span<const int32_t> indices, float lr, in
 }
 
 BatchStats CpuBackend::evaluate(Split split, std::span<const int32_t> indices) {
+  const kernels::cpu::ThreadCountScope threads(threads_);
   const data::ImageSet& set = data_.get(split);
   BatchStats total;
   for (size_t begin = 0; begin < indices.size(); begin += options_.batch) {

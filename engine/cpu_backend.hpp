@@ -19,6 +19,7 @@ class CpuBackend final : public Backend {
   BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
                         StepTimes& times) override;
   BatchStats evaluate(Split split, std::span<const int32_t> indices) override;
+  int threads() const { return threads_; }
 
  private:
   DataSets data_;
@@ -26,6 +27,7 @@ class CpuBackend final : public Backend {
   CpuNetwork network_;
   HostOptimizer optimizer_;
   size_t parameters_size_;
+  int threads_;  // this backend's own: another backend in the process may use another count
   std::vector<float> batch_images_;   // (batch, C*H*W)
   std::vector<uint8_t> batch_labels_; // (batch)
 };

@@ -1,6 +1,7 @@
 // Tests of the CPU kernels: forwards worked out by hand, finite-difference gradient checks of the
 // reference backward passes, the fast kernels against the reference, and the dropout mask.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,10 +10,12 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/counter_rng.hpp"
 #include "kernels/cpu/ops.hpp"
+#include "kernels/cpu/parallel.hpp"
 #include "kernels/cpu/shape_check.hpp"
 
 namespace {
@@ -769,6 +772,27 @@ TEST_F(FastVsReference, ZeroClearsEveryElementOnAnyThreadCount) {
       EXPECT_EQ(x[n], guard) << "wrote past " << n;
     }
   }
+}
+
+// Two threads, each with its own count, both inside OpenMP regions at once: each team has the
+// size its own thread asked for.
+TEST_F(FastVsReference, ThreadCountScopeHoldsForItsThreadOnly) {
+  k::cpu::set_num_threads(1);
+  int team_a = 0, team_b = 0;
+  auto team_size = [](int threads, int* team) {
+    const k::cpu::ThreadCountScope scope(threads);
+#pragma omp parallel num_threads(k::cpu::detail::threads())
+    {
+#pragma omp single
+      *team = omp_get_num_threads();
+    }
+  };
+  std::thread a(team_size, 3, &team_a), b(team_size, 2, &team_b);
+  a.join();
+  b.join();
+  EXPECT_EQ(team_a, 3);
+  EXPECT_EQ(team_b, 2);
+  EXPECT_EQ(k::cpu::num_threads(), 1);
 }
 
 TEST_F(FastVsReference, SetNumThreadsAndBlasInfo) {

@@ -2,6 +2,7 @@
 // budgets, checkpoints that continue bit for bit.
 #include <cmath>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "engine/cpu_backend.hpp"
 #include "engine/init.hpp"
 #include "engine/trainer.hpp"
+#include "kernels/cpu/ops.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -142,6 +144,36 @@ TEST(Trainer, CancelStopsAtTheNextStep) {
       [&](const StepMetrics& m) { if (m.step == 3) control.cancel = true; }, &control);
   EXPECT_EQ(summary.status, RunStatus::Cancelled);
   EXPECT_EQ(summary.steps, 3);
+}
+
+// A race of 1 thread against 2 in one process: making the second backend must not change the
+// first one's count, and a step on one thread leaves the other thread's count alone.
+TEST(Trainer, EachCpuBackendKeepsItsOwnThreadCount) {
+  Fixture f;
+  const ModelPlan plan = plan_model(preset("mlp"));
+  const OptimizerConfig optimizer;
+  CpuBackend one(plan, optimizer, f.sets, BackendOptions{.threads = 1, .batch = 16});
+  CpuBackend two(plan, optimizer, f.sets, BackendOptions{.threads = 2, .batch = 16});
+  EXPECT_EQ(one.threads(), 1);
+  EXPECT_EQ(two.threads(), 2);
+  EXPECT_EQ(one.description(), "cpu (1 thread)");
+  EXPECT_EQ(two.description(), "cpu (2 threads)");
+  const int process_default = kernels::cpu::num_threads();
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, 1);
+  one.set_parameters(params);
+  StepTimes times;
+  const std::vector<int32_t> indices = {0, 1, 2, 3};
+  one.train_step(indices, 0.01f, 1, times);
+  EXPECT_EQ(kernels::cpu::num_threads(), process_default);
+  {
+    const kernels::cpu::ThreadCountScope scope(3);
+    EXPECT_EQ(kernels::cpu::num_threads(), 3);
+    int seen_elsewhere = 0;
+    std::thread([&] { seen_elsewhere = kernels::cpu::num_threads(); }).join();
+    EXPECT_EQ(seen_elsewhere, process_default);
+  }
+  EXPECT_EQ(kernels::cpu::num_threads(), process_default);
 }
 
 TEST(Trainer, StepBudgetEvalEveryAndTarget) {

@@ -87,9 +87,25 @@ GPULAB_CPU_OPS
 
 namespace cpu {
 GPULAB_CPU_OPS
-// Threads used by the fast kernels (OpenMP and the BLAS); 0 means all cores.
+// Threads used by the fast kernels (OpenMP and the BLAS); 0 means all cores. This is the
+// process's default; a ThreadCountScope overrides it on one thread, so that two backends in one
+// process (a race, data-parallel replicas) each run with their own count.
 void set_num_threads(int threads);
+// The count the kernels use on the calling thread: its scope's, else the process default.
 int num_threads();
+// 0 (all cores) as the core count; any other count as it is.
+int resolve_num_threads(int threads);
+// Makes the kernels called from this thread use `threads` (0: all cores) until it is destroyed.
+class ThreadCountScope {
+ public:
+  explicit ThreadCountScope(int threads);
+  ~ThreadCountScope();
+  ThreadCountScope(const ThreadCountScope&) = delete;
+  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
+
+ private:
+  int saved_;
+};
 // x (n) = 0 on those threads: gradient buffers before a backward pass, tens of MB a step.
 void zero(float* x, size_t n);
 // The BLAS behind the fast kernels, for run records, e.g. "OpenBLAS 0.3.21 NO_LAPACKE

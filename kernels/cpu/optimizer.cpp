@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/cpu/parallel.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #define GPULAB_X86_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -15,7 +17,7 @@ namespace gpulab::kernels {
 void sgd_update(float* params, float* velocity, const float* grads, size_t n, float lr,
                 float momentum, float weight_decay) {
   const long count = static_cast<long>(n);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(cpu::detail::threads()) schedule(static)
   for (long i = 0; i < count; ++i) {
     float g = grads[i] + weight_decay * params[i];
     if (momentum != 0.0f) {
@@ -64,7 +66,7 @@ void adam_update(float* params, float* exp_avg, float* exp_avg_sq, const float* 
   // Chunks of 16K floats (64 KB per array), split over the threads.
   constexpr long kChunk = 1 << 14;
   const long count = static_cast<long>(n), chunks = (count + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for num_threads(cpu::detail::threads()) schedule(static)
   for (long chunk = 0; chunk < chunks; ++chunk)
     adam_range(params, exp_avg, exp_avg_sq, grads, chunk * kChunk,
                std::min(count, (chunk + 1) * kChunk), a);

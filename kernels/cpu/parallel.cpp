@@ -15,22 +15,34 @@
 namespace gpulab::kernels::cpu {
 namespace {
 
-std::atomic<int>& thread_count() {
+std::atomic<int>& default_thread_count() {
   static std::atomic<int> count{std::max(1, omp_get_max_threads())};  // honours OMP_NUM_THREADS
   return count;
 }
 
+// The calling thread's own count (a ThreadCountScope); 0: the process default.
+thread_local int scoped_thread_count = 0;
+
 }  // namespace
 
+int resolve_num_threads(int threads) {
+  return threads > 0 ? threads : std::max(1, omp_get_num_procs());
+}
+
 void set_num_threads(int threads) {
-  if (threads <= 0) threads = std::max(1, omp_get_num_procs());
-  thread_count().store(threads);
-  omp_set_num_threads(threads);  // for the caller's own OpenMP loops; the kernels use threads()
-  // The BLAS stays at one thread: the kernels split each GEMM over `threads` OpenMP threads.
+  default_thread_count().store(resolve_num_threads(threads));
+  // The BLAS stays at one thread: the kernels split each GEMM over their OpenMP threads.
   detail::prepare_blas();
 }
 
-int num_threads() { return thread_count().load(); }
+int num_threads() { return detail::threads(); }
+
+ThreadCountScope::ThreadCountScope(int threads) : saved_(scoped_thread_count) {
+  scoped_thread_count = resolve_num_threads(threads);
+  detail::prepare_blas();
+}
+
+ThreadCountScope::~ThreadCountScope() { scoped_thread_count = saved_; }
 
 void zero(float* x, size_t n) {
   // One core's stores do not saturate the memory bandwidth; the team's do better, and the
@@ -46,7 +58,10 @@ void zero(float* x, size_t n) {
 
 namespace detail {
 
-int threads() { return thread_count().load(std::memory_order_relaxed); }
+int threads() {
+  return scoped_thread_count > 0 ? scoped_thread_count
+                                 : default_thread_count().load(std::memory_order_relaxed);
+}
 
 void parallel_sgemm(bool transpose_a, bool transpose_b, int M, int N, int K, float alpha,
                     const float* A, int lda, const float* B, int ldb, float beta, float* C,

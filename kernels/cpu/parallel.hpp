@@ -7,8 +7,8 @@
 
 namespace gpulab::kernels::cpu::detail {
 
-// The thread count set by cpu::set_num_threads. Every OpenMP region names it (num_threads
-// clause) rather than relying on omp_set_num_threads, which holds for the calling thread only.
+// The calling thread's count (cpu::num_threads). Every OpenMP region names it (num_threads
+// clause): omp_set_num_threads would hold for one thread only and for every backend on it.
 int threads();
 
 // Elementwise loops shorter than this run on the calling thread: waking the team costs a few
