@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "engine/errors.hpp"
+#include "engine/telemetry.hpp"
 
 namespace gpulab {
 namespace fs = std::filesystem;
@@ -242,6 +244,11 @@ void RunRecorder::on_epoch(const EpochSummary& epoch) {
 
 void RunRecorder::on_sample(const DeviceSample& s) {
   std::lock_guard lock(mutex_);
+  if (s.device == kOtherProgramsDevice && std::isfinite(s.util_percent)) {
+    others_percent_sum_ += s.util_percent;
+    others_percent_max_ = std::max(others_percent_max_, s.util_percent);
+    ++others_samples_;
+  }
   std::fprintf(telemetry_, "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", number(s.time_s).c_str(),
                s.device.c_str(), number(s.util_percent).c_str(), number(s.mem_util_percent).c_str(),
                number(s.mem_used_bytes).c_str(), number(s.mem_total_bytes).c_str(),
@@ -261,7 +268,21 @@ void RunRecorder::finish(const RunSummary& summary) {
   info_["status"] = run_status_name(summary.status);
   info_["message"] = summary.message;
   info_["summary"] = summary_to_json(summary);
+  if (others_samples_ > 0)
+    info_["outside_load"] =
+        outside_load_json(others_percent_sum_ / others_samples_, others_percent_max_,
+                          others_samples_, static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))));
   write_json();
+}
+
+json outside_load_json(double mean_percent, double max_percent, int samples, int cores) {
+  const double mean_cores = mean_percent / 100.0 * cores;
+  return {{"mean_percent", mean_percent},
+          {"max_percent", max_percent},
+          {"mean_cores", mean_cores},
+          {"cores", cores},
+          {"samples", samples},
+          {"under_load", mean_cores >= kUnderLoadCores}};
 }
 
 std::string RunData::name() const {

@@ -45,7 +45,17 @@ class RunRecorder final : public TrainObserver {
   std::FILE* telemetry_ = nullptr;
   std::mutex mutex_;  // telemetry arrives from the sampler thread
   std::vector<EpochSummary> epochs_;
+  double others_percent_sum_ = 0, others_percent_max_ = 0;  // kOtherProgramsDevice samples
+  int others_samples_ = 0;
 };
+
+// A run counts as measured under outside load when other programs took, on average over the
+// run, at least this many of the machine's cores.
+inline constexpr double kUnderLoadCores = 0.5;
+
+// run.json's "outside_load": the mean and peak share of the CPU (percent of all cores) that other
+// programs took during the run, the mean in cores, and whether that reaches kUnderLoadCores.
+nlohmann::json outside_load_json(double mean_percent, double max_percent, int samples, int cores);
 
 nlohmann::json summary_to_json(const RunSummary& summary);
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <ostream>
+#include <sstream>
 
 #include "engine/errors.hpp"
 
@@ -509,6 +510,35 @@ std::vector<std::string> unique_run_names(const std::vector<const RunData*>& run
   return names;
 }
 
+namespace {
+std::string join_caveats(const std::vector<std::string>& caveats) {
+  std::string text;
+  for (const std::string& c : caveats) text += (text.empty() ? "" : "; ") + c;
+  return text;
+}
+}  // namespace
+
+std::vector<std::string> run_caveats(const RunData& run) {
+  std::vector<std::string> caveats;
+  if (const auto* shared = find(run.info, {"shared_hardware", "concurrent_with"});
+      shared && shared->is_array() && !shared->empty()) {
+    std::string names;
+    for (const auto& name : *shared)
+      if (name.is_string()) names += (names.empty() ? "" : ", ") + name.get<std::string>();
+    caveats.push_back("shared its hardware with " + names + " while it ran");
+  }
+  if (const auto* load = find(run.info, {"outside_load"});
+      load && load->is_object() && load->value("under_load", false)) {
+    std::ostringstream text;
+    text.setf(std::ios::fixed);
+    text.precision(1);
+    text << "measured under outside load: other programs kept " << load->value("mean_cores", 0.0)
+         << " of " << load->value("cores", 0) << " cores busy on average";
+    caveats.push_back(text.str());
+  }
+  return caveats;
+}
+
 std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs, int baseline,
                                         double target_accuracy) {
   std::vector<RunComparison> rows;
@@ -541,6 +571,7 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
       for (const StepMetrics& s : run.steps) rates.push_back(s.images_per_second);
       row.images_per_second = median(rates);
     }
+    row.caveats = run_caveats(run);
     row.test_accuracy = json_number(run.info, {"summary", "test_accuracy"});
     for (const EvalMetrics& e : run.evals) {
       if (e.split != Split::Test) continue;
@@ -560,13 +591,14 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
 
 void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& out) {
   out << "run,device,batch,precision,status,epoch_seconds,images_per_second,test_accuracy,"
-         "time_to_target_s,speedup,epoch_speedup\n";
+         "time_to_target_s,speedup,epoch_speedup,caveats\n";
   for (const auto& r : rows)
     out << csv_field(r.name) << ',' << csv_field(r.device) << ',' << r.batch << ','
         << csv_field(r.precision) << ',' << csv_field(r.status) << ','
         << csv_number(r.epoch_seconds) << ',' << csv_number(r.images_per_second) << ','
         << csv_number(r.test_accuracy) << ',' << csv_number(r.time_to_target_s) << ','
-        << csv_number(r.speedup) << ',' << csv_number(r.epoch_speedup) << '\n';
+        << csv_number(r.speedup) << ',' << csv_number(r.epoch_speedup) << ','
+        << csv_field(join_caveats(r.caveats)) << '\n';
 }
 
 }  // namespace gpulab

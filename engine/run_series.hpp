@@ -178,10 +178,16 @@ struct RunComparison {
   double time_to_target_s = kNoValue;   // wall time at the first evaluation reaching the target
   double speedup = kNoValue;            // images/s over the baseline's
   double epoch_speedup = kNoValue;      // the baseline's epoch time over this run's
+  std::vector<std::string> caveats;     // run_caveats: why its times may not be its own
 };
 std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs, int baseline,
                                         double target_accuracy);
 void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& out);
+
+// Why a run's figures may not be what it gets alone, one short sentence each: it ran at the same
+// time as other runs on its hardware (run.json "shared_hardware"), or other programs loaded the
+// CPU while it ran ("outside_load"). Empty for a clean measurement.
+std::vector<std::string> run_caveats(const RunData& run);
 
 // Display names for runs, made unique ("lenet5_cpu", "lenet5_cpu (2)").
 std::vector<std::string> unique_run_names(const std::vector<const RunData*>& runs);

@@ -86,6 +86,11 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
                {"model", model_to_json(request.model)},
                {"config", run_config_json(request)},
                {"versions", {{"gpulab", GPULAB_VERSION}, {"blas", cpu.blas}, {"compiler", __VERSION__}}}};
+  if (!request.concurrent_with.empty())
+    info["shared_hardware"] = {
+        {"concurrent_with", request.concurrent_with},
+        {"note", "ran at the same time as other runs on the same hardware: its times include "
+                 "their load"}};
   RunRecorder recorder(dir, info);  // throws only when the folder cannot be made
 
   RunSummary summary;

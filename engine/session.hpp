@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "datasets/mnist.hpp"
 #include "engine/backend.hpp"
@@ -26,6 +27,9 @@ struct RunRequest {
   std::optional<std::filesystem::path> save_weights;
   int validation = 0;                     // images held out of the training set
   double telemetry_hz = 10;               // device samples per second; the first at the start
+  // Runs started at the same time on hardware this run uses too (a race run at once): recorded
+  // in run.json as "shared_hardware", so comparisons say its times are not this run's alone.
+  std::vector<std::string> concurrent_with;
 };
 
 // Observes a run from the outside (a progress bar, the GUI). Called on the training thread,

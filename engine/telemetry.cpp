@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -26,6 +27,24 @@ double process_cpu_seconds() {
   return double(utime + stime) / double(sysconf(_SC_CLK_TCK));
 }
 
+// Busy and total CPU seconds of the whole machine, summed over its cores (the "cpu" line of
+// /proc/stat); both 0 where it cannot be read.
+struct MachineCpu {
+  double busy_s = 0, total_s = 0;
+};
+MachineCpu machine_cpu_seconds() {
+  std::ifstream in("/proc/stat");
+  std::string label;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+                     steal = 0;
+  if (!(in >> label >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) ||
+      label != "cpu")
+    return {};
+  const double tick = double(sysconf(_SC_CLK_TCK));
+  const double busy = double(user + nice + system + irq + softirq + steal);
+  return {busy / tick, (busy + double(idle + iowait)) / tick};
+}
+
 double resident_bytes() {
   std::ifstream in("/proc/self/statm");
   unsigned long long size = 0, resident = 0;
@@ -37,6 +56,9 @@ double resident_bytes() {
 
 CpuTelemetry::CpuTelemetry()
     : last_cpu_s_(process_cpu_seconds()),
+      last_machine_busy_s_(machine_cpu_seconds().busy_s),
+      last_machine_total_s_(machine_cpu_seconds().total_s),
+      last_own_for_others_s_(last_cpu_s_),
       last_time_(std::chrono::steady_clock::now()),
       cores_(static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))),
       mem_total_bytes_(double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE))) {}
@@ -51,9 +73,22 @@ void CpuTelemetry::sample(std::vector<DeviceSample>& out) {
   s.mem_used_bytes = resident_bytes();
   s.mem_total_bytes = mem_total_bytes_;
   s.mem_util_percent = 100.0 * s.mem_used_bytes / mem_total_bytes_;
+  out.push_back(s);
+
+  const MachineCpu machine = machine_cpu_seconds();
+  const double total_s = machine.total_s - last_machine_total_s_;
+  if (total_s > 1e-3) {  // at least a tick of the machine's clock since the last sample
+    DeviceSample others;
+    others.device = kOtherProgramsDevice;
+    const double other_s = machine.busy_s - last_machine_busy_s_ - (cpu_s - last_own_for_others_s_);
+    others.util_percent = std::clamp(100.0 * other_s / total_s, 0.0, 100.0);
+    out.push_back(others);
+    last_machine_busy_s_ = machine.busy_s;
+    last_machine_total_s_ = machine.total_s;
+    last_own_for_others_s_ = cpu_s;
+  }
   last_cpu_s_ = cpu_s;
   last_time_ = now;
-  out.push_back(s);
 }
 
 TelemetrySampler::TelemetrySampler(std::vector<std::unique_ptr<TelemetrySource>> sources,

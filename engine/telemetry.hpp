@@ -22,7 +22,13 @@ class TelemetrySource {
   virtual void sample(std::vector<DeviceSample>& out) = 0;
 };
 
-// This process on the CPU: utilization (% of all cores, from /proc/self/stat) and resident memory.
+// The device name of the samples that say how busy other programs keep the CPU.
+inline constexpr const char* kOtherProgramsDevice = "cpu-others";
+
+// This process on the CPU: utilization (% of all cores, from /proc/self/stat) and resident
+// memory; and, as device kOtherProgramsDevice, the CPU time every other program took meanwhile
+// (% of all cores, from /proc/stat less this process), since a run measured while something else
+// loads the CPU is slower than the run alone.
 class CpuTelemetry final : public TelemetrySource {
  public:
   CpuTelemetry();
@@ -30,6 +36,8 @@ class CpuTelemetry final : public TelemetrySource {
 
  private:
   double last_cpu_s_ = 0;
+  // The machine's counters and this process's CPU seconds when the last "cpu-others" was taken.
+  double last_machine_busy_s_ = 0, last_machine_total_s_ = 0, last_own_for_others_s_ = 0;
   std::chrono::steady_clock::time_point last_time_;
   int cores_;
   double mem_total_bytes_;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -12,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "engine/errors.hpp"
+#include "engine/hardware_share.hpp"
+#include "engine/run_series.hpp"
 #include "engine/run_record.hpp"
 #include "engine/session.hpp"
 #include "engine/telemetry.hpp"
@@ -72,10 +75,126 @@ TEST(Telemetry, ARunShorterThanThePeriodStillHasItsStartAndEnd) {
                              });
     sampler.stop();  // at once, before a period (2 s) has passed
   }
-  ASSERT_EQ(seen.size(), 2u);
+  std::vector<DeviceSample> cpu;
+  for (const DeviceSample& s : seen)
+    if (s.device == "cpu") cpu.push_back(s);
+  ASSERT_EQ(cpu.size(), 2u);
   EXPECT_EQ(seen[0].device, "cpu");
-  EXPECT_LE(seen[0].time_s, seen[1].time_s);
-  EXPECT_LT(seen[1].time_s, 1.0);
+  EXPECT_LE(cpu[0].time_s, cpu[1].time_s);
+  EXPECT_LT(cpu[1].time_s, 1.0);
+}
+
+// Spins on the calling thread until it has used `seconds` of CPU time (not wall time: a loaded
+// machine may give it less than a core).
+void burn_cpu_seconds(double seconds, clockid_t clock) {
+  timespec now{};
+  clock_gettime(clock, &now);
+  const double end = now.tv_sec + now.tv_nsec * 1e-9 + seconds;
+  volatile unsigned long spin = 0;
+  do {
+    for (int i = 0; i < 100000; ++i) spin = spin + 1;
+    clock_gettime(clock, &now);
+  } while (now.tv_sec + now.tv_nsec * 1e-9 < end);
+}
+
+// Another program's CPU time shows as outside load; this process's own work shows as its own.
+TEST(Telemetry, OtherProgramsLoadingTheCpuAreMeasuredApartFromThisProcess) {
+  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  CpuTelemetry telemetry;
+  std::vector<DeviceSample> warmup;
+  telemetry.sample(warmup);
+  auto start = std::chrono::steady_clock::now();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    burn_cpu_seconds(0.6, CLOCK_PROCESS_CPUTIME_ID);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::vector<DeviceSample> samples;
+  telemetry.sample(samples);
+  double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[1].device, kOtherProgramsDevice);
+  // 0.6 CPU seconds over wall_s seconds of `cores` cores, less the clock ticks' rounding.
+  EXPECT_GE(samples[1].util_percent, 0.8 * 100.0 * 0.6 / (wall_s * cores)) << wall_s << " s";
+
+  start = std::chrono::steady_clock::now();
+  std::thread([] { burn_cpu_seconds(0.5, CLOCK_THREAD_CPUTIME_ID); }).join();
+  std::vector<DeviceSample> after;
+  telemetry.sample(after);
+  wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_GE(after[0].util_percent, 0.8 * 100.0 * 0.5 / (wall_s * cores)) << wall_s << " s";
+}
+
+TEST(RunRecord, OutsideLoadIsSummarisedAndFlaggedAtHalfACore) {
+  test::TempDir dir;
+  {
+    RunRecorder recorder(dir.path() / "run", {{"name", "loaded"}});
+    for (double percent : {40.0, 60.0}) {
+      DeviceSample s;
+      s.device = kOtherProgramsDevice;
+      s.util_percent = percent;
+      recorder.on_sample(s);
+    }
+    recorder.finish(RunSummary{.status = RunStatus::Finished});
+  }
+  const RunData run = load_run(dir.path() / "run");
+  const auto& load = run.info["outside_load"];
+  EXPECT_DOUBLE_EQ(load["mean_percent"].get<double>(), 50.0);
+  EXPECT_DOUBLE_EQ(load["max_percent"].get<double>(), 60.0);
+  const int cores = load["cores"].get<int>();
+  EXPECT_DOUBLE_EQ(load["mean_cores"].get<double>(), 0.5 * cores);
+  EXPECT_TRUE(load["under_load"].get<bool>());  // half of every core is at least half a core
+  const auto caveats = run_caveats(run);
+  ASSERT_EQ(caveats.size(), 1u);
+  EXPECT_NE(caveats[0].find("measured under outside load"), std::string::npos) << caveats[0];
+
+  EXPECT_FALSE(outside_load_json(10.0, 20.0, 5, 4)["under_load"].get<bool>());  // 0.4 cores
+  EXPECT_TRUE(outside_load_json(12.5, 20.0, 5, 4)["under_load"].get<bool>());   // 0.5 cores
+}
+
+TEST(RunRecord, ARunStartedBesideOthersOnItsHardwareSaysSo) {
+  test::TempDir dir;
+  data::MnistData mnist{test::synthetic_set(64, 1), test::synthetic_set(16, 2), dir.path()};
+  RunRequest request;
+  request.model = preset("mlp");
+  request.train.batch = 32;
+  request.train.max_steps = 2;
+  request.train.epochs = 0;
+  request.out_dir = dir.path() / "run";
+  request.concurrent_with = {"lenet5 cpu, 2 threads"};
+  RunObserver observer;
+  RunControl control;
+  ASSERT_EQ(execute_run(request, observer, control, &mnist).status, RunStatus::Finished);
+  const RunData run = load_run(request.out_dir);
+  EXPECT_EQ(run.info["shared_hardware"]["concurrent_with"][0], "lenet5 cpu, 2 threads");
+  const auto caveats = run_caveats(run);
+  ASSERT_GE(caveats.size(), 1u);
+  EXPECT_EQ(caveats[0], "shared its hardware with lenet5 cpu, 2 threads while it ran");
+}
+
+TEST(HardwareShare, RunsShareTheCpuAGpuOrBoth) {
+  EXPECT_TRUE(share_hardware("cpu", "cpu"));
+  EXPECT_TRUE(share_hardware("cpu", "cuda:0"));  // the CPU feeds the GPU
+  EXPECT_TRUE(share_hardware("cuda:0", "cuda:0"));
+  EXPECT_TRUE(share_hardware("cuda:0,1", "cuda:1"));
+  EXPECT_TRUE(share_hardware("cuda:0x2", "cuda:0"));
+  EXPECT_TRUE(share_hardware("cuda:all", "cuda:3"));
+  EXPECT_TRUE(share_hardware("cuda", "cuda:0"));
+  EXPECT_FALSE(share_hardware("cuda:0", "cuda:1"));
+  EXPECT_FALSE(share_hardware("cuda:0x2,1x2", "cuda:2"));
+}
+
+TEST(HardwareShare, AFairRaceRunsWhatSharesHardwareOneAfterAnotherInOrder) {
+  using Waves = std::vector<std::vector<size_t>>;
+  EXPECT_EQ(race_waves({"cpu", "cpu", "cpu"}, false), (Waves{{0}, {1}, {2}}));
+  EXPECT_EQ(race_waves({"cpu", "cpu", "cpu"}, true), (Waves{{0, 1, 2}}));
+  EXPECT_EQ(race_waves({"cuda:0", "cuda:1", "cpu", "cuda:0"}, false), (Waves{{0, 1}, {2}, {3}}));
+  EXPECT_EQ(race_waves({"cuda:0", "cuda:0", "cuda:1"}, false), (Waves{{0, 2}, {1}}));
+  EXPECT_TRUE(race_waves({}, false).empty());
 }
 
 TEST(RunRecord, FailedRunIsRecordedAsFailed) {

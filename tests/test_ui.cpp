@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 #include <QApplication>
+#include <QCheckBox>
 #include <QCryptographicHash>
 #include <QLabel>
 #include <QPushButton>
@@ -268,8 +269,9 @@ TEST_F(Window, MissingDataOffersToFetchOrChooseAFolder) {
   EXPECT_TRUE(window.store()->entries().empty()) << "no run record for a run that never started";
 }
 
-TEST_F(Window, ARaceStartsEveryEntryAndSaysTheyShareTheCpu) {
-  small_setup(400);
+// Two CPU setups raced on one CPU: by default one after another, each measured alone.
+TEST_F(Window, AFairRaceRunsSetupsThatShareTheCpuOneAfterAnother) {
+  small_setup(60);
   RacePanel* race = window_->race();
   emit race->add_requested();
   Experiment e = window_->experiment()->experiment();
@@ -277,20 +279,81 @@ TEST_F(Window, ARaceStartsEveryEntryAndSaysTheyShareTheCpu) {
   window_->experiment()->set_experiment(e);
   emit race->add_requested();
   ASSERT_EQ(race->entries().size(), 2u);
-  ASSERT_EQ(window_->start_race(), 2);
-  EXPECT_TRUE(window_->share_warning().contains("share the CPU")) << window_->share_warning().toStdString();
-  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  ASSERT_FALSE(race->run_at_once());
+  ASSERT_EQ(window_->start_race(), 1) << "only the first setup starts";
+  EXPECT_TRUE(window_->message().contains("Fair race")) << window_->message().toStdString();
   EXPECT_TRUE(window_->share_warning().isEmpty());
+  EXPECT_TRUE(window_->any_running());
+  int most_at_once = 0;
+  ASSERT_TRUE(wait_until([&] {
+    int live = 0;
+    for (RunEntry* run : window_->store()->entries()) live += run->live ? 1 : 0;
+    most_at_once = std::max(most_at_once, live);
+    return !window_->any_running();
+  }));
+  EXPECT_EQ(most_at_once, 1);
   const auto runs = window_->store()->entries();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_NE(runs[0]->data.dir, runs[1]->data.dir);
-  for (RunEntry* run : runs) EXPECT_EQ(run->data.status(), "finished");
-  // Both are overlaid, and the comparison has a row per run against the first.
+  for (RunEntry* run : runs) {
+    EXPECT_EQ(run->data.status(), "finished");
+    EXPECT_FALSE(run->data.info.contains("shared_hardware"));
+  }
+  // Both are overlaid, and the comparison has a row per run against the first, neither marked.
   EXPECT_EQ(window_->chart(ChartKind::Loss)->chart().runs.size(), 2u);
   const auto rows = window_->compare()->rows();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_DOUBLE_EQ(rows[0].speedup, 1.0);
   EXPECT_GT(rows[1].speedup, 0.0);
+  for (const auto& row : rows)
+    for (const auto& caveat : row.caveats)
+      EXPECT_EQ(caveat.find("shared its hardware"), std::string::npos) << caveat;
+}
+
+// "Run at once": side by side, with a warning while they run and a mark that stays on the
+// records, in Compare and in the lab report.
+TEST_F(Window, ARaceRunAtOnceIsMarkedAsSharingTheCpuEverywhere) {
+  small_setup(200);
+  RacePanel* race = window_->race();
+  emit race->add_requested();
+  Experiment e = window_->experiment()->experiment();
+  e.train.batch = 64;
+  window_->experiment()->set_experiment(e);
+  emit race->add_requested();
+  auto* at_once = race->findChild<QCheckBox*>("race-at-once");
+  ASSERT_NE(at_once, nullptr);
+  at_once->setChecked(true);
+  ASSERT_EQ(window_->start_race(), 2);
+  EXPECT_TRUE(window_->share_warning().contains("share the CPU")) << window_->share_warning().toStdString();
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  const auto runs = window_->store()->entries();
+  ASSERT_EQ(runs.size(), 2u);
+  for (RunEntry* run : runs) {
+    EXPECT_EQ(run->data.status(), "finished");
+    ASSERT_TRUE(run->data.info.contains("shared_hardware")) << run->data.info.dump();
+    const RunData on_disk = load_run(run->data.dir);
+    EXPECT_EQ(on_disk.info["shared_hardware"]["concurrent_with"].size(), 1u);
+  }
+  const auto rows = window_->compare()->rows();
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& row : rows) {
+    ASSERT_FALSE(row.caveats.empty());
+    EXPECT_NE(row.caveats[0].find("shared its hardware with"), std::string::npos);
+  }
+  auto* table = window_->compare()->findChild<QTableWidget*>();
+  ASSERT_NE(table, nullptr);
+  EXPECT_TRUE(table->item(0, 0)->text().startsWith("⚠")) << table->item(0, 0)->text().toStdString();
+  test::TempDir report;
+  std::vector<const RunData*> data;
+  for (RunEntry* run : runs) data.push_back(&run->data);
+  QString error;
+  const std::vector<QColor> colors = {Qt::red, Qt::blue};
+  ASSERT_TRUE(write_lab_report(QString::fromStdString(report.path().string()), data, colors,
+                               ChartOptions{}, &error))
+      << error.toStdString();
+  std::ifstream md(report.path() / "summary.md");
+  const std::string text((std::istreambuf_iterator<char>(md)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("caveat:** shared its hardware with"), std::string::npos) << text;
 }
 
 TEST_F(Window, RunsFromEarlierSessionsAreListedRenamedAndDeleted) {

@@ -42,13 +42,18 @@ std::string summary_markdown(const std::vector<const RunData*>& runs, const Char
      << fixed(100 * options.target_accuracy, 1) << "% | speedup |\n"
      << "|---|---|---:|---|---:|---:|---:|---:|---:|\n";
   for (const auto& r : rows)
-    md << "| " << r.name << " | " << r.device << " | " << r.batch << " | " << r.precision << " | "
+    md << "| " << (r.caveats.empty() ? "" : "⚠ ") << r.name << " | " << r.device << " | " << r.batch << " | " << r.precision << " | "
        << fixed(r.epoch_seconds, 2, " s") << " | " << fixed(r.images_per_second, 0) << " | "
        << fixed(100 * r.test_accuracy, 2, " %") << " | " << fixed(r.time_to_target_s, 2, " s")
        << " | " << fixed(r.speedup, 2, "×") << " |\n";
   if (!rows.empty() && options.baseline >= 0 && options.baseline < int(rows.size()))
     md << "\nSpeedup is throughput (images/s) relative to the baseline, " << rows[options.baseline].name
        << ". Time to target is the wall time at the first test evaluation that reached it.\n";
+  for (const auto& r : rows)
+    if (!r.caveats.empty()) {
+      md << "\n⚠ marks runs whose times are not theirs alone; the reasons are under Runs.\n";
+      break;
+    }
   md << "\n## Runs\n";
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunData& run = *runs[i];
@@ -56,6 +61,7 @@ std::string summary_markdown(const std::vector<const RunData*>& runs, const Char
     md << "- status: " << run.status();
     const std::string message = run.info.value("message", "");
     if (!message.empty()) md << " (" << message << ")";
+    for (const std::string& caveat : rows[i].caveats) md << "\n- **caveat:** " << caveat;
     md << "\n- folder: `" << run.dir.string() << "`\n";
     md << "- created: " << run.info.value("created", "?") << "\n";
     if (run.info.contains("model")) md << "- model: `" << run.info["model"].dump() << "`\n";

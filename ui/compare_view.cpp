@@ -143,10 +143,14 @@ void CompareView::fill_table() {
         std::isfinite(row.test_accuracy) ? or_dash(100 * row.test_accuracy, 2, " %") : "–",
         or_dash(row.time_to_target_s, 2, " s"),
         or_dash(row.speedup, 2, "×")};
+    QStringList caveats;
+    for (const std::string& caveat : row.caveats) caveats << QString::fromStdString(caveat);
     for (int c = 0; c < cells.size(); ++c) {
-      auto* item = new QTableWidgetItem(cells[c]);
+      // A run whose times are not its own alone is marked on its name, the reason in the tip.
+      auto* item = new QTableWidgetItem(c == 0 && !caveats.isEmpty() ? "⚠ " + cells[c] : cells[c]);
       if (c >= 2) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       if (c == 0) item->setForeground(runs_[r]->color.darker(120));
+      if (!caveats.isEmpty()) item->setToolTip(caveats.join("\n"));
       table_->setItem(r, c, item);
     }
   }

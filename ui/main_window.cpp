@@ -36,6 +36,7 @@
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
 #include "ui/race_panel.hpp"
+#include "engine/hardware_share.hpp"
 #include "ui/run_controller.hpp"
 #include "ui/run_store.hpp"
 #include "ui/runs_panel.hpp"
@@ -325,7 +326,7 @@ ChartView* MainWindow::chart(ChartKind kind) {
 QString MainWindow::message() const { return message_->text(); }
 QString MainWindow::share_warning() const { return share_->text(); }
 QString MainWindow::data_message() const { return data_->text(); }
-bool MainWindow::any_running() const { return !active_.empty(); }
+bool MainWindow::any_running() const { return !active_.empty() || !queued_waves_.empty(); }
 
 std::filesystem::path MainWindow::data_dir() const {
   try {
@@ -399,6 +400,40 @@ int MainWindow::start_requests(std::vector<RunRequest> requests) {
   }
   message_->dismiss();
   progress_->clear_finished();
+  // A fair race: runs that share hardware go one after another, so each is measured alone.
+  std::vector<std::string> devices;
+  for (const RunRequest& r : requests) devices.push_back(r.backend.device);
+  const bool at_once = race_->run_at_once();
+  const auto waves = race_waves(devices, at_once);
+  for (size_t i = 0; at_once && i < requests.size(); ++i)
+    for (size_t j = 0; j < requests.size(); ++j)
+      if (j != i && share_hardware(devices[i], devices[j]))
+        requests[i].concurrent_with.push_back(requests[j].name);
+  queued_waves_.clear();
+  for (size_t w = 1; w < waves.size(); ++w) {
+    queued_waves_.emplace_back();
+    for (size_t index : waves[w]) queued_waves_.back().push_back(requests[index]);
+  }
+  std::vector<RunRequest> first;
+  for (size_t index : waves.front()) first.push_back(requests[index]);
+  const int started = start_wave(std::move(first));
+  if (started > 0 && !queued_waves_.empty())
+    message_->show_message(
+        Banner::Kind::Info,
+        tr("Fair race: these runs share hardware, so they run one after another and each is "
+           "measured alone (%1 more to go). Tick \"Run at once\" under Race to run them side by "
+           "side instead.")
+            .arg(queued_runs()));
+  return started;
+}
+
+int MainWindow::queued_runs() const {
+  int count = 0;
+  for (const auto& wave : queued_waves_) count += int(wave.size());
+  return count;
+}
+
+int MainWindow::start_wave(std::vector<RunRequest> requests) {
   int started = 0;
   for (RunRequest& request : requests) {
     try {
@@ -499,6 +534,12 @@ void MainWindow::on_finished(RunController* controller) {
   }
   compare_->refresh(true);
   runs_panel_->update_run(id);
+  if (active_.empty() && !queued_waves_.empty()) {
+    std::vector<RunRequest> next = std::move(queued_waves_.front());
+    queued_waves_.erase(queued_waves_.begin());
+    if (start_wave(std::move(next)) > 0) return;
+    queued_waves_.clear();
+  }
   if (active_.empty()) {
     timer_->stop();
     paused_ = false;
@@ -516,6 +557,7 @@ void MainWindow::set_paused(bool paused) {
 }
 
 void MainWindow::stop_all() {
+  queued_waves_.clear();  // a race stopped midway does not go on with its next runs
   for (const Active& a : active_) a.controller->stop();
 }
 

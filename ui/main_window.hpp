@@ -61,7 +61,7 @@ class MainWindow : public QMainWindow {
   int start_race();
   void set_paused(bool paused);
   void stop_all();
-  bool any_running() const;
+  bool any_running() const;  // runs training, or a race's runs still waiting to start
   void set_presenter(bool on);
   // Ticks the `count` most recent runs, so they show in the plots.
   void show_recent(int count);
@@ -101,6 +101,8 @@ class MainWindow : public QMainWindow {
   QWidget* build_live_tab();
   std::optional<RunRequest> request_for(const std::string& device, QString* problem);
   int start_requests(std::vector<RunRequest> requests);
+  int start_wave(std::vector<RunRequest> requests);
+  int queued_runs() const;
   void tick();
   void on_finished(RunController* controller);
   void update_controls();
@@ -142,6 +144,7 @@ class MainWindow : public QMainWindow {
   QTimer* timer_;
   DataFetcher* fetcher_ = nullptr;
   std::vector<Active> active_;
+  std::vector<std::vector<RunRequest>> queued_waves_;  // a fair race's runs still to start
   std::map<int, StepMetrics> last_step_;  // per live run, for its progress row
   bool paused_ = false;
   int ticks_ = 0;

@@ -1,6 +1,7 @@
 // The race line-up.
 #include "ui/race_panel.hpp"
 
+#include <QCheckBox>
 #include <QHBoxLayout>
 #include <QListWidget>
 #include <QPushButton>
@@ -25,7 +26,13 @@ RacePanel::RacePanel(QWidget* parent) : QGroupBox(tr("Race"), parent) {
   auto* remove = new QPushButton(tr("Remove"), this);
   start_ = new QPushButton(tr("Start race"), this);
   start_->setObjectName("start-race");
-  start_->setToolTip(tr("Start every setup in the list at once and watch them side by side"));
+  start_->setToolTip(tr("Start the setups in the list: one after another where they share "
+                        "hardware, unless \"Run at once\" is ticked"));
+  at_once_ = new QCheckBox(tr("Run at once"), this);
+  at_once_->setObjectName("race-at-once");
+  at_once_->setToolTip(
+      tr("Run every setup side by side, even those that share the CPU or a GPU: more to watch, "
+         "but each slows the others down, and their records say they shared hardware"));
   connect(add, &QPushButton::clicked, this, &RacePanel::add_requested);
   connect(remove, &QPushButton::clicked, this, [this] {
     const int row = list_->currentRow();
@@ -38,6 +45,7 @@ RacePanel::RacePanel(QWidget* parent) : QGroupBox(tr("Race"), parent) {
   buttons->addWidget(add);
   buttons->addWidget(remove);
   buttons->addStretch();
+  buttons->addWidget(at_once_);
   buttons->addWidget(start_);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(list_);
@@ -49,6 +57,8 @@ void RacePanel::add(const RunRequest& request) {
   entries_.push_back(request);
   refresh();
 }
+
+bool RacePanel::run_at_once() const { return at_once_->isChecked(); }
 
 void RacePanel::clear() {
   entries_.clear();

@@ -8,6 +8,7 @@
 
 #include "engine/session.hpp"
 
+class QCheckBox;
 class QListWidget;
 class QPushButton;
 
@@ -22,6 +23,9 @@ class RacePanel : public QGroupBox {
   void add(const RunRequest& request);
   const std::vector<RunRequest>& entries() const { return entries_; }
   void clear();
+  // Whether a race runs its setups side by side even where they share hardware (their records
+  // then say so); by default such setups run one after another, each measured alone.
+  bool run_at_once() const;
 
  signals:
   void add_requested();    // add the current setup, once per ticked device
@@ -32,6 +36,7 @@ class RacePanel : public QGroupBox {
   std::vector<RunRequest> entries_;
   QListWidget* list_;
   QPushButton* start_;
+  QCheckBox* at_once_;
 };
 
 // "lenet5 on cpu, batch 64, adam lr 0.001"

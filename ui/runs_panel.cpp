@@ -88,6 +88,10 @@ void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {
   const std::string message = entry.data.info.value("message", "");
   QString tip = QString::fromStdString(entry.data.dir.string());
   if (!message.empty()) tip += "\n" + QString::fromStdString(message);
+  if (!row.caveats.empty()) {
+    item->setText(kStatus, status + " ⚠");
+    for (const std::string& caveat : row.caveats) tip += "\n⚠ " + QString::fromStdString(caveat);
+  }
   for (int c = 0; c < kColumns; ++c) item->setToolTip(c, tip);
   item->setText(kAccuracy, std::isfinite(row.test_accuracy)
                                ? QString::number(100 * row.test_accuracy, 'f', 2) + " %"
