@@ -83,6 +83,7 @@ class CudaBackend final : public Backend {
   BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
                         StepTimes& times) override;
   BatchStats evaluate(Split split, std::span<const int32_t> indices) override;
+  void synchronize() override;
 
  private:
   enum Phase { kGather, kForward, kBackward, kOptimizer };
@@ -425,6 +426,10 @@ BatchStats CudaBackend::train_step(std::span<const int32_t> indices, float lr, i
     const DeviceLoss loss = *s.host_loss.data();
     return BatchStats{loss.loss_sum, loss.correct, batch};
   });
+}
+
+void CudaBackend::synchronize() {
+  guarded([&] { GPULAB_CUDA_CHECK(cudaStreamSynchronize(state().stream.get())); });
 }
 
 BatchStats CudaBackend::evaluate(Split split, std::span<const int32_t> indices) {
