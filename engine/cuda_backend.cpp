@@ -117,7 +117,7 @@ class CudaBackend final : public Backend {
   void enqueue_optimizer();
   State& state();
   // Runs f with this GPU current; a CUDA failure frees the device state (resetting the device
-  // after a fault) and is rethrown saying what to do.
+  // after a sticky fault) and is rethrown saying what to do.
   template <class F>
   auto guarded(F&& f) -> decltype(f());
   [[noreturn]] void fail(const kc::CudaError& e);
@@ -170,6 +170,7 @@ auto CudaBackend::guarded(F&& f) -> decltype(f()) {
 
 void CudaBackend::fail(const kc::CudaError& e) {
   std::string message = options_.device + ": ";
+  cudaGetLastError();  // clears the error, unless it is sticky
   if (e.kind() == kc::ErrorKind::OutOfMemory) {
     message += e.what();
     // cuBLAS and graph instantiation say only that they failed: add what the device had free.
@@ -179,17 +180,28 @@ void CudaBackend::fail(const kc::CudaError& e) {
       message +=
           " (" + kc::mebibytes(double(free)) + " free of " + kc::mebibytes(double(total)) + ")";
     message += "; try a smaller --batch (now " + std::to_string(options_.batch) + ")";
-  } else if (e.kind() == kc::ErrorKind::DeviceFault) {
-    message += std::string("the GPU failed and was reset; the run ends here: ") + e.what();
-  } else {
-    message += e.what();
   }
-  cudaGetLastError();
   release_state();  // frees the device memory now, so that the next run has it
-  if (e.kind() == kc::ErrorKind::DeviceFault) {
-    // A fault corrupts the context for the whole process; a reset gives the next run a new one.
+  // Only a sticky error leaves the context unusable: an illegal or misaligned address, a trap or
+  // a device-side assert, a launch failure or timeout, an uncorrectable ECC error (the DeviceFault
+  // kind). Every later call in the process then fails with it, so only a reset gives the next
+  // run a working context, and it is done for those alone: a reset destroys the context of the
+  // whole process, with the state of every other replica on this GPU (which a sticky error has
+  // spoiled already). Out of memory, a bad argument or a cuBLAS failure that left the context
+  // intact free this backend's state and nothing else.
+  const bool reset = kc::context_is_broken();
+  if (reset) {
     cudaDeviceReset();
     cudaGetLastError();
+  }
+  if (e.kind() == kc::ErrorKind::OutOfMemory) {
+    if (reset) message += " (the GPU was reset)";
+  } else if (reset) {
+    message += std::string("the GPU failed and was reset; the run ends here: ") + e.what();
+  } else if (e.kind() == kc::ErrorKind::DeviceFault) {
+    message += std::string("the GPU failed; the run ends here: ") + e.what();
+  } else {
+    message += e.what();
   }
   failure_ = message;
   throw kc::CudaError(e.kind(), e.code(), e.expression(), e.file().c_str(), e.line(), message);
