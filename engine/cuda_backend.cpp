@@ -84,6 +84,7 @@ class CudaBackend final : public Backend {
                         StepTimes& times) override;
   BatchStats evaluate(Split split, std::span<const int32_t> indices) override;
   void synchronize() override;
+  CudaGraphCounts graph_counts() const { return graph_counts_; }
 
  private:
   enum Phase { kGather, kForward, kBackward, kOptimizer };
@@ -130,6 +131,7 @@ class CudaBackend final : public Backend {
   GpuInfo gpu_;
   std::unique_ptr<State> state_;
   int64_t steps_done_ = 0;
+  CudaGraphCounts graph_counts_;
   std::string failure_;
 };
 
@@ -351,8 +353,10 @@ void CudaBackend::run_phase(Phase phase, int batch, const std::function<void()>&
     cudaGraphExec_t exec = nullptr;
     GPULAB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     captured.exec = kc::GraphExec(exec);
+    ++graph_counts_.captures;
   }
   GPULAB_CUDA_CHECK(cudaGraphLaunch(captured.exec.get(), stream));
+  ++graph_counts_.launches;
 }
 
 void CudaBackend::enqueue_optimizer() {
@@ -483,6 +487,11 @@ BatchStats CudaBackend::evaluate(Split split, std::span<const int32_t> indices) 
 std::unique_ptr<Backend> make_cuda_backend(const ModelPlan& plan, const OptimizerConfig& optimizer,
                                            const DataSets& data, const BackendOptions& options) {
   return std::make_unique<CudaBackend>(plan, optimizer, data, options);
+}
+
+CudaGraphCounts cuda_graph_counts(const Backend& backend) {
+  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
+  return cuda ? cuda->graph_counts() : CudaGraphCounts{};
 }
 
 }  // namespace gpulab
