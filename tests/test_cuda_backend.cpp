@@ -1,7 +1,8 @@
 // The CUDA backend: the same losses as the CPU from the same weights, the same losses again for
-// the same seed, with CUDA graphs on and off, out of memory that names what failed and leaves the
-// process working, and whole runs with GPU telemetry. Skips where there is no GPU; the device,
-// precision and no-GPU checks run everywhere.
+// the same seed, with CUDA graphs on (really captured and replayed) and off, out of memory that
+// names what failed and leaves the process working, a device fault that fails its run and
+// leaves the next one working, and whole runs with GPU telemetry. Skips where there is no GPU;
+// the device, precision and no-GPU checks run everywhere.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -24,6 +25,9 @@
 #include "test_support.hpp"
 
 namespace gpulab {
+namespace test {
+cudaError_t trap_on_device();  // cuda_fault.cu
+}  // namespace test
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -352,6 +356,70 @@ TEST_F(CudaBackendTest, OutOfMemoryNamesTheAllocationAndTheNextRunWorks) {
   const Losses after = train_on(run, "cuda:0", data);
   ASSERT_EQ(after.loss.size(), 5u);
   for (double loss : after.loss) EXPECT_TRUE(std::isfinite(loss));
+}
+
+// Records the losses of a run and, at step fault_step, makes the device fault.
+struct FaultAtStep : RunObserver {
+  int64_t fault_step = 0;
+  cudaError_t injected = cudaSuccess;
+  std::vector<double> losses;
+  void on_step(const StepMetrics& m) override {
+    losses.push_back(m.loss);
+    if (m.step == fault_step) injected = test::trap_on_device();
+  }
+};
+
+TEST_F(CudaBackendTest, AFaultAfterTheLastStepFailsTheRunAndTheNextRunWorks) {
+  // The fault is a kernel that executes __trap(), launched once the last step has returned, when
+  // that step's backward and update may still be running: nothing but the wait at the end of
+  // train() can see it then (there is no evaluation to notice it). A trap rather than an
+  // out-of-range write: it faults every time and writes nothing, where a stray write may land in
+  // another allocation and never fault. Both are sticky errors: the process's CUDA context is
+  // unusable from then on, for every stream in it, so the trap may run on a stream of the
+  // test's own and the backend's next call still fails. The recovery is the backend's: it frees
+  // its state and, finding the context broken, resets the device (cudaDeviceReset), so the next
+  // backend in this process starts on a new context. A fault that left the context usable would
+  // not be reset (see CudaBackend::fail).
+  test::TempDir dir;
+  RunRequest request;
+  request.model = preset("pytorch-example");
+  request.train.batch = 32;
+  request.train.epochs = 0;
+  request.train.max_steps = 6;
+  request.train.seed = 5;
+  request.train.eval_at_epoch_end = false;
+  request.backend.device = "cuda:0";
+  const data::MnistData mnist{train_set, test_set, dir.path()};
+  RunControl control;
+
+  FaultAtStep before;
+  request.out_dir = dir.path() / "before";
+  const RunSummary clean = execute_run(request, before, control, &mnist);
+  ASSERT_EQ(clean.status, RunStatus::Finished) << clean.message;
+  ASSERT_EQ(before.losses.size(), 6u);
+
+  FaultAtStep faulted;
+  faulted.fault_step = 6;
+  request.out_dir = dir.path() / "faulted";
+  const RunSummary failed = execute_run(request, faulted, control, &mnist);
+  ASSERT_NE(faulted.injected, cudaSuccess) << "the trap did not fault";
+  EXPECT_EQ(kernels::cuda::error_kind(faulted.injected), kernels::cuda::ErrorKind::DeviceFault)
+      << cudaGetErrorName(faulted.injected);
+  EXPECT_EQ(failed.status, RunStatus::Failed) << "a fault after the last step went unseen";
+  EXPECT_NE(failed.message.find("cuda:0: the GPU failed and was reset"), std::string::npos)
+      << failed.message;
+  EXPECT_NE(failed.message.find(cudaGetErrorName(faulted.injected)), std::string::npos)
+      << failed.message;
+  std::ifstream in(dir.path() / "faulted" / "run.json");
+  const auto info = nlohmann::json::parse(in);
+  EXPECT_EQ(info["status"], "failed");
+
+  // The next run in this process trains as the first did, bit for bit.
+  FaultAtStep after;
+  request.out_dir = dir.path() / "after";
+  const RunSummary again = execute_run(request, after, control, &mnist);
+  ASSERT_EQ(again.status, RunStatus::Finished) << again.message;
+  EXPECT_EQ(after.losses, before.losses);
 }
 
 TEST_F(CudaBackendTest, AWholeRunRecordsTheGpuAndItsTelemetry) {
