@@ -147,12 +147,17 @@ TEST(Nvml, TelemetryLabelsSamplesAndTheFirstComesAtOnce) {
 }
 
 TEST(Nvml, RealLibraryWhereThereIsADriver) {
+  // Where CUDA sees a GPU, the driver's NVML must load: a failure there is a failure, not a skip.
+  const DeviceList devices = list_devices();
   std::string why;
   const auto nvml = Nvml::load(&why);
-  if (!nvml) GTEST_SKIP() << why;
+  if (devices.gpus.empty()) {
+    if (!nvml) GTEST_SKIP() << "no GPU (" << devices.no_gpu_reason << ") and no NVML: " << why;
+    GTEST_SKIP() << "NVML loads (driver " << nvml->driver_version()
+                 << ") but CUDA sees no GPU: " << devices.no_gpu_reason;
+  }
+  ASSERT_NE(nvml, nullptr) << "CUDA sees " << devices.gpus[0].name << " but NVML failed: " << why;
   EXPECT_FALSE(nvml->driver_version().empty());
-  const DeviceList devices = list_devices();
-  if (devices.gpus.empty()) GTEST_SKIP() << "no GPU: " << devices.no_gpu_reason;
   const Nvml::Device device = nvml->device(devices.gpus[0].pci_bus_id, 0);
   ASSERT_NE(device, nullptr);
   DeviceSample s;
