@@ -26,7 +26,7 @@ constexpr int kNvmlClockSm = 1;         // nvmlClockType_t NVML_CLOCK_SM
 
 }  // namespace
 
-// Null where the library lacks the function; the first four and memory are never null.
+// Null where the library lacks the function; init, shutdown, handle_by_index and memory never are.
 struct Nvml::Api {
   nvmlReturn_t (*init)();
   nvmlReturn_t (*shutdown)();
