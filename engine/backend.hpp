@@ -55,6 +55,9 @@ class Backend {
                                 StepTimes& times) = 0;
   // Loss and accuracy, no dropout, no update.
   virtual BatchStats evaluate(Split split, std::span<const int32_t> indices) = 0;
+  // Waits for all queued device work and throws the device's error if any: train_step returns
+  // before its backward and update are done, so a fault there shows only here.
+  virtual void synchronize() {}
 };
 
 // The math of the matrix products. fp32 everywhere; tf32 and bf16 (CUDA only) round the GEMM

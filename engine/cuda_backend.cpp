@@ -83,6 +83,8 @@ class CudaBackend final : public Backend {
   BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
                         StepTimes& times) override;
   BatchStats evaluate(Split split, std::span<const int32_t> indices) override;
+  void synchronize() override;
+  CudaGraphCounts graph_counts() const { return graph_counts_; }
 
  private:
   enum Phase { kGather, kForward, kBackward, kOptimizer };
@@ -116,7 +118,7 @@ class CudaBackend final : public Backend {
   void enqueue_optimizer();
   State& state();
   // Runs f with this GPU current; a CUDA failure frees the device state (resetting the device
-  // after a fault) and is rethrown saying what to do.
+  // after a sticky fault) and is rethrown saying what to do.
   template <class F>
   auto guarded(F&& f) -> decltype(f());
   [[noreturn]] void fail(const kc::CudaError& e);
@@ -129,6 +131,7 @@ class CudaBackend final : public Backend {
   GpuInfo gpu_;
   std::unique_ptr<State> state_;
   int64_t steps_done_ = 0;
+  CudaGraphCounts graph_counts_;
   std::string failure_;
 };
 
@@ -169,6 +172,7 @@ auto CudaBackend::guarded(F&& f) -> decltype(f()) {
 
 void CudaBackend::fail(const kc::CudaError& e) {
   std::string message = options_.device + ": ";
+  cudaGetLastError();  // clears the error, unless it is sticky
   if (e.kind() == kc::ErrorKind::OutOfMemory) {
     message += e.what();
     // cuBLAS and graph instantiation say only that they failed: add what the device had free.
@@ -178,17 +182,28 @@ void CudaBackend::fail(const kc::CudaError& e) {
       message +=
           " (" + kc::mebibytes(double(free)) + " free of " + kc::mebibytes(double(total)) + ")";
     message += "; try a smaller --batch (now " + std::to_string(options_.batch) + ")";
-  } else if (e.kind() == kc::ErrorKind::DeviceFault) {
-    message += std::string("the GPU failed and was reset; the run ends here: ") + e.what();
-  } else {
-    message += e.what();
   }
-  cudaGetLastError();
   release_state();  // frees the device memory now, so that the next run has it
-  if (e.kind() == kc::ErrorKind::DeviceFault) {
-    // A fault corrupts the context for the whole process; a reset gives the next run a new one.
+  // Only a sticky error leaves the context unusable: an illegal or misaligned address, a trap or
+  // a device-side assert, a launch failure or timeout, an uncorrectable ECC error (the DeviceFault
+  // kind). Every later call in the process then fails with it, so only a reset gives the next
+  // run a working context, and it is done for those alone: a reset destroys the context of the
+  // whole process, with the state of every other replica on this GPU (which a sticky error has
+  // spoiled already). Out of memory, a bad argument or a cuBLAS failure that left the context
+  // intact free this backend's state and nothing else.
+  const bool reset = kc::context_is_broken();
+  if (reset) {
     cudaDeviceReset();
     cudaGetLastError();
+  }
+  if (e.kind() == kc::ErrorKind::OutOfMemory) {
+    if (reset) message += " (the GPU was reset)";
+  } else if (reset) {
+    message += std::string("the GPU failed and was reset; the run ends here: ") + e.what();
+  } else if (e.kind() == kc::ErrorKind::DeviceFault) {
+    message += std::string("the GPU failed; the run ends here: ") + e.what();
+  } else {
+    message += e.what();
   }
   failure_ = message;
   throw kc::CudaError(e.kind(), e.code(), e.expression(), e.file().c_str(), e.line(), message);
@@ -338,8 +353,10 @@ void CudaBackend::run_phase(Phase phase, int batch, const std::function<void()>&
     cudaGraphExec_t exec = nullptr;
     GPULAB_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
     captured.exec = kc::GraphExec(exec);
+    ++graph_counts_.captures;
   }
   GPULAB_CUDA_CHECK(cudaGraphLaunch(captured.exec.get(), stream));
+  ++graph_counts_.launches;
 }
 
 void CudaBackend::enqueue_optimizer() {
@@ -427,6 +444,10 @@ BatchStats CudaBackend::train_step(std::span<const int32_t> indices, float lr, i
   });
 }
 
+void CudaBackend::synchronize() {
+  guarded([&] { GPULAB_CUDA_CHECK(cudaStreamSynchronize(state().stream.get())); });
+}
+
 BatchStats CudaBackend::evaluate(Split split, std::span<const int32_t> indices) {
   return guarded([&] {
     State& s = state();
@@ -466,6 +487,11 @@ BatchStats CudaBackend::evaluate(Split split, std::span<const int32_t> indices) 
 std::unique_ptr<Backend> make_cuda_backend(const ModelPlan& plan, const OptimizerConfig& optimizer,
                                            const DataSets& data, const BackendOptions& options) {
   return std::make_unique<CudaBackend>(plan, optimizer, data, options);
+}
+
+CudaGraphCounts cuda_graph_counts(const Backend& backend) {
+  const auto* cuda = dynamic_cast<const CudaBackend*>(&backend);
+  return cuda ? cuda->graph_counts() : CudaGraphCounts{};
 }
 
 }  // namespace gpulab

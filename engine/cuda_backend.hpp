@@ -2,6 +2,7 @@
 // this without the CUDA headers.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "engine/backend.hpp"
@@ -14,5 +15,13 @@ namespace gpulab {
 // memory and suggests a smaller batch.
 std::unique_ptr<Backend> make_cuda_backend(const ModelPlan& plan, const OptimizerConfig& optimizer,
                                            const DataSets& data, const BackendOptions& options);
+
+// What a CUDA backend did with CUDA graphs so far: phases captured into a graph, and graph
+// replays. Tests read it to know that graphs really ran; zero for a backend of another kind.
+struct CudaGraphCounts {
+  int64_t captures = 0;
+  int64_t launches = 0;
+};
+CudaGraphCounts cuda_graph_counts(const Backend& backend);
 
 }  // namespace gpulab

@@ -1,9 +1,12 @@
 // The NVML functions gpulab uses, declared by hand (the ABI of nvml.h's v2 entry points and
-// plain structs, stable across drivers), looked up with dlsym.
+// plain structs, stable across drivers), looked up with dlsym. Only starting, stopping, finding a
+// device by index and its memory are required; every other function may be missing (a stripped
+// or partial library, a virtual GPU), and what it would have read is then recorded as missing.
 #include "engine/nvml.hpp"
 
 #include <dlfcn.h>
 
+#include <string>
 #include <type_traits>
 
 namespace gpulab {
@@ -23,6 +26,7 @@ constexpr int kNvmlClockSm = 1;         // nvmlClockType_t NVML_CLOCK_SM
 
 }  // namespace
 
+// Null where the library lacks the function; init, shutdown, handle_by_index and memory never are.
 struct Nvml::Api {
   nvmlReturn_t (*init)();
   nvmlReturn_t (*shutdown)();
@@ -49,28 +53,29 @@ std::shared_ptr<Nvml> Nvml::load(std::string* why, const std::string& library) {
   nvml->api_ = std::make_unique<Api>();
   Api& api = *nvml->api_;
   std::string missing;
-  auto bind = [&](auto& slot, const char* name) {
+  auto bind = [&](auto& slot, const char* name, bool required) {
     slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(dlsym(handle, name));
-    if (!slot) missing += (missing.empty() ? "" : ", ") + std::string(name);
+    if (!slot && required) missing += (missing.empty() ? "" : ", ") + std::string(name);
   };
-  bind(api.init, "nvmlInit_v2");
-  bind(api.shutdown, "nvmlShutdown");
-  bind(api.error_string, "nvmlErrorString");
-  bind(api.driver_version, "nvmlSystemGetDriverVersion");
-  bind(api.handle_by_index, "nvmlDeviceGetHandleByIndex_v2");
-  bind(api.handle_by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2");
-  bind(api.utilization, "nvmlDeviceGetUtilizationRates");
-  bind(api.memory, "nvmlDeviceGetMemoryInfo");
-  bind(api.power_mw, "nvmlDeviceGetPowerUsage");
-  bind(api.temperature, "nvmlDeviceGetTemperature");
-  bind(api.clock_mhz, "nvmlDeviceGetClockInfo");
+  bind(api.init, "nvmlInit_v2", true);
+  bind(api.shutdown, "nvmlShutdown", true);
+  bind(api.handle_by_index, "nvmlDeviceGetHandleByIndex_v2", true);
+  bind(api.memory, "nvmlDeviceGetMemoryInfo", true);
+  bind(api.error_string, "nvmlErrorString", false);
+  bind(api.driver_version, "nvmlSystemGetDriverVersion", false);
+  bind(api.handle_by_pci_bus_id, "nvmlDeviceGetHandleByPciBusId_v2", false);
+  bind(api.utilization, "nvmlDeviceGetUtilizationRates", false);
+  bind(api.power_mw, "nvmlDeviceGetPowerUsage", false);
+  bind(api.temperature, "nvmlDeviceGetTemperature", false);
+  bind(api.clock_mhz, "nvmlDeviceGetClockInfo", false);
   if (!missing.empty()) {
     nvml->api_.reset();  // nothing to shut down
     return fail(library + " lacks " + missing);
   }
   const nvmlReturn_t status = api.init();
   if (status != 0) {
-    const std::string text = api.error_string(status);
+    const std::string text =
+        api.error_string ? api.error_string(status) : "NVML error " + std::to_string(status);
     nvml->api_.reset();
     return fail("NVML did not start: " + text);
   }
@@ -84,12 +89,14 @@ Nvml::~Nvml() {
 
 std::string Nvml::driver_version() const {
   char text[96] = {};
+  if (!api_->driver_version) return {};
   return api_->driver_version(text, sizeof text) == 0 ? std::string(text) : std::string();
 }
 
 Nvml::Device Nvml::device(const std::string& pci_bus_id, int index) const {
   nvmlDevice_t device = nullptr;
-  if (!pci_bus_id.empty() && api_->handle_by_pci_bus_id(pci_bus_id.c_str(), &device) == 0)
+  if (!pci_bus_id.empty() && api_->handle_by_pci_bus_id &&
+      api_->handle_by_pci_bus_id(pci_bus_id.c_str(), &device) == 0)
     return device;
   if (index >= 0 && api_->handle_by_index(static_cast<unsigned int>(index), &device) == 0)
     return device;
@@ -99,7 +106,7 @@ Nvml::Device Nvml::device(const std::string& pci_bus_id, int index) const {
 void Nvml::read(Device handle, DeviceSample& s) const {
   const auto device = static_cast<nvmlDevice_t>(handle);
   nvmlUtilization_t utilization{};
-  if (api_->utilization(device, &utilization) == 0) {
+  if (api_->utilization && api_->utilization(device, &utilization) == 0) {
     s.util_percent = utilization.gpu;
     s.mem_util_percent = utilization.memory;
   }
@@ -109,9 +116,10 @@ void Nvml::read(Device handle, DeviceSample& s) const {
     s.mem_total_bytes = double(memory.total);
   }
   unsigned int value = 0;
-  if (api_->power_mw(device, &value) == 0) s.power_w = value / 1000.0;
-  if (api_->temperature(device, kNvmlTemperatureGpu, &value) == 0) s.temperature_c = value;
-  if (api_->clock_mhz(device, kNvmlClockSm, &value) == 0) s.sm_clock_mhz = value;
+  if (api_->power_mw && api_->power_mw(device, &value) == 0) s.power_w = value / 1000.0;
+  if (api_->temperature && api_->temperature(device, kNvmlTemperatureGpu, &value) == 0)
+    s.temperature_c = value;
+  if (api_->clock_mhz && api_->clock_mhz(device, kNvmlClockSm, &value) == 0) s.sm_clock_mhz = value;
 }
 
 GpuTelemetry::GpuTelemetry(std::shared_ptr<Nvml> nvml, std::vector<Watched> devices)

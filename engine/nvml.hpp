@@ -16,7 +16,9 @@ class Nvml {
  public:
   using Device = void*;  // an nvmlDevice_t
 
-  // The library loaded and initialized, or nullptr with *why saying what failed.
+  // The library loaded and initialized, or nullptr with *why saying what failed. It needs
+  // nvmlInit_v2, nvmlShutdown, nvmlDeviceGetHandleByIndex_v2 and nvmlDeviceGetMemoryInfo; the
+  // other functions are used where the library has them.
   static std::shared_ptr<Nvml> load(std::string* why = nullptr,
                                     const std::string& library = "libnvidia-ml.so.1");
   ~Nvml();  // nvmlShutdown, dlclose
@@ -27,8 +29,8 @@ class Nvml {
   // The GPU with this PCI bus id ("0000:65:00.0", as cudaDeviceGetPCIBusId writes it), else the
   // one at this NVML index; nullptr when neither is found.
   Device device(const std::string& pci_bus_id, int index) const;
-  // Utilization, memory, power, temperature and SM clock into sample; what NVML cannot read
-  // stays kNoValue.
+  // Utilization, memory, power, temperature and SM clock into sample; what NVML cannot read, or
+  // has no function for, stays kNoValue (an empty field in telemetry.csv), never zero.
   void read(Device device, DeviceSample& sample) const;
 
   struct Api;  // the function pointers

@@ -161,6 +161,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     sampler->stop();
 
     if (request.save_weights && summary.status != RunStatus::Failed) {
+      backend->synchronize();  // no checkpoint of weights that a device fault has spoiled
       backend->get_parameters(params);
       save_checkpoint(*request.save_weights, plan, request.model, params);
       recorder.update_info({{"weights", request.save_weights->string()}});

@@ -166,6 +166,9 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
     summary.epochs.push_back(epoch_summary);
     observer.on_epoch(epoch_summary);
   }
+  // The last step's backward and update may still be running: a fault there fails the run here
+  // (it throws) instead of leaving it marked finished.
+  backend.synchronize();
   // A step budget that ends inside an epoch closes that epoch early, evaluation included.
   if (summary.status == RunStatus::Running) summary.status = RunStatus::Finished;
   summary.train_seconds = train_s();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,6 +22,11 @@ inline std::string gpu_unavailable_reason() {
   const cudaError_t error = cudaGetDeviceCount(&count);
   if (error != cudaSuccess) {
     cudaGetLastError();
+    // Without a driver the runtime calls it "insufficient": say what is really missing.
+    if (void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL))
+      dlclose(driver);
+    else
+      return "no GPU: no NVIDIA driver (libcuda.so.1 is not installed)";
     return std::string("no GPU: ") + cudaGetErrorName(error) + ": " + cudaGetErrorString(error);
   }
   if (count == 0) return "no GPU: no CUDA device";

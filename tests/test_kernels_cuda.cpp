@@ -1,7 +1,8 @@
 // Every CUDA op against its CPU reference (kernels/cpu/reference) on several shapes, odd sizes
-// included: normalized error within a bound per precision, NaN/Inf checks, exact equality where
-// the op is exact (pooling, dropout masks, batch gathering). Skips where there is no GPU. The
-// error-check macros are tested everywhere.
+// included: normalized error within a bound per precision (and, for tf32 and bf16, a result that
+// differs from fp32's), NaN/Inf checks, exact equality where the op is exact (pooling, dropout
+// masks, batch gathering). Skips where there is no GPU. The error-check macros are tested
+// everywhere.
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 
@@ -13,8 +14,8 @@
 #include "datasets/batching.hpp"
 #include "kernels/counter_rng.hpp"
 #include "kernels/cpu/ops.hpp"
-#include "kernels/cpu/shape_check.hpp"
 #include "kernels/cpu/optimizer.hpp"
+#include "kernels/cpu/shape_check.hpp"
 #include "kernels/cuda/activations.cuh"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/conv2d.cuh"
@@ -24,6 +25,7 @@
 #include "kernels/cuda/loss.cuh"
 #include "kernels/cuda/optimizer.cuh"
 #include "kernels/cuda/pool.cuh"
+#include "kernels/cuda/reduce.cuh"
 
 namespace gpulab {
 namespace {
@@ -116,6 +118,18 @@ class CudaOps : public ::testing::Test {
 
 using k::detail::describe;
 
+// The outputs of an op that cuBLAS computes, each with its CPU reference: what reduced precision
+// must change.
+struct GemmOutputs {
+  std::vector<std::string> names;
+  std::vector<Vec> gpu, cpu;
+  void add(std::string name, Vec from_gpu, Vec from_cpu) {
+    names.push_back(std::move(name));
+    gpu.push_back(std::move(from_gpu));
+    cpu.push_back(std::move(from_cpu));
+  }
+};
+
 const std::vector<k::Conv2dShape> kConvShapes = {
     {2, 3, 7, 9, 4, 3, 3, 1, 1},      // odd sizes, padding
     {3, 5, 11, 7, 6, 3, 3, 2, 1},     // stride 2
@@ -125,8 +139,8 @@ const std::vector<k::Conv2dShape> kConvShapes = {
     {2, 32, 26, 26, 64, 3, 3, 1, 0},  // pytorch-example conv2
 };
 
-void run_conv(CudaOps& t, const k::Conv2dShape& s, int chunk, kc::Precision precision,
-              double bound) {
+GemmOutputs run_conv(CudaOps& t, const k::Conv2dShape& s, int chunk, kc::Precision precision,
+                     double bound) {
   const std::string what = describe(s) + " chunk " + std::to_string(chunk);
   const size_t in_n = size_t(s.batch) * s.in_channels * s.in_height * s.in_width;
   const size_t out_n = size_t(s.batch) * s.out_channels * s.out_height() * s.out_width();
@@ -144,7 +158,9 @@ void run_conv(CudaOps& t, const k::Conv2dShape& s, int chunk, kc::Precision prec
   kc::DeviceBuffer<float> d_out(out_n, "out");
   kc::conv2d_forward(d_out.data(), d_inp.data(), d_weight.data(), d_bias.data(), s, gemm,
                      t.stream());
-  expect_close(download(d_out), out, bound, "conv2d_forward " + what);
+  GemmOutputs outputs;
+  outputs.add("conv2d_forward " + what, download(d_out), out);
+  expect_close(outputs.gpu.back(), out, bound, outputs.names.back());
 
   Vec dinp = dinp0, dweight = dweight0, dbias = dbias0;
   k::ref::conv2d_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(), inp.data(),
@@ -153,9 +169,13 @@ void run_conv(CudaOps& t, const k::Conv2dShape& s, int chunk, kc::Precision prec
        d_dout = upload(dout);
   kc::conv2d_backward(d_dinp.data(), d_dweight.data(), d_dbias.data(), d_dout.data(), d_inp.data(),
                       d_weight.data(), s, gemm, t.stream());
-  expect_close(download(d_dinp), dinp, bound, "conv2d_backward dinp " + what);
-  expect_close(download(d_dweight), dweight, bound, "conv2d_backward dweight " + what);
+  outputs.add("conv2d_backward dinp " + what, download(d_dinp), dinp);
+  expect_close(outputs.gpu.back(), dinp, bound, outputs.names.back());
+  outputs.add("conv2d_backward dweight " + what, download(d_dweight), dweight);
+  expect_close(outputs.gpu.back(), dweight, bound, outputs.names.back());
+  // The bias gradient is a row sum, not a GEMM: the same in every precision.
   expect_close(download(d_dbias), dbias, bound, "conv2d_backward dbias " + what);
+  return outputs;
 }
 
 TEST_F(CudaOps, Conv2dMatchesReference) {
@@ -201,7 +221,8 @@ struct LinearShape {
   int batch, in_features, out_features;
 };
 
-void run_linear(CudaOps& t, LinearShape l, bool with_bias, kc::Precision precision, double bound) {
+GemmOutputs run_linear(CudaOps& t, LinearShape l, bool with_bias, kc::Precision precision,
+                       double bound) {
   const std::string what = std::to_string(l.batch) + "x" + std::to_string(l.in_features) + " -> " +
                            std::to_string(l.out_features);
   const size_t in_n = size_t(l.batch) * l.in_features, out_n = size_t(l.batch) * l.out_features;
@@ -228,10 +249,15 @@ void run_linear(CudaOps& t, LinearShape l, bool with_bias, kc::Precision precisi
   kc::linear_backward(d_dinp.data(), d_dweight.data(), with_bias ? d_dbias.data() : nullptr,
                       d_dout.data(), d_inp.data(), d_weight.data(), l.batch, l.in_features,
                       l.out_features, gemm, t.stream());
-  expect_close(download(d_out), out, bound, "linear_forward " + what);
-  expect_close(download(d_dinp), dinp, bound, "linear_backward dinp " + what);
-  expect_close(download(d_dweight), dweight, bound, "linear_backward dweight " + what);
+  GemmOutputs outputs;
+  outputs.add("linear_forward " + what, download(d_out), out);
+  outputs.add("linear_backward dinp " + what, download(d_dinp), dinp);
+  outputs.add("linear_backward dweight " + what, download(d_dweight), dweight);
+  for (size_t i = 0; i < outputs.gpu.size(); ++i)
+    expect_close(outputs.gpu[i], outputs.cpu[i], bound, outputs.names[i]);
+  // The bias gradient is a column sum, not a GEMM: the same in every precision.
   expect_close(download(d_dbias), dbias, bound, "linear_backward dbias " + what);
+  return outputs;
 }
 
 const std::vector<LinearShape> kLinearShapes = {
@@ -244,13 +270,54 @@ TEST_F(CudaOps, LinearMatchesReference) {
   }
 }
 
-TEST_F(CudaOps, ReducedPrecisionGemmsStayWithinTheirBounds) {
+// The bounds alone also pass when the precision never reaches cuBLAS (an fp32 GEMM is within
+// every bound): the rounded inputs must also change the result, and move it further from the
+// CPU's than fp32 does (TF32 by ~1e-7 in normalized error, bf16 by ~1e-5; fp32 by ~1e-10 at most,
+// from the order of its sums).
+void expect_reduced(const GemmOutputs& reduced, const GemmOutputs& fp32, kc::Precision precision) {
+  ASSERT_EQ(reduced.gpu.size(), fp32.gpu.size());
+  const char* name = precision == kc::Precision::Tf32 ? "tf32" : "bf16";
+  for (size_t i = 0; i < reduced.gpu.size(); ++i) {
+    EXPECT_NE(reduced.gpu[i], fp32.gpu[i]) << name << " gave fp32's bits: " << reduced.names[i];
+    const double reduced_error = test::normalized_error(reduced.gpu[i], reduced.cpu[i]);
+    const double fp32_error = test::normalized_error(fp32.gpu[i], fp32.cpu[i]);
+    EXPECT_GT(reduced_error, 10 * fp32_error) << name << ": " << reduced.names[i];
+  }
+}
+
+TEST_F(CudaOps, ReducedPrecisionGemmsStayWithinTheirBoundsAndDifferFromFp32) {
+  const auto fp32 = kc::Precision::Fp32;
+  const double fp32_bound = test::kFp32Bound;
   for (const auto& [precision, bound] : {std::pair{kc::Precision::Tf32, test::kTf32Bound},
                                          std::pair{kc::Precision::Bf16, test::kBf16Bound}}) {
-    run_linear(*this, kLinearShapes[3], true, precision, bound);
-    run_linear(*this, kLinearShapes[1], true, precision, bound);
-    run_conv(*this, kConvShapes[5], 0, precision, bound);
-    run_conv(*this, kConvShapes[1], 0, precision, bound);
+    for (const LinearShape& l : {kLinearShapes[3], kLinearShapes[1]})
+      expect_reduced(run_linear(*this, l, true, precision, bound),
+                     run_linear(*this, l, true, fp32, fp32_bound), precision);
+    for (const k::Conv2dShape& c : {kConvShapes[5], kConvShapes[1]})
+      expect_reduced(run_conv(*this, c, 0, precision, bound),
+                     run_conv(*this, c, 0, fp32, fp32_bound), precision);
+  }
+}
+
+TEST_F(CudaOps, RowAndColumnSumsMatchALoop) {
+  // The bias gradients' block reductions on their own (also what racecheck checks), at sizes
+  // below, at and above a block's 256 threads: out starts non-zero, the sums are added to it.
+  for (const auto& [rows, cols] : {std::pair{1, 1}, std::pair{3, 256}, std::pair{5, 1000},
+                                   std::pair{1000, 7}, std::pair{257, 3}}) {
+    const std::string what = std::to_string(rows) + "x" + std::to_string(cols);
+    const Vec in = random_floats(size_t(rows) * cols, 81), row0 = random_floats(rows, 82),
+              col0 = random_floats(cols, 83);
+    Vec row_sums = row0, col_sums = col0;
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        row_sums[r] += in[size_t(r) * cols + c];
+        col_sums[c] += in[size_t(r) * cols + c];
+      }
+    auto d_in = upload(in), d_rows = upload(row0), d_cols = upload(col0);
+    kc::row_sums_add(d_rows.data(), d_in.data(), rows, size_t(cols), stream());
+    kc::column_sums_add(d_cols.data(), d_in.data(), rows, cols, stream());
+    expect_close(download(d_rows), row_sums, test::kFp32Bound, "row_sums_add " + what);
+    expect_close(download(d_cols), col_sums, test::kFp32Bound, "column_sums_add " + what);
   }
 }
 

@@ -7,11 +7,15 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
+#include <fstream>
 #include <mutex>
+#include <string>
 
 #include "engine/devices.hpp"
 #include "engine/nvml.hpp"
+#include "engine/run_record.hpp"
 #include "engine/telemetry.hpp"
+#include "test_support.hpp"
 
 namespace gpulab {
 namespace {
@@ -58,6 +62,61 @@ TEST(Nvml, ReadsEveryFieldOfADevice) {
   EXPECT_EQ(s.sm_clock_mhz, 1980);
 }
 
+TEST(Nvml, ALibraryWithOnlyTheRequiredFunctionsRecordsTheRestAsMissing) {
+  std::string why;
+  const auto nvml = Nvml::load(&why, GPULAB_FAKE_NVML_MINIMAL_PATH);
+  ASSERT_NE(nvml, nullptr) << why;
+  EXPECT_EQ(nvml->driver_version(), "");
+  // No lookup by PCI bus id: the index serves.
+  EXPECT_EQ(nvml->device("0000:65:00.0", -1), nullptr);
+  const Nvml::Device device = nvml->device("0000:65:00.0", 0);
+  ASSERT_NE(device, nullptr);
+  DeviceSample s;
+  s.device = "cuda:0";
+  nvml->read(device, s);
+  EXPECT_EQ(s.mem_total_bytes, double(80ull << 30));
+  EXPECT_EQ(s.mem_used_bytes, double(3ull << 30));
+  // Missing, not zero: a chart must not draw a GPU at 0 W and 0 C.
+  EXPECT_TRUE(std::isnan(s.util_percent));
+  EXPECT_TRUE(std::isnan(s.mem_util_percent));
+  EXPECT_TRUE(std::isnan(s.power_w));
+  EXPECT_TRUE(std::isnan(s.temperature_c));
+  EXPECT_TRUE(std::isnan(s.sm_clock_mhz));
+
+  // ... and empty fields in telemetry.csv.
+  test::TempDir dir;
+  {
+    RunRecorder recorder(dir.path() / "run", nlohmann::json::object());
+    recorder.on_sample(s);
+  }
+  std::ifstream in(dir.path() / "run" / "telemetry.csv");
+  std::string header, row;
+  std::getline(in, header);
+  std::getline(in, row);
+  ASSERT_EQ(header,
+            "time_s,device,util_percent,mem_util_percent,mem_used_bytes,mem_total_bytes,power_w,"
+            "temperature_c,sm_clock_mhz");
+  std::vector<std::string> fields(1);
+  for (const char c : row) {
+    if (c == ',')
+      fields.emplace_back();
+    else
+      fields.back().push_back(c);
+  }
+  ASSERT_EQ(fields.size(), 9u) << row;
+  EXPECT_EQ(fields[1], "cuda:0");
+  for (const int empty : {2, 3, 6, 7, 8}) EXPECT_EQ(fields[empty], "") << row;
+  for (const int full : {4, 5}) EXPECT_NE(fields[full], "") << row;
+}
+
+TEST(Nvml, FailedInitWithoutAnErrorStringStillSaysWhy) {
+  setenv("FAKE_NVML_INIT_ERROR", "9", 1);
+  std::string why;
+  EXPECT_EQ(Nvml::load(&why, GPULAB_FAKE_NVML_MINIMAL_PATH), nullptr);
+  unsetenv("FAKE_NVML_INIT_ERROR");
+  EXPECT_NE(why.find("NVML did not start: NVML error 9"), std::string::npos) << why;
+}
+
 TEST(Nvml, TelemetryLabelsSamplesAndTheFirstComesAtOnce) {
   const auto nvml = Nvml::load(nullptr, GPULAB_FAKE_NVML_PATH);
   ASSERT_NE(nvml, nullptr);
@@ -88,12 +147,17 @@ TEST(Nvml, TelemetryLabelsSamplesAndTheFirstComesAtOnce) {
 }
 
 TEST(Nvml, RealLibraryWhereThereIsADriver) {
+  // Where CUDA sees a GPU, the driver's NVML must load: a failure there is a failure, not a skip.
+  const DeviceList devices = list_devices();
   std::string why;
   const auto nvml = Nvml::load(&why);
-  if (!nvml) GTEST_SKIP() << why;
+  if (devices.gpus.empty()) {
+    if (!nvml) GTEST_SKIP() << "no GPU (" << devices.no_gpu_reason << ") and no NVML: " << why;
+    GTEST_SKIP() << "NVML loads (driver " << nvml->driver_version()
+                 << ") but CUDA sees no GPU: " << devices.no_gpu_reason;
+  }
+  ASSERT_NE(nvml, nullptr) << "CUDA sees " << devices.gpus[0].name << " but NVML failed: " << why;
   EXPECT_FALSE(nvml->driver_version().empty());
-  const DeviceList devices = list_devices();
-  if (devices.gpus.empty()) GTEST_SKIP() << "no GPU: " << devices.no_gpu_reason;
   const Nvml::Device device = nvml->device(devices.gpus[0].pci_bus_id, 0);
   ASSERT_NE(device, nullptr);
   DeviceSample s;

@@ -242,5 +242,51 @@ TEST(Trainer, RejectsImpossibleOptions) {
   EXPECT_THROW(validate(o), ConfigError);
 }
 
+// A CPU backend whose device fails after the last step has returned, as a GPU's does when the
+// last backward or update faults: only its synchronize() can tell.
+class FaultsAfterTheLastStep final : public Backend {
+ public:
+  explicit FaultsAfterTheLastStep(Backend& inner) : inner_(inner) {}
+  std::string description() const override { return inner_.description(); }
+  size_t parameter_count() const override { return inner_.parameter_count(); }
+  void set_parameters(std::span<const float> p) override { inner_.set_parameters(p); }
+  void get_parameters(std::span<float> p) override { inner_.get_parameters(p); }
+  BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
+                        StepTimes& times) override {
+    return inner_.train_step(indices, lr, step, times);
+  }
+  BatchStats evaluate(Split split, std::span<const int32_t> indices) override {
+    return inner_.evaluate(split, indices);
+  }
+  void synchronize() override {
+    ++synchronized;
+    throw std::runtime_error("the device failed after the last step");
+  }
+  int synchronized = 0;
+
+ private:
+  Backend& inner_;
+};
+
+TEST(Trainer, WaitsForTheDeviceBeforeARunIsFinished) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 16;
+  options.eval_at_epoch_end = false;  // nothing else touches the device after the last step
+  const ModelPlan plan = plan_model(preset("mlp"));
+  BackendOptions backend_options;
+  backend_options.batch = options.batch;
+  CpuBackend cpu(plan, options.optimizer, f.sets, backend_options);
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, options.seed);
+  cpu.set_parameters(params);
+  FaultsAfterTheLastStep backend(cpu);
+  Recorder recorder;
+  RunControl control;
+  EXPECT_THROW(train(backend, f.sets, options, recorder, control), std::runtime_error);
+  EXPECT_EQ(backend.synchronized, 1);
+  EXPECT_EQ(recorder.losses.size(), 6u) << "every step ran before the failure showed";
+}
+
 }  // namespace
 }  // namespace gpulab

@@ -51,6 +51,13 @@ ErrorKind error_kind(cudaError_t error) {
   }
 }
 
+bool context_is_broken() {
+  cudaGetLastError();
+  const cudaError_t error = cudaDeviceSynchronize();
+  cudaGetLastError();
+  return error != cudaSuccess;
+}
+
 void throw_cuda_error(cudaError_t error, const char* expression, const char* file, int line) {
   const std::string message = std::string(expression) + " failed: " + cudaGetErrorName(error) +
                               ": " + cudaGetErrorString(error) + " (" + where(file, line) + ")";

@@ -38,6 +38,11 @@ class CudaError : public std::runtime_error {
 // What a cudaError_t means for the run; see ErrorKind.
 ErrorKind error_kind(cudaError_t error);
 
+// Whether the current device's context holds a sticky error (see ErrorKind::DeviceFault), after
+// clearing any other: a sticky error is returned by every later call, a device synchronize
+// included, until the device is reset. Waits for all work on the device.
+bool context_is_broken();
+
 [[noreturn]] void throw_cuda_error(cudaError_t error, const char* expression, const char* file,
                                    int line);
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* expression,
