@@ -19,6 +19,14 @@ struct LossStats {
   int count = 0;
 };
 
+// Where a forward's images sit in the whole batch of the step, when a replica holds a shard of
+// it: dropout is keyed on each image's global position and the loss gradient is normalized by
+// the whole batch, so the shards' gradients sum to the batch's. The default is a whole batch.
+struct Shard {
+  int first_image = 0;   // position of the first image in the whole batch
+  int global_batch = 0;  // images in the whole batch; 0: this forward's batch
+};
+
 class CpuNetwork {
  public:
   CpuNetwork(const ModelPlan& plan, int max_batch, CpuKernels kernels = CpuKernels::Fast);
@@ -32,7 +40,7 @@ class CpuNetwork {
   // images (batch, C*H*W) normalized, labels (batch). Runs the forward pass and the loss; with
   // training set, dropout is drawn from (seed, step) and dlogits is written for backward().
   LossStats forward(const float* images, const uint8_t* labels, int batch, bool training,
-                    uint64_t seed, uint64_t step);
+                    uint64_t seed, uint64_t step, Shard shard = {});
   // Zeroes and fills gradients() for the batch of the last training forward().
   void backward();
 
