@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/backend.hpp"
 #include "engine/model_config.hpp"
 
 namespace gpulab {
@@ -17,14 +18,6 @@ struct LossStats {
   double loss_sum = 0;  // summed over the batch
   int correct = 0;
   int count = 0;
-};
-
-// Where a forward's images sit in the whole batch of the step, when a replica holds a shard of
-// it: dropout is keyed on each image's global position and the loss gradient is normalized by
-// the whole batch, so the shards' gradients sum to the batch's. The default is a whole batch.
-struct Shard {
-  int first_image = 0;   // position of the first image in the whole batch
-  int global_batch = 0;  // images in the whole batch; 0: this forward's batch
 };
 
 class CpuNetwork {
