@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -223,6 +224,98 @@ TEST(DataParallel, AFailingReplicaEndsTheStepNamingIt) {
   // And the backend still trains.
   const std::vector<int32_t> good = {0, 1, 2, 3, 4, 5};
   EXPECT_EQ(backend.train_step(good, 0.01f, 4, times).count, 6);
+}
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+CliResult run_command(const std::string& command) {
+  CliResult result;
+  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buffer;
+  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
+    result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// Refused in one line naming the flag, before any data is looked for (the folder is missing).
+TEST(DataParallelCli, RefusesBadCombinationsNamingTheFlag) {
+  const std::string cli = std::string("env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK ") +
+                          GPULAB_CLI_PATH + " train --data-dir /nonexistent ";
+  const std::pair<const char*, const char*> cases[] = {
+      {"--replicas 0", "--replicas"},
+      {"--replicas 9 --batch 8", "--replicas 9: more replicas than images in a batch"},
+      {"--sync ring", "--sync ring"},
+      {"--dist mpi", "--dist mpi"},
+      {"--dist carrier-pigeon", "--dist"},
+      {"--bucket-mb 0", "--bucket-mb"},
+      {"--collective-timeout 0", "--collective-timeout"},
+  };
+  for (const auto& [flags, mention] : cases) {
+    const CliResult r = run_command(cli + flags);
+    EXPECT_NE(r.exit_code, 0) << flags;
+    EXPECT_NE(r.output.find(mention), std::string::npos) << flags << "\n" << r.output;
+    EXPECT_EQ(r.output.find("/nonexistent"), std::string::npos) << flags << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << flags << "\n" << r.output;
+  }
+  if (!mpi_built()) {
+    const CliResult r = run_command("env OMPI_COMM_WORLD_SIZE=2 " + cli + "--dist mpi");
+    EXPECT_NE(r.output.find("this build has no MPI"), std::string::npos) << r.output;
+  }
+}
+
+TEST(DataParallelCli, ThreadReplicasRecordEveryReplica) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(128, 1), test::synthetic_set(32, 2));
+  const CliResult r =
+      run_command(std::string(GPULAB_CLI_PATH) +
+                  " train --model mlp --steps 4 --batch 30 --replicas 4 --sync "
+                  "parameter-server --quiet --data-dir " +
+                  (dir.path() / "data").string() + " --out " + (dir.path() / "run").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunData run = load_run(dir.path() / "run");
+  EXPECT_EQ(run.info["config"]["replicas"], 4);
+  EXPECT_EQ(run.info["config"]["sync"], "parameter-server");
+  EXPECT_EQ(run.steps.size(), 4u);
+  ASSERT_EQ(run.replica_steps.size(), 16u);
+  EXPECT_EQ(run.replica_steps.back().step, 4);
+  EXPECT_EQ(run.replica_steps.back().times.replica, 3);
+}
+
+// Two processes under mpirun, each one replica of a batch of 32, end with the weights of one
+// process training on the whole batch.
+TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
+  if (!GPULAB_MPI_ENABLED) GTEST_SKIP() << "this build has no MPI (GPULAB_MPI)";
+  if (run_command("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun is not installed";
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));
+  const std::string common =
+      " train --model lenet5 --steps 12 --batch 32 --threads 1 --quiet"
+      " --data-dir " +
+      (dir.path() / "data").string();
+  const auto one = dir.path() / "one.safetensors", two = dir.path() / "two.safetensors";
+  const CliResult single = run_command(std::string(GPULAB_CLI_PATH) + common + " --out " +
+                                       (dir.path() / "run1").string() + " --save " + one.string());
+  ASSERT_EQ(single.exit_code, 0) << single.output;
+  const CliResult pair = run_command("mpirun --allow-run-as-root --oversubscribe -np 2 " +
+                                     std::string(GPULAB_CLI_PATH) + common +
+                                     " --dist mpi --collective-timeout 60 --out " +
+                                     (dir.path() / "run2").string() + " --save " + two.string());
+  ASSERT_EQ(pair.exit_code, 0) << pair.output;
+  const ModelPlan plan = plan_model(preset("lenet5"));
+  std::vector<float> a(plan.parameter_count), b(plan.parameter_count);
+  apply_checkpoint(load_checkpoint(one), plan, a, one.string());
+  apply_checkpoint(load_checkpoint(two), plan, b, two.string());
+  EXPECT_LE(relative_error(b, a), 1e-5);
+  const RunData run = load_run(dir.path() / "run2");
+  EXPECT_EQ(run.status(), "finished");
+  ASSERT_EQ(run.info["devices"].size(), 2u);
+  EXPECT_TRUE(run.info["devices"][1].contains("host"));
+  EXPECT_EQ(run.replica_steps.size(), 24u);  // both ranks, every step
 }
 
 }  // namespace
