@@ -1,12 +1,12 @@
 // gpulab-cli: list devices, train, evaluate, without Qt Widgets or a display.
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
-#include <iostream>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <numeric>
-
-#include <CLI/CLI.hpp>
+#include <optional>
 
 #include "app/blas_select.hpp"
 #include "app/cli_export.hpp"
@@ -18,6 +18,7 @@
 #include "engine/errors.hpp"
 #include "engine/experiment.hpp"
 #include "engine/init.hpp"
+#include "engine/process_group.hpp"
 #include "engine/run_record.hpp"
 #include "engine/session.hpp"
 #include "gpulab/build_config.hpp"
@@ -41,6 +42,20 @@ int print_devices() {
     std::printf("cuda:%d: %s, %.1f GiB, compute %d.%d, driver %s, runtime %s\n", gpu.index,
                 gpu.name.c_str(), gpu.memory_bytes / (1 << 30), gpu.compute_major,
                 gpu.compute_minor, gpu.driver_version.c_str(), gpu.runtime_version.c_str());
+  std::printf("data parallelism:\n");
+  std::printf(
+      "  cpu replicas: yes (--replicas R, up to the batch size; %d cores, threads / R "
+      "each)\n",
+      cpu.logical_cores);
+  std::printf("  gpu replicas: no (the CUDA replica is not built yet)\n");
+  std::printf("  nccl: %s\n",
+              GPULAB_NCCL_ENABLED ? "built (not used yet)" : "no (not built: needs CUDA and NCCL)");
+  if (mpi_built())
+    std::printf("  mpi: built; %s\n", launched_by_mpi()
+                                          ? "this process was started by mpirun"
+                                          : "run mpirun -np N gpulab-cli train --dist mpi ...");
+  else
+    std::printf("  mpi: no (this build has no MPI: install libopenmpi-dev and reconfigure)\n");
   return 0;
 }
 
@@ -50,6 +65,9 @@ struct TrainFlags {
   std::string precision = "fp32", cuda_graph = "on";
   double telemetry_hz = 10;
   int threads = 0, epochs = 1, batch = 64, validation = 0;
+  int replicas = 1;
+  std::string sync = "allreduce", dist = "none";
+  double bucket_mb = 25, collective_timeout_s = 60;
   int64_t steps = 0, eval_every = 0;
   float lr = 1e-3f, momentum = 0.9f, weight_decay = 0.0f, gamma = 0.7f;
   float dropout = -1.0f;
@@ -122,6 +140,12 @@ RunRequest make_request(const TrainFlags& f) {
   r.backend.threads = f.threads;
   r.backend.precision = parse_precision(f.precision);
   r.backend.cuda_graph = f.cuda_graph == "on";
+  r.backend.batch = f.batch;
+  r.backend.replicas = f.replicas;
+  r.backend.sync = parse_sync(f.sync);
+  r.backend.bucket_mb = f.bucket_mb;
+  r.backend.collective_timeout_s = f.collective_timeout_s;
+  r.backend.dist = parse_dist(f.dist);
   r.telemetry_hz = f.telemetry_hz;
   if (!f.data_dir.empty()) r.data_dir = f.data_dir;
   r.out_dir = f.out;
@@ -139,18 +163,29 @@ int run_train(const TrainFlags& flags) {
   if (cuda_device_index(request.backend.device) >= 0) require_gpu(request.backend.device);
   const auto data_dir = data::default_data_dir(request.data_dir);
   const data::MnistData mnist = data::load_mnist(data_dir);
+  // Every rank of an MPI job runs this same program; rank 0 records and prints.
+  std::optional<MpiEnvironment> mpi;
+  int rank = 0;
+  if (request.backend.dist == Distribution::Mpi) {
+    mpi.emplace();
+    rank = mpi_world(request.backend.collective_timeout_s)->rank();
+  }
   RunControl control;
   g_control = &control;
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
-  cli::ProgressPrinter progress(stdout, flags.quiet);
+  cli::ProgressPrinter progress(stdout, flags.quiet || rank != 0);
   const RunSummary summary = execute_run(request, progress, control, &mnist);
   g_control = nullptr;
   progress.finish_line();
   if (summary.status == RunStatus::Failed) {
+    // The other ranks may be waiting for this one in a collective: end them all.
+    if (mpi)
+      mpi_abort("gpulab-cli: rank " + std::to_string(rank) + ": run failed: " + summary.message);
     std::fprintf(stderr, "gpulab-cli: run failed: %s\n", summary.message.c_str());
     return 1;
   }
+  if (rank != 0) return summary.status == RunStatus::Cancelled ? 130 : 0;
   std::printf("%s after %lld steps in %.1f s (%.0f images/s)", run_status_name(summary.status),
               static_cast<long long>(summary.steps), summary.train_seconds,
               summary.train_seconds > 0 ? summary.images / summary.train_seconds : 0.0);
@@ -231,7 +266,28 @@ int main(int argc, char** argv) {
   train->add_option("--telemetry-hz", f.telemetry_hz, "device samples per second")
       ->check(CLI::Range(0.1, 1000.0))
       ->capture_default_str();
-  train->add_option("--threads", f.threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  train
+      ->add_option(
+          "--threads", f.threads,
+          "CPU threads (0: all cores); with --replicas R each replica gets threads / R, at least 1")
+      ->check(CLI::NonNegativeNumber);
+  train
+      ->add_option("--replicas", f.replicas,
+                   "data parallel replicas on the CPU, each on its own threads; the batch is split "
+                   "among them")
+      ->capture_default_str();
+  train
+      ->add_option("--sync", f.sync,
+                   "allreduce|parameter-server: how the replicas agree on the update")
+      ->capture_default_str();
+  train->add_option("--bucket-mb", f.bucket_mb, "gradients are reduced in buckets of this many MiB")
+      ->capture_default_str();
+  train
+      ->add_option("--collective-timeout", f.collective_timeout_s,
+                   "seconds a reduction waits for a replica or rank before the run fails")
+      ->capture_default_str();
+  train->add_option("--dist", f.dist, "none|mpi: one replica per process, under mpirun -np N")
+      ->capture_default_str();
   train->add_option("--epochs", f.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--steps", f.steps, "stop after N optimizer steps")->check(CLI::PositiveNumber);
   train->add_option("--batch", f.batch, "batch size")->check(CLI::Range(1, 65536))->capture_default_str();

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <ctime>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "engine/checkpoint.hpp"
@@ -12,6 +11,8 @@
 #include "engine/experiment.hpp"
 #include "engine/init.hpp"
 #include "engine/nvml.hpp"
+#include "engine/process_group.hpp"
+#include "engine/replicated_backend.hpp"
 #include "engine/run_record.hpp"
 #include "engine/telemetry.hpp"
 #include "gpulab/build_config.hpp"
@@ -24,7 +25,8 @@ namespace {
 // Passes every event to the run record first, then to the outside observer.
 class Fanout final : public TrainObserver {
  public:
-  Fanout(RunRecorder& recorder, RunObserver& observer) : recorder_(recorder), observer_(observer) {}
+  Fanout(TrainObserver& recorder, RunObserver& observer)
+      : recorder_(recorder), observer_(observer) {}
   void on_step(const StepMetrics& m) override {
     recorder_.on_step(m);
     observer_.on_step(m);
@@ -39,7 +41,7 @@ class Fanout final : public TrainObserver {
   }
 
  private:
-  RunRecorder& recorder_;
+  TrainObserver& recorder_;
   RunObserver& observer_;
 };
 
@@ -78,8 +80,15 @@ std::string run_label(const RunRequest& request) {
 
 RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,
                        const data::MnistData* preloaded) {
-  const std::filesystem::path dir =
-      request.out_dir.empty() ? new_run_dir(default_runs_dir(), run_label(request)) : request.out_dir;
+  // In an MPI job only rank 0 keeps the record; the other ranks train beside it.
+  std::shared_ptr<ProcessGroup> group;
+  if (request.backend.dist == Distribution::Mpi)
+    group = mpi_world(request.backend.collective_timeout_s);
+  const bool records = !group || group->rank() == 0;
+  std::filesystem::path dir;
+  if (records)
+    dir = request.out_dir.empty() ? new_run_dir(default_runs_dir(), run_label(request))
+                                  : request.out_dir;
   const CpuInfo cpu = cpu_info();
   json info = {{"name", request.name.empty() ? run_label(request) : request.name},
                {"created", iso_time_now()},
@@ -91,14 +100,21 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
         {"concurrent_with", request.concurrent_with},
         {"note", "ran at the same time as other runs on the same hardware: its times include "
                  "their load"}};
-  RunRecorder recorder(dir, info);  // throws only when the folder cannot be made
+  if (group) info["config"]["ranks"] = group->size();
+  std::optional<RunRecorder> record;
+  if (records) record.emplace(dir, info);  // throws only when the folder cannot be made
+  TrainObserver no_record;
+  TrainObserver& recorder_observer = record ? static_cast<TrainObserver&>(*record) : no_record;
+  auto update_info = [&](const json& fields) {
+    if (record) record->update_info(fields);
+  };
 
   RunSummary summary;
   std::optional<TelemetrySampler> sampler;
   try {
     validate(request.train);
     const ModelPlan plan = plan_model(request.model);
-    recorder.update_info({{"parameters", plan.parameter_count}});
+    update_info({{"parameters", plan.parameter_count}});
 
     data::MnistData loaded;
     if (!preloaded) loaded = data::load_mnist(data::default_data_dir(request.data_dir));
@@ -134,37 +150,60 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
                      {"cuda_runtime", gpu->runtime_version},
                      {"pci_bus_id", gpu->pci_bus_id}});
     }
-    recorder.update_info({{"devices", json::array({device})},
-                          {"data", {{"dir", mnist.dir.string()},
-                                    {"train_images", train_set.count},
-                                    {"test_images", mnist.test.count}}}});
+    json devices = json::array({device});
+    if (group) {
+      // Every rank's host and device, gathered on every rank (a collective: all ranks call it).
+      const std::vector<std::string> hosts = group->hosts();
+      devices = json::array();
+      for (int rank = 0; rank < group->size(); ++rank) {
+        json entry = device;
+        entry["description"] = "MPI rank " + std::to_string(rank) + " of " +
+                               std::to_string(group->size()) + ": " + backend->description();
+        entry["rank"] = rank;
+        entry["host"] = hosts[size_t(rank)];
+        devices.push_back(entry);
+      }
+    }
+    update_info({{"devices", devices},
+                 {"data",
+                  {{"dir", mnist.dir.string()},
+                   {"train_images", train_set.count},
+                   {"test_images", mnist.test.count}}}});
 
     const StepPlan steps = plan_steps(request.train, train_set.count);
-    recorder.update_info({{"plan",
-                           {{"epochs", steps.epochs},
-                            {"steps_per_epoch", steps.steps_per_epoch},
-                            {"total_steps", steps.total_steps}}}});
+    update_info({{"plan",
+                  {{"epochs", steps.epochs},
+                   {"steps_per_epoch", steps.steps_per_epoch},
+                   {"total_steps", steps.total_steps}}}});
     observer.on_start(dir, backend->description(), steps);
 
     std::string nvml_problem;
     auto sources = telemetry_sources(request.backend.device, gpu ? &*gpu : nullptr, &nvml_problem);
     if (!nvml_problem.empty())
-      recorder.update_info({{"telemetry_note", "no GPU telemetry: " + nvml_problem}});
+      update_info({{"telemetry_note", "no GPU telemetry: " + nvml_problem}});
     sampler.emplace(std::move(sources), request.telemetry_hz, std::chrono::steady_clock::now(),
                     [&](const DeviceSample& s) {
-                      recorder.on_sample(s);
+                      if (record) record->on_sample(s);
                       observer.on_sample(s);
                     });
 
-    Fanout fanout(recorder, observer);
+    Fanout fanout(recorder_observer, observer);
     summary = train(*backend, data, request.train, fanout, control);
     sampler->stop();
 
-    if (request.save_weights && summary.status != RunStatus::Failed) {
+    if (request.save_weights && summary.status != RunStatus::Failed && records) {
       backend->synchronize();  // no checkpoint of weights that a device fault has spoiled
       backend->get_parameters(params);
       save_checkpoint(*request.save_weights, plan, request.model, params);
-      recorder.update_info({{"weights", request.save_weights->string()}});
+      update_info({{"weights", request.save_weights->string()}});
+    }
+    if (auto* replicated = dynamic_cast<ReplicatedBackend*>(backend.get())) {
+      json buckets = json::array();
+      for (double ms : replicated->reducer().bucket_ms()) buckets.push_back(ms);
+      update_info({{"reduction",
+                    {{"reducer", replicated->reducer().name()},
+                     {"replicas", replicated->total_replicas()},
+                     {"bucket_mean_ms", buckets}}}});
     }
   } catch (const std::exception& e) {
     if (sampler) sampler->stop();
@@ -172,7 +211,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     summary.message = e.what();
   }
   try {
-    recorder.finish(summary);
+    if (record) record->finish(summary);
   } catch (const std::exception& e) {
     if (summary.message.empty()) summary.message = e.what();
     summary.status = RunStatus::Failed;
