@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "app/blas_select.hpp"
+#include "app/cli_bench.hpp"
 #include "app/cli_export.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
@@ -344,10 +345,13 @@ int main(int argc, char** argv) {
   exporter->add_option("--width", x.width, "image width in pixels")->check(CLI::Range(200, 10000))->capture_default_str();
   exporter->add_option("--height", x.height, "image height in pixels")->check(CLI::Range(150, 10000))->capture_default_str();
 
+  cli::BenchFlags bench;
+  CLI::App* bench_allreduce = cli::add_bench_command(app, bench);
+
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" && first != "eval" &&
-      first != "export") {
-    std::fprintf(stderr, "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, export (see --help)\n",
+      first != "export" && first != "bench") {
+    std::fprintf(stderr, "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, export, bench (see --help)\n",
                  argv[1]);
     return 2;
   }
@@ -366,6 +370,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("train")) return run_train(f);
     if (app.got_subcommand("eval")) return run_eval(weights, eval_model, eval_data, eval_batch, eval_threads);
     if (app.got_subcommand("export")) return cli::run_export(x, argc, argv);
+    if (bench_allreduce->parsed()) return cli::run_bench_allreduce(bench);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
     return 1;

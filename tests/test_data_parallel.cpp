@@ -1,17 +1,22 @@
 // Data parallelism: R replicas compute what one replica computes (with and without dropout, with
 // a batch that does not divide), all-reduce and the parameter server agree, bucket sizes change
-// nothing, a peer that never arrives times out, a failing replica names itself, and two MPI
-// processes end with the weights of one.
-#include <gtest/gtest.h>
+// nothing, a peer that never arrives times out, a failing replica names itself, two MPI
+// processes end with the weights of one, and the all-reduce benchmark.
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <thread>
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/allreduce_bench.hpp"
 #include "engine/checkpoint.hpp"
+#include "engine/errors.hpp"
 #include "engine/cpu_backend.hpp"
 #include "engine/gradient_reducer.hpp"
 #include "engine/init.hpp"
@@ -316,6 +321,46 @@ TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
   ASSERT_EQ(run.info["devices"].size(), 2u);
   EXPECT_TRUE(run.info["devices"][1].contains("host"));
   EXPECT_EQ(run.replica_steps.size(), 24u);  // both ranks, every step
+}
+
+TEST(AllreduceBench, SizesAndBandwidthsFollowNcclTests) {
+  EXPECT_EQ(parse_byte_sizes("4K,...,32K"), (std::vector<size_t>{4096, 8192, 16384, 32768}));
+  EXPECT_EQ(parse_byte_sizes("1M,10"), (std::vector<size_t>{1 << 20, 8}));  // whole floats
+  EXPECT_EQ(parse_replica_counts("2,4"), (std::vector<int>{2, 4}));
+  EXPECT_THROW(parse_byte_sizes("4Q"), ConfigError);
+  EXPECT_THROW(parse_byte_sizes("...,4K"), ConfigError);
+  EXPECT_THROW(parse_replica_counts("2,zero"), ConfigError);
+  EXPECT_DOUBLE_EQ(bus_bandwidth(10.0, 2), 10.0);  // 2(n-1)/n = 1
+  EXPECT_DOUBLE_EQ(bus_bandwidth(10.0, 4), 15.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth(10.0, 1), 0.0);   // one replica moves nothing
+  AllreduceBenchOptions quick;
+  quick.iterations = 3;
+  quick.min_seconds = 0.01;
+  const AllreduceTiming t = time_thread_allreduce(3, 64 * 1024, quick);
+  EXPECT_EQ(t.replicas, 3);
+  EXPECT_EQ(t.bytes, 64u * 1024);
+  EXPECT_GT(t.time_us, 0.0);
+  EXPECT_NEAR(t.algbw_gbs, 64.0 * 1024 / (t.time_us * 1e-6) / 1e9, 1e-9);
+  EXPECT_NEAR(t.busbw_gbs, t.algbw_gbs * 4.0 / 3.0, 1e-9);
+}
+
+TEST(AllreduceBench, TheCliPrintsATableAndWritesJson) {
+  test::TempDir dir;
+  const auto json_path = dir.path() / "allreduce.json";
+  const CliResult r = run_command(std::string(GPULAB_CLI_PATH) +
+                                  " bench allreduce --device cpu --replicas 2,4 --sizes 4K,...,16K"
+                                  " --json " + json_path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("busbw (GB/s)"), std::string::npos) << r.output;
+  std::ifstream in(json_path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["results"].size(), 6u);  // 2 replica counts x 3 sizes
+  EXPECT_EQ(j["results"][0]["replicas"], 2);
+  EXPECT_EQ(j["results"][2]["bytes"], 16384);
+  EXPECT_EQ(j["results"][5]["replicas"], 4);
+  const CliResult bad = run_command(std::string(GPULAB_CLI_PATH) + " bench allreduce --sizes 4Q");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--sizes"), std::string::npos) << bad.output;
 }
 
 }  // namespace

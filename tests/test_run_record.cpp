@@ -139,7 +139,9 @@ TEST(RunRecord, OutsideLoadIsSummarisedAndFlaggedAtHalfACore) {
       s.util_percent = percent;
       recorder.on_sample(s);
     }
-    recorder.finish(RunSummary{.status = RunStatus::Finished});
+    RunSummary finished;
+    finished.status = RunStatus::Finished;
+    recorder.finish(finished);
   }
   const RunData run = load_run(dir.path() / "run");
   const auto& load = run.info["outside_load"];

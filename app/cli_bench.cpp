@@ -1,0 +1,93 @@
+// gpulab-cli bench allreduce.
+#include "app/cli_bench.hpp"
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+
+#include <CLI/CLI.hpp>
+
+#include "engine/allreduce_bench.hpp"
+#include "engine/errors.hpp"
+#include "engine/process_group.hpp"
+
+namespace gpulab::cli {
+
+CLI::App* add_bench_command(CLI::App& app, BenchFlags& f) {
+  CLI::App* bench = app.add_subcommand("bench", "measure one part of training on its own");
+  bench->require_subcommand(1);
+  CLI::App* allreduce = bench->add_subcommand(
+      "allreduce",
+      "time the gradient all-reduce per size: time, algbw = bytes/time, busbw = algbw*2(n-1)/n");
+  allreduce->add_option("--device", f.device, "cpu (replicas on threads of this process)")
+      ->capture_default_str();
+  allreduce->add_option("--replicas", f.replicas, "replica counts, comma-separated")
+      ->capture_default_str();
+  allreduce
+      ->add_option("--sizes", f.sizes,
+                   "buffer sizes, comma-separated (4K, 1M, ...); A,...,B doubles from A to B")
+      ->capture_default_str();
+  allreduce->add_option("--dist", f.dist, "none|mpi: one replica per process, under mpirun -np N")
+      ->capture_default_str();
+  allreduce->add_option("--bucket-mb", f.bucket_mb, "reduce in buckets of this many MiB (0: one)")
+      ->check(CLI::NonNegativeNumber);
+  allreduce->add_option("--collective-timeout", f.collective_timeout_s,
+                        "seconds a reduction waits for a replica or rank")
+      ->check(CLI::PositiveNumber);
+  allreduce->add_option("--json", f.json, "also write the results to FILE.json");
+  return allreduce;
+}
+
+int run_bench_allreduce(const BenchFlags& f) {
+  // Everything is checked before anything is timed.
+  if (f.device != "cpu")
+    throw ConfigError("--device: bench allreduce times CPU replicas (cpu); GPU all-reduce "
+                      "through NCCL is not built into this benchmark yet");
+  if (f.dist != "none" && f.dist != "mpi")
+    throw ConfigError("--dist must be none or mpi, not \"" + f.dist + "\"");
+  const std::vector<size_t> sizes = parse_byte_sizes(f.sizes);
+  const std::vector<int> replicas = f.dist == "mpi" ? std::vector<int>{} : parse_replica_counts(f.replicas);
+  AllreduceBenchOptions options;
+  options.bucket_bytes = f.bucket_mb * 1024 * 1024;
+  options.timeout_s = f.collective_timeout_s;
+
+  std::vector<AllreduceTiming> rows;
+  std::string reducer = "threads";
+  bool print = true;
+  if (f.dist == "mpi") {
+    if (const std::string why = mpi_unavailable_reason(); !why.empty()) throw ConfigError(why);
+    MpiEnvironment mpi;
+    const std::shared_ptr<ProcessGroup> world = mpi_world(options.timeout_s);
+    reducer = "mpi";
+    print = world->rank() == 0;
+    if (print)
+      std::printf("all-reduce over %d MPI processes (%s), one replica each\n", world->size(),
+                  world->host().c_str());
+    for (size_t bytes : sizes) {
+      rows.push_back(time_mpi_allreduce(world, bytes, options));
+      const std::string table = format_allreduce_table({rows.back()});
+      if (print)
+        std::printf("%s", rows.size() == 1 ? table.c_str() : table.substr(table.find('\n') + 1).c_str());
+      std::fflush(stdout);
+    }
+  } else {
+    std::printf("all-reduce of replicas on threads of this process (the reducer --replicas R uses)\n");
+    bool header = true;
+    for (int r : replicas)
+      for (size_t bytes : sizes) {
+        rows.push_back(time_thread_allreduce(r, bytes, options));
+        const std::string table = format_allreduce_table({rows.back()});
+        std::printf("%s", header ? table.c_str() : table.substr(table.find('\n') + 1).c_str());
+        std::fflush(stdout);
+        header = false;
+      }
+  }
+  if (print && !f.json.empty()) {
+    std::ofstream out(f.json);
+    out << allreduce_json(rows, f.device, reducer);
+    if (!out) throw std::runtime_error(f.json + ": cannot write the results");
+  }
+  return 0;
+}
+
+}  // namespace gpulab::cli

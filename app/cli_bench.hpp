@@ -1,0 +1,28 @@
+// gpulab-cli bench allreduce: the gradient all-reduce alone, timed per size and replica count
+// with nccl-tests' bandwidth definitions, so a scaling lab can predict what it will measure.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace gpulab::cli {
+
+struct BenchFlags {
+  std::string device = "cpu";
+  std::string replicas = "2,4";
+  std::string sizes = "4K,...,64M";
+  std::string dist = "none";
+  double bucket_mb = 0;  // 0: one bucket per buffer
+  double collective_timeout_s = 60;
+  std::string json;      // also write the results here
+};
+
+// Adds `bench` with its `allreduce` subcommand to `app`; returns the allreduce subcommand.
+CLI::App* add_bench_command(CLI::App& app, BenchFlags& flags);
+// Returns the exit code; prints one line on stderr naming what was wrong.
+int run_bench_allreduce(const BenchFlags& flags);
+
+}  // namespace gpulab::cli
