@@ -23,7 +23,8 @@ namespace {
 constexpr const char* kMetricsHeader =
     "step,epoch,time_s,loss,accuracy,images_per_second,lr,step_ms,data_ms,copy_ms,forward_ms,"
     "backward_ms,allreduce_ms,optimizer_ms";
-constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy";
+constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy,train_s";
+constexpr const char* kEvalHeaderWithoutTrainS = "step,epoch,time_s,split,loss,accuracy";
 constexpr const char* kTelemetryHeader =
     "time_s,device,util_percent,mem_util_percent,mem_used_bytes,mem_total_bytes,power_w,"
     "temperature_c,sm_clock_mhz";
@@ -129,6 +130,7 @@ EvalMetrics parse_eval(const std::vector<std::string>& f) {
   e.split = f[3] == "train" ? Split::Train : f[3] == "validation" ? Split::Validation : Split::Test;
   e.loss = parse_number(f[4]);
   e.accuracy = parse_number(f[5]);
+  if (f.size() > 6) e.train_s = parse_number(f[6]);
   return e;
 }
 
@@ -223,9 +225,9 @@ void RunRecorder::on_step(const StepMetrics& m) {
 
 void RunRecorder::on_eval(const EvalMetrics& e) {
   std::lock_guard lock(mutex_);
-  std::fprintf(evals_, "%lld,%d,%s,%s,%s,%s\n", static_cast<long long>(e.step), e.epoch,
+  std::fprintf(evals_, "%lld,%d,%s,%s,%s,%s,%s\n", static_cast<long long>(e.step), e.epoch,
                number(e.time_s).c_str(), split_name(e.split), number(e.loss).c_str(),
-               number(e.accuracy).c_str());
+               number(e.accuracy).c_str(), number(e.train_s).c_str());
   flush_or_throw(evals_, "eval.csv");
 }
 
@@ -289,7 +291,12 @@ RunData load_run(const fs::path& dir) {
     throw RecordError(json_path.string() + ": not a gpulab run record (format \"" + kRunFormat +
                       "\" expected)");
   run.steps = read_csv<StepMetrics>(dir / "metrics.csv", kMetricsHeader, parse_step);
-  run.evals = read_csv<EvalMetrics>(dir / "eval.csv", kEvalHeader, parse_eval);
+  // Records from before train_s was kept have one column less.
+  std::string eval_header;
+  std::getline(std::ifstream(dir / "eval.csv") >> std::ws, eval_header);
+  run.evals = read_csv<EvalMetrics>(
+      dir / "eval.csv",
+      eval_header == kEvalHeaderWithoutTrainS ? kEvalHeaderWithoutTrainS : kEvalHeader, parse_eval);
   run.samples = read_csv<DeviceSample>(dir / "telemetry.csv", kTelemetryHeader, parse_sample);
   return run;
 }
