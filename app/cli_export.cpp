@@ -41,9 +41,9 @@ std::vector<RunData> load_all(const std::vector<std::string>& folders) {
 
 int baseline_index(const std::string& flag, const std::vector<const RunData*>& runs) {
   if (flag.empty()) return 0;
-  const auto names = unique_run_names(runs);
+  const auto names = display_run_names(runs);
   for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == flag) return int(i);
+    if (names[i] == flag || runs[i]->name() == flag) return int(i);
   char* end = nullptr;
   const long position = std::strtol(flag.c_str(), &end, 10);
   if (end && *end == '\0' && position >= 1 && position <= long(runs.size())) return int(position - 1);

@@ -32,6 +32,9 @@ struct EvalMetrics {
   Split split = Split::Test;
   double loss = 0;
   double accuracy = 0;
+  // Training seconds when it was taken: time_s less the evaluations (this one included) and
+  // pauses. Time to a target accuracy is this; NaN in records made before it was kept.
+  double train_s = std::numeric_limits<double>::quiet_NaN();
 };
 
 inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
@@ -72,7 +75,8 @@ struct RunSummary {
   double test_loss = kNoValue;
   double test_accuracy = kNoValue;
   double target_accuracy = kNoValue;
-  std::optional<double> time_to_target_s;   // training seconds when the test accuracy first reached it
+  std::optional<double>
+      time_to_target_s;  // EvalMetrics::train_s of the first evaluation at the target
   std::optional<int64_t> step_to_target;
 };
 

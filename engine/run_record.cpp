@@ -44,7 +44,8 @@ const std::string& replicas_header() {
   static const std::string header = header_with("step,replica", kReplicaPhases);
   return header;
 }
-constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy";
+constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy,train_s";
+constexpr const char* kEvalHeaderWithoutTrainS = "step,epoch,time_s,split,loss,accuracy";
 constexpr const char* kTelemetryHeader =
     "time_s,device,util_percent,mem_util_percent,mem_used_bytes,mem_total_bytes,power_w,"
     "temperature_c,sm_clock_mhz";
@@ -159,6 +160,7 @@ EvalMetrics parse_eval(const std::vector<std::string>& f) {
   e.split = f[3] == "train" ? Split::Train : f[3] == "validation" ? Split::Validation : Split::Test;
   e.loss = parse_number(f[4]);
   e.accuracy = parse_number(f[5]);
+  if (f.size() > 6) e.train_s = parse_number(f[6]);
   return e;
 }
 
@@ -260,9 +262,9 @@ void RunRecorder::on_step(const StepMetrics& m) {
 
 void RunRecorder::on_eval(const EvalMetrics& e) {
   std::lock_guard lock(mutex_);
-  std::fprintf(evals_, "%lld,%d,%s,%s,%s,%s\n", static_cast<long long>(e.step), e.epoch,
+  std::fprintf(evals_, "%lld,%d,%s,%s,%s,%s,%s\n", static_cast<long long>(e.step), e.epoch,
                number(e.time_s).c_str(), split_name(e.split), number(e.loss).c_str(),
-               number(e.accuracy).c_str());
+               number(e.accuracy).c_str(), number(e.train_s).c_str());
   flush_or_throw(evals_, "eval.csv");
 }
 
@@ -347,7 +349,12 @@ RunData load_run(const fs::path& dir) {
   run.steps = read_csv<StepMetrics>(dir / "metrics.csv", metrics_header(), parse_step);
   run.replica_steps =
       read_csv<ReplicaStep>(dir / "replicas.csv", replicas_header(), parse_replica_step);
-  run.evals = read_csv<EvalMetrics>(dir / "eval.csv", kEvalHeader, parse_eval);
+  // Records from before train_s was kept have one column less.
+  std::string eval_header;
+  std::getline(std::ifstream(dir / "eval.csv") >> std::ws, eval_header);
+  run.evals = read_csv<EvalMetrics>(
+      dir / "eval.csv",
+      eval_header == kEvalHeaderWithoutTrainS ? kEvalHeaderWithoutTrainS : kEvalHeader, parse_eval);
   run.samples = read_csv<DeviceSample>(dir / "telemetry.csv", kTelemetryHeader, parse_sample);
   return run;
 }

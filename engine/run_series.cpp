@@ -280,8 +280,18 @@ void SeriesBuilder::extend(const RunData& run, const Timeline& timeline, Points&
       if (s.device == device_) push(timeline.x_at_time(s.time_s), sample_value(metric_, s));
     }
   } else {
+    const bool gaps = timeline.axis() == XAxis::Time;
     for (; consumed_ < run.steps.size(); ++consumed_) {
       const StepMetrics& s = run.steps[consumed_];
+      bool evaluated = false;  // between the step before and this one
+      for (; gaps && evals_seen_ < run.evals.size() && run.evals[evals_seen_].step < s.step;
+           ++evals_seen_)
+        evaluated |= run.evals[evals_seen_].step == s.step - 1;
+      if (evaluated && !out.x.empty()) {
+        out.x.push_back(out.x.back());
+        out.y.push_back(kNoValue);
+        out.smoothed.push_back(kNoValue);
+      }
       push(timeline.x(s), step_value(metric_, s));
     }
   }
@@ -337,7 +347,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
   line_index_.clear();
   chart_ = Chart{};
   chart_.kind = kind_;
-  chart_.runs = unique_run_names(runs_);
+  chart_.runs = display_run_names(runs_);
   chart_.x = options_.x;
   chart_.smoothing = std::max(1, options_.smoothing);
   chart_.x_label = x_axis_label(options_.x);
@@ -487,8 +497,9 @@ void write_chart_csv(const Chart& chart, std::ostream& out) {
       const std::string prefix = panel_name + "," + csv_field(chart.runs[line.run]) + "," +
                                  metric_key(line.metric) + "," + csv_field(line.device) + ",";
       for (size_t i = 0; i < line.points.size(); ++i)
-        out << prefix << csv_number(line.points.x[i]) << ',' << csv_number(line.points.y[i]) << ','
-            << (line.smoothing > 1 ? csv_number(line.points.smoothed[i]) : "") << '\n';
+        if (std::isfinite(line.points.y[i]))  // not the gaps where the run was evaluating
+          out << prefix << csv_number(line.points.x[i]) << ',' << csv_number(line.points.y[i])
+              << ',' << (line.smoothing > 1 ? csv_number(line.points.smoothed[i]) : "") << '\n';
     }
     for (const BarSet& set : panel.bars)
       for (size_t r = 0; r < set.values.size(); ++r)
@@ -499,15 +510,24 @@ void write_chart_csv(const Chart& chart, std::ostream& out) {
 
 // --- Comparisons --------------------------------------------------------------------------
 
-std::vector<std::string> unique_run_names(const std::vector<const RunData*>& runs) {
-  std::vector<std::string> names;
-  std::map<std::string, int> seen;
-  for (const RunData* run : runs) {
-    const std::string name = run->name();
-    const int n = ++seen[name];
-    names.push_back(n == 1 ? name : name + " (" + std::to_string(n) + ")");
+double time_to_target_s(const RunData& run, double target_accuracy) {
+  if (!(target_accuracy > 0)) return kNoValue;
+  double evaluating_s = 0;  // for records without train_s: the evaluations so far
+  for (const EvalMetrics& e : run.evals) {
+    double train_s = e.train_s;
+    if (!std::isfinite(train_s)) {
+      // The step the evaluation followed ended when the evaluation began.
+      const auto step =
+          std::lower_bound(run.steps.begin(), run.steps.end(), e.step,
+                           [](const StepMetrics& s, int64_t at) { return s.step < at; });
+      const double began =
+          step != run.steps.end() && step->step == e.step ? step->time_s : e.time_s;
+      evaluating_s += std::max(0.0, e.time_s - began);
+      train_s = e.time_s - evaluating_s;
+    }
+    if (e.split == Split::Test && e.accuracy >= target_accuracy) return train_s;
   }
-  return names;
+  return kNoValue;
 }
 
 namespace {
@@ -542,7 +562,7 @@ std::vector<std::string> run_caveats(const RunData& run) {
 std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs, int baseline,
                                         double target_accuracy) {
   std::vector<RunComparison> rows;
-  const auto names = unique_run_names(runs);
+  const auto names = display_run_names(runs);
   for (size_t r = 0; r < runs.size(); ++r) {
     const RunData& run = *runs[r];
     RunComparison row;
@@ -575,10 +595,10 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
     row.test_accuracy = json_number(run.info, {"summary", "test_accuracy"});
     for (const EvalMetrics& e : run.evals) {
       if (e.split != Split::Test) continue;
-      if (!std::isfinite(row.test_accuracy) || row.status == "running") row.test_accuracy = e.accuracy;
-      if (!std::isfinite(row.time_to_target_s) && target_accuracy > 0 && e.accuracy >= target_accuracy)
-        row.time_to_target_s = e.time_s;
+      if (!std::isfinite(row.test_accuracy) || row.status == "running")
+        row.test_accuracy = e.accuracy;
     }
+    row.time_to_target_s = time_to_target_s(run, target_accuracy);
     rows.push_back(row);
   }
   if (baseline >= 0 && baseline < int(rows.size()))

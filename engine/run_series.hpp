@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/run_names.hpp"
 #include "engine/run_record.hpp"
 
 namespace gpulab {
@@ -54,6 +55,7 @@ class Timeline {
   double x(const StepMetrics& step) const;
   double x(const EvalMetrics& eval) const;
   double x_at_time(double time_s) const;
+  XAxis axis() const { return axis_; }
 
  private:
   double x_of_step(double step, int epoch) const;
@@ -72,7 +74,9 @@ struct Points {
 };
 
 // One metric of one run (of one device, for telemetry), extended incrementally: each call adds
-// the points of the records appended since the previous call. Missing values are skipped.
+// the points of the records appended since the previous call. Missing values are skipped. On the
+// time axis a step after a test evaluation follows a gap point (x of the step before, y and
+// smoothed NaN), so that lines break where the run was evaluating rather than cross the gap.
 class SeriesBuilder {
  public:
   SeriesBuilder(Metric metric, std::string device, int smoothing);
@@ -83,6 +87,7 @@ class SeriesBuilder {
   std::string device_;
   TrailingMean mean_;
   size_t consumed_ = 0;
+  size_t evals_seen_ = 0;  // for the gaps on the time axis
 };
 
 enum class ChartKind { Loss, Accuracy, StepTime, Throughput, Gpu, Speedup };
@@ -128,7 +133,7 @@ struct Chart {
   XAxis x = XAxis::Step;
   int smoothing = 1;
   std::string title, x_label;
-  std::vector<std::string> runs;  // display names, made unique
+  std::vector<std::string> runs;  // display_run_names: made unique, saying what differs
   std::vector<Panel> panels;
 };
 
@@ -175,7 +180,7 @@ struct RunComparison {
   double epoch_seconds = kNoValue;      // mean over finished epochs
   double images_per_second = kNoValue;  // the run's summary, else the median of its steps
   double test_accuracy = kNoValue;
-  double time_to_target_s = kNoValue;   // wall time at the first evaluation reaching the target
+  double time_to_target_s = kNoValue;   // time_to_target_s(run, target)
   double speedup = kNoValue;            // images/s over the baseline's
   double epoch_speedup = kNoValue;      // the baseline's epoch time over this run's
   std::vector<std::string> caveats;     // run_caveats: why its times may not be its own
@@ -191,5 +196,11 @@ std::vector<std::string> run_caveats(const RunData& run);
 
 // Display names for runs, made unique ("lenet5_cpu", "lenet5_cpu (2)").
 std::vector<std::string> unique_run_names(const std::vector<const RunData*>& runs);
+
+// Time to a target test accuracy, one definition for every view: the training seconds
+// (evaluations and pauses excluded, as EvalMetrics::train_s) at the first test evaluation at or
+// above the target; NaN when none reached it. Records from before train_s was kept get it from
+// the evaluation's wall time less the time spent in evaluations up to it.
+double time_to_target_s(const RunData& run, double target_accuracy);
 
 }  // namespace gpulab

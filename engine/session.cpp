@@ -13,6 +13,7 @@
 #include "engine/nvml.hpp"
 #include "engine/process_group.hpp"
 #include "engine/replicated_backend.hpp"
+#include "engine/run_names.hpp"
 #include "engine/run_record.hpp"
 #include "engine/telemetry.hpp"
 #include "gpulab/build_config.hpp"
@@ -78,6 +79,13 @@ std::string run_label(const RunRequest& request) {
   return request.model.name + "_" + device;
 }
 
+std::string auto_run_name(const RunRequest& request) {
+  json info = {{"model", model_to_json(request.model)}, {"config", run_config_json(request)}};
+  if (request.backend.device == "cpu")
+    info["devices"] = json::array({{{"id", "cpu"}, {"cores", cpu_info().logical_cores}}});
+  return auto_run_name(info);
+}
+
 RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,
                        const data::MnistData* preloaded) {
   // In an MPI job only rank 0 keeps the record; the other ranks train beside it.
@@ -90,11 +98,12 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     dir = request.out_dir.empty() ? new_run_dir(default_runs_dir(), run_label(request))
                                   : request.out_dir;
   const CpuInfo cpu = cpu_info();
-  json info = {{"name", request.name.empty() ? run_label(request) : request.name},
-               {"created", iso_time_now()},
-               {"model", model_to_json(request.model)},
-               {"config", run_config_json(request)},
-               {"versions", {{"gpulab", GPULAB_VERSION}, {"blas", cpu.blas}, {"compiler", __VERSION__}}}};
+  json info = {
+      {"created", iso_time_now()},
+      {"model", model_to_json(request.model)},
+      {"config", run_config_json(request)},
+      {"versions", {{"gpulab", GPULAB_VERSION}, {"blas", cpu.blas}, {"compiler", __VERSION__}}}};
+  info["name"] = request.name.empty() ? auto_run_name(request) : request.name;
   if (!request.concurrent_with.empty())
     info["shared_hardware"] = {
         {"concurrent_with", request.concurrent_with},

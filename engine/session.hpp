@@ -17,7 +17,7 @@
 namespace gpulab {
 
 struct RunRequest {
-  std::string name;                       // shown in comparisons; derived when empty
+  std::string name;  // shown in comparisons; auto_run_name when empty
   ModelConfig model;
   TrainOptions train;
   BackendOptions backend;
@@ -48,7 +48,11 @@ class RunObserver : public TrainObserver {
 RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,
                        const data::MnistData* preloaded = nullptr);
 
-// The label used for run folder names: "pytorch-example_cpu".
+// What a run without a name is called: its settings, as engine/run_names.hpp reads them
+// ("lenet5 cpu, 4 threads, b64, adam, lr 0.001, fp32").
+std::string auto_run_name(const RunRequest& request);
+
+// The label used for run folder names: "pytorch-example_cpu". Short; the run's name says more.
 std::string run_label(const RunRequest& request);
 
 }  // namespace gpulab

@@ -85,12 +85,13 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
     const Clock::time_point eval_start = Clock::now();
     const BatchStats stats = backend.evaluate(Split::Test, test_indices);
     eval_s += seconds_between(eval_start, Clock::now());
-    EvalMetrics eval{summary.steps, epoch, wall_s(), Split::Test, stats.mean_loss(), stats.accuracy()};
+    EvalMetrics eval{summary.steps,    epoch,    wall_s(), Split::Test, stats.mean_loss(),
+                     stats.accuracy(), train_s()};
     summary.test_loss = eval.loss;
     summary.test_accuracy = eval.accuracy;
     if (options.target_accuracy > 0 && !summary.time_to_target_s &&
         eval.accuracy >= options.target_accuracy) {
-      summary.time_to_target_s = train_s();
+      summary.time_to_target_s = eval.train_s;
       summary.step_to_target = summary.steps;
     }
     observer.on_eval(eval);

@@ -1,8 +1,9 @@
 // Chart series, comparisons and experiments from run records: what every plot and export shows.
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
@@ -159,9 +160,93 @@ TEST(Charts, CsvHasRawAndSmoothedColumnsAndQuotesNames) {
   EXPECT_EQ(parse_chart_kind("step-time"), ChartKind::StepTime);
 }
 
+TEST(TimeToTarget, OneDefinitionTrainingSecondsWithoutEvaluations) {
+  // Steps of 10 ms; the evaluation after step 50 takes 0.5 s, so step 51 ends at 1.01 s.
+  RunData run = make_run("a", 100, 10.0, 6400);
+  run.evals.clear();
+  for (StepMetrics& s : run.steps)
+    if (s.step > 50) s.time_s += 0.5;
+  run.evals.push_back({50, 1, 1.0, Split::Test, 0.2, 0.97});
+  run.evals.push_back({100, 1, 2.0 + 0.5, Split::Test, 0.1, 0.99});  // itself 0.5 s long
+  // Records from before train_s: derived from the steps around the evaluations.
+  EXPECT_NEAR(time_to_target_s(run, 0.96), 0.5, 1e-9);
+  EXPECT_NEAR(time_to_target_s(run, 0.98), 1.0, 1e-9);
+  EXPECT_TRUE(std::isnan(time_to_target_s(run, 0.995)));
+  // Newer records say it; comparisons use exactly that.
+  run.evals[1].train_s = 0.987;
+  EXPECT_DOUBLE_EQ(time_to_target_s(run, 0.98), 0.987);
+  EXPECT_DOUBLE_EQ(compare_runs({&run}, 0, 0.98)[0].time_to_target_s, 0.987);
+}
+
+TEST(Charts, LinesBreakWhereTheRunWasEvaluatingOnTheTimeAxis) {
+  const RunData run = make_run("a", 200, 10.0, 6400);  // evaluations after steps 50, 100, 150, 200
+  ChartOptions options;
+  options.x = XAxis::Time;
+  const Chart chart = build_chart(ChartKind::Loss, {&run}, options);
+  const Points& loss = chart.panels[0].lines[0].points;
+  ASSERT_EQ(loss.size(), 200u + 3u);  // a gap after 50, 100 and 150; none after the last step
+  int gaps = 0;
+  for (size_t i = 0; i < loss.size(); ++i)
+    if (std::isnan(loss.y[i])) {
+      ++gaps;
+      EXPECT_TRUE(std::isnan(loss.smoothed[i]));
+      EXPECT_DOUBLE_EQ(loss.x[i], loss.x[i - 1]);
+    }
+  EXPECT_EQ(gaps, 3);
+  // On the step axis a line runs on, and the CSV never holds a gap.
+  options.x = XAxis::Step;
+  EXPECT_EQ(build_chart(ChartKind::Loss, {&run}, options).panels[0].lines[0].points.size(), 200u);
+  std::ostringstream csv;
+  write_chart_csv(chart, csv);
+  size_t rows = 0;
+  for (size_t at = 0; (at = csv.str().find(",loss,", at)) != std::string::npos; ++at) ++rows;
+  EXPECT_EQ(rows, 200u);
+}
+
+// A run.json as the window and gpulab-cli write it, named automatically.
+RunData named_run(const std::string& device, int threads, int batch, double lr,
+                  std::string name = "") {
+  RunData run;
+  run.info = {{"model", {{"name", "lenet5"}}},
+              {"config",
+               {{"device", device},
+                {"threads", threads},
+                {"batch", batch},
+                {"optimizer", "adam"},
+                {"lr", lr},
+                {"precision", "fp32"}}}};
+  run.info["name"] = name.empty() ? auto_run_name(run.info) : name;
+  return run;
+}
+
+TEST(Names, AutomaticNamesCarryTheSettingsAndChartsShowWhatDiffers) {
+  const RunData one = named_run("cpu", 1, 64, 0.001), four = named_run("cpu", 4, 64, 0.001);
+  EXPECT_EQ(one.name(), "lenet5 cpu, 1 thread, b64, adam, lr 0.001, fp32");
+  EXPECT_EQ(four.name(), "lenet5 cpu, 4 threads, b64, adam, lr 0.001, fp32");
+  EXPECT_EQ(display_run_names({&one, &four}),
+            (std::vector<std::string>{"lenet5 cpu, 1 thread, b64", "lenet5 cpu, 4 threads, b64"}));
+  const RunData fast = named_run("cpu", 4, 64, 0.01);
+  EXPECT_EQ(display_run_names({&four, &fast}),
+            (std::vector<std::string>{"lenet5 cpu, 4 threads, b64, lr 0.001",
+                                      "lenet5 cpu, 4 threads, b64, lr 0.01"}));
+  // Replicas are one more part, shown when there are several.
+  RunData replicated = named_run("cuda:0", 0, 256, 0.001);
+  replicated.info["config"]["replicas"] = 2;
+  EXPECT_EQ(auto_run_name(replicated.info),
+            "lenet5 cuda:0, 2 replicas, b256, adam, lr 0.001, fp32");
+  // The older automatic names are automatic too; a name a person gave stays.
+  const RunData old = named_run("cpu", 2, 64, 0.001, "lenet5_cpu_b64");
+  const RunData mine = named_run("cpu", 2, 64, 0.001, "my run");
+  EXPECT_TRUE(has_auto_name(old));
+  EXPECT_FALSE(has_auto_name(mine));
+  EXPECT_EQ(display_run_names({&old, &mine, &one}),
+            (std::vector<std::string>{"lenet5 cpu, 2 threads, b64", "my run",
+                                      "lenet5 cpu, 1 thread, b64"}));
+}
+
 TEST(Names, DuplicateRunNamesAreNumbered) {
   const RunData a = make_run("x", 1, 1, 1), b = make_run("x", 1, 1, 1), c = make_run("y", 1, 1, 1);
-  EXPECT_EQ(unique_run_names({&a, &b, &c}), (std::vector<std::string>{"x", "x (2)", "y"}));
+  EXPECT_EQ(display_run_names({&a, &b, &c}), (std::vector<std::string>{"x", "x (2)", "y"}));
 }
 
 TEST(Experiment, RoundTripsAndIsAModelFileTheCliReads) {

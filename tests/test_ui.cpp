@@ -1,27 +1,34 @@
 // The window on Qt's offscreen platform: train from the UI on a tiny synthetic MNIST, plots that
 // receive points, pause/resume/stop, exports, the layer editor's checks, failures that leave the
 // window usable, missing data, races, and the MNIST downloader against file:// sources.
+#include <gtest/gtest.h>
+#include <qcustomplot.h>
 #include <sys/wait.h>
 #include <zlib.h>
 
-#include <chrono>
-#include <fstream>
-#include <functional>
-#include <thread>
-
-#include <gtest/gtest.h>
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QCryptographicHash>
+#include <QDoubleSpinBox>
+#include <QFontInfo>
 #include <QLabel>
+#include <QMenu>
 #include <QPushButton>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QTableWidget>
+#include <QToolButton>
 #include <QTreeWidget>
-#include <qcustomplot.h>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <thread>
 
 #include "engine/experiment.hpp"
+#include "engine/run_record.hpp"
+#include "engine/session.hpp"
 #include "test_support.hpp"
 #include "ui/chart_export.hpp"
 #include "ui/chart_view.hpp"
@@ -31,6 +38,7 @@
 #include "ui/experiment_panel.hpp"
 #include "ui/layer_editor.hpp"
 #include "ui/main_window.hpp"
+#include "ui/plot_check.hpp"
 #include "ui/race_panel.hpp"
 #include "ui/run_store.hpp"
 #include "ui/runs_panel.hpp"
@@ -406,6 +414,258 @@ TEST_F(Window, PresenterModeFillsTheScreenWithThePlots) {
   EXPECT_TRUE(window_->train_button()->isVisible());
   window_->set_presenter(false);
   EXPECT_TRUE(window_->findChild<QWidget*>("setup-column")->isVisible());
+}
+
+// A finished run folder made without training: `steps` steps of `step_ms`, a test evaluation
+// every 20 steps climbing to 99 %, a CPU sample every 0.1 s.
+std::filesystem::path write_run(const std::filesystem::path& dir, int threads, int batch, int steps,
+                                double step_ms, const std::string& created) {
+  nlohmann::json info = {
+      {"created", created},
+      {"model", model_to_json(preset("lenet5"))},
+      {"config",
+       {{"device", "cpu"},
+        {"threads", threads},
+        {"batch", batch},
+        {"optimizer", "adam"},
+        {"lr", 0.001},
+        {"precision", "fp32"}}},
+      {"devices", {{{"id", "cpu"}, {"description", "CPU"}, {"cores", 8}}}},
+      {"plan", {{"epochs", 1}, {"steps_per_epoch", steps}, {"total_steps", steps}}}};
+  info["name"] = auto_run_name(info);
+  RunRecorder recorder(dir, info);
+  RunSummary summary;
+  double time_s = 0, evaluating_s = 0;
+  for (int s = 1; s <= steps; ++s) {
+    StepMetrics m;
+    m.step = s;
+    m.epoch = 1;
+    time_s += step_ms / 1000;
+    m.time_s = time_s;
+    m.loss = 2.3 / s;
+    m.accuracy = 0.5;
+    m.step_ms = step_ms;
+    m.images_per_second = batch / (step_ms / 1000);
+    m.times = {0.1 * step_ms, 0, 0.3 * step_ms, 0.5 * step_ms, 0, 0.1 * step_ms};
+    recorder.on_step(m);
+    if (s % 20 == 0) {
+      time_s += 0.3;  // the evaluation
+      evaluating_s += 0.3;
+      recorder.on_eval({s, 1, time_s, Split::Test, 0.1, std::min(0.99, 0.9 + 0.02 * s / 20),
+                        time_s - evaluating_s});
+    }
+    for (double t = time_s - step_ms / 1000; t < time_s; t += 0.1) {
+      DeviceSample sample;
+      sample.device = "cpu";
+      sample.time_s = t;
+      sample.util_percent = 50 + threads;
+      sample.mem_used_bytes = 1 << 28;
+      recorder.on_sample(sample);
+    }
+  }
+  summary.status = RunStatus::Finished;
+  summary.steps = steps;
+  summary.images = int64_t(steps) * batch;
+  summary.train_seconds = time_s - evaluating_s;
+  summary.wall_seconds = time_s;
+  recorder.finish(summary);
+  return dir;
+}
+
+// Every chart the window shows now, with whatever text in it overlaps or is cut off.
+QStringList window_layout_problems(MainWindow& window) {
+  QStringList problems;
+  std::vector<ChartView*> views = window.live_charts();
+  views.push_back(window.compare()->speedup_chart());
+  views.push_back(window.compare()->step_time_chart());
+  for (ChartView* view : views) {
+    if (!view->isVisible()) continue;
+    view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    for (const QString& problem : layout_problems(*view->plot()))
+      problems << QString("%1 at %2x%3: %4")
+                      .arg(chart_kind_name(view->kind()))
+                      .arg(view->plot()->width())
+                      .arg(view->plot()->height())
+                      .arg(problem);
+  }
+  return problems;
+}
+
+// The window at a screen's size, with runs of each kind this machine has (CPU runs on 1, 2 and 4
+// threads), normal and presenter, live and Compare: no text overlaps or is cut off. With
+// GPULAB_SCREENSHOTS set, each state is saved there as a PNG.
+TEST(WindowLayout, NoTextOverlapsAt1280x720And1920x1080) {
+  test::TempDir runs, data;
+  test::write_mnist(data.path(), test::synthetic_set(64, 1), test::synthetic_set(32, 2));
+  write_run(runs.path() / "a", 1, 64, 300, 20, "2026-01-01T10:00:00Z");
+  write_run(runs.path() / "b", 2, 64, 300, 11, "2026-01-01T10:01:00Z");
+  write_run(runs.path() / "c", 4, 64, 300, 6, "2026-01-01T10:02:00Z");
+  const QString shots = qEnvironmentVariable("GPULAB_SCREENSHOTS");
+  for (const QSize size : {QSize(1280, 720), QSize(1920, 1080)}) {
+    WindowOptions options;
+    options.runs_dir = runs.path();
+    options.data_dir = data.path();
+    options.devices = no_gpu_devices();
+    MainWindow window(options);
+    window.show_recent(3);
+    window.resize(size);
+    window.show();
+    for (bool presenter : {false, true}) {
+      window.set_presenter(presenter);
+      window.showNormal();  // offscreen, "full screen" is whatever size it had
+      window.resize(size);
+      for (const char* tab : {"live", "compare"}) {
+        window.show_tab(tab);
+        wait_until([] { return false; }, 300ms);
+        const QStringList problems = window_layout_problems(window);
+        EXPECT_TRUE(problems.isEmpty()) << size.width() << "x" << size.height()
+                                        << (presenter ? " presenter " : " ") << tab << ":\n"
+                                        << problems.join("\n").toStdString();
+        if (!shots.isEmpty())
+          window.grab().save(QString("%1/window-%2x%3-%4-%5.png")
+                                 .arg(shots)
+                                 .arg(size.width())
+                                 .arg(size.height())
+                                 .arg(presenter ? "presenter" : "normal", tab));
+      }
+    }
+  }
+}
+
+// gpulab-cli export's charts of 21 runs: names and bar labels readable, colours all different.
+TEST(ExportLayout, TwentyOneRunsStayReadable) {
+  test::TempDir runs;
+  std::vector<RunData> loaded;
+  for (int r = 0; r < 21; ++r) {
+    const auto dir = write_run(runs.path() / ("r" + std::to_string(r)), 1 + r % 8, 32 << (r / 8),
+                               60, 5 + r, "2026-01-01T10:00:00Z");
+    loaded.push_back(load_run(dir));
+  }
+  std::vector<const RunData*> data;
+  for (const RunData& run : loaded) data.push_back(&run);
+  std::set<QRgb> colors;
+  for (int r = 0; r < 21; ++r) colors.insert(run_color(r).rgb());
+  EXPECT_EQ(colors.size(), 21u);
+  for (ChartKind kind :
+       {ChartKind::Speedup, ChartKind::StepTime, ChartKind::Loss, ChartKind::Throughput}) {
+    for (XAxis x : {XAxis::Step, XAxis::Time}) {
+      ChartOptions options;
+      options.x = x;
+      QCustomPlot plot;
+      plot.resize(kExportWidth, kExportHeight);
+      std::vector<QColor> palette;
+      for (int r = 0; r < 21; ++r) palette.push_back(run_color(r));
+      draw_chart(plot, build_chart(kind, data, options), palette, PlotTheme{});
+      plot.replot(QCustomPlot::rpImmediateRefresh);
+      const QStringList problems = layout_problems(plot);
+      EXPECT_TRUE(problems.isEmpty()) << chart_kind_name(kind) << ":\n"
+                                      << problems.join("\n").toStdString();
+    }
+  }
+}
+
+TEST_F(Window, RunColoursAreDistinctAndTicksBaselineAndSetupSurviveARestart) {
+  for (int r = 0; r < 12; ++r)
+    write_run(runs_.path() / ("r" + std::to_string(r)), 1 + r, 64, 30, 5,
+              "2026-01-01T10:00:" + std::to_string(10 + r) + "Z");
+  window_ = std::make_unique<MainWindow>(options_);
+  window_->show_recent(12);
+  std::set<QRgb> shown;
+  for (RunEntry* e : window_->store()->checked()) shown.insert(e->color.rgb());
+  EXPECT_EQ(shown.size(), 12u) << "two shown runs share a colour";
+  // Untick all but two, make the second of them the baseline, change the setup and the target.
+  auto entries = window_->store()->entries();
+  for (size_t i = 2; i < entries.size(); ++i) window_->store()->set_checked(entries[i]->id, false);
+  const std::string baseline_dir = entries[1]->data.dir.string();
+  const QRgb color = entries[0]->color.rgb();
+  window_->runs_panel()->set_baseline(entries[1]->id);
+  small_setup(77);
+  window_->compare()->target_box()->setValue(95);
+  window_.reset();
+
+  window_ = std::make_unique<MainWindow>(options_);
+  const auto checked = window_->store()->checked();
+  ASSERT_EQ(checked.size(), 2u);
+  EXPECT_EQ(checked[1]->color.rgb(), color);
+  EXPECT_EQ(
+      window_->compare()->runs()[size_t(window_->compare()->baseline_index())]->data.dir.string(),
+      baseline_dir);
+  EXPECT_EQ(window_->experiment()->experiment().train.max_steps, 77);
+  EXPECT_DOUBLE_EQ(window_->compare()->target_accuracy(), 0.95);
+  EXPECT_DOUBLE_EQ(window_->experiment()->experiment().train.target_accuracy, 0.95);
+}
+
+TEST_F(Window, TheBaselineListOffersEveryRun) {
+  write_run(runs_.path() / "a", 1, 64, 30, 5, "2026-01-01T10:00:00Z");
+  write_run(runs_.path() / "b", 2, 64, 30, 5, "2026-01-01T10:01:00Z");
+  write_run(runs_.path() / "c", 4, 64, 30, 5, "2026-01-01T10:02:00Z");
+  window_ = std::make_unique<MainWindow>(options_);
+  window_->show_recent(1);  // only c
+  EXPECT_EQ(window_->compare()->baseline_box()->count(), 3);
+  // Choosing an unticked run puts it in the comparison as the baseline.
+  const int a = window_->store()->entries().back()->id;
+  window_->runs_panel()->set_baseline(a);
+  ASSERT_EQ(window_->compare()->runs().size(), 2u);
+  EXPECT_EQ(window_->compare()->runs()[size_t(window_->compare()->baseline_index())]->id, a);
+}
+
+TEST_F(Window, StatusLineCompareAndReportGiveOneTimeToTarget) {
+  small_setup(60);
+  window_->compare()->target_box()->setValue(1.0);  // reached at the first evaluation
+  ASSERT_EQ(window_->start_training(), 1);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  RunEntry* run = only_run();
+  ASSERT_NE(run, nullptr);
+  const auto rows = window_->compare()->rows();
+  ASSERT_EQ(rows.size(), 1u);
+  const QString seconds = QString::number(rows[0].time_to_target_s, 'f', 2);
+  const QString status = window_->progress()->text(run->id);
+  EXPECT_TRUE(status.contains("1.0 % after " + seconds + " s"))
+      << status.toStdString() << " vs " << seconds.toStdString();
+  bool in_table = false;
+  for (int c = 0; c < window_->compare()->table()->columnCount(); ++c)
+    in_table |= window_->compare()->table()->item(0, c)->text() == seconds + " s";
+  EXPECT_TRUE(in_table);
+  test::TempDir report;
+  QString error;
+  std::vector<const RunData*> runs{&run->data};
+  ChartOptions options;
+  options.target_accuracy = window_->compare()->target_accuracy();
+  ASSERT_TRUE(
+      write_lab_report(QString::fromStdString(report.path().string()), runs, {}, options, &error))
+      << error.toStdString();
+  std::ifstream summary(report.path() / "summary.md");
+  const std::string md((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
+  EXPECT_NE(md.find("| " + seconds.toStdString() + " s |"), std::string::npos) << md;
+  // And run.json's summary, which gpulab-cli prints, says the same.
+  EXPECT_EQ(QString::number(
+                load_run(run->data.dir).info["summary"]["time_to_target_s"].get<double>(), 'f', 2),
+            seconds);
+}
+
+TEST_F(Window, PresenterModeShowsTheKeyFiguresLargeAndNamesSayTheThreads) {
+  window_->set_presenter(true);
+  small_setup(40);
+  ASSERT_EQ(window_->start_training(), 1);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  RunEntry* run = only_run();
+  EXPECT_NE(run->data.name().find("1 thread"), std::string::npos) << run->data.name();
+  // The status line made after presenter mode was turned on is as large as the rest.
+  QLabel* status = nullptr;
+  for (QLabel* label : window_->progress()->findChildren<QLabel*>())
+    if (label->text().contains("finished")) status = label;
+  ASSERT_NE(status, nullptr);
+  EXPECT_GE(QFontInfo(status->font()).pointSizeF(),
+            1.4 * QFontInfo(QApplication::font()).pointSizeF());
+  EXPECT_TRUE(window_->key_numbers().contains("images/s")) << window_->key_numbers().toStdString();
+  auto* key = window_->findChild<QLabel*>("key-numbers");
+  EXPECT_GE(QFontInfo(key->font()).pointSizeF(), 2 * QFontInfo(QApplication::font()).pointSizeF());
+  // The presenter picks the runs shown from the menu.
+  QMenu* menu = window_->runs_button()->menu();
+  ASSERT_EQ(menu->actions().size(), 1);
+  EXPECT_TRUE(window_->runs_button()->isVisible());
+  menu->actions()[0]->setChecked(false);
+  ASSERT_TRUE(wait_until([&] { return window_->store()->checked().empty(); }, 2s));
 }
 
 // The window's own flags: a bad one gets one line naming it and exit code 2, before any run.

@@ -34,6 +34,125 @@ void style_axis(QCPAxis* axis, const PlotTheme& theme) {
   }
 }
 
+// `text` broken into lines of at most `width` pixels, at ", " or else at spaces; empty when it
+// takes more than `max_lines` lines or a word is wider than `width` on its own.
+QString wrap_to(const QString& text, const QFont& font, double width, int max_lines) {
+  const QFontMetricsF metrics(font);
+  if (metrics.horizontalAdvance(text) <= width) return text;
+  QStringList words;
+  for (const QString& part : text.split(", ")) {
+    const QStringList pieces = part.split(' ');
+    for (int i = 0; i < pieces.size(); ++i)
+      words << pieces[i] + (i + 1 == pieces.size() ? "," : "");
+  }
+  if (!words.isEmpty()) words.back().chop(1);  // the last part's comma
+  QStringList lines;
+  QString line;
+  for (const QString& word : words) {
+    const QString longer = line.isEmpty() ? word : line + " " + word;
+    if (metrics.horizontalAdvance(longer) <= width) {
+      line = longer;
+      continue;
+    }
+    if (line.isEmpty() || metrics.horizontalAdvance(word) > width) return {};
+    lines << line;
+    line = word;
+  }
+  if (!line.isEmpty()) lines << line;
+  return lines.size() <= max_lines ? lines.join('\n') : QString();
+}
+
+// A short form of an axis label for a small panel: the unit in its brackets ("memory used (GiB)":
+// "GiB"), or nothing.
+QString short_label(const QString& label) {
+  const int open = label.lastIndexOf('('), close = label.lastIndexOf(')');
+  return open >= 0 && close > open ? label.mid(open + 1, close - open - 1) : QString();
+}
+
+// Legend names: the runs' names, or, where they would take more than a row, only the parts of
+// them ("lenet5 cpu, 4 threads, b64" split at ", ") that are not the same for every run.
+std::vector<QString> legend_names(const std::vector<std::string>& runs, const QFont& font,
+                                  double width) {
+  std::vector<QString> names;
+  for (const std::string& run : runs) names.push_back(QString::fromStdString(run));
+  const QFontMetricsF metrics(font);
+  double total = 0;
+  for (const QString& name : names) total += metrics.horizontalAdvance(name) + 40;
+  if (total <= width || names.size() < 2) return names;
+  std::vector<QStringList> parts;
+  for (const QString& name : names) parts.push_back(name.split(", "));
+  std::vector<QString> compact;
+  for (size_t r = 0; r < names.size(); ++r) {
+    QStringList kept;
+    for (const QString& part : parts[r])
+      if (std::any_of(parts.begin(), parts.end(),
+                      [&](const QStringList& p) { return !p.contains(part); }))
+        kept << part;
+    compact.push_back(kept.isEmpty() ? names[r] : kept.join(", "));
+  }
+  return compact;
+}
+
+// Which panels to draw: those with data, less the ones that would be crushed at this size, least
+// telling first (a simpler chart rather than an unreadable one).
+std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
+                                  const PlotTheme& theme) {
+  std::vector<bool> shown;
+  for (const Panel& panel : chart.panels) shown.push_back(panel.visible);
+  const double tick_h = QFontMetricsF(scaled_font(theme.font_scale * 0.9)).height();
+  const double title_h = QFontMetricsF(scaled_font(theme.font_scale * 1.15, true)).height() + 8;
+  const double heading_h = QFontMetricsF(scaled_font(theme.font_scale * 0.95, true)).height() + 8;
+  // The legend: runs, or the parts of a stacked bar, as many a row as the width holds.
+  QStringList entries;
+  for (const Panel& panel : chart.panels)
+    if (panel.visible && panel.bars.size() > 1)
+      for (const BarSet& set : panel.bars) entries << QString::fromStdString(set.label);
+  if (entries.isEmpty())
+    for (const Panel& panel : chart.panels)
+      if (panel.visible && !panel.is_bars() && !panel.lines.empty()) {
+        for (const QString& name :
+             legend_names(chart.runs, scaled_font(theme.font_scale * 0.95), plot.width() - 10))
+          entries << name;
+        break;
+      }
+  const QFontMetricsF legend_font(scaled_font(theme.font_scale * 0.95));
+  double widest = 0;
+  for (const QString& entry : entries)
+    widest = std::max(widest, legend_font.horizontalAdvance(entry) + 40);
+  const int per_row = std::max(1, int((plot.width() - 10) / std::max(1.0, widest)));
+  const int legend_rows = (int(entries.size()) + per_row - 1) / per_row;
+  const double legend_h = legend_rows * (legend_font.height() + 4) + 8;
+  const double panel_h = 4.0 * tick_h;  // a few tick labels apart, and a line to see
+  // Run names under bars take as many lines as they are wrapped to.
+  int name_lines = 1;
+  const double cell = (plot.width() - 100.0) / std::max<size_t>(1, chart.runs.size()) - 6;
+  for (const std::string& run : chart.runs)
+    name_lines = std::max<int>(name_lines, int(wrap_to(QString::fromStdString(run),
+                                                       scaled_font(theme.font_scale * 0.9), cell, 3)
+                                                   .count('\n')) +
+                                               1);
+  auto needed = [&] {
+    double h = title_h + legend_h + tick_h + 6;  // the x axis label
+    const bool one = std::count(shown.begin(), shown.end(), true) == 1;
+    for (size_t p = 0; p < shown.size(); ++p)
+      if (shown[p])
+        h += (chart.panels[p].title.empty() || one ? 0 : heading_h) + 18 + panel_h +
+             (chart.panels[p].is_bars() ? name_lines : 1) * tick_h;
+    return h;
+  };
+  // The order to leave panels out in.
+  std::vector<int> order;
+  if (chart.kind == ChartKind::StepTime)
+    order = {0};  // the bars say where the time goes
+  else
+    for (int p = int(chart.panels.size()) - 1; p > 0; --p) order.push_back(p);
+  for (int p : order) {
+    if (needed() <= plot.height()) break;
+    if (std::count(shown.begin(), shown.end(), true) > 1) shown[size_t(p)] = false;
+  }
+  return shown;
+}
+
 QString bar_label(const QString& unit, double value) {
   if (unit == QStringLiteral("×")) return QString::number(value, 'f', 2) + "×";
   if (unit == QStringLiteral("s")) return QString::number(value, 'g', 3) + " s";
@@ -49,9 +168,18 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
   drawn.panel = panel_index;
   QCPAxis* x = rect->axis(QCPAxis::atBottom);
   QCPAxis* y = rect->axis(QCPAxis::atLeft);
+  // Run names under their bars: on one line, wrapped, or when even that does not fit, numbers
+  // with a key under the chart (category_key).
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  const QFont tick_font = scaled_font(theme.font_scale * 0.9);
+  const double cell = (plot.width() - 100.0) / std::max<size_t>(1, chart.runs.size()) - 6;
+  std::vector<QString> names;
+  for (const std::string& run : chart.runs) {
+    names.push_back(wrap_to(QString::fromStdString(run), tick_font, cell, 3));
+    if (names.back().isEmpty()) drawn.numbered = true;
+  }
   for (size_t r = 0; r < chart.runs.size(); ++r)
-    ticker->addTick(double(r + 1), QString::fromStdString(chart.runs[r]));
+    ticker->addTick(double(r + 1), drawn.numbered ? QString::number(r + 1) : names[r]);
   x->setTicker(ticker);
   x->setSubTicks(false);
   x->grid()->setVisible(false);
@@ -83,7 +211,7 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
       label->setClipAxisRect(rect);
       label->position->setAxes(x, y);
       label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
-      label->setFont(scaled_font(theme.font_scale * 0.9, true));
+      label->setFont(scaled_font(theme.font_scale * (chart.runs.size() > 8 ? 0.75 : 0.9), true));
       label->setPadding(QMargins(0, 0, 0, 3));
       drawn.labels.push_back(label);
     }
@@ -91,15 +219,19 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
   return drawn;
 }
 
-// A bar panel's value axis: from zero to above its tallest stack, with room for the labels.
-void fit_bar_axis(QCPAxis* y) {
+// A bar panel's value axis: from zero to above its tallest stack, with room for the labels
+// (`label_px` high) above it.
+void fit_bar_axis(QCPAxis* y, double label_px = 0) {
   y->rescale(true);
-  y->setRange(0, y->range().upper > 0 ? y->range().upper * 1.18 : 1.0);
+  const double height = y->axisRect()->height();
+  const double room = height > 3 * label_px ? height / (height - label_px - 6) : 1.18;
+  y->setRange(0, y->range().upper > 0 ? y->range().upper * std::max(1.08, room) : 1.0);
 }
 
 }  // namespace
 
 void DataBounds::add(double x, double y) {
+  if (!std::isfinite(x) || !std::isfinite(y)) return;  // a gap in a line
   if (empty) {
     x_lo = x_hi = x;
     y_lo = y_hi = y;
@@ -113,14 +245,18 @@ void DataBounds::add(double x, double y) {
 }
 
 QColor run_color(int index) {
-  // Tableau 10: distinct hues that read on white, in print and for most colour-blind readers.
-  static const QColor palette[] = {QColor(0x4E, 0x79, 0xA7), QColor(0xF2, 0x8E, 0x2B),
-                                   QColor(0xE1, 0x57, 0x59), QColor(0x59, 0xA1, 0x4F),
-                                   QColor(0xB0, 0x7A, 0xA1), QColor(0x76, 0xB7, 0xB2),
-                                   QColor(0xED, 0xC9, 0x48), QColor(0xFF, 0x9D, 0xA7),
-                                   QColor(0x9C, 0x75, 0x5F), QColor(0x79, 0x70, 0x6E)};
-  constexpr int size = int(sizeof palette / sizeof palette[0]);
-  return palette[((index % size) + size) % size];
+  // Tableau 10 (distinct hues that read on white, in print and for most colour-blind readers),
+  // then darker and stronger hues from Kelly's colours of maximum contrast.
+  static const QColor palette[kRunColorCount] = {
+      QColor(0x4E, 0x79, 0xA7), QColor(0xF2, 0x8E, 0x2B), QColor(0xE1, 0x57, 0x59),
+      QColor(0x59, 0xA1, 0x4F), QColor(0xB0, 0x7A, 0xA1), QColor(0x76, 0xB7, 0xB2),
+      QColor(0xED, 0xC9, 0x48), QColor(0xFF, 0x9D, 0xA7), QColor(0x9C, 0x75, 0x5F),
+      QColor(0x79, 0x70, 0x6E), QColor(0x1F, 0x2A, 0x44), QColor(0x00, 0x88, 0x56),
+      QColor(0xBE, 0x00, 0x32), QColor(0x00, 0x67, 0xA5), QColor(0x60, 0x4E, 0x97),
+      QColor(0x8D, 0xB6, 0x00), QColor(0x88, 0x2D, 0x17), QColor(0xC2, 0xB2, 0x80),
+      QColor(0x5E, 0x3C, 0x00), QColor(0x9A, 0xCD, 0xF0), QColor(0xB8, 0x00, 0x8A),
+      QColor(0x00, 0xB5, 0xD8)};
+  return palette[((index % kRunColorCount) + kRunColorCount) % kRunColorCount];
 }
 
 QColor phase_color(int phase) {
@@ -151,6 +287,8 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
   plot.plotLayout()->addElement(row++, 0, title);
 
   std::vector<QCPAbstractPlottable*> legend;  // one entry per run, then per bar set
+  const std::vector<QString> run_legend =
+      legend_names(chart.runs, scaled_font(theme.font_scale * 0.95), plot.width() - 10);
   auto* margins = new QCPMarginGroup(&plot);
   const double raw_toward_white = theme.presenter ? 0.45 : 0.6;
   const int smooth_width = theme.presenter ? 3 : 2;
@@ -159,17 +297,21 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
 
   // A chart with a stacked bar panel names its runs under the bars, and its legend keeps to the
   // stacks' parts, so that it stays small.
-  const bool stacked_bars = std::any_of(chart.panels.begin(), chart.panels.end(), [](const Panel& p) {
-    return p.visible && p.bars.size() > 1;
-  });
+  const std::vector<bool> shown = panels_that_fit(plot, chart, theme);
+  bool stacked_bars = false, numbered = false;
   int last_line_rect = -1;
-  for (size_t p = 0; p < chart.panels.size(); ++p)
-    if (chart.panels[p].visible && !chart.panels[p].is_bars()) last_line_rect = int(p);
+  for (size_t p = 0; p < chart.panels.size(); ++p) {
+    if (shown[p] && chart.panels[p].bars.size() > 1) stacked_bars = true;
+    if (shown[p] && !chart.panels[p].is_bars()) last_line_rect = int(p);
+  }
 
+  const bool one_panel = std::count(shown.begin(), shown.end(), true) == 1;
   for (size_t p = 0; p < chart.panels.size(); ++p) {
     const Panel& panel = chart.panels[p];
-    if (!panel.visible) continue;
-    if (!panel.title.empty()) {
+    if (!shown[p]) continue;
+    if (one_panel && !panel.title.empty()) {
+      title->setText(QString::fromStdString(panel.title));  // it says more, and saves a row
+    } else if (!panel.title.empty()) {
       auto* heading = new QCPTextElement(&plot, QString::fromStdString(panel.title),
                                          scaled_font(theme.font_scale * 0.95, true));
       plot.plotLayout()->addElement(row, 0, heading);
@@ -190,6 +332,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
     if (panel.is_bars()) {
       drawn.bar_panels.push_back(draw_bars(plot, rect, chart, int(p), colors, theme,
                                            panel.bars.size() > 1 ? &legend : nullptr));
+      numbered |= drawn.bar_panels.back().numbered;
       continue;
     }
     line_rects.push_back(rect);
@@ -224,6 +367,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
       }
       if (!run_in_legend[line.run] && !line.markers && !stacked_bars) {
         run_in_legend[line.run] = true;
+        (out.smooth ? out.smooth : out.raw)->setName(run_legend[size_t(line.run)]);
         legend.push_back(out.smooth ? out.smooth : out.raw);
       }
       drawn.lines.push_back(out);
@@ -255,17 +399,108 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
     box->setBorderPen(Qt::NoPen);
     box->setFont(scaled_font(theme.font_scale * 0.95));
     box->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    int widest = 1;
+    for (QCPAbstractPlottable* entry : legend) {
+      auto* item = new QCPPlottableLegendItem(box, entry);
+      box->addItem(item);
+      widest =
+          std::max(widest, static_cast<QCPLayoutElement*>(item)->minimumOuterSizeHint().width());
+    }
     // As many entries a row as the width holds, so none is cut short.
-    box->setWrap(std::clamp(int(plot.width() / (150 * theme.font_scale)), 1, 6));
-    for (QCPAbstractPlottable* entry : legend) box->addItem(new QCPPlottableLegendItem(box, entry));
-    plot.plotLayout()->setRowStretchFactor(row, 0.001);
+    box->setWrap(std::max(1, int((plot.width() - 10) / (widest + box->columnSpacing()))));
+    box->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // the entries, rearranged to the wrap
+    plot.plotLayout()->setRowStretchFactor(row++, 0.001);
     drawn.legend = box;
+  }
+  if (numbered) {
+    // The key to the numbered bars: "1 lenet5 cpu, 1 thread · 2 ...", wrapped to the width.
+    const QFont font = scaled_font(theme.font_scale * 0.85);
+    const QFontMetricsF metrics(font);
+    QStringList lines;
+    QString line;
+    for (size_t r = 0; r < chart.runs.size(); ++r) {
+      const QString entry = QString("%1 %2").arg(r + 1).arg(QString::fromStdString(chart.runs[r]));
+      const QString longer = line.isEmpty() ? entry : line + "   " + entry;
+      if (!line.isEmpty() && metrics.horizontalAdvance(longer) > plot.width() - 20) {
+        lines << line;
+        line = entry;
+      } else {
+        line = longer;
+      }
+    }
+    if (!line.isEmpty()) lines << line;
+    auto* key = new QCPTextElement(&plot, lines.join('\n'), font);
+    plot.plotLayout()->addElement(row, 0, key);
+    plot.plotLayout()->setRowStretchFactor(row++, 0.001);
   }
   plot.plotLayout()->setRowStretchFactor(0, 0.001);
   append_new_points(drawn, chart);
   update_bars(drawn, chart);
   fit_axes(drawn);
+  fit_text(plot, drawn);
   return drawn;
+}
+
+void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
+  auto lay_out = [&] {
+    plot.setViewport(QRect(0, 0, plot.width(), plot.height()));
+    plot.plotLayout()->setOuterRect(plot.viewport());
+    plot.plotLayout()->update(QCPLayoutElement::upPreparation);
+    plot.plotLayout()->update(QCPLayoutElement::upMargins);
+    plot.plotLayout()->update(QCPLayoutElement::upLayout);
+  };
+  lay_out();
+  // Titles: elided to the width rather than cut at both ends.
+  for (int i = 0; i < plot.plotLayout()->elementCount(); ++i)
+    if (auto* text = qobject_cast<QCPTextElement*>(plot.plotLayout()->elementAt(i))) {
+      if (text->text().contains('\n')) continue;
+      const QFontMetricsF metrics(text->font());
+      if (metrics.horizontalAdvance(text->text()) > plot.width() - 8)
+        text->setText(metrics.elidedText(text->text(), Qt::ElideRight, plot.width() - 8));
+    }
+  for (QCPAxisRect* rect : drawn.rects) {
+    QCPAxis* y = rect->axis(QCPAxis::atLeft);
+    QCPAxis* x = rect->axis(QCPAxis::atBottom);
+    const double tick_h = QFontMetricsF(y->tickLabelFont()).height();
+    // As many value ticks as the height holds with room between them.
+    y->ticker()->setTickCount(std::clamp(int(rect->height() / (2.5 * tick_h)), 1, 5));
+    if (!qSharedPointerDynamicCast<QCPAxisTickerText>(x->ticker())) {
+      const double label_w = QFontMetricsF(x->tickLabelFont()).horizontalAdvance("8888.8");
+      x->ticker()->setTickCount(std::clamp(int(rect->width() / (2.0 * label_w)), 1, 5));
+    }
+  }
+  lay_out();
+  for (QCPAxisRect* rect : drawn.rects) {
+    QCPAxis* y = rect->axis(QCPAxis::atLeft);
+    // A label longer than its panel is high: its unit alone, or nothing. It is centred on the
+    // plotting area, which sits above the middle of the panel.
+    const QFontMetricsF label(y->labelFont());
+    const double room = 2 * std::min(rect->center().y() - rect->outerRect().top(),
+                                     rect->outerRect().bottom() - rect->center().y()) -
+                        4;
+    if (label.horizontalAdvance(y->label()) > room) {
+      const QString unit = short_label(y->label());
+      y->setLabel(label.horizontalAdvance(unit) <= room ? unit : QString());
+    }
+  }
+  lay_out();
+  // Bar value labels: only where they fit beside each other and above the bars.
+  for (auto& bar_panel : drawn.bar_panels) {
+    if (bar_panel.labels.empty()) continue;
+    QCPAxis* x = bar_panel.bars.front()->keyAxis();
+    const double cell = std::abs(x->coordToPixel(2) - x->coordToPixel(1));
+    const QCPAxisRect* rect = x->axisRect();
+    bool fit = true;
+    for (QCPItemText* label : bar_panel.labels) {
+      const QFontMetricsF metrics(label->font());
+      fit &= metrics.horizontalAdvance(label->text()) + 4 <= cell &&
+             3 * (metrics.height() + 3) <= rect->height();
+    }
+    bar_panel.labels_fit = fit;
+    for (QCPItemText* label : bar_panel.labels) label->setVisible(fit && label->text() != "n/a");
+    fit_bar_axis(x->axisRect()->axis(QCPAxis::atLeft),
+                 fit ? QFontMetricsF(bar_panel.labels[0]->font()).height() + 3 : 0);
+  }
 }
 
 void append_new_points(DrawnChart& drawn, const Chart& chart) {
@@ -314,14 +549,16 @@ void update_bars(DrawnChart& drawn, const Chart& chart) {
         bar_panel.bars[r]->setData(QVector<double>{double(r + 1)}, QVector<double>{v}, true);
         bar_panel.labels[r]->position->setCoords(double(r + 1), v);
         bar_panel.labels[r]->setText(bar_label(y_label, v));
-        bar_panel.labels[r]->setVisible(true);
+        bar_panel.labels[r]->setVisible(bar_panel.labels_fit);
       } else {
         bar_panel.bars[r]->data()->clear();
         bar_panel.labels[r]->position->setCoords(double(r + 1), 0);
         bar_panel.labels[r]->setText(QStringLiteral("n/a"));
       }
     }
-    fit_bar_axis(value_axis);
+    fit_bar_axis(value_axis, bar_panel.labels_fit && !bar_panel.labels.empty()
+                                 ? QFontMetricsF(bar_panel.labels[0]->font()).height() + 3
+                                 : 0);
   }
 }
 
@@ -332,10 +569,12 @@ void fit_axes(const DrawnChart& drawn) {
     QCPAxisRect* rect = drawn.rects[i];
     QCPAxis* x = rect->axis(QCPAxis::atBottom);
     QCPAxis* y = rect->axis(QCPAxis::atLeft);
-    const bool bars = std::any_of(drawn.bar_panels.begin(), drawn.bar_panels.end(),
-                                  [&](const auto& b) { return b.panel == drawn.rect_panel[i]; });
-    if (bars) {
-      fit_bar_axis(y);
+    const auto bars = std::find_if(drawn.bar_panels.begin(), drawn.bar_panels.end(),
+                                   [&](const auto& b) { return b.panel == drawn.rect_panel[i]; });
+    if (bars != drawn.bar_panels.end()) {
+      fit_bar_axis(y, bars->labels_fit && !bars->labels.empty()
+                          ? QFontMetricsF(bars->labels[0]->font()).height() + 3
+                          : 0);
       continue;
     }
     if (rect->graphs().isEmpty()) continue;

@@ -24,8 +24,10 @@ struct PlotTheme {
   bool presenter = false;   // thicker lines, black text
 };
 
-// A run's colour, from a palette that stays readable on white; index is the run's own, so a run
-// keeps its colour whichever others are shown beside it.
+// A run's colour, from a palette of kRunColorCount colours that stay readable on white and apart
+// from each other; index is the run's own (RunStore keeps it per run), so a run keeps its colour
+// whichever others are shown beside it. Indices past the palette wrap around.
+inline constexpr int kRunColorCount = 22;
 QColor run_color(int index);
 QColor phase_color(int phase);
 
@@ -55,6 +57,8 @@ struct DrawnChart {
     int panel = 0;
     std::vector<QCPBars*> bars;         // per bar set (stacked) or per run (one set)
     std::vector<QCPItemText*> labels;   // value labels over single-set bars
+    bool numbered = false;              // runs numbered under the bars, with a key below
+    bool labels_fit = true;             // value labels have room beside and above the bars
   };
   std::vector<BarPanel> bar_panels;
   QCPLegend* legend = nullptr;
@@ -65,6 +69,11 @@ struct DrawnChart {
 // with value labels, and a legend below. colors: one per chart run.
 DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<QColor>& colors,
                       const PlotTheme& theme);
+
+// Fits the text to the plot's size, as laid out now: titles elided, as many ticks as there is
+// room for, a y label too long for its panel shortened to its unit, bar value labels shown only
+// where they fit. draw_chart calls it; call it again after a resize.
+void fit_text(QCustomPlot& plot, DrawnChart& drawn);
 
 // Hands the graphs the points the chart gained since they were drawn, and the bars their new
 // heights. The layout must be unchanged (ChartBuilder::update returned false).

@@ -79,6 +79,7 @@ void ChartView::set_theme(const PlotTheme& theme) {
 
 void ChartView::redraw() {
   drawn_width_ = plot_->width();
+  drawn_height_ = plot_->height();
   drawn_ = draw_chart(*plot_, builder_.chart(), colors_, theme_);
   autoscroll_ = true;
   plot_->replot(QCustomPlot::rpQueuedReplot);
@@ -120,8 +121,10 @@ void ChartView::showEvent(QShowEvent* event) {
 
 void ChartView::resizeEvent(QResizeEvent* event) {
   QWidget::resizeEvent(event);
-  // The legend wraps by width: lay it out again when the width changed a lot.
-  if (std::abs(plot_->width() - drawn_width_) > 120) {
+  // The legend wraps by width, and panels, ticks and labels are fitted to the size: lay it out
+  // again when the size changed noticeably.
+  if (std::abs(plot_->width() - drawn_width_) > 8 ||
+      std::abs(plot_->height() - drawn_height_) > 8) {
     const bool follow = autoscroll_;
     redraw();
     autoscroll_ = follow;

@@ -67,7 +67,7 @@ class ChartView : public QWidget {
   bool autoscroll_ = true;
   bool dirty_ = false;        // points arrived since the last draw
   bool bars_dirty_ = false;   // bar heights changed: they are not on the data layer
-  int drawn_width_ = 0;  // the legend wraps for this width
+  int drawn_width_ = 0, drawn_height_ = 0;  // the size the chart was fitted to
 };
 
 }  // namespace gpulab::ui

@@ -29,11 +29,15 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   baseline_->setObjectName("baseline");
   baseline_->setMinimumContentsLength(24);
   target_ = new QDoubleSpinBox(this);
-  target_->setRange(1.0, 100.0);
+  target_->setObjectName("compare-target");
+  target_->setRange(0.0, 100.0);
   target_->setDecimals(1);
   target_->setValue(98.0);
   target_->setSuffix(" %");
-  target_->setToolTip(tr("Time to target: wall time at the first test evaluation that reached it"));
+  target_->setSpecialValueText(tr("none"));
+  target_->setToolTip(
+      tr("Time to target: training seconds (evaluations left out) to the first test "
+         "evaluation at or above it. The same value as the setup's target."));
 
   speedup_ = new ChartView(ChartKind::Speedup, this);
   step_time_ = new ChartView(ChartKind::StepTime, this);
@@ -68,7 +72,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(split, 1);
 
   connect(baseline_, &QComboBox::activated, this, [this](int index) {
-    if (index >= 0 && index < int(runs_.size())) emit baseline_chosen(runs_[index]->id);
+    if (index >= 0) emit baseline_chosen(baseline_->itemData(index).toInt());
   });
   connect(target_, &QDoubleSpinBox::valueChanged, this, &CompareView::apply_options);
   for (ChartView* view : {speedup_, step_time_})
@@ -78,25 +82,27 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 
 double CompareView::target_accuracy() const { return target_->value() / 100.0; }
 
-void CompareView::set_runs(const std::vector<RunEntry*>& runs, int baseline_id) {
+void CompareView::set_runs(const std::vector<RunEntry*>& runs, const std::vector<RunEntry*>& every,
+                           int baseline_id) {
   runs_ = runs;
   data_.clear();
   std::vector<QColor> colors;
   baseline_index_ = 0;
-  const QSignalBlocker block(baseline_);
-  baseline_->clear();
-  const auto names = unique_run_names([&] {
-    std::vector<const RunData*> d;
-    for (RunEntry* r : runs) d.push_back(&r->data);
-    return d;
-  }());
   for (size_t i = 0; i < runs.size(); ++i) {
     data_.push_back(&runs[i]->data);
     colors.push_back(runs[i]->color);
-    baseline_->addItem(QString::fromStdString(names[i]));
     if (runs[i]->id == baseline_id) baseline_index_ = int(i);
   }
-  baseline_->setCurrentIndex(baseline_index_);
+  // Every run may be the baseline, ticked or not: it then joins the comparison.
+  const QSignalBlocker block(baseline_);
+  baseline_->clear();
+  std::vector<const RunData*> all;
+  for (RunEntry* r : every) all.push_back(&r->data);
+  const auto names = display_run_names(all);
+  for (size_t i = 0; i < every.size(); ++i) {
+    baseline_->addItem(QString::fromStdString(names[i]), every[i]->id);
+    if (every[i]->id == baseline_id) baseline_->setCurrentIndex(int(i));
+  }
   speedup_->set_runs(data_, colors);
   step_time_->set_runs(data_, colors);
   apply_options();

@@ -23,11 +23,17 @@ class CompareView : public QWidget {
  public:
   explicit CompareView(QWidget* parent = nullptr);
 
-  // The runs to compare (ticked ones) and which of them is the baseline (a run id).
-  void set_runs(const std::vector<RunEntry*>& runs, int baseline_id);
+  // The runs to compare (the ticked ones, and the baseline), which of them is the baseline (a run
+  // id), and every run, which the baseline list offers.
+  void set_runs(const std::vector<RunEntry*>& runs, const std::vector<RunEntry*>& every,
+                int baseline_id);
+  const std::vector<RunEntry*>& runs() const { return runs_; }
+  int baseline_index() const { return baseline_index_; }
   void refresh(bool refresh_bars);
   bool replot_if_dirty();
-  double target_accuracy() const;
+  double target_accuracy() const;  // in [0, 1]; 0: none
+  QDoubleSpinBox* target_box() { return target_; }
+  QComboBox* baseline_box() { return baseline_; }
   std::vector<RunComparison> rows() const;
   ChartView* speedup_chart() { return speedup_; }
   ChartView* step_time_chart() { return step_time_; }

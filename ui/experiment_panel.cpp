@@ -96,6 +96,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
   shuffle_ = new QCheckBox(tr("shuffle each epoch"), train_box);
   shuffle_->setChecked(true);
   target_ = new QDoubleSpinBox(train_box);
+  target_->setObjectName("setup-target");
   target_->setRange(0.0, 100.0);
   target_->setDecimals(1);
   target_->setSuffix(" %");

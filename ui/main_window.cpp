@@ -1,14 +1,13 @@
 // The gpulab window: layout, run control and the timer that feeds the plots.
 #include "ui/main_window.hpp"
 
-#include <ctime>
-
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
+#include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QGridLayout>
@@ -17,13 +16,16 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSlider>
 #include <QSplitter>
 #include <QTabWidget>
 #include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
+#include <ctime>
 
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
@@ -41,6 +43,7 @@
 #include "ui/run_store.hpp"
 #include "ui/runs_panel.hpp"
 #include "ui/status_widgets.hpp"
+#include "ui/window_state.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -52,7 +55,9 @@ constexpr int kProgressEveryTicks = 6;  // progress rows five times a second
 // for its slowest thread, so every millisecond the window takes from a core is lost to all.
 constexpr double kDrawBudget = 0.01;
 
-QString result_text(const RunSummary& s) {
+// The run's line when it ends. Time to target is the same figure Compare and the lab report give:
+// time_to_target_s over the run's records, for the one target the window shares.
+QString result_text(const RunSummary& s, const RunData& run, double target_accuracy) {
   switch (s.status) {
     case RunStatus::Finished: {
       QString text = QObject::tr("finished in %1, %2 images/s")
@@ -60,8 +65,10 @@ QString result_text(const RunSummary& s) {
                          .arg(s.train_seconds > 0 ? s.images / s.train_seconds : 0.0, 0, 'f', 0);
       if (std::isfinite(s.test_accuracy))
         text += QObject::tr(", test accuracy %1 %").arg(100 * s.test_accuracy, 0, 'f', 2);
-      if (s.time_to_target_s)
-        text += QObject::tr(", %1 % after %2 s").arg(100 * s.target_accuracy, 0, 'f', 1).arg(*s.time_to_target_s, 0, 'f', 2);
+      if (const double t = time_to_target_s(run, target_accuracy); std::isfinite(t))
+        text += QObject::tr(", %1 % after %2 s")
+                    .arg(100 * target_accuracy, 0, 'f', 1)
+                    .arg(t, 0, 'f', 2);
       return text;
     }
     case RunStatus::Cancelled: return QObject::tr("stopped at step %1 (its record is kept)").arg(s.steps);
@@ -104,11 +111,23 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   connect(pause_, &QPushButton::clicked, this, [this] { set_paused(!paused_); });
   connect(stop_, &QPushButton::clicked, this, &MainWindow::stop_all);
   progress_ = new ProgressList(this);
+  runs_button_ = new QToolButton(this);
+  runs_button_->setObjectName("runs-shown");
+  runs_button_->setText(tr("Runs shown"));
+  runs_button_->setToolTip(tr("Choose the runs the plots and Compare show"));
+  runs_button_->setPopupMode(QToolButton::InstantPopup);
+  runs_button_->setMenu(new QMenu(runs_button_));
+  key_numbers_ = new QLabel(this);
+  key_numbers_->setObjectName("key-numbers");
+  key_numbers_->setTextFormat(Qt::RichText);
+  key_numbers_->setWordWrap(true);
+  key_numbers_->hide();
 
   auto* controls = new QHBoxLayout;
   controls->addWidget(train_);
   controls->addWidget(pause_);
   controls->addWidget(stop_);
+  controls->addWidget(runs_button_);
   controls->addWidget(progress_, 1);
 
   tabs_ = new QTabWidget(this);
@@ -126,6 +145,7 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   auto* center_layout = new QVBoxLayout(center);
   center_layout->setContentsMargins(4, 4, 4, 4);
   center_layout->addLayout(controls);
+  center_layout->addWidget(key_numbers_);
   center_layout->addWidget(message_);
   center_layout->addWidget(share_);
   center_layout->addWidget(data_);
@@ -163,14 +183,75 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
     message_->show_message(Banner::Kind::Warning,
                            tr("%n run record(s) could not be read and are not listed:\n", "", int(problems.size())) +
                                problems.mid(0, 5).join("\n"));
+  restore_state();
   refresh_run_views();
   check_data(false);
   update_controls();
-  resize(1500, 950);
+  fit_to_screen();
   if (options_.presenter) set_presenter(true);
 }
 
+void MainWindow::fit_to_screen() {
+  // 1500x950 where there is room; otherwise the screen's free area, so that the window and its
+  // title bar are on screen at a first start (a 1280x720 projector, a laptop).
+  QSize size(1500, 950);
+  if (const QScreen* screen = this->screen()) {
+    const QRect free = screen->availableGeometry();
+    size = size.boundedTo(free.size() - QSize(16, 48));
+    resize(size);
+    move(free.center() - QPoint(size.width() / 2, size.height() / 2));
+  } else {
+    resize(size);
+  }
+}
+
+void MainWindow::restore_state() {
+  const WindowState state = load_window_state(options_.runs_dir);
+  // One target for Setup and Compare: either spin box sets the other.
+  QDoubleSpinBox* setup_target = experiment_->findChild<QDoubleSpinBox*>("setup-target");
+  QDoubleSpinBox* compare_target = compare_->target_box();
+  if (setup_target) {
+    connect(setup_target, &QDoubleSpinBox::valueChanged, compare_target, &QDoubleSpinBox::setValue);
+    connect(compare_target, &QDoubleSpinBox::valueChanged, setup_target, &QDoubleSpinBox::setValue);
+  }
+  if (auto setup = load_saved_setup(options_.runs_dir))
+    experiment_->set_experiment(*setup);
+  else if (setup_target)
+    setup_target->setValue(100 * state.target_accuracy);
+  compare_target->setValue(100 * state.target_accuracy);
+  connect(compare_target, &QDoubleSpinBox::valueChanged, this, [this] {
+    save_state();
+    update_key_numbers();
+  });
+  saved_state_ = std::make_unique<WindowState>(state);
+  saved_state_->present = true;
+  saved_setup_ = experiment_to_json(experiment_->experiment()).dump();
+  if (state.present) {
+    store_->restore(state.checked, state.colors);
+    for (RunEntry* entry : store_->entries())
+      if (!state.baseline.empty() && entry->data.dir.string() == state.baseline)
+        runs_panel_->set_baseline(entry->id);
+  }
+  restoring_ = false;
+}
+
+void MainWindow::save_state() {
+  if (restoring_) return;
+  WindowState state;
+  state.checked = store_->checked_dirs();
+  state.colors = store_->color_slots();
+  if (RunEntry* baseline = store_->find(compare_baseline_id_))
+    state.baseline = baseline->data.dir.string();
+  state.target_accuracy = compare_->target_accuracy();
+  state.present = true;
+  if (*saved_state_ == state) return;
+  if (save_window_state(options_.runs_dir, state)) *saved_state_ = state;
+}
+
 MainWindow::~MainWindow() {
+  save_state();
+  const Experiment setup = experiment_->experiment();
+  if (experiment_to_json(setup).dump() != saved_setup_) save_setup(options_.runs_dir, setup);
   // Controllers join their threads as they go; the runs are recorded as cancelled.
   for (const Active& a : active_) a.controller->stop();
 }
@@ -350,8 +431,7 @@ std::optional<RunRequest> MainWindow::request_for(const std::string& device, QSt
   r.backend.threads = device == "cpu" ? devices_->threads() : 0;
   r.data_dir = options_.data_dir;
   r.telemetry_hz = options_.telemetry_hz;
-  std::string label = run_label(r);
-  r.name = label + "_b" + std::to_string(r.train.batch);
+  r.name = auto_run_name(r);
   try {
     validate(r.train);
     plan_model(r.model);
@@ -489,8 +569,10 @@ void MainWindow::tick() {
     for (const auto& [id, step] : last_step_) progress_->update(id, step, paused_);
   const bool bars = ticks_ % kBarsEveryTicks == 1;  // from the first points on
   for (ChartView* view : charts_) view->refresh(bars);
-  if (bars)
+  if (bars) {
     for (const Active& a : active_) runs_panel_->update_run(a.id);
+    update_key_numbers();  // its medians cost O(steps): with the bars, not at every tick
+  }
   // Draw as often as the budget allows: a cheap chart at the timer's rate, a heavy one (many
   // points, a big screen) less often, never more than kDrawBudget of a core.
   const auto now = std::chrono::steady_clock::now();
@@ -516,7 +598,8 @@ void MainWindow::on_finished(RunController* controller) {
   }
   const RunSummary& summary = controller->summary();
   store_->finish(id, summary.status, summary.message);
-  progress_->finish(id, result_text(summary));
+  if (RunEntry* entry = store_->find(id))
+    progress_->finish(id, result_text(summary, entry->data, compare_->target_accuracy()));
   const QString name = QString::fromStdString(controller->request().name);
   if (summary.status == RunStatus::Failed) {
     if (controller->data_missing()) check_data(true);
@@ -534,6 +617,7 @@ void MainWindow::on_finished(RunController* controller) {
   }
   compare_->refresh(true);
   runs_panel_->update_run(id);
+  update_key_numbers();
   if (active_.empty() && !queued_waves_.empty()) {
     std::vector<RunRequest> next = std::move(queued_waves_.front());
     queued_waves_.erase(queued_waves_.begin());
@@ -613,10 +697,16 @@ void MainWindow::refresh_run_views() {
     colors.push_back(entry->color);
   }
   for (ChartView* view : charts_) view->set_runs(data, colors);
-  int baseline = runs_panel_->baseline();
-  if (std::none_of(checked.begin(), checked.end(), [&](RunEntry* e) { return e->id == baseline; }))
-    baseline = checked.empty() ? 0 : checked.front()->id;
-  compare_->set_runs(checked, baseline);
+  // The baseline may be any run; one not ticked joins the comparison, first.
+  RunEntry* baseline = store_->find(runs_panel_->baseline());
+  if (!baseline && !checked.empty()) baseline = checked.front();
+  std::vector<RunEntry*> compared = checked;
+  if (baseline && std::find(compared.begin(), compared.end(), baseline) == compared.end())
+    compared.insert(compared.begin(), baseline);
+  compare_baseline_id_ = baseline ? baseline->id : 0;
+  compare_->set_runs(compared, store_->entries(), compare_baseline_id_);
+  update_runs_menu();
+  save_state();
 }
 
 void MainWindow::apply_chart_options() {
@@ -634,16 +724,79 @@ void MainWindow::set_presenter(bool on) {
   presenter_action_->setChecked(on);
   setup_column_->setVisible(!on);
   runs_panel_->setVisible(!on);
-  QFont font = normal_font_;
-  if (on) font.setPointSizeF(font.pointSizeF() * 1.5);
-  setFont(font);
+  // Through the style sheet, so that rows made later (a run's status line) are large too: a
+  // widget under a style sheet takes its font from it, not from its parent.
+  const double points = normal_font_.pointSizeF() > 0 ? normal_font_.pointSizeF() : 10;
+  setStyleSheet(
+      on ? QString("QMainWindow, QWidget { background: white; color: black; font-size: %1pt; }"
+                   " QLabel#key-numbers { font-size: %2pt; }")
+               .arg(points * 1.5, 0, 'f', 1)
+               .arg(points * 2.4, 0, 'f', 1)
+         : QString());
   const PlotTheme theme{on ? 1.4 : 1.0, on};
   for (ChartView* view : charts_) view->set_theme(theme);
   compare_->speedup_chart()->set_theme(theme);
   compare_->step_time_chart()->set_theme(theme);
-  setStyleSheet(on ? "QMainWindow, QWidget { background: white; color: black; }" : "");
+  key_numbers_->setVisible(on);
+  update_key_numbers();
   if (on) showFullScreen();
   else if (isFullScreen()) showNormal();
+}
+
+void MainWindow::update_runs_menu() {
+  QMenu* menu = runs_button_->menu();
+  menu->clear();
+  const std::vector<RunEntry*> entries = store_->entries();
+  std::vector<const RunData*> data;
+  for (RunEntry* e : entries) data.push_back(&e->data);
+  const auto names = display_run_names(data);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    QPixmap swatch(12, 12);
+    swatch.fill(entries[i]->color);
+    QAction* action = menu->addAction(QIcon(swatch), QString::fromStdString(names[i]));
+    action->setCheckable(true);
+    action->setChecked(entries[i]->checked);
+    const int id = entries[i]->id;
+    connect(action, &QAction::toggled, this, [this, id](bool checked) {
+      // After the menu is done with the action: ticking rebuilds the menu.
+      QTimer::singleShot(0, this, [this, id, checked] { store_->set_checked(id, checked); });
+    });
+  }
+  if (entries.empty()) menu->addAction(tr("No runs yet"))->setEnabled(false);
+}
+
+QString MainWindow::key_numbers() const {
+  return key_numbers_->isVisible() ? key_numbers_->text() : QString();
+}
+
+void MainWindow::update_key_numbers() {
+  if (!presenter_) return;
+  // Live runs while training; otherwise the runs shown, as Compare has them.
+  const std::vector<RunComparison> rows = compare_->rows();
+  const std::vector<RunEntry*>& compared = compare_->runs();
+  QStringList lines;
+  for (size_t i = 0; i < compared.size() && i < rows.size(); ++i) {
+    RunEntry* entry = compared[i];
+    if (!active_.empty() && !entry->live) continue;
+    QString line =
+        QString("<span style='color:%1'>■</span> %2: <b>%3</b> images/s")
+            .arg(entry->color.name(), QString::fromStdString(rows[i].name).toHtmlEscaped())
+            .arg(std::isfinite(rows[i].images_per_second) ? rows[i].images_per_second : 0.0, 0, 'f',
+                 0);
+    if (auto last = last_step_.find(entry->id); entry->live && last != last_step_.end()) {
+      const double total =
+          entry->data.info.value("plan", nlohmann::json::object()).value("total_steps", 0.0);
+      const StepMetrics& s = last->second;
+      const double eta = s.step > 0 ? s.time_s / double(s.step) * (total - double(s.step)) : NAN;
+      line += tr(" · ETA <b>%1</b>").arg(paused_ ? tr("paused") : duration_text(eta));
+    }
+    if (int(i) != compare_->baseline_index() && std::isfinite(rows[i].speedup))
+      line += tr(" · <b>%1×</b> the baseline").arg(rows[i].speedup, 0, 'f', 1);
+    lines << line;
+    if (lines.size() == 4) break;  // the room's eye takes in four lines, not twenty
+  }
+  key_numbers_->setText(lines.isEmpty() ? tr("Press ▶ Train: the figures appear here.")
+                                        : lines.join("<br>"));
 }
 
 void MainWindow::show_recent(int count) {
@@ -745,17 +898,18 @@ void MainWindow::lab_report_dialog() {
   const QString parent = QFileDialog::getExistingDirectory(this, tr("Where to put the lab report folder"));
   if (parent.isEmpty()) return;
   const QString dir = QDir(parent).filePath("gpulab-report-" + QDateTime::currentDateTime().toString("yyyy-MM-dd_HHmmss"));
-  const std::vector<RunEntry*> checked = store_->checked();
+  // What Compare shows: the ticked runs and the baseline, with the shared target.
+  const std::vector<RunEntry*>& compared = compare_->runs();
   std::vector<const RunData*> runs;
   std::vector<QColor> colors;
   ChartOptions options;
   options.x = XAxis(x_axis_->currentData().toInt());
   options.smoothing = smoothing_->value();
   options.target_accuracy = compare_->target_accuracy();
-  for (size_t i = 0; i < checked.size(); ++i) {
-    runs.push_back(&checked[i]->data);
-    colors.push_back(checked[i]->color);
-    if (checked[i]->id == runs_panel_->baseline()) options.baseline = int(i);
+  options.baseline = compare_->baseline_index();
+  for (RunEntry* entry : compared) {
+    runs.push_back(&entry->data);
+    colors.push_back(entry->color);
   }
   QString error;
   QStringList written;

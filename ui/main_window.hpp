@@ -24,6 +24,7 @@ class QSlider;
 class QSplitter;
 class QTabWidget;
 class QTimer;
+class QToolButton;
 
 namespace gpulab::ui {
 
@@ -39,6 +40,7 @@ class RacePanel;
 class RunController;
 class RunStore;
 class RunsPanel;
+struct WindowState;
 
 struct WindowOptions {
   std::filesystem::path runs_dir;                 // empty: default_runs_dir()
@@ -83,6 +85,8 @@ class MainWindow : public QMainWindow {
   QPushButton* pause_button() { return pause_; }
   QPushButton* stop_button() { return stop_; }
   QTabWidget* tabs() { return tabs_; }
+  QToolButton* runs_button() { return runs_button_; }
+  QString key_numbers() const;  // what the presenter's large figures say
   ProgressList* progress() { return progress_; }
   RacePanel* race() { return race_; }
   // Exports every live chart into `dir` as PNG, SVG, PDF and CSV.
@@ -116,6 +120,11 @@ class MainWindow : public QMainWindow {
   void lab_report_dialog();
   void use_setup_of(int run_id);
   std::filesystem::path data_dir() const;
+  void fit_to_screen();
+  void restore_state();
+  void save_state();
+  void update_runs_menu();
+  void update_key_numbers();
 
   WindowOptions options_;
   DeviceList device_list_;
@@ -150,6 +159,14 @@ class MainWindow : public QMainWindow {
   int ticks_ = 0;
   std::chrono::steady_clock::time_point next_replot_{};
   bool presenter_ = false;
+  bool restoring_ = true;  // no state is saved until it has been read
+  // What the state file and the setup file hold: they are written only when that changes, so a
+  // window that was only looked at leaves the runs folder as it found it.
+  std::unique_ptr<WindowState> saved_state_;
+  std::string saved_setup_;
+  int compare_baseline_id_ = 0;
+  QToolButton* runs_button_;  // which runs are shown, also in presenter mode
+  QLabel* key_numbers_;       // presenter mode: images/s, ETA and speedup, large
   QFont normal_font_;
   QString export_dir_;
 };

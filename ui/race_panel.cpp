@@ -10,11 +10,8 @@
 namespace gpulab::ui {
 
 QString describe_request(const RunRequest& r) {
-  return QObject::tr("%1 on %2, batch %3, %4 lr %5")
-      .arg(QString::fromStdString(r.model.name), QString::fromStdString(r.backend.device))
-      .arg(r.train.batch)
-      .arg(optimizer_name(r.train.optimizer.kind))
-      .arg(double(r.train.optimizer.lr));
+  // The name it will train under, which carries its settings, threads included.
+  return QString::fromStdString(r.name.empty() ? auto_run_name(r) : r.name);
 }
 
 RacePanel::RacePanel(QWidget* parent) : QGroupBox(tr("Race"), parent) {

@@ -39,7 +39,7 @@ class RacePanel : public QGroupBox {
   QCheckBox* at_once_;
 };
 
-// "lenet5 on cpu, batch 64, adam lr 0.001"
+// "lenet5 cpu, 4 threads, b64, adam, lr 0.001, fp32"
 QString describe_request(const RunRequest& request);
 
 }  // namespace gpulab::ui

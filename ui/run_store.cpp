@@ -18,9 +18,49 @@ RunEntry* RunStore::add(RunData data) {
   auto entry = std::make_unique<RunEntry>();
   entry->id = next_id_++;
   entry->data = std::move(data);
-  entry->color = run_color(next_color_++);
+  const auto saved = saved_colors_.find(entry->data.dir.string());
+  set_color_slot(*entry,
+                 saved != saved_colors_.end() ? saved->second : free_color_slot(nullptr, false));
   entries_.push_back(std::move(entry));
   return entries_.back().get();
+}
+
+int RunStore::free_color_slot(const RunEntry* except, bool among_checked) const {
+  std::vector<int> users(size_t(kRunColorCount), 0);
+  for (const auto& e : entries_)
+    if (e.get() != except && (!among_checked || e->checked))
+      ++users[size_t(e->color_slot % kRunColorCount)];
+  return int(std::min_element(users.begin(), users.end()) - users.begin());
+}
+
+void RunStore::set_color_slot(RunEntry& entry, int slot) {
+  entry.color_slot = ((slot % kRunColorCount) + kRunColorCount) % kRunColorCount;
+  entry.color = run_color(entry.color_slot);
+}
+
+void RunStore::restore(const std::vector<std::string>& checked,
+                       const std::map<std::string, int>& colors) {
+  saved_colors_ = colors;
+  for (auto& e : entries_) {
+    const std::string dir = e->data.dir.string();
+    if (auto it = colors.find(dir); it != colors.end()) set_color_slot(*e, it->second);
+    e->checked = std::find(checked.begin(), checked.end(), dir) != checked.end();
+  }
+  emit runs_changed();
+}
+
+std::vector<std::string> RunStore::checked_dirs() {
+  std::vector<std::string> dirs;
+  for (RunEntry* e : checked())
+    if (!e->data.dir.empty()) dirs.push_back(e->data.dir.string());
+  return dirs;
+}
+
+std::map<std::string, int> RunStore::color_slots() {
+  std::map<std::string, int> by_dir = saved_colors_;  // runs not loaded this time keep theirs
+  for (const auto& e : entries_)
+    if (!e->data.dir.empty()) by_dir[e->data.dir.string()] = e->color_slot;
+  return by_dir;
 }
 
 QStringList RunStore::load_all() {
@@ -92,6 +132,7 @@ RunEntry* RunStore::add_live(RunData data) {
   RunEntry* entry = add(std::move(data));
   entry->live = true;
   entry->checked = true;
+  set_color_slot(*entry, free_color_slot(entry, true));
   emit runs_changed();
   return entry;
 }
@@ -100,6 +141,7 @@ void RunStore::set_started(int id, const RunStart& start) {
   RunEntry* entry = find(id);
   if (!entry) return;
   entry->data.dir = start.dir;
+  saved_colors_[start.dir.string()] = entry->color_slot;
   entry->data.info["plan"] = {{"epochs", start.plan.epochs},
                               {"steps_per_epoch", start.plan.steps_per_epoch},
                               {"total_steps", start.plan.total_steps}};
@@ -197,6 +239,11 @@ void RunStore::set_checked(int id, bool checked) {
   RunEntry* entry = find(id);
   if (!entry || entry->checked == checked) return;
   entry->checked = checked;
+  // Shown runs keep their colour unless another shown run has it.
+  if (checked && std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) {
+        return e.get() != entry && e->checked && e->color_slot == entry->color_slot;
+      }))
+    set_color_slot(*entry, free_color_slot(entry, true));
   emit runs_changed();
 }
 

@@ -3,13 +3,14 @@
 // are drained. Entries never move in memory, so charts can point at their records.
 #pragma once
 
-#include <filesystem>
-#include <memory>
-#include <vector>
-
 #include <QColor>
 #include <QObject>
 #include <QStringList>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "engine/run_record.hpp"
 #include "ui/run_feed.hpp"
@@ -21,7 +22,8 @@ struct RunEntry {
   RunData data;
   bool live = false;     // a run of this window still training
   bool checked = false;  // shown in the plots
-  QColor color;          // fixed for the run's life
+  int color_slot = 0;    // into run_color's palette; kept in the window state
+  QColor color;          // run_color(color_slot)
 };
 
 class RunStore : public QObject {
@@ -47,6 +49,11 @@ class RunStore : public QObject {
   // Deletes the run's folder (the caller asks first). Returns false with a message.
   bool remove(int id, QString* error);
   void set_checked(int id, bool checked);
+  // What survives a restart (window_state.hpp): ticks and colours, by run folder. Applied to the
+  // runs loaded so far and to runs imported later.
+  void restore(const std::vector<std::string>& checked, const std::map<std::string, int>& colors);
+  std::vector<std::string> checked_dirs();
+  std::map<std::string, int> color_slots();
 
   RunEntry* find(int id);
   std::vector<RunEntry*> entries();  // newest first
@@ -61,12 +68,15 @@ class RunStore : public QObject {
  private:
   RunEntry* add(RunData data);
   void remember_imports();
+  // The palette slot used by fewest runs (only the ticked ones when `among_checked`), lowest first.
+  int free_color_slot(const RunEntry* except, bool among_checked) const;
+  void set_color_slot(RunEntry& entry, int slot);
 
   std::filesystem::path runs_dir_;
   std::vector<std::unique_ptr<RunEntry>> entries_;
   std::vector<std::filesystem::path> imports_;
   int next_id_ = 1;
-  int next_color_ = 0;
+  std::map<std::string, int> saved_colors_;
 };
 
 }  // namespace gpulab::ui
