@@ -4,6 +4,7 @@
 #include "engine/cpu_backend.hpp"
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
+#include "engine/process_group.hpp"
 #include "gpulab/build_config.hpp"
 
 #if GPULAB_CUDA_ENABLED
@@ -31,6 +32,24 @@ const char* precision_name(Precision precision) {
   return "?";
 }
 
+SyncMode parse_sync(const std::string& name) {
+  if (name == "allreduce") return SyncMode::AllReduce;
+  if (name == "parameter-server") return SyncMode::ParameterServer;
+  throw ConfigError("--sync " + name + ": unknown; use allreduce or parameter-server");
+}
+
+const char* sync_name(SyncMode sync) {
+  return sync == SyncMode::ParameterServer ? "parameter-server" : "allreduce";
+}
+
+Distribution parse_dist(const std::string& name) {
+  if (name == "none") return Distribution::None;
+  if (name == "mpi") return Distribution::Mpi;
+  throw ConfigError("--dist " + name + ": unknown; use mpi (under mpirun)");
+}
+
+const char* dist_name(Distribution dist) { return dist == Distribution::Mpi ? "mpi" : "none"; }
+
 int cuda_device_index(const std::string& device) {
   if (device == "cpu") return -1;
   if (device == "cuda") return 0;
@@ -52,6 +71,27 @@ void validate(const BackendOptions& options) {
     throw ConfigError("--device " + options.device +
                       ": no GPU: this build has no CUDA backend (nvcc was not found when it was "
                       "configured); use --device cpu");
+  if (options.replicas < 1) throw ConfigError("--replicas must be at least 1");
+  if (options.replicas > options.batch)
+    throw ConfigError("--replicas " + std::to_string(options.replicas) +
+                      ": more replicas than images in a batch (--batch " +
+                      std::to_string(options.batch) + ")");
+  if (gpu >= 0 && (options.replicas > 1 || options.dist != Distribution::None))
+    throw ConfigError("--replicas: data parallelism runs on the CPU for now; use --device cpu");
+  if (!(options.bucket_mb > 0)) throw ConfigError("--bucket-mb must be a positive number");
+  if (!(options.collective_timeout_s > 0))
+    throw ConfigError("--collective-timeout must be a positive number of seconds");
+  if (options.dist == Distribution::Mpi) {
+    if (const std::string why = mpi_unavailable_reason(); !why.empty()) throw ConfigError(why);
+    if (options.replicas > 1)
+      throw ConfigError("--replicas " + std::to_string(options.replicas) +
+                        ": with --dist mpi each process is one replica; start more processes "
+                        "(mpirun -np N) instead");
+    if (options.sync == SyncMode::ParameterServer)
+      throw ConfigError(
+          "--sync parameter-server: runs within one process; with --dist mpi use "
+          "--sync allreduce");
+  }
 }
 
 std::unique_ptr<Backend> make_backend(const ModelPlan& plan, const OptimizerConfig& optimizer,

@@ -1,26 +1,19 @@
-// The one interface every way of running a model implements (the CPU, one GPU, and later data
-// parallel replicas), so a single training loop drives them all.
+// The one interface every way of running a model implements (the CPU with one or several
+// replicas, one GPU), so a single training loop drives them all.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "datasets/mnist.hpp"
 #include "engine/model_config.hpp"
 #include "engine/optimizer.hpp"
+#include "engine/step_phases.hpp"
 
 namespace gpulab {
-
-// Milliseconds spent in each part of one training step.
-struct StepTimes {
-  double data_ms = 0, copy_ms = 0, forward_ms = 0, backward_ms = 0, allreduce_ms = 0,
-         optimizer_ms = 0;
-  double total_ms() const {
-    return data_ms + copy_ms + forward_ms + backward_ms + allreduce_ms + optimizer_ms;
-  }
-};
 
 struct BatchStats {
   double loss_sum = 0;  // summed over the images of the batch
@@ -28,6 +21,14 @@ struct BatchStats {
   int count = 0;
   double mean_loss() const { return count ? loss_sum / count : 0.0; }
   double accuracy() const { return count ? double(correct) / count : 0.0; }
+};
+
+// Where a forward's images sit in the whole batch of the step, when a replica holds a shard of
+// it: dropout is keyed on each image's global position and the loss gradient is normalized by
+// the whole batch, so the shards' gradients sum to the batch's. The default is a whole batch.
+struct Shard {
+  int first_image = 0;   // position of the first image in the whole batch
+  int global_batch = 0;  // images in the whole batch; 0: this forward's batch
 };
 
 enum class Split { Train, Validation, Test };
@@ -58,6 +59,9 @@ class Backend {
   // Waits for all queued device work and throws the device's error if any: train_step returns
   // before its backward and update are done, so a fault there shows only here.
   virtual void synchronize() {}
+  // Every replica's share of the last train_step (every process's, on rank 0 of an MPI job);
+  // empty where the backend does not measure it.
+  virtual std::vector<ReplicaTimes> replica_times() const { return {}; }
 };
 
 // The math of the matrix products. fp32 everywhere; tf32 and bf16 (CUDA only) round the GEMM
@@ -67,6 +71,18 @@ enum class Precision { Fp32, Tf32, Bf16 };
 Precision parse_precision(const std::string& name);  // throws ConfigError
 const char* precision_name(Precision precision);
 
+// How replicas agree on the update: every replica takes the same optimizer step on the summed
+// gradients (all-reduce), or a server holds the parameters, takes the step once and sends them
+// back (parameter server).
+enum class SyncMode { AllReduce, ParameterServer };
+SyncMode parse_sync(const std::string& name);  // throws ConfigError naming --sync
+const char* sync_name(SyncMode sync);          // "allreduce", "parameter-server"
+
+// Replicas in other processes: none, or MPI (one replica per process, launched by mpirun).
+enum class Distribution { None, Mpi };
+Distribution parse_dist(const std::string& name);  // throws ConfigError naming --dist
+const char* dist_name(Distribution dist);          // "none", "mpi"
+
 struct BackendOptions {
   std::string device = "cpu";  // cpu, cuda:N
   int threads = 0;             // CPU threads; 0: all cores
@@ -75,6 +91,14 @@ struct BackendOptions {
   bool reference_kernels = false;  // CPU: the plain reference kernels (slow; for checking)
   Precision precision = Precision::Fp32;
   bool cuda_graph = true;  // CUDA: replay the training step from CUDA graphs after warm-up
+  // Data parallelism: replicas in this process, each on its own thread with threads / replicas
+  // of the CPU threads (at least 1); the batch is split evenly, the first replicas taking one
+  // image more where it does not divide.
+  int replicas = 1;
+  SyncMode sync = SyncMode::AllReduce;
+  double bucket_mb = 25;             // gradients are reduced in buckets of this size
+  double collective_timeout_s = 60;  // a reduction whose peers do not arrive fails after this
+  Distribution dist = Distribution::None;
 };
 
 // N for "cuda:N" (and "cuda", meaning cuda:0), -1 for "cpu"; throws ConfigError otherwise.

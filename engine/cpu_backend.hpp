@@ -1,35 +1,50 @@
-// The CPU backend: the fast CPU kernels over host memory, threads shared through OpenMP and BLAS.
+// The CPU backend: R replicas of the model (one by default) over host memory, each with its own
+// threads for the fast kernels (OpenMP and the BLAS), and the reducer the options choose.
 #pragma once
 
 #include <vector>
 
 #include "engine/backend.hpp"
 #include "engine/cpu_network.hpp"
+#include "engine/replica.hpp"
+#include "engine/replicated_backend.hpp"
 
 namespace gpulab {
 
-class CpuBackend final : public Backend {
+// One model copy on the CPU: gathers its shard, runs the network, updates in place.
+class CpuReplica final : public Replica {
  public:
-  CpuBackend(const ModelPlan& plan, const OptimizerConfig& optimizer, const DataSets& data,
-             const BackendOptions& options);
-  std::string description() const override;
-  size_t parameter_count() const override { return parameters_size_; }
+  // with_optimizer: keep optimizer state (a parameter server keeps it instead).
+  CpuReplica(const ModelPlan& plan, const OptimizerConfig& optimizer, const DataSets& data,
+             int max_batch, CpuKernels kernels, uint64_t seed, bool with_optimizer);
+  BatchStats compute_gradients(std::span<const int32_t> shard, Shard position, int64_t step,
+                               StepTimes& times) override;
+  BufferView gradients() override;
+  BufferView parameters() override;
+  void apply_update(float lr, int64_t step) override;
   void set_parameters(std::span<const float> params) override;
   void get_parameters(std::span<float> params) override;
-  BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
-                        StepTimes& times) override;
-  BatchStats evaluate(Split split, std::span<const int32_t> indices) override;
-  int threads() const { return threads_; }
+  BatchStats evaluate(const data::ImageSet& set, std::span<const int32_t> indices) override;
 
  private:
   DataSets data_;
-  BackendOptions options_;
+  uint64_t seed_;
   CpuNetwork network_;
-  HostOptimizer optimizer_;
-  size_t parameters_size_;
-  int threads_;  // this backend's own: another backend in the process may use another count
-  std::vector<float> batch_images_;   // (batch, C*H*W)
-  std::vector<uint8_t> batch_labels_; // (batch)
+  std::vector<HostOptimizer> optimizer_;  // empty without optimizer state
+  std::vector<float> batch_images_;       // (max_batch, C*H*W)
+  std::vector<uint8_t> batch_labels_;     // (max_batch)
+};
+
+// BackendOptions::replicas CPU replicas (one per process with --dist mpi), the CPU threads
+// divided among them: threads / replicas each, at least 1.
+class CpuBackend final : public ReplicatedBackend {
+ public:
+  CpuBackend(const ModelPlan& plan, const OptimizerConfig& optimizer, const DataSets& data,
+             const BackendOptions& options);
+  int threads() const { return threads_; }  // each replica's
+
+ private:
+  int threads_;
 };
 
 }  // namespace gpulab

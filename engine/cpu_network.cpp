@@ -58,6 +58,8 @@ struct CpuOps {
 
   const KernelTable* kernels = &kFastKernels;
   uint64_t seed = 0, step = 0;
+  int batch = 0;  // this forward's rows, the shard's position in the whole batch and its size
+  Shard shard;
   LossStats loss;
 
   void conv2d_forward(float* out, const float* in, const float* w, const float* b,
@@ -110,8 +112,10 @@ struct CpuOps {
   void tanh_backward(float* din, const float* dout, const float* out, size_t n) {
     kernels->tanh_backward(din, dout, out, n);
   }
+  // Keyed on each element's position in the whole batch, so shards draw what one batch draws.
   void dropout_mask(float* mask, size_t n, float p, uint64_t layer) {
-    k::dropout_mask(mask, n, p, seed, k::rng::dropout_counter(step, layer));
+    const uint64_t first = uint64_t(shard.first_image) * (n / size_t(batch));
+    k::dropout_mask(mask, n, p, seed, k::rng::dropout_counter(step, layer), first);
   }
   void dropout_forward(float* out, const float* in, const float* mask, size_t n) {
     kernels->dropout_forward(out, in, mask, n);
@@ -124,7 +128,7 @@ struct CpuOps {
     loss = LossStats{};
     loss.count = batch;
     kernels->softmax_cross_entropy(dlogits, &loss.loss_sum, &loss.correct, logits, labels, batch,
-                                   classes);
+                                   classes, shard.global_batch);
   }
   void copy(float* out, const float* in, size_t n) { std::memcpy(out, in, n * sizeof(float)); }
   void zero(float* out, size_t n) { k::cpu::zero(out, n); }
@@ -159,9 +163,11 @@ std::span<float> CpuNetwork::gradients() {
 int CpuNetwork::max_batch() const { return impl_->stack.max_batch(); }
 
 LossStats CpuNetwork::forward(const float* images, const uint8_t* labels, int batch, bool training,
-                              uint64_t seed, uint64_t step) {
+                              uint64_t seed, uint64_t step, Shard shard) {
   impl_->ops.seed = seed;
   impl_->ops.step = step;
+  impl_->ops.batch = batch;
+  impl_->ops.shard = shard;
   impl_->stack.forward(impl_->ops, images, labels, batch, training);
   return impl_->ops.loss;
 }

@@ -7,6 +7,7 @@
 #include <span>
 #include <vector>
 
+#include "engine/backend.hpp"
 #include "engine/model_config.hpp"
 
 namespace gpulab {
@@ -32,7 +33,7 @@ class CpuNetwork {
   // images (batch, C*H*W) normalized, labels (batch). Runs the forward pass and the loss; with
   // training set, dropout is drawn from (seed, step) and dlogits is written for backward().
   LossStats forward(const float* images, const uint8_t* labels, int batch, bool training,
-                    uint64_t seed, uint64_t step);
+                    uint64_t seed, uint64_t step, Shard shard = {});
   // Zeroes and fills gradients() for the batch of the last training forward().
   void backward();
 

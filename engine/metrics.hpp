@@ -22,6 +22,7 @@ struct StepMetrics {
   float lr = 0;
   double step_ms = 0;
   StepTimes times;
+  std::vector<ReplicaTimes> replicas;  // every replica's share of the step (replicas.csv)
 };
 
 struct EvalMetrics {

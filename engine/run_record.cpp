@@ -22,18 +22,37 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr const char* kMetricsHeader =
-    "step,epoch,time_s,loss,accuracy,images_per_second,lr,step_ms,data_ms,copy_ms,forward_ms,"
-    "backward_ms,allreduce_ms,optimizer_ms";
+// metrics.csv: these columns, then one per step phase (kStepPhases); replicas.csv: step and
+// replica, then one per replica phase (kReplicaPhases).
+constexpr const char* kMetricsLeadingColumns =
+    "step,epoch,time_s,loss,accuracy,images_per_second,lr,step_ms";
+constexpr int kMetricsLeadingCount = 8;
+
+template <typename Phases>
+std::string header_with(const char* leading, const Phases& phases) {
+  std::string header = leading;
+  for (const auto& phase : phases) header.append(",").append(phase.column);
+  return header;
+}
+
+const std::string& metrics_header() {
+  static const std::string header = header_with(kMetricsLeadingColumns, kStepPhases);
+  return header;
+}
+
+const std::string& replicas_header() {
+  static const std::string header = header_with("step,replica", kReplicaPhases);
+  return header;
+}
 constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy";
 constexpr const char* kTelemetryHeader =
     "time_s,device,util_percent,mem_util_percent,mem_used_bytes,mem_total_bytes,power_w,"
     "temperature_c,sm_clock_mhz";
 
-std::FILE* open_csv(const fs::path& path, const char* header) {
+std::FILE* open_csv(const fs::path& path, const std::string& header) {
   std::FILE* file = std::fopen(path.c_str(), "w");
   if (!file) throw RecordError(path.string() + ": cannot create: " + std::strerror(errno));
-  std::fprintf(file, "%s\n", header);
+  std::fprintf(file, "%s\n", header.c_str());
   std::fflush(file);
   return file;
 }
@@ -74,7 +93,7 @@ double parse_number(const std::string& text) {
 // Reads a CSV written by RunRecorder: checks the header, parses each complete row. A final line
 // without its newline is what a killed run leaves behind and is skipped.
 template <typename Row>
-std::vector<Row> read_csv(const fs::path& path, const char* header,
+std::vector<Row> read_csv(const fs::path& path, const std::string& header,
                           Row (*parse)(const std::vector<std::string>&)) {
   std::vector<Row> rows;
   std::ifstream in(path, std::ios::binary);
@@ -118,9 +137,18 @@ StepMetrics parse_step(const std::vector<std::string>& f) {
   m.images_per_second = parse_number(f[5]);
   m.lr = static_cast<float>(parse_number(f[6]));
   m.step_ms = parse_number(f[7]);
-  m.times = {parse_number(f[8]),  parse_number(f[9]),  parse_number(f[10]),
-             parse_number(f[11]), parse_number(f[12]), parse_number(f[13])};
+  for (size_t p = 0; p < kStepPhases.size(); ++p)
+    m.times.*kStepPhases[p].ms = parse_number(f[kMetricsLeadingCount + p]);
   return m;
+}
+
+ReplicaStep parse_replica_step(const std::vector<std::string>& f) {
+  ReplicaStep r;
+  r.step = static_cast<int64_t>(parse_number(f[0]));
+  r.times.replica = static_cast<int>(parse_number(f[1]));
+  for (size_t p = 0; p < kReplicaPhases.size(); ++p)
+    r.times.*kReplicaPhases[p].ms = parse_number(f[2 + p]);
+  return r;
 }
 
 EvalMetrics parse_eval(const std::vector<std::string>& f) {
@@ -198,13 +226,14 @@ RunRecorder::RunRecorder(fs::path dir, json run_info) : dir_(std::move(dir)), in
   info_["status"] = "running";
   if (!info_.contains("name")) info_["name"] = dir_.filename().string();
   write_json();
-  metrics_ = open_csv(dir_ / "metrics.csv", kMetricsHeader);
+  metrics_ = open_csv(dir_ / "metrics.csv", metrics_header());
+  replicas_ = open_csv(dir_ / "replicas.csv", replicas_header());
   evals_ = open_csv(dir_ / "eval.csv", kEvalHeader);
   telemetry_ = open_csv(dir_ / "telemetry.csv", kTelemetryHeader);
 }
 
 RunRecorder::~RunRecorder() {
-  for (std::FILE* file : {metrics_, evals_, telemetry_})
+  for (std::FILE* file : {metrics_, replicas_, evals_, telemetry_})
     if (file) std::fclose(file);
 }
 
@@ -212,15 +241,21 @@ void RunRecorder::write_json() { write_file_atomically(dir_ / "run.json", info_.
 
 void RunRecorder::on_step(const StepMetrics& m) {
   std::lock_guard lock(mutex_);
-  const StepTimes& t = m.times;
-  std::fprintf(metrics_, "%lld,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n",
-               static_cast<long long>(m.step), m.epoch, number(m.time_s).c_str(),
-               number(m.loss).c_str(), number(m.accuracy).c_str(),
-               number(m.images_per_second).c_str(), number(m.lr).c_str(), number(m.step_ms).c_str(),
-               number(t.data_ms).c_str(), number(t.copy_ms).c_str(), number(t.forward_ms).c_str(),
-               number(t.backward_ms).c_str(), number(t.allreduce_ms).c_str(),
-               number(t.optimizer_ms).c_str());
+  std::string row = std::to_string(m.step);
+  row.append(",").append(std::to_string(m.epoch));
+  for (double value : {m.time_s, m.loss, m.accuracy, m.images_per_second, double(m.lr), m.step_ms})
+    row.append(",").append(number(value));
+  for (const StepPhase& phase : kStepPhases) row.append(",").append(number(m.times.*phase.ms));
+  std::fprintf(metrics_, "%s\n", row.c_str());
   flush_or_throw(metrics_, "metrics.csv");
+  if (m.replicas.empty()) return;
+  for (const ReplicaTimes& r : m.replicas) {
+    std::string line = std::to_string(m.step);
+    line.append(",").append(std::to_string(r.replica));
+    for (const ReplicaPhase& phase : kReplicaPhases) line.append(",").append(number(r.*phase.ms));
+    std::fprintf(replicas_, "%s\n", line.c_str());
+  }
+  flush_or_throw(replicas_, "replicas.csv");
 }
 
 void RunRecorder::on_eval(const EvalMetrics& e) {
@@ -309,7 +344,9 @@ RunData load_run(const fs::path& dir) {
   if (!run.info.is_object() || run.info.value("format", "") != kRunFormat)
     throw RecordError(json_path.string() + ": not a gpulab run record (format \"" + kRunFormat +
                       "\" expected)");
-  run.steps = read_csv<StepMetrics>(dir / "metrics.csv", kMetricsHeader, parse_step);
+  run.steps = read_csv<StepMetrics>(dir / "metrics.csv", metrics_header(), parse_step);
+  run.replica_steps =
+      read_csv<ReplicaStep>(dir / "replicas.csv", replicas_header(), parse_replica_step);
   run.evals = read_csv<EvalMetrics>(dir / "eval.csv", kEvalHeader, parse_eval);
   run.samples = read_csv<DeviceSample>(dir / "telemetry.csv", kTelemetryHeader, parse_sample);
   return run;

@@ -1,5 +1,5 @@
-// Run records: the folder every run writes as it goes (run.json, metrics.csv, eval.csv,
-// telemetry.csv), and reading them back for comparisons and charts.
+// Run records: the folder every run writes as it goes (run.json, metrics.csv, replicas.csv,
+// eval.csv, telemetry.csv), and reading them back for comparisons and charts.
 #pragma once
 
 #include <cstdio>
@@ -41,6 +41,7 @@ class RunRecorder final : public TrainObserver {
   std::filesystem::path dir_;
   nlohmann::json info_;
   std::FILE* metrics_ = nullptr;
+  std::FILE* replicas_ = nullptr;  // one row per replica per step
   std::FILE* evals_ = nullptr;
   std::FILE* telemetry_ = nullptr;
   std::mutex mutex_;  // telemetry arrives from the sampler thread
@@ -62,11 +63,18 @@ nlohmann::json summary_to_json(const RunSummary& summary);
 // Replaces `path` with `text` atomically: write a temporary file beside it, flush, rename.
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
+// A row of replicas.csv.
+struct ReplicaStep {
+  int64_t step = 0;
+  ReplicaTimes times;
+};
+
 // A run read back from its folder.
 struct RunData {
   std::filesystem::path dir;
   nlohmann::json info;                 // run.json
   std::vector<StepMetrics> steps;
+  std::vector<ReplicaStep> replica_steps;  // empty for runs recorded before replicas.csv
   std::vector<EvalMetrics> evals;
   std::vector<DeviceSample> samples;
   std::string name() const;            // info["name"], else the folder's name

@@ -104,13 +104,17 @@ std::string csv_number(double value) {
 // Whether any of the runs can spend time in `phase`: copies to a device need a GPU, all-reduce
 // needs more than one replica.
 bool phase_applies(int phase, const std::vector<const RunData*>& runs) {
-  constexpr int kCopy = 1, kAllReduce = 4;  // as phase_name numbers them
-  if (phase != kCopy && phase != kAllReduce) return true;
+  using Needs = StepPhase::Needs;
+  const Needs needs = kStepPhases[phase].needs;
+  if (needs == Needs::Nothing) return true;
   for (const RunData* run : runs) {
     const std::string device = json_string(run->info, {"config", "device"}, "cpu");
     const double replicas = json_number(run->info, {"config", "replicas"});
-    if (phase == kCopy && device != "cpu") return true;
-    if (phase == kAllReduce && std::isfinite(replicas) && replicas > 1) return true;
+    const double ranks = json_number(run->info, {"config", "ranks"});
+    if (needs == Needs::DeviceCopy && device != "cpu") return true;
+    if (needs == Needs::SeveralReplicas &&
+        ((std::isfinite(replicas) && replicas > 1) || (std::isfinite(ranks) && ranks > 1)))
+      return true;
   }
   return false;
 }
@@ -171,15 +175,11 @@ const char* metric_label(Metric metric) {
 }
 
 const char* phase_name(int phase) {
-  static const char* const names[kPhaseCount] = {"data",     "copy",      "forward",
-                                                 "backward", "all-reduce", "optimizer"};
-  return phase >= 0 && phase < kPhaseCount ? names[phase] : "?";
+  return phase >= 0 && phase < kPhaseCount ? kStepPhases[phase].name : "?";
 }
 
 double phase_ms(const StepTimes& t, int phase) {
-  const double values[kPhaseCount] = {t.data_ms,     t.copy_ms,      t.forward_ms,
-                                      t.backward_ms, t.allreduce_ms, t.optimizer_ms};
-  return phase >= 0 && phase < kPhaseCount ? values[phase] : kNoValue;
+  return phase >= 0 && phase < kPhaseCount ? t.*kStepPhases[phase].ms : kNoValue;
 }
 
 // --- TrailingMean -------------------------------------------------------------------------

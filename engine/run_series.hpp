@@ -24,8 +24,8 @@ enum class Metric {
 };
 const char* metric_label(Metric metric);  // with its unit: "accuracy (%)", "power (W)"
 
-// The parts of a step, in the order the stacked breakdown draws them.
-inline constexpr int kPhaseCount = 6;
+// The parts of a step, in the order the stacked breakdown draws them: kStepPhases.
+inline constexpr int kPhaseCount = int(kStepPhases.size());
 const char* phase_name(int phase);  // data, copy, forward, backward, all-reduce, optimizer
 double phase_ms(const StepTimes& times, int phase);
 

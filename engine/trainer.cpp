@@ -145,6 +145,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
       metrics.lr = lr;
       metrics.step_ms = step_ms;
       metrics.times = times;
+      metrics.replicas = backend.replica_times();
       observer.on_step(metrics);
       // Not at the last step of an epoch or of the run: the epoch's own evaluation follows.
       const bool epoch_ends = b + 1 == sampler.batches_per_epoch() && options.eval_at_epoch_end;

@@ -247,7 +247,7 @@ TEST_P(HandWorked, CrossEntropyIsTheBatchMean) {
   double loss_sum = 0;
   int correct = 0;
   GetParam()->softmax_cross_entropy(dlogits.data(), &loss_sum, &correct, logits.data(), labels, 2,
-                                    2);
+                                    2, 0);
   EXPECT_NEAR(loss_sum, std::log(2.0) + std::log(4.0 / 3.0), 1e-6);
   EXPECT_NEAR(loss_sum / 2, 0.4904, 1e-4);  // torch.nn.functional.cross_entropy
   EXPECT_EQ(correct, 2);                    // row 0's tie goes to the first class
@@ -258,14 +258,31 @@ TEST_P(HandWorked, CrossEntropyIsTheBatchMean) {
   EXPECT_NEAR(dlogits[3], -0.125, 1e-6);
 }
 
+// Two shards normalized by the whole batch give the rows the whole batch gives them.
+TEST_P(HandWorked, CrossEntropyShardsTakeTheBatchNormalizer) {
+  const Vec logits = {1, 1, 0, 1, 2, -1, 0.5f, 0.25f};
+  const uint8_t labels[] = {0, 1, 0, 1};
+  Vec whole(8), shards(8);
+  double loss_sum = 0, first = 0, second = 0;
+  int correct = 0;
+  GetParam()->softmax_cross_entropy(whole.data(), &loss_sum, &correct, logits.data(), labels, 4, 2,
+                                    0);
+  GetParam()->softmax_cross_entropy(shards.data(), &first, &correct, logits.data(), labels, 3, 2,
+                                    4);
+  GetParam()->softmax_cross_entropy(shards.data() + 6, &second, &correct, logits.data() + 6,
+                                    labels + 3, 1, 2, 4);
+  EXPECT_EQ(whole, shards);
+  EXPECT_NEAR(first + second, loss_sum, 1e-12);
+}
+
 TEST_P(HandWorked, CrossEntropyRejectsLabelsOutOfRange) {
   const Vec logits = {0, 0};
   const uint8_t labels[] = {2};
   double loss_sum = 0;
   int correct = 0;
-  EXPECT_THROW(
-      GetParam()->softmax_cross_entropy(nullptr, &loss_sum, &correct, logits.data(), labels, 1, 2),
-      std::invalid_argument);
+  EXPECT_THROW(GetParam()->softmax_cross_entropy(nullptr, &loss_sum, &correct, logits.data(),
+                                                 labels, 1, 2, 0),
+               std::invalid_argument);
 }
 
 TEST_P(HandWorked, Conv2dRejectsAnEmptyOutput) {
@@ -841,6 +858,22 @@ TEST(DropoutMask, SameSeedAndCounterSameMask) {
   Vec prefix(7);
   k::dropout_mask(prefix.data(), prefix.size(), 0.5f, 123, 9);
   EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), a.begin()));
+}
+
+// A shard's mask, drawn from its first element's position, is the batch's mask from there on,
+// wherever the shard starts inside a block of four.
+TEST(DropoutMask, ShardsDrawTheWholeMasksBits) {
+  Vec whole(20011);
+  k::dropout_mask(whole.data(), whole.size(), 0.4f, 77, 5);
+  for (size_t first :
+       {size_t(0), size_t(1), size_t(2), size_t(3), size_t(4), size_t(4097), size_t(10003)}) {
+    for (size_t n : {size_t(1), size_t(3), size_t(9), size_t(5000)}) {
+      Vec shard(n);
+      k::dropout_mask(shard.data(), n, 0.4f, 77, 5, first);
+      ASSERT_TRUE(std::equal(shard.begin(), shard.end(), whole.begin() + first))
+          << "first " << first << ", n " << n;
+    }
+  }
 }
 
 TEST(DropoutMask, EveryElementIsTheScalarGeneratorsDecision) {

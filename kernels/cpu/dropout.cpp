@@ -21,16 +21,18 @@ namespace {
 #define GPULAB_X86_CLONES
 #endif
 
-GPULAB_X86_CLONES void fill_mask_blocks(float* mask, size_t begin, size_t end, float p, float scale,
-                                        uint64_t seed, uint64_t counter) {
+// Writes blocks [first_block, first_block + blocks) of stream (seed, counter) into out (blocks, 4).
+GPULAB_X86_CLONES void fill_mask_blocks(float* out, uint64_t first_block, size_t blocks, float p,
+                                        float scale, uint64_t seed, uint64_t counter) {
   constexpr int kLanes = 16;
   const uint32_t key0 = uint32_t(seed), key1 = uint32_t(seed >> 32);
-  size_t first = begin;
-  for (; first + kLanes <= end; first += kLanes) {
+  size_t b = 0;
+  for (; b + kLanes <= blocks; b += kLanes) {
     uint32_t c0[kLanes], c1[kLanes], c2[kLanes], c3[kLanes];
     for (int l = 0; l < kLanes; ++l) {
-      c0[l] = uint32_t(first + l);
-      c1[l] = uint32_t((first + l) >> 32);
+      const uint64_t block = first_block + b + l;
+      c0[l] = uint32_t(block);
+      c1[l] = uint32_t(block >> 32);
       c2[l] = uint32_t(counter);
       c3[l] = uint32_t(counter >> 32);
     }
@@ -41,37 +43,46 @@ GPULAB_X86_CLONES void fill_mask_blocks(float* mask, size_t begin, size_t end, f
       k0 += rng::kPhiloxW0;
       k1 += rng::kPhiloxW1;
     }
-    float* out = mask + first * 4;  // (kLanes, 4)
+    float* block_out = out + b * 4;  // (kLanes, 4)
     for (int l = 0; l < kLanes; ++l) {
       const uint32_t words[4] = {c0[l], c1[l], c2[l], c3[l]};
       for (int j = 0; j < 4; ++j)
-        out[l * 4 + j] = rng::uniform_from_bits(words[j]) >= p ? scale : 0.0f;
+        block_out[l * 4 + j] = rng::uniform_from_bits(words[j]) >= p ? scale : 0.0f;
     }
   }
-  for (; first < end; ++first) {
+  for (; b < blocks; ++b) {
     float u[4];
-    rng::uniform4(u, seed, counter, first);
-    for (int j = 0; j < 4; ++j) mask[first * 4 + j] = u[j] >= p ? scale : 0.0f;
+    rng::uniform4(u, seed, counter, first_block + b);
+    for (int j = 0; j < 4; ++j) out[b * 4 + j] = u[j] >= p ? scale : 0.0f;
   }
 }
 
 }  // namespace
 
-void dropout_mask(float* mask, size_t n, float p, uint64_t seed, uint64_t counter) {
-  // mask (n): 0 or 1/(1-p)
+void dropout_mask(float* mask, size_t n, float p, uint64_t seed, uint64_t counter, uint64_t first) {
+  // mask (n): 0 or 1/(1-p), element i from the stream's element first + i
   if (!(p >= 0.0f && p < 1.0f))
     throw std::invalid_argument("dropout_mask: p = " + std::to_string(p) + " is outside [0, 1)");
   // Computed in float so that the CUDA kernel, which does the same, writes the same value.
   const float scale = 1.0f / (1.0f - p);
-  const size_t full_blocks = n / 4;
+  // Elements before the first whole block of four (a shard that starts inside a block), then
+  // whole blocks, then the tail.
+  size_t head = std::min<size_t>(n, (4 - first % 4) % 4);
+  for (size_t i = 0; i < head; ++i)
+    mask[i] = rng::uniform_at(seed, counter, first + i) >= p ? scale : 0.0f;
+  const uint64_t first_block = (first + head) / 4;
+  const size_t full_blocks = (n - head) / 4;
+  float* blocks_out = mask + head;
   constexpr size_t kChunk = 1024;  // blocks per task: 4096 floats
   const size_t chunks = (full_blocks + kChunk - 1) / kChunk;
 #pragma omp parallel for num_threads(cpu::detail::threads()) if (chunks > 4) schedule(static)
-  for (size_t chunk = 0; chunk < chunks; ++chunk)
-    fill_mask_blocks(mask, chunk * kChunk, std::min(full_blocks, (chunk + 1) * kChunk), p, scale,
-                     seed, counter);
-  for (size_t i = full_blocks * 4; i < n; ++i)
-    mask[i] = rng::uniform_at(seed, counter, i) >= p ? scale : 0.0f;
+  for (size_t chunk = 0; chunk < chunks; ++chunk) {
+    const size_t begin = chunk * kChunk, end = std::min(full_blocks, (chunk + 1) * kChunk);
+    fill_mask_blocks(blocks_out + begin * 4, first_block + begin, end - begin, p, scale, seed,
+                     counter);
+  }
+  for (size_t i = head + full_blocks * 4; i < n; ++i)
+    mask[i] = rng::uniform_at(seed, counter, first + i) >= p ? scale : 0.0f;
 }
 
 namespace cpu {

@@ -13,7 +13,7 @@
 namespace gpulab::kernels::cpu {
 
 void softmax_cross_entropy(float* dlogits, double* loss_sum, int* correct, const float* logits,
-                           const uint8_t* labels, int batch, int classes) {
+                           const uint8_t* labels, int batch, int classes, int normalizer) {
   // dlogits (N,C) or nullptr, logits (N,C), labels (N)
   for (int n = 0; n < batch; ++n)  // checked up front: an OpenMP region must not throw
     if (labels[n] >= classes)
@@ -26,7 +26,7 @@ void softmax_cross_entropy(float* dlogits, double* loss_sum, int* correct, const
   const int team = size_t(batch) * classes >= detail::kMinParallelElements / 4
                        ? std::min(detail::threads(), kMaxThreads)
                        : 1;
-  const float inv_batch = 1.0f / float(batch);
+  const float inv_batch = 1.0f / float(normalizer > 0 ? normalizer : batch);
 #pragma omp parallel num_threads(team)
   {
     const int t = omp_get_thread_num();

@@ -74,12 +74,14 @@ struct Pool2dShape {
   void dropout_forward(float* out, const float* inp, const float* mask, size_t n);              \
   void dropout_backward(float* dinp, const float* dout, const float* mask, size_t n);           \
   /* Softmax cross-entropy, mean over the batch (PyTorch's CrossEntropyLoss). logits (N,C),     \
-     labels (N). Writes dlogits (N,C) = (softmax - onehot) / N (overwrites, it starts the       \
-     backward pass) when dlogits is not nullptr. Returns the summed loss over the batch in      \
-     *loss_sum and the number of correct argmax predictions in *correct. */                     \
+     labels (N). Writes dlogits (N,C) = (softmax - onehot) / normalizer (overwrites, it starts  \
+     the backward pass) when dlogits is not nullptr; normalizer 0 means N. A replica holding a  \
+     shard of a batch passes the whole batch's size, so the shards' gradients sum to the        \
+     batch's. Returns the summed loss over the rows in *loss_sum and the number of correct      \
+     argmax predictions in *correct. */                                                         \
   void softmax_cross_entropy(float* dlogits, double* loss_sum, int* correct,                    \
                              const float* logits, const uint8_t* labels, int batch,             \
-                             int classes);
+                             int classes, int normalizer = 0);
 
 namespace ref {
 GPULAB_CPU_OPS
@@ -120,6 +122,9 @@ const char* blas_kernels();
 
 // Dropout mask from a counter-based generator: element i of call `counter` with `seed` is kept
 // with probability 1-p. The same (seed, counter, i) gives the same decision on every backend.
-void dropout_mask(float* mask, size_t n, float p, uint64_t seed, uint64_t counter);
+// mask[j] is element first + j: a replica holding images from position b of the global batch
+// passes first = b * features, and draws the very bits one replica holding the batch draws.
+void dropout_mask(float* mask, size_t n, float p, uint64_t seed, uint64_t counter,
+                  uint64_t first = 0);
 
 }  // namespace gpulab::kernels

@@ -9,7 +9,7 @@
 namespace gpulab::kernels::ref {
 
 void softmax_cross_entropy(float* dlogits, double* loss_sum, int* correct, const float* logits,
-                           const uint8_t* labels, int batch, int classes) {
+                           const uint8_t* labels, int batch, int classes, int normalizer) {
   // dlogits (N,C) or nullptr, logits (N,C), labels (N)
   double total = 0;
   int hits = 0;
@@ -30,7 +30,8 @@ void softmax_cross_entropy(float* dlogits, double* loss_sum, int* correct, const
     if (dlogits != nullptr)
       for (int c = 0; c < classes; ++c) {
         const double p = std::exp(double(row[c]) - log_sum_exp);
-        dlogits[size_t(n) * classes + c] = float((p - (c == labels[n])) / batch);
+        dlogits[size_t(n) * classes + c] =
+            float((p - (c == labels[n])) / (normalizer > 0 ? normalizer : batch));
       }
   }
   if (loss_sum != nullptr) *loss_sum = total;

@@ -1,0 +1,112 @@
+// Data parallelism's second piece: a gradient reducer, how the replicas' gradients become the
+// whole batch's. Implementations: none (one replica), threads sharing memory, a parameter
+// server, MPI (engine/process_group.hpp); later one GPU with several replicas, and NCCL.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/optimizer.hpp"
+#include "engine/replica.hpp"
+
+namespace gpulab {
+
+class ProcessGroup;
+
+// A collective that could not complete: a peer that never arrived within the timeout, or a
+// replica that failed while the others waited for it. The message names who and what.
+class CollectiveError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What one replica spent in a reduction.
+struct ReduceTimes {
+  double communication_ms = 0;  // moving and adding gradients (or parameters)
+  double waiting_ms = 0;        // standing at a barrier for the slowest replica
+  double optimizer_ms = 0;      // a parameter server's update, on the replica that ran it
+};
+
+// What the update of this step needs, for a reducer that takes it itself.
+struct UpdateStep {
+  float lr = 0;
+  int64_t step = 0;
+};
+
+class GradientReducer {
+ public:
+  virtual ~GradientReducer() = default;
+  virtual std::string name() const = 0;  // "none", "threads", "parameter-server", "mpi"
+  // True when the reducer takes the optimizer step itself (a parameter server): replicas then
+  // receive their new parameters rather than update them.
+  virtual bool updates_parameters() const { return false; }
+  // Called from each local replica's own thread once its backward is done, with its gradients
+  // and parameters. Returns when `grads` holds the sum over every replica of the job, which is
+  // the whole batch's gradient (the loss is normalized by the whole batch), or, when
+  // updates_parameters(), when `params` holds the updated parameters. Throws CollectiveError.
+  virtual void reduce(int local_replica, const BufferView& grads, const BufferView& params,
+                      const UpdateStep& update, ReduceTimes& times) = 0;
+  // The parameters a parameter server starts from.
+  virtual void set_parameters(std::span<const float> /*params*/) {}
+  // Makes every waiting and later reduce() throw CollectiveError(reason): a replica failed and
+  // the others must not wait for it. reset() makes the reducer usable again.
+  virtual void abort(const std::string& /*reason*/) {}
+  virtual void reset() {}
+  // Mean milliseconds per step spent on each bucket (on one replica), for the run record.
+  virtual std::vector<double> bucket_ms() const { return {}; }
+};
+
+// The gradient buffer cut into buckets of `bucket_bytes` (at least one float each): [begin, end).
+struct Bucket {
+  size_t begin = 0, end = 0;
+};
+std::vector<Bucket> plan_buckets(size_t count, double bucket_bytes);
+
+// Parties meet here; the last to arrive runs `completion` before anyone leaves. Waits at most
+// the timeout, then throws CollectiveError naming the parties that never came.
+class TimedBarrier {
+ public:
+  TimedBarrier(int parties, double timeout_s);
+  // what: "the gradient all-reduce of step 5"; party: the caller's replica index.
+  void arrive_and_wait(int party, const std::string& what,
+                       const std::function<void()>& completion = {});
+  void abort(const std::string& reason);
+  void reset();
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int parties_;
+  double timeout_s_;
+  std::vector<bool> arrived_;
+  int waiting_ = 0;
+  uint64_t generation_ = 0;
+  std::string aborted_;  // the reason, once aborted
+  std::exception_ptr completion_error_;
+};
+
+// One replica: nothing to reduce; the call is still made, so the step is the same for any R.
+std::unique_ptr<GradientReducer> make_no_reducer();
+// R replicas in this process: each thread sums its slice of every bucket over all replicas in
+// replica order (so the bits do not depend on timing) and writes the sum into every replica.
+std::unique_ptr<GradientReducer> make_threads_reducer(int replicas, size_t parameter_count,
+                                                      double bucket_bytes, double timeout_s);
+// R replicas in this process and a server on the host that holds the parameters and the
+// optimizer state: it sums the gradients it receives, takes the step once and sends every
+// replica the new parameters.
+std::unique_ptr<GradientReducer> make_parameter_server(int replicas, size_t parameter_count,
+                                                       const OptimizerConfig& optimizer,
+                                                       double bucket_bytes, double timeout_s);
+// One replica in each process of an MPI job: the buckets are summed with MPI_Iallreduce.
+std::unique_ptr<GradientReducer> make_mpi_reducer(std::shared_ptr<ProcessGroup> group,
+                                                  size_t parameter_count, double bucket_bytes);
+
+}  // namespace gpulab

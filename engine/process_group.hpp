@@ -1,0 +1,56 @@
+// The processes of a job: one (plain runs) or an MPI job's ranks. The MPI side lives in
+// engine/process_group_mpi.cpp, the only engine file that includes mpi.h; without MPI in the
+// build these functions say why not.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gpulab {
+
+// Collectives over the job's processes. Each waits at most the group's timeout for the others,
+// then throws CollectiveError naming this rank and the collective.
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string host() const = 0;
+  // In place: every rank ends with the element-wise sum over the ranks.
+  virtual void sum(std::span<float> values, const std::string& what) = 0;
+  virtual void sum(std::span<double> values, const std::string& what) = 0;
+  // Every rank ends with rank 0's values.
+  virtual void broadcast(std::span<float> values, const std::string& what) = 0;
+  // Returns when every rank has arrived.
+  virtual void barrier(const std::string& what) = 0;
+  // Every rank's host name, in rank order (on every rank).
+  virtual std::vector<std::string> hosts() = 0;
+};
+
+// Whether this build has MPI, and whether this process was started by mpirun (or srun): the
+// launcher's variables (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK) are set.
+bool mpi_built();
+bool launched_by_mpi();
+// "" when `--dist mpi` can run here; else why not, naming --dist.
+std::string mpi_unavailable_reason();
+
+// Initializes MPI for the life of the object (MPI_Init_thread, serialized calls from one thread
+// at a time; MPI_Finalize at the end). Throws ConfigError where mpi_unavailable_reason() says.
+class MpiEnvironment {
+ public:
+  MpiEnvironment();
+  ~MpiEnvironment();
+  MpiEnvironment(const MpiEnvironment&) = delete;
+  MpiEnvironment& operator=(const MpiEnvironment&) = delete;
+};
+
+// The job's processes (MPI_COMM_WORLD), once an MpiEnvironment exists; throws ConfigError else.
+std::shared_ptr<ProcessGroup> mpi_world(double timeout_s);
+// Ends every process of the job after printing `message` to stderr (MPI_Abort): what a rank
+// does when it cannot go on and its peers would otherwise wait for it.
+[[noreturn]] void mpi_abort(const std::string& message, int code = 1);
+
+}  // namespace gpulab

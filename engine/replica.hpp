@@ -1,0 +1,58 @@
+// Data parallelism's first piece: a replica, one copy of the model on one device, with its step
+// in phases (take its shard of the batch, forward and backward, expose its gradients and where
+// they live, apply the update). engine/gradient_reducer.hpp is the second piece.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "datasets/mnist.hpp"
+#include "engine/backend.hpp"
+
+namespace gpulab {
+
+enum class MemoryKind { Host, Device };
+
+// A replica's parameters or gradients and where they live, so that a reducer can reach them:
+// host memory on the CPU; a CUDA replica gives its device, the pointer and its stream.
+struct BufferView {
+  float* data = nullptr;  // (count)
+  size_t count = 0;
+  MemoryKind memory = MemoryKind::Host;
+  int device = -1;         // the CUDA device of device memory
+  void* stream = nullptr;  // the replica's cudaStream_t, for device memory
+};
+
+class Replica {
+ public:
+  virtual ~Replica() = default;
+  // Phases 1 and 2: gathers the images `shard` of the training set (at position
+  // `position.first_image` of a batch of `position.global_batch`), runs forward, the loss and
+  // backward. Fills times' data, copy, forward and backward.
+  virtual BatchStats compute_gradients(std::span<const int32_t> shard, Shard position, int64_t step,
+                                       StepTimes& times) = 0;
+  // Phase 3: where the gradients of the last backward, and the parameters, live.
+  virtual BufferView gradients() = 0;
+  virtual BufferView parameters() = 0;
+  // Phase 4: the optimizer step on gradients() (by then the whole batch's); the one update of
+  // this device kind.
+  virtual void apply_update(float lr, int64_t step) = 0;
+  virtual void set_parameters(std::span<const float> params) = 0;
+  virtual void get_parameters(std::span<float> params) = 0;
+  // Loss and accuracy over `indices` of `set`, no dropout, no update.
+  virtual BatchStats evaluate(const data::ImageSet& set, std::span<const int32_t> indices) = 0;
+};
+
+// Images [first, first + count) of a batch of `batch` for replica `replica` of `replicas`: an
+// even split, the first `batch % replicas` replicas taking one image more.
+struct ShardRange {
+  int first = 0, count = 0;
+};
+inline ShardRange shard_range(int batch, int replicas, int replica) {
+  const int base = batch / replicas, extra = batch % replicas;
+  return {replica * base + (replica < extra ? replica : extra), base + (replica < extra ? 1 : 0)};
+}
+
+}  // namespace gpulab

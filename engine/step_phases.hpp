@@ -1,0 +1,62 @@
+// The phases of a training step, listed once: metrics.csv's timing columns, the per-replica
+// file's columns (replicas.csv) and the charts' step breakdown are all made from these tables.
+#pragma once
+
+#include <array>
+
+namespace gpulab {
+
+// Milliseconds spent in each part of one training step. With several replicas, the phases a
+// replica runs (data to optimizer) are the slowest replica's, all-reduce the reduction's own
+// time once the last replica has arrived.
+struct StepTimes {
+  double data_ms = 0, copy_ms = 0, forward_ms = 0, backward_ms = 0, allreduce_ms = 0,
+         optimizer_ms = 0;
+  double total_ms() const;
+};
+
+struct StepPhase {
+  enum class Needs { Nothing, DeviceCopy, SeveralReplicas };
+  const char* name;    // in charts: "all-reduce"
+  const char* column;  // in metrics.csv: "allreduce_ms"
+  double StepTimes::*ms;
+  Needs needs;  // what a run must have to spend time in it (charts leave it out else)
+};
+
+// In the order of metrics.csv's columns and of the stacked breakdown.
+inline constexpr std::array<StepPhase, 6> kStepPhases = {{
+    {"data", "data_ms", &StepTimes::data_ms, StepPhase::Needs::Nothing},
+    {"copy", "copy_ms", &StepTimes::copy_ms, StepPhase::Needs::DeviceCopy},
+    {"forward", "forward_ms", &StepTimes::forward_ms, StepPhase::Needs::Nothing},
+    {"backward", "backward_ms", &StepTimes::backward_ms, StepPhase::Needs::Nothing},
+    {"all-reduce", "allreduce_ms", &StepTimes::allreduce_ms, StepPhase::Needs::SeveralReplicas},
+    {"optimizer", "optimizer_ms", &StepTimes::optimizer_ms, StepPhase::Needs::Nothing},
+}};
+
+inline double StepTimes::total_ms() const {
+  double total = 0;
+  for (const StepPhase& phase : kStepPhases) total += this->*phase.ms;
+  return total;
+}
+
+// One replica's share of one step: its own work, its part in the gradient exchange, and the
+// time it stood waiting for the slowest replica.
+struct ReplicaTimes {
+  int replica = 0;  // across the whole job: with MPI, ranks come one after another
+  double compute_ms = 0, communication_ms = 0, waiting_ms = 0;
+};
+
+struct ReplicaPhase {
+  const char* name;    // "waiting"
+  const char* column;  // "waiting_ms"
+  double ReplicaTimes::*ms;
+};
+
+// replicas.csv: step, replica, then these columns.
+inline constexpr std::array<ReplicaPhase, 3> kReplicaPhases = {{
+    {"compute", "compute_ms", &ReplicaTimes::compute_ms},
+    {"communication", "communication_ms", &ReplicaTimes::communication_ms},
+    {"waiting", "waiting_ms", &ReplicaTimes::waiting_ms},
+}};
+
+}  // namespace gpulab
