@@ -203,9 +203,12 @@ TEST_F(CudaDataParallelTest, LogicalReplicasAreDeterministicAndTimed) {
   for (size_t i = 0; i < a.times.size(); ++i) {
     ASSERT_EQ(a.replicas[i].size(), 4u) << "step " << i + 1;
     for (const double ms :
-         {a.times[i].forward_ms, a.times[i].allreduce_ms, a.times[i].optimizer_ms})
+         {a.times[i].forward_ms, a.times[i].allreduce_ms, a.times[i].optimizer_ms}) {
       EXPECT_GE(ms, 0) << "step " << i + 1;
-    if (i > 0) EXPECT_GT(a.times[i].allreduce_ms, 0) << "step " << i + 1;
+    }
+    if (i > 0) {
+      EXPECT_GT(a.times[i].allreduce_ms, 0) << "step " << i + 1;
+    }
   }
 }
 
