@@ -1,6 +1,8 @@
 // Choosing a backend from the options: device names, precisions, and the factory.
 #include "engine/backend.hpp"
 
+#include <algorithm>
+
 #include "engine/cpu_backend.hpp"
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
@@ -50,15 +52,58 @@ Distribution parse_dist(const std::string& name) {
 
 const char* dist_name(Distribution dist) { return dist == Distribution::Mpi ? "mpi" : "none"; }
 
-int cuda_device_index(const std::string& device) {
-  if (device == "cpu") return -1;
-  if (device == "cuda") return 0;
-  const std::string prefix = "cuda:";
-  const std::string digits = device.rfind(prefix, 0) == 0 ? device.substr(prefix.size()) : "";
+namespace {
+
+// "12" -> 12; -1 unless 1 to 4 digits.
+int parse_small_number(const std::string& digits) {
   if (digits.empty() || digits.size() > 4 ||
       digits.find_first_not_of("0123456789") != std::string::npos)
-    throw ConfigError("--device " + device + ": unknown device; use cpu or cuda:N");
+    return -1;
   return std::stoi(digits);
+}
+
+}  // namespace
+
+CudaDevices parse_cuda_devices(const std::string& device) {
+  const auto bad = [&](const std::string& why) {
+    return ConfigError("--device " + device + ": " + why +
+                       "; use cpu, cuda:N, cuda:0,1, cuda:all, cuda:0x4 or cuda:0x2,1x2");
+  };
+  if (device == "cuda") return {false, {0}};
+  const std::string prefix = "cuda:";
+  if (device.rfind(prefix, 0) != 0) throw bad("unknown device");
+  const std::string list = device.substr(prefix.size());
+  if (list == "all") return {true, {}};
+  CudaDevices devices;
+  std::vector<int> seen;
+  size_t begin = 0;
+  for (;;) {
+    const size_t comma = list.find(',', begin);
+    const std::string entry =
+        list.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    const size_t x = entry.find('x');
+    const int gpu = parse_small_number(entry.substr(0, x));
+    const int count = x == std::string::npos ? 1 : parse_small_number(entry.substr(x + 1));
+    if (gpu < 0 || count < 1)
+      throw bad(entry.empty()
+                    ? std::string("an empty GPU entry")
+                    : "\"" + entry + "\" is not a GPU (N, or NxK for K replicas on GPU N)");
+    if (std::find(seen.begin(), seen.end(), gpu) != seen.end())
+      throw bad("GPU " + std::to_string(gpu) + " is named twice (cuda:" + std::to_string(gpu) +
+                "x2 puts two replicas on it)");
+    if (count > 16) throw bad("at most 16 replicas on one GPU");
+    seen.push_back(gpu);
+    devices.replicas.insert(devices.replicas.end(), size_t(count), gpu);
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return devices;
+}
+
+int cuda_device_index(const std::string& device) {
+  if (device == "cpu") return -1;
+  const CudaDevices devices = parse_cuda_devices(device);
+  return devices.all ? 0 : devices.replicas.front();
 }
 
 void validate(const BackendOptions& options) {
@@ -76,8 +121,19 @@ void validate(const BackendOptions& options) {
     throw ConfigError("--replicas " + std::to_string(options.replicas) +
                       ": more replicas than images in a batch (--batch " +
                       std::to_string(options.batch) + ")");
-  if (gpu >= 0 && (options.replicas > 1 || options.dist != Distribution::None))
-    throw ConfigError("--replicas: data parallelism runs on the CPU for now; use --device cpu");
+  if (gpu >= 0 && options.replicas > 1)
+    throw ConfigError(
+        "--replicas " + std::to_string(options.replicas) +
+        ": GPU replicas are named in --device: cuda:0x" + std::to_string(options.replicas) +
+        " puts " + std::to_string(options.replicas) + " on one GPU, cuda:0,1 one on each of two");
+  if (gpu >= 0 && options.dist != Distribution::None)
+    throw ConfigError("--dist " + std::string(dist_name(options.dist)) +
+                      ": runs on the CPU for now; on GPUs use the replicas of --device "
+                      "(cuda:0,1 or cuda:0x2) in one process");
+  if (gpu >= 0 && options.sync == SyncMode::ParameterServer)
+    throw ConfigError(
+        "--sync parameter-server: runs on the CPU for now; on GPUs use --sync "
+        "allreduce");
   if (!(options.bucket_mb > 0)) throw ConfigError("--bucket-mb must be a positive number");
   if (!(options.collective_timeout_s > 0))
     throw ConfigError("--collective-timeout must be a positive number of seconds");

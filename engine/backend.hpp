@@ -84,7 +84,7 @@ Distribution parse_dist(const std::string& name);  // throws ConfigError naming 
 const char* dist_name(Distribution dist);          // "none", "mpi"
 
 struct BackendOptions {
-  std::string device = "cpu";  // cpu, cuda:N
+  std::string device = "cpu";  // cpu, cuda:N, cuda:0,1, cuda:all, cuda:0x4, cuda:0x2,1x2
   int threads = 0;             // CPU threads; 0: all cores
   int batch = 64;
   uint64_t seed = 1;
@@ -101,7 +101,17 @@ struct BackendOptions {
   Distribution dist = Distribution::None;
 };
 
-// N for "cuda:N" (and "cuda", meaning cuda:0), -1 for "cpu"; throws ConfigError otherwise.
+// The GPUs a device name asks for, one entry per replica in replica order: "cuda" and "cuda:0"
+// {0}; "cuda:0,1" {0, 1} (one replica per GPU, reduced with NCCL); "cuda:0x4" {0, 0, 0, 0}
+// (four replicas on one GPU, reduced there); "cuda:0x2,1x2" {0, 0, 1, 1}. "cuda:all" is every
+// GPU there is: `all` is set and `replicas` left empty. Throws ConfigError naming --device.
+struct CudaDevices {
+  bool all = false;
+  std::vector<int> replicas;
+};
+CudaDevices parse_cuda_devices(const std::string& device);
+// The first GPU a device name asks for ("cuda:all": 0), -1 for "cpu"; throws ConfigError
+// otherwise.
 int cuda_device_index(const std::string& device);
 // Checks the device name and the precision it supports; throws ConfigError naming the flag.
 void validate(const BackendOptions& options);

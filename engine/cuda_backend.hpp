@@ -1,5 +1,6 @@
-// The one-GPU backend, behind the Backend interface. No CUDA types here: front ends include
-// this without the CUDA headers.
+// The GPU backend behind the Backend interface: one replica on one GPU, or several on one or
+// more GPUs (--device cuda:0x4, cuda:0,1). No CUDA types here: front ends include this without
+// the CUDA headers.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +10,9 @@
 
 namespace gpulab {
 
-// Uploads the data sets once (as bytes), builds the network on options.device ("cuda:N") and
-// returns the backend. Throws ConfigError when there is no such GPU (saying why) and
-// kernels::cuda::CudaError when the GPU fails; out of memory names the allocation, the free
+// Uploads the data sets once per GPU (as bytes), builds a replica for each entry of
+// options.device and returns the backend. Throws ConfigError when there is no such GPU (saying why)
+// and kernels::cuda::CudaError when the GPU fails; out of memory names the allocation, the free
 // memory and suggests a smaller batch.
 std::unique_ptr<Backend> make_cuda_backend(const ModelPlan& plan, const OptimizerConfig& optimizer,
                                            const DataSets& data, const BackendOptions& options);

@@ -68,8 +68,10 @@ void CudaOps::tanh_forward(float* out, const float* in, size_t n) {
 void CudaOps::tanh_backward(float* din, const float* dout, const float* out, size_t n) {
   kc::tanh_backward(din, dout, out, n, stream);
 }
+// Keyed on each element's position in the whole batch, so shards draw what one batch draws.
 void CudaOps::dropout_mask(float* mask, size_t n, float p, uint64_t layer) {
-  kc::dropout_mask(mask, n, p, seed, step, layer, stream);
+  const uint64_t first = uint64_t(shard.first_image) * (n / size_t(batch));
+  kc::dropout_mask(mask, n, p, seed, step, layer, first, stream);
 }
 void CudaOps::dropout_forward(float* out, const float* in, const float* mask, size_t n) {
   kc::dropout_forward(out, in, mask, n, stream);
@@ -80,7 +82,7 @@ void CudaOps::dropout_backward(float* din, const float* dout, const float* mask,
 void CudaOps::softmax_cross_entropy(float* dlogits, const float* logits, const uint8_t* labels,
                                     int batch, int classes) {
   kc::softmax_cross_entropy(dlogits, &loss->loss_sum, &loss->correct, logits, labels, batch,
-                            classes, stream);
+                            classes, shard.global_batch, stream);
 }
 void CudaOps::copy(float* out, const float* in, size_t n) {
   GPULAB_CUDA_CHECK(cudaMemcpyAsync(out, in, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));

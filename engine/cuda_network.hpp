@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/backend.hpp"
 #include "engine/layer_stack.hpp"
 #include "engine/model_config.hpp"
 #include "kernels/cuda/gemm.cuh"
@@ -37,6 +38,8 @@ struct CudaOps {
   uint64_t seed = 0;
   const uint64_t* step = nullptr;  // (1) on the device
   DeviceLoss* loss = nullptr;      // (1) on the device
+  int batch = 0;  // this forward's rows, the shard's position in the whole batch and its size
+  Shard shard;
 
   void conv2d_forward(float* out, const float* in, const float* w, const float* b,
                       const kernels::Conv2dShape& s);
@@ -75,7 +78,11 @@ class CudaNetwork {
   const DeviceLoss* loss() const { return loss_.data(); }
 
   // images (batch, C*H*W), labels (batch) on the device; enqueues the pass, returns at once.
-  void forward(const float* images, const uint8_t* labels, int batch, bool training) {
+  // shard: where these images sit in the whole batch of a step (dropout, the loss normalizer).
+  void forward(const float* images, const uint8_t* labels, int batch, bool training,
+               Shard shard = {}) {
+    ops_.batch = batch;
+    ops_.shard = shard;
     stack_.forward(ops_, images, labels, batch, training);
   }
   void backward() { stack_.backward(ops_); }

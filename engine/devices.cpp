@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "engine/backend.hpp"
@@ -78,18 +79,32 @@ DeviceList list_devices() {
   return list;
 }
 
-GpuInfo require_gpu(const std::string& device) {
-  const int index = cuda_device_index(device);
-  if (index < 0) throw ConfigError("--device " + device + " is not a GPU");
+std::vector<GpuInfo> require_gpus(const std::string& device) {
+  const int first = cuda_device_index(device);
+  if (first < 0) throw ConfigError("--device " + device + " is not a GPU");
+  const CudaDevices wanted = parse_cuda_devices(device);
   const DeviceList list = list_devices();
   if (list.gpus.empty())
     throw ConfigError("--device " + device + ": no GPU: " + list.no_gpu_reason);
-  for (const GpuInfo& gpu : list.gpus)
-    if (gpu.index == index) return gpu;
-  std::string names;
-  for (const GpuInfo& gpu : list.gpus)
-    names += (names.empty() ? "cuda:" : ", cuda:") + std::to_string(gpu.index);
-  throw ConfigError("--device " + device + ": no such GPU; this machine has " + names);
+  if (wanted.all) return list.gpus;
+  std::vector<GpuInfo> gpus;
+  for (const int index : wanted.replicas) {
+    const auto found = std::find_if(list.gpus.begin(), list.gpus.end(),
+                                    [&](const GpuInfo& gpu) { return gpu.index == index; });
+    if (found == list.gpus.end()) {
+      std::string names;
+      for (const GpuInfo& gpu : list.gpus)
+        names += (names.empty() ? "cuda:" : ", cuda:") + std::to_string(gpu.index);
+      const bool single = wanted.replicas.size() == 1;
+      throw ConfigError("--device " + device + ": no such GPU" +
+                        (single ? std::string() : " cuda:" + std::to_string(index)) +
+                        "; this machine has " + names);
+    }
+    gpus.push_back(*found);
+  }
+  return gpus;
 }
+
+GpuInfo require_gpu(const std::string& device) { return require_gpus(device).front(); }
 
 }  // namespace gpulab

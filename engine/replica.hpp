@@ -43,6 +43,10 @@ class Replica {
   virtual void get_parameters(std::span<float> params) = 0;
   // Loss and accuracy over `indices` of `set`, no dropout, no update.
   virtual BatchStats evaluate(const data::ImageSet& set, std::span<const int32_t> indices) = 0;
+  // True for a replica whose phases run on a device after its calls return (a GPU's stream): it
+  // fills every phase of `times` itself, from device events and a step late, and the host's
+  // timing of apply_update, which only enqueues the update, is not its optimizer time.
+  virtual bool times_itself() const { return false; }
 };
 
 // Images [first, first + count) of a batch of `batch` for replica `replica` of `replicas`: an

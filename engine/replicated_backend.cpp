@@ -166,8 +166,9 @@ BatchStats ReplicatedBackend::train_step(std::span<const int32_t> indices, float
     if (!reducer_->updates_parameters()) {
       const Clock::time_point update_start = Clock::now();
       model.apply_update(lr, step);
-      phase[r].optimizer_ms = ms_since(update_start);
-      compute_ms[r] += phase[r].optimizer_ms;
+      const double update_ms = ms_since(update_start);
+      if (!model.times_itself()) phase[r].optimizer_ms = update_ms;
+      compute_ms[r] += update_ms;
     }
   };
   auto on_failure = [&](int r, const std::string& cause) {

@@ -381,16 +381,19 @@ TEST_F(CudaOps, ActivationsMatchReference) {
 TEST_F(CudaOps, DropoutMaskHasTheCpuBits) {
   for (size_t n : {size_t(1), size_t(7), size_t(4099), size_t(9216 * 3)})
     for (float p : {0.25f, 0.5f})
-      for (uint64_t step : {uint64_t(1), uint64_t(1234567)}) {
-        const uint64_t layer = 5, seed = 42;
-        Vec mask(n);
-        k::dropout_mask(mask.data(), n, p, seed, k::rng::dropout_counter(step, layer));
-        auto d_step = upload(std::vector<uint64_t>{step});
-        kc::DeviceBuffer<float> d_mask(n, "mask");
-        kc::dropout_mask(d_mask.data(), n, p, seed, d_step.data(), layer, stream());
-        EXPECT_EQ(download(d_mask), mask) << "n " << n << " p " << p << " step " << step;
-      }
-  EXPECT_THROW(kc::dropout_mask(nullptr, 4, 1.0f, 1, nullptr, 0, stream()), std::invalid_argument);
+      for (uint64_t step : {uint64_t(1), uint64_t(1234567)})
+        for (uint64_t first : {uint64_t(0), uint64_t(3), uint64_t(130)}) {  // a shard's start
+          const uint64_t layer = 5, seed = 42;
+          Vec mask(n);
+          k::dropout_mask(mask.data(), n, p, seed, k::rng::dropout_counter(step, layer), first);
+          auto d_step = upload(std::vector<uint64_t>{step});
+          kc::DeviceBuffer<float> d_mask(n, "mask");
+          kc::dropout_mask(d_mask.data(), n, p, seed, d_step.data(), layer, first, stream());
+          EXPECT_EQ(download(d_mask), mask)
+              << "n " << n << " p " << p << " step " << step << " first " << first;
+        }
+  EXPECT_THROW(kc::dropout_mask(nullptr, 4, 1.0f, 1, nullptr, 0, 0, stream()),
+               std::invalid_argument);
 }
 
 TEST_F(CudaOps, DropoutForwardAndBackwardMatchReference) {
@@ -426,8 +429,16 @@ TEST_F(CudaOps, SoftmaxCrossEntropyMatchesReference) {
     kc::DeviceBuffer<double> d_loss(1, "loss");
     kc::DeviceBuffer<int> d_correct(1, "correct");
     kc::softmax_cross_entropy(d_dlogits.data(), d_loss.data(), d_correct.data(), d_logits.data(),
-                              d_labels.data(), batch, classes, stream());
+                              d_labels.data(), batch, classes, 0, stream());
     expect_close(download(d_dlogits), dlogits, test::kFp32Bound, "dlogits " + what);
+
+    // A shard of a batch three times as large: the gradient is divided by the whole batch.
+    Vec shard_dlogits(logits.size());
+    k::ref::softmax_cross_entropy(shard_dlogits.data(), &loss, &correct, logits.data(),
+                                  labels.data(), batch, classes, 3 * batch);
+    kc::softmax_cross_entropy(d_dlogits.data(), d_loss.data(), d_correct.data(), d_logits.data(),
+                              d_labels.data(), batch, classes, 3 * batch, stream());
+    expect_close(download(d_dlogits), shard_dlogits, test::kFp32Bound, "shard dlogits " + what);
     const double gpu_loss = download(d_loss)[0];
     EXPECT_TRUE(std::isfinite(gpu_loss)) << what;
     EXPECT_NEAR(gpu_loss, loss, 1e-5 * std::abs(loss)) << what;
@@ -435,7 +446,7 @@ TEST_F(CudaOps, SoftmaxCrossEntropyMatchesReference) {
 
     // Evaluation: no gradient wanted.
     kc::softmax_cross_entropy(nullptr, d_loss.data(), d_correct.data(), d_logits.data(),
-                              d_labels.data(), batch, classes, stream());
+                              d_labels.data(), batch, classes, 0, stream());
     EXPECT_EQ(download(d_loss)[0], gpu_loss) << what;
   }
 }

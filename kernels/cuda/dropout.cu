@@ -9,14 +9,20 @@
 namespace gpulab::kernels::cuda {
 namespace {
 
+// One thread per Philox block of the stream that [first, first + n) touches; a shard that starts
+// or ends inside a block writes only its own elements of it.
 __global__ void dropout_mask_kernel(float* mask, size_t n, float p, float scale, uint64_t seed,
-                                    const uint64_t* step, uint64_t layer) {
+                                    const uint64_t* step, uint64_t layer, uint64_t first) {
   const uint64_t counter = rng::dropout_counter(*step, layer);
-  GPULAB_GRID_STRIDE_LOOP(block, (n + 3) / 4) {
+  const uint64_t first_block = first / 4, blocks = (first + n + 3) / 4 - first_block;
+  GPULAB_GRID_STRIDE_LOOP(b, blocks) {
+    const uint64_t block = first_block + b;
     float u[4];
     rng::uniform4(u, seed, counter, block);
-    for (int j = 0; j < 4; ++j)
-      if (block * 4 + j < n) mask[block * 4 + j] = u[j] >= p ? scale : 0.0f;
+    for (int j = 0; j < 4; ++j) {
+      const uint64_t element = block * 4 + j;  // in the whole batch's stream
+      if (element >= first && element < first + n) mask[element - first] = u[j] >= p ? scale : 0.0f;
+    }
   }
 }
 
@@ -32,15 +38,16 @@ __global__ void dropout_backward_kernel(float* dinp, const float* dout, const fl
 }  // namespace
 
 void dropout_mask(float* mask, size_t n, float p, uint64_t seed, const uint64_t* step,
-                  uint64_t layer, cudaStream_t stream) {
+                  uint64_t layer, uint64_t first, cudaStream_t stream) {
   // mask (n)
   if (!(p >= 0.0f && p < 1.0f))
     throw std::invalid_argument("dropout_mask: p = " + std::to_string(p) + " is outside [0, 1)");
   if (n == 0) return;
   // Computed on the host in float, as the CPU's dropout_mask does, so the kept value is the same.
   const float scale = 1.0f / (1.0f - p);
-  dropout_mask_kernel<<<detail::grid_for((n + 3) / 4), detail::kBlock, 0, stream>>>(
-      mask, n, p, scale, seed, step, layer);
+  const size_t blocks = (first + n + 3) / 4 - first / 4;
+  dropout_mask_kernel<<<detail::grid_for(blocks), detail::kBlock, 0, stream>>>(
+      mask, n, p, scale, seed, step, layer, first);
   GPULAB_CUDA_CHECK_LAUNCH("dropout_mask_kernel");
 }
 

@@ -22,9 +22,9 @@ __device__ void take_best(float& value, int& index, float other_value, int other
 
 __global__ void softmax_cross_entropy_kernel(float* dlogits, double* loss_sum, int* correct,
                                              const float* logits, const uint8_t* labels, int batch,
-                                             int classes) {
+                                             int classes, int normalizer) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const float inv_batch = 1.0f / float(batch);
+  const float inv_batch = 1.0f / float(normalizer > 0 ? normalizer : batch);
   double warp_loss = 0;
   int warp_hits = 0;
   for (int n = warp; n < batch; n += kWarps) {
@@ -84,10 +84,11 @@ __global__ void softmax_cross_entropy_kernel(float* dlogits, double* loss_sum, i
 }  // namespace
 
 void softmax_cross_entropy(float* dlogits, double* loss_sum, int* correct, const float* logits,
-                           const uint8_t* labels, int batch, int classes, cudaStream_t stream) {
+                           const uint8_t* labels, int batch, int classes, int normalizer,
+                           cudaStream_t stream) {
   // dlogits (N,C) or nullptr, loss_sum (1), correct (1), logits (N,C), labels (N)
   softmax_cross_entropy_kernel<<<1, kWarps * 32, 0, stream>>>(dlogits, loss_sum, correct, logits,
-                                                              labels, batch, classes);
+                                                              labels, batch, classes, normalizer);
   GPULAB_CUDA_CHECK_LAUNCH("softmax_cross_entropy_kernel");
 }
 

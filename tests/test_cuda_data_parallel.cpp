@@ -1,0 +1,268 @@
+// Data parallelism on GPUs: R replicas on one GPU ("logical GPUs", cuda:0x4) and one replica
+// per GPU through NCCL (cuda:0,1) train what one replica trains, to fp32 rounding; a replica
+// that fails ends the step naming itself; device names are parsed and refused in one line.
+// Skips where there is no GPU (and the NCCL cases where there are fewer than two); the parsing
+// checks run everywhere.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cuda_test_support.hpp"
+#include "engine/backend.hpp"
+#include "engine/cuda_backend.hpp"
+#include "engine/devices.hpp"
+#include "engine/errors.hpp"
+#include "engine/init.hpp"
+#include "kernels/cuda/check.hpp"
+#include "test_support.hpp"
+
+namespace gpulab {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Everywhere.
+
+TEST(CudaDevicesParse, EveryFormOfTheIssue) {
+  EXPECT_EQ(parse_cuda_devices("cuda").replicas, (std::vector<int>{0}));
+  EXPECT_EQ(parse_cuda_devices("cuda:1").replicas, (std::vector<int>{1}));
+  EXPECT_EQ(parse_cuda_devices("cuda:0,1").replicas, (std::vector<int>{0, 1}));
+  EXPECT_EQ(parse_cuda_devices("cuda:0x4").replicas, (std::vector<int>{0, 0, 0, 0}));
+  EXPECT_EQ(parse_cuda_devices("cuda:0x2,1x2").replicas, (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_EQ(parse_cuda_devices("cuda:2,0x2").replicas, (std::vector<int>{2, 0, 0}));
+  const CudaDevices all = parse_cuda_devices("cuda:all");
+  EXPECT_TRUE(all.all);
+  EXPECT_TRUE(all.replicas.empty());
+  EXPECT_EQ(cuda_device_index("cuda:all"), 0);
+  EXPECT_EQ(cuda_device_index("cuda:1x2,0"), 1);
+}
+
+TEST(CudaDevicesParse, BadNamesAreRefusedNamingTheFlag) {
+  for (const char* bad : {"cuda:", "cuda:0,", "cuda:,1", "cuda:0x", "cuda:0x0", "cuda:x2",
+                          "cuda:0,0", "cuda:0x2,0", "cuda:0x17", "cuda:a", "cuda:0;1", "gpu:0"}) {
+    try {
+      parse_cuda_devices(bad);
+      FAIL() << bad << " accepted";
+    } catch (const ConfigError& e) {
+      const std::string text = e.what();
+      EXPECT_EQ(text.rfind(std::string("--device ") + bad + ": ", 0), 0u) << text;
+      EXPECT_EQ(text.find('\n'), std::string::npos) << text;
+    }
+  }
+}
+
+TEST(CudaDevicesParse, GpuReplicasComeFromTheDeviceNotFromReplicas) {
+  BackendOptions options;
+  options.device = "cuda:0";
+  options.replicas = 2;
+  try {
+    validate(options);
+    FAIL() << "--replicas 2 with --device cuda:0 accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda:0x2"), std::string::npos) << e.what();
+  }
+  options.replicas = 1;
+  options.sync = SyncMode::ParameterServer;
+  EXPECT_THROW(validate(options), ConfigError);
+}
+
+TEST(CudaDevicesParse, WithoutAGpuEveryFormSaysWhy) {
+  if (test::gpu_available()) GTEST_SKIP() << "a GPU is present; this checks the no-GPU path";
+  for (const char* device : {"cuda:0x2", "cuda:0,1", "cuda:all", "cuda:9"}) {
+    try {
+      require_gpus(device);
+      FAIL() << device << " accepted without a GPU";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("--device ") + device + ": no GPU: "),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// On a GPU.
+
+int gpu_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+struct Trained {
+  std::vector<double> losses;
+  std::vector<float> params;
+  std::vector<StepTimes> times;
+  std::vector<std::vector<ReplicaTimes>> replicas;
+  std::string description;
+  CudaGraphCounts graphs;
+};
+
+// `steps` steps of batch `batch` over `train` in order (the last batch of an epoch is short), from
+// the weights of `seed`, on `device`.
+Trained train_steps(const std::string& device, const ModelConfig& model,
+                    const OptimizerConfig& optimizer, const data::ImageSet& train, int batch,
+                    int steps, uint64_t seed, bool graphs = true) {
+  const ModelPlan plan = plan_model(model);
+  BackendOptions options;
+  options.device = device;
+  options.batch = batch;
+  options.seed = seed;
+  options.cuda_graph = graphs;
+  const DataSets data{&train, nullptr, nullptr};
+  auto backend = make_backend(plan, optimizer, data, options);
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, seed);
+  backend->set_parameters(params);
+  Trained out;
+  out.description = backend->description();
+  int next = 0;
+  for (int step = 1; step <= steps; ++step) {
+    std::vector<int32_t> indices;
+    for (int i = 0; i < batch && next < train.count; ++i) indices.push_back(next++);
+    if (next >= train.count) next = 0;
+    StepTimes times;
+    const BatchStats stats = backend->train_step(indices, optimizer.lr, step, times);
+    out.losses.push_back(stats.mean_loss());
+    out.times.push_back(times);
+    out.replicas.push_back(backend->replica_times());
+  }
+  backend->synchronize();
+  out.params.resize(plan.parameter_count);
+  backend->get_parameters(out.params);
+  out.graphs = cuda_graph_counts(*backend);
+  return out;
+}
+
+// ||a - b|| / ||b||
+double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    norm += double(b[i]) * b[i];
+  }
+  return std::sqrt(diff / norm);
+}
+
+class CudaDataParallelTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GPULAB_REQUIRE_GPU(); }
+  // 330 images in batches of 32: step 11 is a batch of 10, which 4 replicas split 3, 3, 2, 2.
+  data::ImageSet train_set = test::synthetic_set(330, 1);
+  static OptimizerConfig momentum() {
+    OptimizerConfig o;
+    o.kind = OptimizerKind::Momentum;
+    o.lr = 0.01f;
+    return o;
+  }
+  void expect_same_training(const std::string& device, float dropout, const OptimizerConfig& o) {
+    ModelConfig model = preset("pytorch-example");
+    override_dropout(model, dropout);
+    const Trained one = train_steps("cuda:0", model, o, train_set, 32, 20, 7);
+    const Trained many = train_steps(device, model, o, train_set, 32, 20, 7);
+    ASSERT_EQ(many.params.size(), one.params.size());
+    EXPECT_TRUE(test::all_finite(many.params)) << device;
+    EXPECT_LE(relative_error(many.params, one.params), 1e-5)
+        << device << " vs cuda:0, dropout " << dropout << " (" << many.description << ")";
+    for (size_t i = 0; i < one.losses.size(); ++i)
+      EXPECT_NEAR(many.losses[i], one.losses[i], 1e-5 * std::abs(one.losses[i]) + 1e-6)
+          << device << " step " << i + 1;
+  }
+};
+
+TEST_F(CudaDataParallelTest, LogicalReplicasTrainWhatOneReplicaTrains) {
+  for (const char* device : {"cuda:0x2", "cuda:0x4"})
+    expect_same_training(device, 0.0f, momentum());
+}
+
+TEST_F(CudaDataParallelTest, LogicalReplicasDrawTheWholeBatchsDropout) {
+  for (const char* device : {"cuda:0x2", "cuda:0x4"})
+    expect_same_training(device, 0.5f, momentum());
+}
+
+TEST_F(CudaDataParallelTest, LogicalReplicasWithAdam) {
+  OptimizerConfig adam;
+  adam.kind = OptimizerKind::Adam;
+  adam.lr = 2e-4f;
+  expect_same_training("cuda:0x3", 0.25f, adam);
+}
+
+TEST_F(CudaDataParallelTest, LogicalReplicasAreDeterministicAndTimed) {
+  const ModelConfig model = preset("pytorch-example");
+  const Trained a = train_steps("cuda:0x4", model, momentum(), train_set, 32, 12, 3);
+  const Trained b = train_steps("cuda:0x4", model, momentum(), train_set, 32, 12, 3);
+  EXPECT_EQ(a.params, b.params) << "a fixed-order sum gives the same bits";
+  EXPECT_EQ(a.losses, b.losses);
+  EXPECT_NE(a.description.find("4 replicas"), std::string::npos) << a.description;
+  EXPECT_NE(a.description.find("device all-reduce"), std::string::npos) << a.description;
+  EXPECT_EQ(a.graphs.captures, 0) << "several replicas run without graphs for now";
+  for (size_t i = 0; i < a.times.size(); ++i) {
+    ASSERT_EQ(a.replicas[i].size(), 4u) << "step " << i + 1;
+    for (const double ms :
+         {a.times[i].forward_ms, a.times[i].allreduce_ms, a.times[i].optimizer_ms}) {
+      EXPECT_GE(ms, 0) << "step " << i + 1;
+    }
+    if (i > 0) {
+      EXPECT_GT(a.times[i].allreduce_ms, 0) << "step " << i + 1;
+    }
+  }
+}
+
+TEST_F(CudaDataParallelTest, OneReplicaStillReplaysGraphs) {
+  const Trained one =
+      train_steps("cuda:0", preset("pytorch-example"), momentum(), train_set, 32, 12, 3);
+  EXPECT_GT(one.graphs.captures, 0);
+  EXPECT_GT(one.graphs.launches, 0);
+  const Trained eager =
+      train_steps("cuda:0", preset("pytorch-example"), momentum(), train_set, 32, 12, 3, false);
+  EXPECT_EQ(eager.graphs.captures, 0);
+  EXPECT_LE(relative_error(one.params, eager.params), 1e-6);
+}
+
+TEST_F(CudaDataParallelTest, AReplicaOutOfMemoryNamesItselfAndTheNextRunWorks) {
+  const ModelPlan plan = plan_model(preset("pytorch-example"));
+  BackendOptions options;
+  options.device = "cuda:0x2";
+  options.batch = 8'000'000;  // 4 million images a replica: far beyond any GPU
+  const DataSets data{&train_set, nullptr, nullptr};
+  try {
+    make_backend(plan, OptimizerConfig{}, data, options);
+    FAIL() << "a batch of 8 million images fitted";
+  } catch (const kernels::cuda::CudaError& e) {
+    const std::string text = e.what();
+    EXPECT_EQ(e.kind(), kernels::cuda::ErrorKind::OutOfMemory) << text;
+    EXPECT_NE(text.find("replica 0 (cuda:0)"), std::string::npos) << text;
+    EXPECT_NE(text.find("smaller --batch"), std::string::npos) << text;
+  }
+  const Trained after =
+      train_steps("cuda:0x2", preset("pytorch-example"), momentum(), train_set, 32, 5, 3);
+  for (const double loss : after.losses) EXPECT_TRUE(std::isfinite(loss));
+}
+
+TEST_F(CudaDataParallelTest, AMissingGpuIsRefusedInOneLine) {
+  const std::string device = "cuda:" + std::to_string(gpu_count());
+  try {
+    require_gpus(device + "x2");
+    FAIL() << device << " accepted";
+  } catch (const ConfigError& e) {
+    const std::string text = e.what();
+    EXPECT_NE(text.find("--device " + device + "x2: no such GPU"), std::string::npos) << text;
+    EXPECT_EQ(text.find('\n'), std::string::npos) << text;
+  }
+}
+
+TEST_F(CudaDataParallelTest, NcclAcrossGpusTrainsWhatOneReplicaTrains) {
+  if (gpu_count() < 2)
+    GTEST_SKIP() << "NCCL needs two GPUs (NCCL refuses two ranks on one GPU); this machine has "
+                 << gpu_count();
+  expect_same_training("cuda:0,1", 0.0f, momentum());
+  expect_same_training("cuda:0x2,1x2", 0.5f, momentum());
+  expect_same_training("cuda:all", 0.0f, momentum());
+}
+
+}  // namespace
+}  // namespace gpulab
