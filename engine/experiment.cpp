@@ -44,7 +44,12 @@ json train_config_to_json(const TrainOptions& o, const BackendOptions& b) {
           {"device", b.device},
           {"threads", b.threads},
           {"precision", precision_name(b.precision)},
-          {"cuda_graph", b.cuda_graph}};
+          {"cuda_graph", b.cuda_graph},
+          {"replicas", b.replicas},
+          {"sync", sync_name(b.sync)},
+          {"bucket_mb", b.bucket_mb},
+          {"collective_timeout_s", b.collective_timeout_s},
+          {"dist", dist_name(b.dist)}};
 }
 
 void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
@@ -71,6 +76,14 @@ void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
   read_field(j, "precision", precision);
   b.precision = parse_precision(precision);
   read_field(j, "cuda_graph", b.cuda_graph);
+  read_field(j, "replicas", b.replicas);
+  std::string sync = sync_name(b.sync), dist = dist_name(b.dist);
+  read_field(j, "sync", sync);
+  b.sync = parse_sync(sync);
+  read_field(j, "bucket_mb", b.bucket_mb);
+  read_field(j, "collective_timeout_s", b.collective_timeout_s);
+  read_field(j, "dist", dist);
+  b.dist = parse_dist(dist);
 }
 
 json experiment_to_json(const Experiment& e) {
