@@ -14,6 +14,7 @@
 
 #include "ui/chart_view.hpp"
 #include "ui/run_store.hpp"
+#include "ui/scaling_chart.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -37,6 +38,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 
   speedup_ = new ChartView(ChartKind::Speedup, this);
   step_time_ = new ChartView(ChartKind::StepTime, this);
+  scaling_ = new ScalingChart(this);
   table_ = new QTableWidget(0, 9, this);
   table_->setObjectName("summary-table");
   table_->setHorizontalHeaderLabels({tr("Run"), tr("Device"), tr("Batch"), tr("Precision"),
@@ -58,6 +60,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   auto* charts = new QSplitter(Qt::Horizontal, this);
   charts->addWidget(speedup_);
   charts->addWidget(step_time_);
+  charts->addWidget(scaling_);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(charts);
   split->addWidget(table_);
@@ -99,6 +102,7 @@ void CompareView::set_runs(const std::vector<RunEntry*>& runs, int baseline_id) 
   baseline_->setCurrentIndex(baseline_index_);
   speedup_->set_runs(data_, colors);
   step_time_->set_runs(data_, colors);
+  scaling_->set_runs(data_, names);
   apply_options();
 }
 
@@ -114,7 +118,10 @@ void CompareView::apply_options() {
 void CompareView::refresh(bool refresh_bars) {
   speedup_->refresh(refresh_bars);
   step_time_->refresh(refresh_bars);
-  if (refresh_bars) fill_table();
+  if (refresh_bars) {
+    fill_table();
+    scaling_->refresh();
+  }
   replot_if_dirty();
 }
 
