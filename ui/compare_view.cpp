@@ -61,6 +61,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   charts->addWidget(speedup_);
   charts->addWidget(step_time_);
   charts->addWidget(scaling_);
+  for (int i = 0; i < charts->count(); ++i) charts->setStretchFactor(i, 1);  // equal widths
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(charts);
   split->addWidget(table_);

@@ -249,8 +249,8 @@ QWidget* MainWindow::build_live_tab() {
   auto* layout = new QVBoxLayout(tab);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(row);
-  layout->addLayout(grid, 1);
-  layout->addWidget(timeline_);
+  layout->addLayout(grid, 2);
+  layout->addWidget(timeline_, 1);  // a third of the height when it shows a run
 
   connect(x_axis_, &QComboBox::currentIndexChanged, this, &MainWindow::apply_chart_options);
   connect(smoothing_, &QSlider::valueChanged, this, &MainWindow::apply_chart_options);

@@ -54,19 +54,8 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
   plot_ = new QCustomPlot(this);
   plot_->setMinimumHeight(120);
   plot_->setNotAntialiasedElements(QCP::aeAll);
-  plot_->xAxis->setLabel(tr("wall time (s)"));
   plot_->yAxis->setRangeReversed(true);  // replica 0 on top
   plot_->yAxis->grid()->setVisible(false);
-  plot_->legend->setVisible(true);
-  plot_->legend->setFillOrder(QCPLegend::foColumnsFirst);
-  plot_->legend->setWrap(3);
-  plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
-  for (int p = 0; p < int(kReplicaPhases.size()); ++p) {
-    auto* key = new QCPBars(plot_->xAxis, plot_->yAxis);  // no data: its legend entry only
-    key->setName(kReplicaPhases[size_t(p)].name);
-    key->setBrush(replica_phase_color(p));
-    key->setPen(Qt::NoPen);
-  }
   auto* header = new QHBoxLayout;
   header->addWidget(title_);
   header->addStretch();
@@ -79,6 +68,8 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
   layout->addWidget(plot_, 1);
   set_runs({}, {});
 }
+
+QSize ReplicaTimeline::sizeHint() const { return {600, plot_->isVisible() ? 200 : 20}; }
 
 void ReplicaTimeline::set_runs(std::vector<const RunData*> runs, std::vector<QString> names) {
   runs_ = std::move(runs);
@@ -96,6 +87,9 @@ void ReplicaTimeline::set_runs(std::vector<const RunData*> runs, std::vector<QSt
   title_->setVisible(shown);
   overlap_label_->setVisible(shown);
   plot_->setVisible(shown);
+  // A hint takes one line; a run's lanes take their share of the tab.
+  setSizePolicy(QSizePolicy::Preferred, shown ? QSizePolicy::Expanding : QSizePolicy::Fixed);
+  updateGeometry();
   drawn_step_ = -1;
   drawn_steps_ = 0;
   steps_.clear();
@@ -105,9 +99,8 @@ void ReplicaTimeline::set_runs(std::vector<const RunData*> runs, std::vector<QSt
 }
 
 QString ReplicaTimeline::overlap_text() const {
-  return std::isfinite(overlap_)
-             ? tr("overlap of communication with computation: %1 %").arg(overlap_, 0, 'f', 0)
-             : tr("overlap of communication with computation: –");
+  return std::isfinite(overlap_) ? tr("communication overlapped: %1 %").arg(overlap_, 0, 'f', 0)
+                                 : tr("communication overlapped: –");
 }
 
 bool ReplicaTimeline::refresh() {
@@ -125,10 +118,16 @@ bool ReplicaTimeline::refresh() {
 }
 
 void ReplicaTimeline::draw() {
-  title_->setText(tr("<b>%1</b>: %2 replicas, the last %3 steps")
+  // The colour key rides in the title line: the lanes keep every pixel of height.
+  QString key;
+  for (int p : kDrawOrder)
+    key += QString(" <span style=\"color:%1\">■</span> %2")
+               .arg(replica_phase_color(p).name(), kReplicaPhases[size_t(p)].name);
+  title_->setText(tr("<b>%1</b>: %2 replicas, last %3 steps, wall clock (s):%4")
                       .arg(run_name_.toHtmlEscaped())
                       .arg(lanes_)
-                      .arg(steps_.size()));
+                      .arg(steps_.size())
+                      .arg(key));
   overlap_label_->setText(overlap_text());
   plot_->clearItems();
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();

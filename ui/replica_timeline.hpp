@@ -36,6 +36,7 @@ class ReplicaTimeline : public QWidget {
   double overlap_percent() const { return overlap_; }  // NaN: no communication measured
   QString overlap_text() const;
   QCustomPlot* plot() { return plot_; }
+  QSize sizeHint() const override;
   // PNG, PDF or SVG of the timeline as drawn (the widget's size when 0). Returns false with a
   // message naming the file.
   bool export_to(const QString& path, ExportFormat format, QString* error, int width = 0,

@@ -144,9 +144,13 @@ void ScalingChart::draw() {
   add_graph(efficiency, tr("measured"), kMeasured, Qt::SolidLine, true)
       ->setData(measured_r, measured_eff, true);
 
+  // The key in a row of its own below the panels, so it never covers a point.
   auto* legend = new QCPLegend;
-  speed->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignLeft);
+  plot_->plotLayout()->addElement(2, 0, legend);
+  plot_->plotLayout()->setRowStretchFactor(2, 0.001);
   legend->setLayer("legend");
+  legend->setFillOrder(QCPLegend::foColumnsFirst);
+  legend->setBorderPen(Qt::NoPen);
   for (int g = 0; g < 3; ++g) legend->addItem(new QCPPlottableLegendItem(legend, plot_->graph(g)));
 
   speed->axis(QCPAxis::atBottom)->setRange(m.base_replicas - 0.3, last + 0.3);
