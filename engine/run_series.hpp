@@ -194,8 +194,6 @@ void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& 
 // CPU while it ran ("outside_load"). Empty for a clean measurement.
 std::vector<std::string> run_caveats(const RunData& run);
 
-// Display names for runs, made unique ("lenet5_cpu", "lenet5_cpu (2)").
-std::vector<std::string> unique_run_names(const std::vector<const RunData*>& runs);
 
 // Time to a target test accuracy, one definition for every view: the training seconds
 // (evaluations and pauses excluded, as EvalMetrics::train_s) at the first test evaluation at or

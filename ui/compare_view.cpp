@@ -14,6 +14,7 @@
 
 #include "ui/chart_view.hpp"
 #include "ui/run_store.hpp"
+#include "ui/scaling_chart.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -41,6 +42,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
 
   speedup_ = new ChartView(ChartKind::Speedup, this);
   step_time_ = new ChartView(ChartKind::StepTime, this);
+  scaling_ = new ScalingChart(this);
   table_ = new QTableWidget(0, 9, this);
   table_->setObjectName("summary-table");
   table_->setHorizontalHeaderLabels({tr("Run"), tr("Device"), tr("Batch"), tr("Precision"),
@@ -62,6 +64,8 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   auto* charts = new QSplitter(Qt::Horizontal, this);
   charts->addWidget(speedup_);
   charts->addWidget(step_time_);
+  charts->addWidget(scaling_);
+  for (int i = 0; i < charts->count(); ++i) charts->setStretchFactor(i, 1);  // equal widths
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(charts);
   split->addWidget(table_);
@@ -105,6 +109,7 @@ void CompareView::set_runs(const std::vector<RunEntry*>& runs, const std::vector
   }
   speedup_->set_runs(data_, colors);
   step_time_->set_runs(data_, colors);
+  scaling_->set_runs(data_, names);
   apply_options();
 }
 
@@ -120,7 +125,10 @@ void CompareView::apply_options() {
 void CompareView::refresh(bool refresh_bars) {
   speedup_->refresh(refresh_bars);
   step_time_->refresh(refresh_bars);
-  if (refresh_bars) fill_table();
+  if (refresh_bars) {
+    fill_table();
+    scaling_->refresh();
+  }
   replot_if_dirty();
 }
 

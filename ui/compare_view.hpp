@@ -1,5 +1,6 @@
 // The comparison of the ticked runs against a baseline: speedup bars (throughput, epoch time,
-// time to a target accuracy), where each step's time goes, and a summary table.
+// time to a target accuracy), where each step's time goes, how runs that differ only in replicas
+// scale, and a summary table.
 #pragma once
 
 #include <vector>
@@ -15,6 +16,7 @@ class QTableWidget;
 namespace gpulab::ui {
 
 class ChartView;
+class ScalingChart;
 struct RunEntry;
 
 class CompareView : public QWidget {
@@ -37,6 +39,7 @@ class CompareView : public QWidget {
   std::vector<RunComparison> rows() const;
   ChartView* speedup_chart() { return speedup_; }
   ChartView* step_time_chart() { return step_time_; }
+  ScalingChart* scaling_chart() { return scaling_; }
   QTableWidget* table() { return table_; }
 
  signals:
@@ -54,6 +57,7 @@ class CompareView : public QWidget {
   QDoubleSpinBox* target_;
   ChartView* speedup_;
   ChartView* step_time_;
+  ScalingChart* scaling_;  // shown for runs that differ only in replicas
   QTableWidget* table_;
 };
 

@@ -2,7 +2,9 @@
 #include "ui/device_picker.hpp"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QSpinBox>
 
@@ -29,7 +31,39 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
   connect(cpu_box_, &QCheckBox::toggled, this, &DevicePicker::selection_changed);
   connect(cpu_box_, &QCheckBox::toggled, threads_, &QSpinBox::setEnabled);
 
-  int row = 1;
+  // Data parallelism on the CPU: R model copies on threads of their own, the batch split among
+  // them. More replicas than cores is allowed, to show what oversubscription costs.
+  replicas_ = new QSpinBox(this);
+  replicas_->setObjectName("cpu-replicas");
+  replicas_->setRange(1, 2 * std::max(1, cpu.logical_cores));
+  replicas_->setValue(1);
+  replicas_->setPrefix(tr("replicas: "));
+  replicas_->setToolTip(
+      tr("Data parallelism: copies of the model, each on its own threads (the "
+         "CPU threads divided among them) with its share of every batch; their "
+         "gradients are summed before each update. 1: plain training."));
+  sync_ = new QComboBox(this);
+  sync_->setObjectName("sync-mode");
+  sync_->addItem(tr("all-reduce"), int(SyncMode::AllReduce));
+  sync_->addItem(tr("parameter server"), int(SyncMode::ParameterServer));
+  sync_->setToolTip(
+      tr("How the replicas agree on the update: every replica sums the gradients "
+         "and takes the same step (all-reduce), or a server holds the parameters, "
+         "takes the step once and sends them back (parameter server)."));
+  auto* parallel = new QHBoxLayout;
+  parallel->addWidget(replicas_, 1);
+  parallel->addWidget(sync_, 1);
+  grid->addLayout(parallel, 1, 0, 1, 2);
+  auto enable_parallel = [this] {
+    replicas_->setEnabled(cpu_box_->isChecked());
+    sync_->setEnabled(cpu_box_->isChecked() && replicas_->value() > 1);
+  };
+  connect(cpu_box_, &QCheckBox::toggled, this, enable_parallel);
+  connect(replicas_, &QSpinBox::valueChanged, this, enable_parallel);
+  connect(replicas_, &QSpinBox::valueChanged, this, &DevicePicker::selection_changed);
+  enable_parallel();
+
+  int row = 2;
   for (const GpuInfo& gpu : devices.gpus) {
     auto* box = new QCheckBox(QString("cuda:%1: %2 (%3 GiB)")
                                   .arg(gpu.index)
@@ -60,6 +94,21 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
     grid->addWidget(box, row, 0);
     grid->addWidget(why, row + 1, 0, 1, 2);
   }
+  // Data parallelism on GPUs (a set of GPUs, cuda:0,1; several replicas on one, cuda:0x2) is not
+  // in the engine yet: the control is there, disabled, and says so.
+  gpu_replicas_ = new QSpinBox(this);
+  gpu_replicas_->setObjectName("gpu-replicas");
+  gpu_replicas_->setRange(1, 8);
+  gpu_replicas_->setPrefix(tr("replicas per GPU: "));
+  gpu_replicas_->setEnabled(false);
+  gpu_replicas_->setToolTip(
+      devices.gpus.empty()
+          ? tr("No GPU here. Data parallelism over GPUs (cuda:0,1) and several replicas on one GPU "
+               "(cuda:0x2) are not built yet either; replicas run on the CPU.")
+          : tr("Data parallelism over GPUs (cuda:0,1) and several replicas on one GPU (cuda:0x2) "
+               "are not built yet; replicas run on the CPU."));
+  grid->addWidget(gpu_replicas_, row + 2, 0, 1, 2);
+  ++row;
   auto* hint = new QLabel(tr("Tick several devices to race them."), this);
   hint->setStyleSheet("color: palette(mid)");
   grid->addWidget(hint, row + 2, 0, 1, 2);
@@ -78,6 +127,14 @@ int DevicePicker::threads() const { return threads_->value(); }
 void DevicePicker::set_threads(int threads) {
   if (threads > 0) threads_->setValue(threads);
 }
+
+int DevicePicker::replicas() const { return replicas_->value(); }
+
+void DevicePicker::set_replicas(int replicas) { replicas_->setValue(std::max(1, replicas)); }
+
+SyncMode DevicePicker::sync() const { return SyncMode(sync_->currentData().toInt()); }
+
+void DevicePicker::set_sync(SyncMode sync) { sync_->setCurrentIndex(sync_->findData(int(sync))); }
 
 bool DevicePicker::select_only(const std::string& device) {
   bool found = device == "cpu";

@@ -39,6 +39,8 @@
 #include "ui/experiment_panel.hpp"
 #include "ui/race_panel.hpp"
 #include "engine/hardware_share.hpp"
+#include "engine/run_names.hpp"
+#include "ui/replica_timeline.hpp"
 #include "ui/run_controller.hpp"
 #include "ui/run_store.hpp"
 #include "ui/runs_panel.hpp"
@@ -326,10 +328,12 @@ QWidget* MainWindow::build_live_tab() {
   grid->addWidget(charts_[4], 1, 1, 1, 2);
   grid->setRowStretch(0, 1);
   grid->setRowStretch(1, 1);
+  timeline_ = new ReplicaTimeline(tab);
   auto* layout = new QVBoxLayout(tab);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(row);
-  layout->addLayout(grid, 1);
+  layout->addLayout(grid, 2);
+  layout->addWidget(timeline_, 1);  // a third of the height when it shows a run
 
   connect(x_axis_, &QComboBox::currentIndexChanged, this, &MainWindow::apply_chart_options);
   connect(smoothing_, &QSlider::valueChanged, this, &MainWindow::apply_chart_options);
@@ -429,6 +433,8 @@ std::optional<RunRequest> MainWindow::request_for(const std::string& device, QSt
   r.backend = e.backend;
   r.backend.device = device;
   r.backend.threads = device == "cpu" ? devices_->threads() : 0;
+  r.backend.replicas = device == "cpu" ? devices_->replicas() : 1;
+  r.backend.sync = devices_->sync();
   r.data_dir = options_.data_dir;
   r.telemetry_hz = options_.telemetry_hz;
   r.name = auto_run_name(r);
@@ -580,6 +586,7 @@ void MainWindow::tick() {
   QElapsedTimer cost;
   cost.start();
   for (ChartView* view : charts_) view->replot_if_dirty();
+  timeline_->refresh();
   if (tabs_->currentWidget() == compare_) compare_->refresh(bars);
   const auto spent = std::chrono::nanoseconds(cost.nsecsElapsed());
   next_replot_ = now + std::max<std::chrono::nanoseconds>(std::chrono::milliseconds(kTickMs),
@@ -615,6 +622,7 @@ void MainWindow::on_finished(RunController* controller) {
     view->refresh(true);
     view->replot_if_dirty();
   }
+  timeline_->refresh();
   compare_->refresh(true);
   runs_panel_->update_run(id);
   update_key_numbers();
@@ -697,6 +705,10 @@ void MainWindow::refresh_run_views() {
     colors.push_back(entry->color);
   }
   for (ChartView* view : charts_) view->set_runs(data, colors);
+  std::vector<QString> names;
+  for (const std::string& name : display_run_names(data))
+    names.push_back(QString::fromStdString(name));
+  timeline_->set_runs(data, names);
   // The baseline may be any run; one not ticked joins the comparison, first.
   RunEntry* baseline = store_->find(runs_panel_->baseline());
   if (!baseline && !checked.empty()) baseline = checked.front();
@@ -931,6 +943,8 @@ void MainWindow::use_setup_of(int run_id) {
       message_->show_message(Banner::Kind::Warning,
                              tr("That run used %1, which this machine does not have.").arg(QString::fromStdString(e.backend.device)));
     devices_->set_threads(e.backend.threads);
+    devices_->set_replicas(e.backend.replicas);
+    devices_->set_sync(e.backend.sync);
   } catch (const std::exception& error) {
     message_->show_message(Banner::Kind::Error, tr("Cannot reuse that run's setup: %1").arg(error.what()));
   }

@@ -37,6 +37,7 @@ class DevicePicker;
 class ExperimentPanel;
 class ProgressList;
 class RacePanel;
+class ReplicaTimeline;
 class RunController;
 class RunStore;
 class RunsPanel;
@@ -78,6 +79,7 @@ class MainWindow : public QMainWindow {
   CompareView* compare() { return compare_; }
   ChartView* chart(ChartKind kind);
   const std::vector<ChartView*>& live_charts() const { return charts_; }
+  ReplicaTimeline* replica_timeline() { return timeline_; }
   QString message() const;       // the message bar's text, empty when hidden
   QString share_warning() const;  // the race warning, empty when runs do not share hardware
   QString data_message() const;
@@ -142,6 +144,7 @@ class MainWindow : public QMainWindow {
   Banner* data_;
   QTabWidget* tabs_;
   std::vector<ChartView*> charts_;
+  ReplicaTimeline* timeline_;  // a ticked data-parallel run's replicas
   CompareView* compare_;
   RunsPanel* runs_panel_;
   QComboBox* x_axis_;

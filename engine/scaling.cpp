@@ -1,0 +1,177 @@
+// The scaling study of data-parallel runs.
+#include "engine/scaling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <ostream>
+
+#include "engine/replica_timeline.hpp"
+#include "engine/run_series.hpp"
+
+namespace gpulab {
+namespace {
+
+double median_of(std::vector<double> values) {
+  std::erase_if(values, [](double v) { return !std::isfinite(v); });
+  if (values.empty()) return kNoValue;
+  const size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + mid, values.end());
+  return values[mid];
+}
+
+std::string config_text(const RunData& run, const char* key, const std::string& fallback) {
+  const auto config = run.info.find("config");
+  if (config == run.info.end() || !config->is_object()) return fallback;
+  const auto value = config->find(key);
+  if (value == config->end()) return fallback;
+  return value->is_string() ? value->get<std::string>() : value->dump();
+}
+
+// What runs of one study share; runs differing in anything here are not compared.
+std::string study_key(const RunData& run, std::string* label) {
+  std::string device = config_text(run, "device", "cpu");
+  device = device.substr(0, device.find(':'));
+  const std::string model = run.info.contains("model") ? run.info["model"].dump() : "";
+  const std::string name = run.info.contains("model") && run.info["model"].contains("name")
+                               ? run.info["model"]["name"].get<std::string>()
+                               : "model";
+  const std::string batch = config_text(run, "batch", "?");
+  const std::string sync = config_text(run, "sync", "allreduce");
+  const std::string precision = config_text(run, "precision", "fp32");
+  const std::string threads = config_text(run, "threads", "0");
+  *label = name + ", batch " + batch + ", " + device + ", " + sync;
+  return model + '\n' + batch + '\n' + device + '\n' + sync + '\n' + precision + '\n' + threads;
+}
+
+double ring_factor(int replicas) { return 2.0 * (replicas - 1) / replicas; }
+
+}  // namespace
+
+double ScalingModel::predicted_step_ms(int replicas) const {
+  if (replicas < 1 || !std::isfinite(transfer_ms)) return kNoValue;
+  return shard_ms * base_replicas / replicas + fixed_ms + ring_factor(replicas) * transfer_ms;
+}
+
+double ScalingModel::predicted_images_per_second(int replicas) const {
+  const double step = predicted_step_ms(replicas);
+  return step > 0 ? 1000.0 * batch / step : kNoValue;
+}
+
+double ScalingModel::ideal_images_per_second(int replicas) const {
+  return base_images_per_second * replicas / base_replicas;
+}
+
+double ScalingModel::predicted_efficiency(int replicas) const {
+  return predicted_images_per_second(replicas) / ideal_images_per_second(replicas);
+}
+
+double ScalingModel::bandwidth_gb_per_s() const {
+  return gradient_bytes / transfer_ms * 1000.0 / 1e9;  // NaN propagates
+}
+
+std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& runs) {
+  const std::vector<RunComparison> compared = compare_runs(runs, 0, 1.0);
+  std::map<std::string, ScalingStudy> by_key;
+  std::vector<std::string> order;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const RunData& run = *runs[i];
+    if (run.steps.empty()) continue;
+    std::string label;
+    const std::string key = study_key(run, &label);
+    if (!by_key.count(key)) order.push_back(key);
+    ScalingStudy& study = by_key[key];
+    study.label = label;
+    ScalingPoint point;
+    point.run = int(i);
+    point.replicas = replica_count(run);
+    point.images_per_second = compared[i].images_per_second;
+    std::vector<double> step, shard, allreduce, fixed;
+    for (const StepMetrics& s : run.steps) {
+      const double split =
+          s.times.data_ms + s.times.copy_ms + s.times.forward_ms + s.times.backward_ms;
+      step.push_back(s.step_ms);
+      shard.push_back(split);
+      allreduce.push_back(s.times.allreduce_ms);
+      fixed.push_back(s.step_ms - split - s.times.allreduce_ms);
+    }
+    point.step_ms = median_of(step);
+    point.shard_ms = median_of(shard);
+    point.allreduce_ms = median_of(allreduce);
+    point.fixed_ms = median_of(fixed);
+    // One run per replica count: the later one given (runs come oldest first) replaces it.
+    auto same = std::find_if(study.points.begin(), study.points.end(),
+                             [&](const ScalingPoint& p) { return p.replicas == point.replicas; });
+    if (same != study.points.end())
+      *same = point;
+    else
+      study.points.push_back(point);
+    if (study.model.batch == 0) {
+      const double batch = std::atof(config_text(run, "batch", "0").c_str());
+      study.model.batch = int(batch);
+      const auto parameters = run.info.find("parameters");
+      if (parameters != run.info.end() && parameters->is_number())
+        study.model.gradient_bytes = 4.0 * parameters->get<double>();
+    }
+  }
+
+  std::vector<ScalingStudy> studies;
+  for (const std::string& key : order) {
+    ScalingStudy& study = by_key[key];
+    if (study.points.size() < 2) continue;
+    std::sort(study.points.begin(), study.points.end(),
+              [](const ScalingPoint& a, const ScalingPoint& b) { return a.replicas < b.replicas; });
+    ScalingModel& model = study.model;
+    const ScalingPoint& base = study.points.front();
+    model.base_replicas = base.replicas;
+    model.base_images_per_second = base.images_per_second;
+    model.shard_ms = base.shard_ms;
+    model.fixed_ms = base.fixed_ms;
+    // Least squares through zero: allreduce_ms = ring_factor(R) * transfer_ms.
+    double sum_xy = 0, sum_xx = 0;
+    for (const ScalingPoint& p : study.points) {
+      if (p.replicas < 2 || !std::isfinite(p.allreduce_ms)) continue;
+      sum_xy += ring_factor(p.replicas) * p.allreduce_ms;
+      sum_xx += ring_factor(p.replicas) * ring_factor(p.replicas);
+    }
+    if (sum_xx > 0) model.transfer_ms = sum_xy / sum_xx;
+    for (ScalingPoint& p : study.points)
+      p.efficiency = p.images_per_second / model.ideal_images_per_second(p.replicas);
+    studies.push_back(std::move(study));
+  }
+  std::stable_sort(studies.begin(), studies.end(),
+                   [](const ScalingStudy& a, const ScalingStudy& b) {
+                     return a.points.size() > b.points.size();
+                   });
+  return studies;
+}
+
+void write_scaling_csv(const ScalingStudy& study, const std::vector<std::string>& run_names,
+                       std::ostream& out) {
+  auto number = [](double value) {
+    if (!std::isfinite(value)) return std::string();
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", value);
+    return std::string(text);
+  };
+  out << "replicas,run,images_per_second,efficiency,ideal_images_per_second,"
+         "predicted_images_per_second,predicted_efficiency,step_ms,shard_ms,allreduce_ms\n";
+  const ScalingModel& m = study.model;
+  for (const ScalingPoint& p : study.points) {
+    std::string name = p.run < int(run_names.size()) ? run_names[size_t(p.run)] : "";
+    if (name.find_first_of(",\"\n") != std::string::npos) {
+      std::string quoted = "\"";
+      for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+      name = quoted + "\"";
+    }
+    out << p.replicas << ',' << name << ',' << number(p.images_per_second) << ','
+        << number(p.efficiency) << ',' << number(m.ideal_images_per_second(p.replicas)) << ','
+        << number(m.predicted_images_per_second(p.replicas)) << ','
+        << number(m.predicted_efficiency(p.replicas)) << ',' << number(p.step_ms) << ','
+        << number(p.shard_ms) << ',' << number(p.allreduce_ms) << '\n';
+  }
+}
+
+}  // namespace gpulab

@@ -1,0 +1,62 @@
+// How a data-parallel setup scales, without Qt: runs that differ only in their replica count,
+// their images/s and scaling efficiency against replicas, the ideal line, and a prediction from
+// the measured compute time and all-reduce bandwidth.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "engine/run_record.hpp"
+
+namespace gpulab {
+
+// One run of a scaling study, with the medians of its steps.
+struct ScalingPoint {
+  int run = 0;  // index into the runs given
+  int replicas = 1;
+  double images_per_second = kNoValue;  // as the comparison table has it
+  double efficiency = kNoValue;         // images/s over replicas / base replicas times the base's
+  double step_ms = kNoValue;            // median step time
+  double shard_ms = kNoValue;           // median of data + copy + forward + backward (split by R)
+  double allreduce_ms = kNoValue;       // median all-reduce
+  double fixed_ms = kNoValue;           // median of the rest: optimizer, the loop's own time
+};
+
+// The model of the prediction, from the run with the fewest replicas (the base):
+//   step_ms(R) = shard_ms(base) * base / R + fixed_ms(base) + 2 (R - 1) / R * transfer_ms
+// The shard's work splits evenly; the optimizer and the loop do not shrink; each replica moves
+// 2 (R - 1) / R of the gradients in an all-reduce (a ring's traffic, as the threads' reducer
+// reads and writes), and transfer_ms, the gradients' size over the all-reduce bandwidth, is
+// fitted to the measured all-reduce times of the runs with R > 1 (least squares through zero).
+struct ScalingModel {
+  int base_replicas = 1;
+  double base_images_per_second = kNoValue;
+  double shard_ms = kNoValue, fixed_ms = kNoValue;
+  double transfer_ms = kNoValue;      // NaN: no run with R > 1 measured an all-reduce
+  double gradient_bytes = kNoValue;   // 4 bytes per parameter; NaN where run.json lacks them
+  double bandwidth_gb_per_s() const;  // gradient_bytes / transfer_ms; NaN when either is
+  int batch = 0;
+  double predicted_step_ms(int replicas) const;  // NaN without a bandwidth
+  double predicted_images_per_second(int replicas) const;
+  double predicted_efficiency(int replicas) const;  // against the ideal from the base run
+  double ideal_images_per_second(int replicas) const;
+};
+
+struct ScalingStudy {
+  std::string label;                 // what the runs share: "lenet5, batch 64, cpu, allreduce"
+  std::vector<ScalingPoint> points;  // by replicas; one run per replica count (the newest given)
+  ScalingModel model;
+};
+
+// What a run must share with another to be in the same study: model, batch, device kind
+// (cpu, cuda), threads, precision and sync mode. Each group of runs sharing it with two or more
+// replica counts is a study; the one with the most replica counts comes first.
+std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& runs);
+
+// One row per replica count: replicas,run,images_per_second,efficiency,ideal_images_per_second,
+// predicted_images_per_second,predicted_efficiency,step_ms,shard_ms,allreduce_ms
+void write_scaling_csv(const ScalingStudy& study, const std::vector<std::string>& run_names,
+                       std::ostream& out);
+
+}  // namespace gpulab

@@ -1,0 +1,207 @@
+// The window's data-parallel views on Qt's offscreen platform: a 2-replica CPU run started from the
+// device picker shows the all-reduce phase and a lane per replica, and runs that differ only in
+// replicas get a scaling chart in Compare.
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <QApplication>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include "engine/experiment.hpp"
+#include "test_support.hpp"
+#include "ui/chart_view.hpp"
+#include "ui/compare_view.hpp"
+#include "ui/device_picker.hpp"
+#include "ui/experiment_panel.hpp"
+#include "ui/main_window.hpp"
+#include "ui/replica_timeline.hpp"
+#include "ui/run_store.hpp"
+#include "ui/scaling_chart.hpp"
+
+namespace gpulab::ui {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout = 120s) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+class DataParallelWindow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::write_mnist(data_.path(), test::synthetic_set(512, 1), test::synthetic_set(128, 2));
+    options_.runs_dir = runs_.path();
+    options_.data_dir = data_.path();
+    DeviceList devices;
+    devices.cpu = cpu_info();
+    devices.no_gpu_reason = "no NVIDIA driver found (test)";
+    options_.devices = devices;
+    options_.telemetry_hz = 20;
+    window_ = std::make_unique<MainWindow>(options_);
+    window_->show();
+    Experiment e;
+    e.model = preset("mlp");
+    e.train.batch = 32;
+    e.train.epochs = 1000;
+    e.train.max_steps = 40;
+    e.train.optimizer.lr = 0.01f;
+    e.train.eval_every = 20;
+    window_->experiment()->set_experiment(e);
+    window_->device_picker()->set_threads(2);
+  }
+  void TearDown() override {
+    window_->stop_all();
+    wait_until([&] { return !window_->any_running(); }, 30s);
+    window_.reset();
+  }
+  // Types the replica count into the picker's spin box, as a user would.
+  void type_replicas(int replicas) {
+    auto* spin = window_->findChild<QSpinBox*>("cpu-replicas");
+    ASSERT_NE(spin, nullptr);
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, QString::number(replicas));
+    QTest::keyClick(spin, Qt::Key_Enter);
+    ASSERT_EQ(spin->value(), replicas);
+  }
+  void train_and_wait() {
+    QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+    ASSERT_TRUE(window_->any_running()) << window_->message().toStdString();
+    ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  }
+
+  test::TempDir runs_, data_;
+  WindowOptions options_;
+  std::unique_ptr<MainWindow> window_;
+};
+
+TEST_F(DataParallelWindow, PickerOffersReplicasAndSyncAndSaysGpuReplicasAreNotBuilt) {
+  DevicePicker* picker = window_->device_picker();
+  EXPECT_EQ(picker->replicas(), 1);
+  auto* sync = window_->findChild<QComboBox*>("sync-mode");
+  ASSERT_NE(sync, nullptr);
+  EXPECT_FALSE(sync->isEnabled());  // nothing to agree on with one replica
+  picker->set_replicas(2);
+  EXPECT_TRUE(sync->isEnabled());
+  picker->set_sync(SyncMode::ParameterServer);
+  EXPECT_EQ(picker->sync(), SyncMode::ParameterServer);
+  auto* gpu = window_->findChild<QSpinBox*>("gpu-replicas");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_FALSE(gpu->isEnabled());
+  EXPECT_TRUE(gpu->toolTip().contains("not built yet")) << gpu->toolTip().toStdString();
+  // No data-parallel run ticked: the timeline is one line of hint.
+  ReplicaTimeline* timeline = window_->replica_timeline();
+  ASSERT_NE(timeline, nullptr);
+  EXPECT_EQ(timeline->run(), nullptr);
+  EXPECT_FALSE(timeline->plot()->isVisible());
+  EXPECT_TRUE(window_->findChild<QLabel*>("replica-timeline-hint")->isVisible());
+}
+
+TEST_F(DataParallelWindow, ATwoReplicaRunShowsTheAllReduceAndTwoReplicaLanes) {
+  type_replicas(2);
+  train_and_wait();
+  auto entries = window_->store()->entries();
+  ASSERT_EQ(entries.size(), 1u);
+  RunEntry* run = entries[0];
+  EXPECT_EQ(run->data.status(), "finished") << run->data.info.dump();
+  EXPECT_EQ(run->data.info["config"]["replicas"], 2);
+  ASSERT_EQ(run->data.steps.size(), 40u);
+  EXPECT_EQ(run->data.steps.back().replicas.size(), 2u);
+
+  // The step breakdown has the all-reduce phase, and it took time.
+  ChartView* step_time = window_->chart(ChartKind::StepTime);
+  ASSERT_NE(step_time, nullptr);
+  step_time->refresh(true);
+  bool all_reduce = false;
+  for (const Panel& panel : step_time->chart().panels)
+    for (const BarSet& set : panel.bars)
+      if (set.label == "all-reduce") {
+        all_reduce = true;
+        ASSERT_FALSE(set.values.empty());
+        EXPECT_GT(set.values[0], 0.0);
+      }
+  EXPECT_TRUE(all_reduce);
+
+  // The timeline follows the run: two lanes, every step with both replicas, all three phases.
+  ReplicaTimeline* timeline = window_->replica_timeline();
+  EXPECT_EQ(timeline->run(), &run->data);
+  EXPECT_EQ(timeline->lanes(), 2);
+  EXPECT_TRUE(timeline->plot()->isVisible());
+  ASSERT_EQ(timeline->steps().size(), ReplicaTimeline::kSteps < 40 ? ReplicaTimeline::kSteps : 40u);
+  EXPECT_EQ(timeline->steps().back().step, 40);
+  for (const ReplicaStepSpan& step : timeline->steps()) {
+    ASSERT_EQ(step.replicas.size(), 2u);
+    EXPECT_EQ(step.replicas[0].replica, 0);
+    EXPECT_EQ(step.replicas[1].replica, 1);
+    EXPECT_GT(step.replicas[0].compute_ms, 0);
+    EXPECT_GT(step.replicas[0].communication_ms, 0);
+  }
+  EXPECT_GT(timeline->plot()->itemCount(), 40 * 2);  // a segment per phase per replica per step
+  EXPECT_TRUE(timeline->overlap_text().contains("%")) << timeline->overlap_text().toStdString();
+  // The same lanes come back from the record on disk (replicas.csv).
+  const RunData on_disk = load_run(run->data.dir);
+  const auto recorded = recent_replica_steps(on_disk, ReplicaTimeline::kSteps);
+  ASSERT_EQ(recorded.size(), timeline->steps().size());
+  EXPECT_EQ(recorded.back().replicas.size(), 2u);
+  EXPECT_DOUBLE_EQ(recorded.back().replicas[1].compute_ms,
+                   timeline->steps().back().replicas[1].compute_ms);
+}
+
+TEST_F(DataParallelWindow, RunsThatDifferOnlyInReplicasGetAScalingChart) {
+  train_and_wait();  // one replica
+  type_replicas(2);
+  train_and_wait();
+  ASSERT_EQ(window_->store()->entries().size(), 2u);
+  window_->show_tab("compare");
+  ScalingChart* scaling = window_->compare()->scaling_chart();
+  scaling->refresh();
+  ASSERT_TRUE(scaling->study().has_value());
+  EXPECT_TRUE(scaling->isVisible());
+  const ScalingStudy& study = *scaling->study();
+  ASSERT_EQ(study.points.size(), 2u);
+  EXPECT_EQ(study.points[0].replicas, 1);
+  EXPECT_EQ(study.points[1].replicas, 2);
+  EXPECT_NEAR(study.points[0].efficiency, 1.0, 1e-9);
+  EXPECT_GT(study.points[1].images_per_second, 0);
+  EXPECT_TRUE(std::isfinite(study.model.transfer_ms));
+  EXPECT_TRUE(scaling->model_text().contains("Predicted")) << scaling->model_text().toStdString();
+  EXPECT_EQ(scaling->plot()->graphCount(), 6);
+  test::TempDir out;
+  QString error;
+  for (ExportFormat format :
+       {ExportFormat::Png, ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Csv}) {
+    const QString path =
+        QString::fromStdString((out.path() / "scaling.").string()) + export_format_name(format);
+    EXPECT_TRUE(scaling->export_to(path, format, &error, 640, 480)) << error.toStdString();
+    EXPECT_GT(QFileInfo(path).size(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace gpulab::ui
+
+int main(int argc, char** argv) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  gpulab::test::TempDir config;
+  qputenv("XDG_CONFIG_HOME", QByteArray::fromStdString(config.path().string()));
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("gpulab-test");
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

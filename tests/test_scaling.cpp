@@ -1,0 +1,167 @@
+// The data-parallel views' numbers: recent steps per replica from live and recorded runs, the
+// overlap of communication with computation, and the scaling study with its ideal and prediction.
+#include <cmath>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "engine/experiment.hpp"
+#include "engine/replica_timeline.hpp"
+#include "engine/scaling.hpp"
+
+namespace gpulab {
+namespace {
+
+StepMetrics step_with(int64_t step, double time_s, double step_ms,
+                      std::vector<ReplicaTimes> replicas) {
+  StepMetrics m;
+  m.step = step;
+  m.time_s = time_s;
+  m.step_ms = step_ms;
+  m.replicas = std::move(replicas);
+  return m;
+}
+
+TEST(ReplicaTimeline, TakesTheLastStepsFromALiveRunInReplicaOrder) {
+  RunData run;
+  for (int s = 1; s <= 10; ++s)
+    run.steps.push_back(step_with(s, s * 0.1, 100, {{1, 60, 30, 10}, {0, 70, 30, 0}}));
+  const auto spans = recent_replica_steps(run, 4);
+  ASSERT_EQ(spans.size(), 4u);
+  EXPECT_EQ(spans.front().step, 7);
+  EXPECT_EQ(spans.back().step, 10);
+  EXPECT_DOUBLE_EQ(spans.back().end_s, 1.0);
+  EXPECT_DOUBLE_EQ(spans.back().start_s, 0.9);
+  ASSERT_EQ(spans.back().replicas.size(), 2u);
+  EXPECT_EQ(spans.back().replicas[0].replica, 0);
+  EXPECT_EQ(spans.back().replicas[1].replica, 1);
+  EXPECT_EQ(replica_count(run), 2);
+}
+
+TEST(ReplicaTimeline, ReadsARecordedRunFromItsReplicaRows) {
+  RunData run;
+  run.info = {{"config", {{"replicas", 3}}}};
+  for (int s = 1; s <= 5; ++s) {
+    run.steps.push_back(step_with(s, s * 0.2, 200, {}));
+    for (int r = 0; r < 3; ++r) run.replica_steps.push_back({s, {r, 100.0 + r, 50, 10}});
+  }
+  const auto spans = recent_replica_steps(run, 50);
+  ASSERT_EQ(spans.size(), 5u);
+  EXPECT_EQ(spans[0].step, 1);
+  ASSERT_EQ(spans[4].replicas.size(), 3u);
+  EXPECT_DOUBLE_EQ(spans[4].replicas[2].compute_ms, 102);
+  EXPECT_EQ(replica_count(run), 3);
+  EXPECT_EQ(replica_count(RunData{}), 1);
+}
+
+TEST(ReplicaTimeline, OverlapIsTheShareOfCommunicationTheStepDidNotWaitFor) {
+  // Nothing hidden: the step is the slowest compute plus the reduction.
+  std::vector<ReplicaStepSpan> serial(1);
+  serial[0].step_ms = 100;
+  serial[0].replicas = {{0, 80, 20, 0}, {1, 70, 20, 10}};
+  EXPECT_NEAR(communication_overlap_percent(serial), 0.0, 1e-9);
+  // All hidden: the step lasts no longer than its slowest compute.
+  std::vector<ReplicaStepSpan> hidden = serial;
+  hidden[0].step_ms = 80;
+  EXPECT_NEAR(communication_overlap_percent(hidden), 100.0, 1e-9);
+  // Half hidden, and the clamp: a step longer than compute plus communication is 0 %, not less.
+  std::vector<ReplicaStepSpan> both = serial;
+  both[0].step_ms = 90;
+  EXPECT_NEAR(communication_overlap_percent(both), 50.0, 1e-9);
+  both.push_back(serial[0]);
+  both[1].step_ms = 500;
+  EXPECT_NEAR(communication_overlap_percent(both), 25.0, 1e-9);
+  // No communication at all: no figure.
+  std::vector<ReplicaStepSpan> none(1);
+  none[0].step_ms = 10;
+  none[0].replicas = {{0, 10, 0, 0}};
+  EXPECT_TRUE(std::isnan(communication_overlap_percent(none)));
+}
+
+// A run of `replicas` replicas whose every step takes shard_ms / replicas + fixed + all-reduce.
+RunData scaling_run(int replicas, double shard_ms, double fixed_ms, double allreduce_ms,
+                    const std::string& sync = "allreduce", int batch = 64) {
+  RunData run;
+  Experiment e;
+  e.model = preset("mlp");
+  e.train.batch = batch;
+  e.backend.replicas = replicas;
+  e.backend.sync = parse_sync(sync);
+  run.info = {{"model", model_to_json(e.model)},
+              {"config", train_config_to_json(e.train, e.backend)},
+              {"parameters", 1000}};
+  for (int s = 1; s <= 9; ++s) {
+    StepMetrics m;
+    m.step = s;
+    m.times.forward_ms = shard_ms / replicas * 0.4;
+    m.times.backward_ms = shard_ms / replicas * 0.6;
+    m.times.optimizer_ms = fixed_ms;
+    m.times.allreduce_ms = allreduce_ms;
+    m.step_ms = m.times.total_ms();
+    m.images_per_second = 1000.0 * batch / m.step_ms;
+    run.steps.push_back(m);
+  }
+  return run;
+}
+
+TEST(Scaling, GroupsRunsThatDifferOnlyInReplicas) {
+  const RunData one = scaling_run(1, 80, 10, 0), two = scaling_run(2, 80, 10, 10),
+                four = scaling_run(4, 80, 10, 15),
+                server = scaling_run(2, 80, 10, 10, "parameter-server"),
+                other_batch = scaling_run(2, 80, 10, 10, "allreduce", 32);
+  const auto studies = scaling_studies({&one, &two, &server, &four, &other_batch});
+  ASSERT_EQ(studies.size(), 1u);  // the parameter-server and batch-32 runs have no partner
+  const ScalingStudy& study = studies[0];
+  ASSERT_EQ(study.points.size(), 3u);
+  EXPECT_EQ(study.points[0].replicas, 1);
+  EXPECT_EQ(study.points[1].replicas, 2);
+  EXPECT_EQ(study.points[2].replicas, 4);
+  EXPECT_EQ(study.points[2].run, 3);
+  EXPECT_NE(study.label.find("batch 64"), std::string::npos) << study.label;
+  // Measured: 64 images in 90 ms at R = 1, in 40 + 10 + 10 = 60 ms at R = 2.
+  EXPECT_NEAR(study.points[0].images_per_second, 64000.0 / 90, 1e-6);
+  EXPECT_NEAR(study.points[0].efficiency, 1.0, 1e-12);
+  EXPECT_NEAR(study.points[1].efficiency, (64000.0 / 60) / (2 * 64000.0 / 90), 1e-9);
+  EXPECT_NEAR(study.model.ideal_images_per_second(4), 4 * 64000.0 / 90, 1e-6);
+}
+
+TEST(Scaling, PredictsFromTheBaseComputeAndTheFittedAllReduce) {
+  // All-reduce times that follow the ring's 2 (R - 1) / R exactly, with 20 ms of transfer.
+  const RunData one = scaling_run(1, 80, 10, 0), two = scaling_run(2, 80, 10, 20),
+                four = scaling_run(4, 80, 10, 30);
+  const auto studies = scaling_studies({&one, &two, &four});
+  ASSERT_EQ(studies.size(), 1u);
+  const ScalingModel& model = studies[0].model;
+  EXPECT_NEAR(model.transfer_ms, 20, 1e-9);
+  EXPECT_NEAR(model.shard_ms, 80, 1e-9);
+  EXPECT_NEAR(model.fixed_ms, 10, 1e-9);
+  // The model reproduces runs that follow it, and extrapolates: R = 8 is 10 + 10 + 35 ms.
+  EXPECT_NEAR(model.predicted_step_ms(1), 90, 1e-9);
+  EXPECT_NEAR(model.predicted_step_ms(4), 20 + 10 + 30, 1e-9);
+  EXPECT_NEAR(model.predicted_step_ms(8), 10 + 10 + 35, 1e-9);
+  EXPECT_NEAR(model.predicted_images_per_second(8), 64000.0 / 55, 1e-6);
+  EXPECT_NEAR(model.predicted_efficiency(8), (64000.0 / 55) / (8 * 64000.0 / 90), 1e-9);
+  // 1000 parameters, 4000 bytes in 20 ms: 0.0002 GB/s.
+  EXPECT_NEAR(model.bandwidth_gb_per_s(), 4000.0 / 0.020 / 1e9, 1e-15);
+
+  std::ostringstream csv;
+  write_scaling_csv(studies[0], {"one", "two", "four"}, csv);
+  const std::string text = csv.str();
+  EXPECT_EQ(text.rfind("replicas,run,images_per_second,efficiency,", 0), 0u) << text;
+  EXPECT_NE(text.find("\n4,four,"), std::string::npos) << text;
+}
+
+TEST(Scaling, OneReplicaCountOrAnEmptyRunIsNoStudy) {
+  const RunData one = scaling_run(1, 80, 10, 0), also_one = scaling_run(1, 80, 10, 0);
+  EXPECT_TRUE(scaling_studies({&one, &also_one}).empty());  // one replica count is no study
+  const RunData two = scaling_run(2, 80, 10, 0);
+  const auto studies = scaling_studies({&one, &two});
+  ASSERT_EQ(studies.size(), 1u);
+  EXPECT_NEAR(studies[0].model.transfer_ms, 0, 1e-12);  // measured as none: predicted as none
+  RunData empty_two = two;
+  empty_two.steps.clear();
+  EXPECT_TRUE(scaling_studies({&one, &empty_two}).empty());
+}
+
+}  // namespace
+}  // namespace gpulab
