@@ -73,6 +73,10 @@ struct RunSummary {
   double target_accuracy = kNoValue;
   std::optional<double> time_to_target_s;   // training seconds when the test accuracy first reached it
   std::optional<int64_t> step_to_target;
+  // Finite losses that went the wrong way (see DivergenceWatch): the run ends as it was asked to,
+  // with this flag and what happened in `divergence`.
+  bool diverged = false;
+  std::string divergence;
 };
 
 }  // namespace gpulab
