@@ -148,7 +148,9 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   connect(runs_panel_, &RunsPanel::use_setup_requested, this, &MainWindow::use_setup_of);
   connect(runs_panel_, &RunsPanel::message, this,
           [this](const QString& text) { message_->show_message(Banner::Kind::Info, text); });
-  connect(compare_, &CompareView::baseline_chosen, runs_panel_, &RunsPanel::set_baseline);
+  // Queued: the new baseline refills the comparison's own combo box, which is still emitting.
+  connect(compare_, &CompareView::baseline_chosen, runs_panel_, &RunsPanel::set_baseline,
+          Qt::QueuedConnection);
   connect(compare_, &CompareView::export_requested, this,
           [this](ChartView* view, int format) { export_chart_dialog(view, ExportFormat(format)); });
   connect(tabs_, &QTabWidget::currentChanged, this, [this] {
