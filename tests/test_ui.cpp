@@ -12,12 +12,16 @@
 #include <gtest/gtest.h>
 #include <QApplication>
 #include <QCryptographicHash>
+#include <QDoubleSpinBox>
+#include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QTreeWidget>
+#include <QtTest/QTest>
 #include <qcustomplot.h>
 
 #include "engine/experiment.hpp"
@@ -343,6 +347,50 @@ TEST_F(Window, PresenterModeFillsTheScreenWithThePlots) {
   EXPECT_TRUE(window_->train_button()->isVisible());
   window_->set_presenter(false);
   EXPECT_TRUE(window_->findChild<QWidget*>("setup-column")->isVisible());
+}
+
+// Issue 9.7: a learning rate of 5 ends at chance with a finite loss: flagged in the list, the
+// comparison and the lab report, with a hint about the learning rate.
+TEST_F(Window, ADivergedRunIsMarkedAsSuchEverywhere) {
+  small_setup(150, 5.0f, OptimizerKind::Adam);
+  Experiment e = window_->experiment()->experiment();
+  e.model = preset("lenet5");
+  window_->experiment()->set_experiment(e);
+  ASSERT_EQ(window_->start_training(), 1);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  RunEntry* run = only_run();
+  ASSERT_NE(run, nullptr);
+  const RunData on_disk = load_run(run->data.dir);
+  EXPECT_EQ(on_disk.info["summary"]["diverged"], true) << on_disk.info.dump();
+  EXPECT_TRUE(window_->message().contains("lower learning rate"))
+      << window_->message().toStdString();
+  QTreeWidgetItem* row = window_->runs_panel()->tree()->topLevelItem(0);
+  EXPECT_EQ(row->text(3), "diverged");
+  EXPECT_TRUE(row->toolTip(3).contains("--lr 5")) << row->toolTip(3).toStdString();
+  const auto rows = window_->compare()->rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, "diverged");
+  test::TempDir report;
+  QString error;
+  ASSERT_TRUE(write_lab_report(QString::fromStdString(report.path().string()), {&run->data},
+                               {run->color}, ChartOptions{}, &error, nullptr))
+      << error.toStdString();
+  std::ifstream summary(report.path() / "summary.md");
+  const std::string text{std::istreambuf_iterator<char>(summary), std::istreambuf_iterator<char>()};
+  EXPECT_NE(text.find("status: diverged"), std::string::npos) << text;
+}
+
+// Issue 9.10: a paused run says so in the list.
+TEST_F(Window, APausedRunIsListedAsPaused) {
+  small_setup(1'000'000);
+  ASSERT_EQ(window_->start_training(), 1);
+  RunEntry* run = only_run();
+  ASSERT_TRUE(wait_until([&] { return run->data.steps.size() >= 5; }));
+  QTreeWidgetItem* row = window_->runs_panel()->tree()->topLevelItem(0);
+  window_->pause_button()->click();
+  EXPECT_EQ(row->text(3), "paused");
+  window_->pause_button()->click();
+  EXPECT_EQ(row->text(3), "running");
 }
 
 // The window's own flags: a bad one gets one line naming it and exit code 2, before any run.

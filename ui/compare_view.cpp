@@ -147,6 +147,10 @@ void CompareView::fill_table() {
       auto* item = new QTableWidgetItem(cells[c]);
       if (c >= 2) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       if (c == 0) item->setForeground(runs_[r]->color.darker(120));
+      if (c == 0 && row.status == "diverged") {
+        item->setText(item->text() + tr(" ⚠ diverged"));
+        item->setToolTip(QString::fromStdString(row.note));
+      }
       table_->setItem(r, c, item);
     }
   }

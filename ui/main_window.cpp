@@ -61,6 +61,7 @@ QString result_text(const RunSummary& s) {
         text += QObject::tr(", test accuracy %1 %").arg(100 * s.test_accuracy, 0, 'f', 2);
       if (s.time_to_target_s)
         text += QObject::tr(", %1 % after %2 s").arg(100 * s.target_accuracy, 0, 'f', 1).arg(*s.time_to_target_s, 0, 'f', 2);
+      if (s.diverged) text += QObject::tr(" (diverged)");
       return text;
     }
     case RunStatus::Cancelled: return QObject::tr("stopped at step %1 (its record is kept)").arg(s.steps);
@@ -485,6 +486,9 @@ void MainWindow::on_finished(RunController* controller) {
   store_->finish(id, summary.status, summary.message);
   progress_->finish(id, result_text(summary));
   const QString name = QString::fromStdString(controller->request().name);
+  if (summary.diverged)
+    message_->show_message(Banner::Kind::Warning,
+                           tr("Run %1 %2").arg(name, QString::fromStdString(summary.divergence)));
   if (summary.status == RunStatus::Failed) {
     if (controller->data_missing()) check_data(true);
     else
@@ -512,7 +516,10 @@ void MainWindow::on_finished(RunController* controller) {
 void MainWindow::set_paused(bool paused) {
   if (active_.empty()) return;
   paused_ = paused;
-  for (const Active& a : active_) a.controller->set_paused(paused);
+  for (const Active& a : active_) {
+    a.controller->set_paused(paused);
+    store_->set_paused(a.id, paused);
+  }
   for (const auto& [id, step] : last_step_) progress_->update(id, step, paused);
   update_controls();
 }

@@ -21,6 +21,7 @@ struct RunEntry {
   RunData data;
   bool live = false;     // a run of this window still training
   bool checked = false;  // shown in the plots
+  bool paused = false;   // a live run held by Pause
   QColor color;          // fixed for the run's life
 };
 
@@ -47,6 +48,7 @@ class RunStore : public QObject {
   // Deletes the run's folder (the caller asks first). Returns false with a message.
   bool remove(int id, QString* error);
   void set_checked(int id, bool checked);
+  void set_paused(int id, bool paused);
 
   RunEntry* find(int id);
   std::vector<RunEntry*> entries();  // newest first

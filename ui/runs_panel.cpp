@@ -87,12 +87,13 @@ void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {
   item->setCheckState(kName, entry.checked ? Qt::Checked : Qt::Unchecked);
   item->setText(kDevice, QString::fromStdString(row.device));
   item->setText(kBatch, row.batch > 0 ? QString::number(row.batch) : "");
-  const QString status = QString::fromStdString(row.status);
+  const QString status =
+      entry.live && entry.paused ? tr("paused") : QString::fromStdString(row.status);
   item->setText(kStatus, status);
-  item->setForeground(kStatus, status == "failed" ? QBrush(QColor(0xC0, 0x20, 0x20)) : QBrush());
-  const std::string message = entry.data.info.value("message", "");
+  const bool bad = status == "failed" || status == "diverged";
+  item->setForeground(kStatus, bad ? QBrush(QColor(0xC0, 0x20, 0x20)) : QBrush());
   QString tip = QString::fromStdString(entry.data.dir.string());
-  if (!message.empty()) tip += "\n" + QString::fromStdString(message);
+  if (!row.note.empty()) tip += "\n" + QString::fromStdString(row.note);
   for (int c = 0; c < kColumns; ++c) item->setToolTip(c, tip);
   item->setText(kAccuracy, std::isfinite(row.test_accuracy)
                                ? QString::number(100 * row.test_accuracy, 'f', 2) + " %"
