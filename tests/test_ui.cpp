@@ -349,8 +349,39 @@ TEST_F(Window, PresenterModeFillsTheScreenWithThePlots) {
   EXPECT_TRUE(window_->findChild<QWidget*>("setup-column")->isVisible());
 }
 
-// Issue 9.7: a learning rate of 5 ends at chance with a finite loss: flagged in the list, the
-// comparison and the lab report, with a hint about the learning rate.
+// Issue 9.7: a value typed out of range is clamped with a word on the message bar, naming the
+// field, the typed value and the limit; so is one from a loaded setup.
+TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
+  auto* batch = window_->findChild<QSpinBox*>("batch");
+  ASSERT_NE(batch, nullptr);
+  batch->setFocus();
+  QTest::keyClick(batch, Qt::Key_A, Qt::ControlModifier);
+  QTest::keyClicks(batch, "100000");
+  QTest::keyClick(batch, Qt::Key_Return);
+  EXPECT_EQ(batch->value(), 65536);
+  for (const char* part : {"Batch size", "100000", "65536"})
+    EXPECT_TRUE(window_->message().contains(part))
+        << part << ": " << window_->message().toStdString();
+
+  auto* lr = window_->findChild<QDoubleSpinBox*>("lr");
+  ASSERT_NE(lr, nullptr);
+  lr->setFocus();
+  QTest::keyClick(lr, Qt::Key_A, Qt::ControlModifier);
+  QTest::keyClicks(lr, "500");
+  QTest::keyClick(lr, Qt::Key_Enter);
+  EXPECT_DOUBLE_EQ(lr->value(), 100.0);
+  EXPECT_TRUE(window_->message().contains("Learning rate: 500"))
+      << window_->message().toStdString();
+
+  Experiment e = window_->experiment()->experiment();
+  e.train.max_steps = 20'000'000;
+  window_->experiment()->set_experiment(e);
+  EXPECT_TRUE(window_->message().contains("Step limit: 20000000"))
+      << window_->message().toStdString();
+}
+
+// Issue 9.7: a learning rate of 5 leaves LeNet-5's loss finite but far above its start: flagged in
+// the list, the comparison and the lab report, with a hint about the learning rate.
 TEST_F(Window, ADivergedRunIsMarkedAsSuchEverywhere) {
   small_setup(150, 5.0f, OptimizerKind::Adam);
   Experiment e = window_->experiment()->experiment();

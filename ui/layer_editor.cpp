@@ -13,6 +13,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "ui/limited_spin_box.hpp"
+
 namespace gpulab::ui {
 namespace {
 
@@ -109,8 +111,18 @@ void LayerEditor::add_row(int row, const LayerSpec& spec) {
   for (LayerType t : kTypes) type->addItem(layer_type_name(t), int(t));
   type->setCurrentIndex(type->findData(int(spec.type)));
   table_->setCellWidget(row, kType, type);
+  // A clamped value is reported with the row it is in when it happens (rows move).
+  auto report_for = [this](QWidget* box, const QString& column) {
+    return [this, box, column](const QString&, const QString& typed, const QString& limit) {
+      for (int r = 0; r < table_->rowCount(); ++r)
+        for (int c = kOut; c <= kP; ++c)
+          if (table_->cellWidget(r, c) == box)
+            emit message(clamp_message(tr("Layer %1, %2").arg(r + 1).arg(column), typed, limit));
+    };
+  };
   auto spin = [&](int column, int value, int minimum, int maximum) {
-    auto* box = new QSpinBox;
+    auto* box = new LimitedSpinBox(QString(), {});
+    box->set_report(report_for(box, table_->horizontalHeaderItem(column)->text()));
     box->setRange(minimum, maximum);
     box->setValue(value);
     box->setProperty("column", kColumnNames[column]);
@@ -121,7 +133,8 @@ void LayerEditor::add_row(int row, const LayerSpec& spec) {
   spin(kKernel, std::max(1, spec.kernel), 1, 64);
   spin(kStride, std::max(1, spec.stride), 1, 64);
   spin(kPadding, spec.padding, 0, 64);
-  auto* p = new QDoubleSpinBox;
+  auto* p = new LimitedDoubleSpinBox(QString(), {});
+  p->set_report(report_for(p, table_->horizontalHeaderItem(kP)->text()));
   p->setRange(0.0, 0.95);
   p->setSingleStep(0.05);
   p->setDecimals(2);
