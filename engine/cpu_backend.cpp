@@ -52,7 +52,8 @@ CpuBackend::CpuBackend(const ModelPlan& plan, const OptimizerConfig& optimizer,
 }
 
 std::string CpuBackend::description() const {
-  return "cpu (" + std::to_string(kernels::cpu::num_threads()) + " threads" +
+  const int threads = kernels::cpu::num_threads();
+  return "cpu (" + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
          (options_.reference_kernels ? ", reference kernels)" : ")");
 }
 

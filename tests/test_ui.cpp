@@ -424,6 +424,42 @@ TEST_F(Window, APausedRunIsListedAsPaused) {
   EXPECT_EQ(row->text(3), "running");
 }
 
+// Issue 9.10: one CPU thread is "1 thread", in the device picker and in the run's device.
+TEST_F(Window, OneCpuThreadIsSingular) {
+  auto* threads = window_->findChild<QSpinBox*>("cpu-threads");
+  ASSERT_NE(threads, nullptr);
+  small_setup(5);
+  EXPECT_EQ(threads->text(), "1 thread");
+  ASSERT_EQ(window_->start_training(), 1);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  EXPECT_EQ(window_->runs_panel()->tree()->topLevelItem(0)->text(1), "cpu (1 thread)");
+  window_->device_picker()->set_threads(2);
+  EXPECT_EQ(threads->text(), std::max(1, cpu_info().logical_cores) >= 2 ? "2 threads" : "1 thread");
+}
+
+// Issue 9.10: at the window's default size the Layers tab shows every column, and after a layer
+// that does not fit, later rows show a dash rather than shapes computed as if it were not there.
+TEST_F(Window, LayersTabShowsEveryColumnAndDashesAfterAnError) {
+  window_->experiment()->setCurrentIndex(1);
+  LayerEditor* layers = window_->experiment()->layers();
+  QTableWidget* table = layers->table();
+  wait_until([] { return false; }, 100ms);
+  QHeaderView* header = table->horizontalHeader();
+  for (int column : {6, 7})
+    EXPECT_LE(header->sectionViewportPosition(column) + header->sectionSize(column),
+              table->viewport()->width())
+        << "column " << column << " is behind the scrollbar";
+
+  layers->set_value(0, "kernel", 40);
+  EXPECT_EQ(table->item(0, 6)->text(), "?");
+  for (int r = 1; r < table->rowCount(); ++r) {
+    EXPECT_EQ(table->item(r, 6)->text(), "–") << "row " << r;
+    EXPECT_EQ(table->item(r, 7)->text(), "–") << "row " << r;
+  }
+  layers->set_value(0, "kernel", 5);
+  EXPECT_EQ(table->item(1, 6)->text(), "6×28×28");
+}
+
 // The window's own flags: a bad one gets one line naming it and exit code 2, before any run.
 TEST(WindowFlags, BadFlagsAreNamedAndNothingStarts) {
   test::TempDir runs;

@@ -49,6 +49,10 @@ LayerEditor::LayerEditor(QWidget* parent) : QWidget(parent) {
                                      tr("Padding"), tr("Drop p"), tr("Output"), tr("Params")});
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
+  // What each layer makes (shape, parameters) next to its type, as a model summary reads: in the
+  // setup column's width the settings may scroll, the results may not.
+  table_->horizontalHeader()->moveSection(kShape, kType + 1);
+  table_->horizontalHeader()->moveSection(kParams, kType + 2);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 10);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -203,17 +207,27 @@ void LayerEditor::recheck() {
   problem_.clear();
   parameters_ = 0;
   const QLocale locale;
+  bool broken = false;  // a layer above failed: what follows has no input shape to speak of
   for (int r = 0; r < table_->rowCount() && r < int(checks.size()); ++r) {
     const LayerCheck& check = checks[r];
     parameters_ += check.info.parameter_count;
     const QString problem = QString::fromStdString(check.problem);
-    table_->item(r, kShape)->setText(problem.isEmpty() ? shape_text(check.info.output) : "?");
-    table_->item(r, kParams)->setText(check.info.parameter_count ? locale.toString(qlonglong(check.info.parameter_count)) : "");
+    const bool after_error = broken;
+    broken |= !problem.isEmpty();
+    const QString dash = QStringLiteral("–");
+    table_->item(r, kShape)->setText(after_error         ? dash
+                                     : problem.isEmpty() ? shape_text(check.info.output)
+                                                         : "?");
+    table_->item(r, kParams)
+        ->setText(after_error || !problem.isEmpty() ? dash
+                  : check.info.parameter_count
+                      ? locale.toString(qlonglong(check.info.parameter_count))
+                      : "");
+    for (int c : {kShape, kParams})
+      table_->item(r, c)->setToolTip(after_error ? tr("Fix the layer above first") : problem);
     const QColor background = problem.isEmpty() ? QColor() : QColor(0xFD, 0xE2, 0xE2);
-    for (int c : {kShape, kParams}) {
+    for (int c : {kShape, kParams})
       table_->item(r, c)->setBackground(background.isValid() ? QBrush(background) : QBrush());
-      table_->item(r, c)->setToolTip(problem);
-    }
     table_->cellWidget(r, kType)->setToolTip(problem);
     table_->cellWidget(r, kType)->setStyleSheet(problem.isEmpty() ? "" : "background: #fde2e2");
     if (!problem.isEmpty() && problem_.isEmpty())
