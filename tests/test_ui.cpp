@@ -460,6 +460,42 @@ TEST_F(Window, LayersTabShowsEveryColumnAndDashesAfterAnError) {
   EXPECT_EQ(table->item(1, 6)->text(), "6×28×28");
 }
 
+// Issue 9.8: the README's demos are shipped and found; on a machine without a GPU the race runs
+// its CPU half and says why.
+TEST_F(Window, ShippedDemosAreFoundAndRunWithoutAGpu) {
+  QString error;
+  ASSERT_TRUE(window_->open_setup("race.json", &error)) << error.toStdString();
+  EXPECT_TRUE(window_->message().contains("cuda:0")) << window_->message().toStdString();
+  EXPECT_TRUE(window_->message().contains("no GPU")) << window_->message().toStdString();
+  EXPECT_EQ(window_->device_picker()->selected(), std::vector<std::string>{"cpu"});
+  EXPECT_TRUE(window_->race()->entries().empty());
+  EXPECT_EQ(window_->experiment()->experiment().model.name, "lenet5");
+
+  ASSERT_TRUE(window_->open_setup("cpu-threads", &error)) << error.toStdString();
+  const auto& race = window_->race()->entries();
+  ASSERT_EQ(race.size(), 2u);
+  EXPECT_EQ(race[0].backend.threads, 1);
+  EXPECT_EQ(race[1].backend.threads, std::max(1, cpu_info().logical_cores));
+
+  EXPECT_FALSE(window_->open_setup("no-such-demo", &error));
+  EXPECT_TRUE(error.contains("race")) << "the error lists the demos: " << error.toStdString();
+
+  // Every setup the README's command lines name exists and opens.
+  const auto source = std::filesystem::path(GPULAB_TEST_DATA_DIR).parent_path().parent_path();
+  std::ifstream readme(source / "README.md");
+  int named = 0;
+  for (std::string line; std::getline(readme, line);) {
+    const auto at = line.find("--setup ");
+    if (at == std::string::npos || line.find("build/app/gpulab") == std::string::npos) continue;
+    std::string file = line.substr(at + 8);
+    file = file.substr(0, file.find(' '));
+    ++named;
+    EXPECT_TRUE(window_->open_setup(QString::fromStdString((source / file).string()), &error))
+        << file << ": " << error.toStdString();
+  }
+  EXPECT_GE(named, 1);
+}
+
 // The window's own flags: a bad one gets one line naming it and exit code 2, before any run.
 TEST(WindowFlags, BadFlagsAreNamedAndNothingStarts) {
   test::TempDir runs;

@@ -33,6 +33,7 @@
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
 #include "ui/data_fetcher.hpp"
+#include "ui/demo_setups.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
 #include "ui/race_panel.hpp"
@@ -269,9 +270,17 @@ void MainWindow::build_menus() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open a setup"), QString(), tr("gpulab setups (*.json)"));
     if (path.isEmpty()) return;
     QString error;
-    if (!experiment_->load_file(path, &error)) message_->show_message(Banner::Kind::Error, error);
-    else message_->show_message(Banner::Kind::Info, tr("Loaded %1").arg(path));
+    if (!open_setup(path, &error))
+      message_->show_message(Banner::Kind::Error, error);
+    else if (message_->isHidden())
+      message_->show_message(Banner::Kind::Info, tr("Loaded %1").arg(path));
   });
+  QMenu* demos = file->addMenu(tr("&Demos"));
+  for (const QString& name : demo_names())
+    demos->addAction(name, this, [this, name] {
+      QString error;
+      if (!open_setup(name, &error)) message_->show_message(Banner::Kind::Error, error);
+    });
   file->addAction(tr("&Save setup…"), QKeySequence::Save, this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, tr("Save the setup"), "experiment.json", tr("gpulab setups (*.json)"));
     if (path.isEmpty()) return;
@@ -619,6 +628,57 @@ void MainWindow::show_recent(int count) {
   for (RunEntry* entry : store_->entries()) {
     if (count-- <= 0) break;
     store_->set_checked(entry->id, true);
+  }
+}
+
+void MainWindow::show_warning(const QString& text) {
+  message_->show_message(Banner::Kind::Warning, text);
+}
+
+bool MainWindow::open_setup(const QString& name_or_path, QString* error) {
+  try {
+    const Setup setup = load_setup(name_or_path);
+    experiment_->set_experiment(setup.experiment);
+    race_->clear();
+    QStringList missing;
+    std::vector<RunRequest> entries;
+    for (const RaceEntry& entry : setup.race) {
+      const bool here =
+          entry.device == "cpu" ||
+          std::any_of(device_list_.gpus.begin(), device_list_.gpus.end(), [&](const GpuInfo& g) {
+            return entry.device == "cuda:" + std::to_string(g.index);
+          });
+      if (!here) {
+        missing << QString::fromStdString(entry.device);
+        continue;
+      }
+      QString problem;
+      auto request = request_for(entry.device, &problem);
+      if (!request) throw ConfigError(problem.toStdString());
+      if (entry.device == "cpu")
+        request->backend.threads =
+            entry.threads > 0 ? entry.threads : std::max(1, device_list_.cpu.logical_cores);
+      if (!entry.name.empty()) request->name = entry.name;
+      entries.push_back(*request);
+    }
+    if (entries.size() == 1) {  // what is left is a plain run, on the device pickers
+      devices_->select_only(entries[0].backend.device);
+      if (entries[0].backend.device == "cpu") devices_->set_threads(entries[0].backend.threads);
+    } else {
+      for (const RunRequest& r : entries) race_->add(r);
+    }
+    if (!missing.isEmpty())
+      show_warning(
+          tr("This machine has no %1 (%2): %3 runs without it.")
+              .arg(missing.join(", "),
+                   device_list_.gpus.empty()
+                       ? tr("no GPU: %1").arg(QString::fromStdString(device_list_.no_gpu_reason))
+                       : tr("not among its GPUs"),
+                   QFileInfo(setup.source).fileName()));
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
   }
 }
 
