@@ -202,6 +202,8 @@ int run_train(const TrainFlags& flags) {
       std::printf("did not reach %.2f%% test accuracy\n", 100 * request.train.target_accuracy);
   }
   if (request.save_weights) std::printf("weights saved to %s\n", request.save_weights->c_str());
+  if (summary.diverged)
+    std::fprintf(stderr, "gpulab-cli: warning: %s\n", summary.divergence.c_str());
   return summary.status == RunStatus::Cancelled ? 130 : 0;
 }
 

@@ -10,6 +10,7 @@
 #include "app/blas_select.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
+#include "ui/race_panel.hpp"
 
 #include "gpulab/build_config.hpp"
 #include "ui/main_window.hpp"
@@ -71,9 +72,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gpulab: %s\n", qPrintable(text));
     return 2;
   };
-  if (parser.isSet(setup)) {
+  if (parser.isSet(setup)) {  // a file, or a shipped demo by name (race, cpu-threads)
     QString error;
-    if (!window.experiment()->load_file(parser.value(setup), &error)) return fail(error);
+    if (!window.open_setup(parser.value(setup), &error)) return fail(error);
   }
   if (parser.isSet(recent)) {
     bool ok = false;
@@ -84,13 +85,36 @@ int main(int argc, char** argv) {
   if (parser.isSet(tab) && !window.show_tab(parser.value(tab)))
     return fail("--tab must be live or compare, not " + parser.value(tab));
   if (parser.isSet(device)) {
-    const QStringList devices = parser.values(device);
-    if (!window.device_picker()->select_only(devices.first().toStdString()))
-      return fail("--device " + devices.first() + ": not on this machine (see gpulab-cli devices)");
-    for (const QString& d : devices.mid(1))
-      if (!window.device_picker()->add(d.toStdString()))
-        return fail("--device " + d + ": not on this machine (see gpulab-cli devices)");
+    // A demo asking for a CPU and a GPU runs its CPU half on a machine without one, and says so;
+    // only when no device asked for is here does the window refuse.
+    QStringList missing;
+    bool any = false;
+    for (const QString& d : parser.values(device)) {
+      const bool here = any ? window.device_picker()->add(d.toStdString())
+                            : window.device_picker()->select_only(d.toStdString());
+      any |= here;
+      if (!here) missing << d;
+    }
+    if (!any)
+      return fail("--device " + missing.join(", --device ") +
+                  ": not on this machine (see gpulab-cli devices)");
+    if (!missing.isEmpty())
+      window.show_warning(
+          QString("Not on this machine: %1 (%2); training on the others.")
+              .arg(missing.join(", "),
+                   window.device_picker()->has_gpu()
+                       ? QString("see gpulab-cli devices")
+                       : "no GPU: " + QString::fromStdString(
+                                          window.device_picker()->devices().no_gpu_reason)));
   }
-  if (parser.isSet(train)) QTimer::singleShot(0, &window, [&window] { window.start_training(); });
+  if (parser.isSet(train))
+    QTimer::singleShot(0, &window, [&window, chosen = parser.isSet(device)] {
+      // A demo's race when it set one up (and no --device chose otherwise), else the ticked
+      // devices.
+      if (!chosen && window.race()->entries().size() >= 2)
+        window.start_race();
+      else
+        window.start_training();
+    });
   return app.exec();
 }

@@ -78,6 +78,10 @@ struct RunSummary {
   std::optional<double>
       time_to_target_s;  // EvalMetrics::train_s of the first evaluation at the target
   std::optional<int64_t> step_to_target;
+  // Finite losses that went the wrong way (see DivergenceWatch): the run ends as it was asked to,
+  // with this flag and what happened in `divergence`.
+  bool diverged = false;
+  std::string divergence;
 };
 
 }  // namespace gpulab

@@ -205,17 +205,21 @@ json summary_to_json(const RunSummary& s) {
                       {"train_loss", number_or_null(e.train_loss)},
                       {"test_loss", number_or_null(e.test_loss)},
                       {"test_accuracy", number_or_null(e.test_accuracy)}});
-  return {{"steps", s.steps},
-          {"images", s.images},
-          {"train_seconds", s.train_seconds},
-          {"wall_seconds", s.wall_seconds},
-          {"images_per_second", s.train_seconds > 0 ? s.images / s.train_seconds : 0.0},
-          {"epochs", epochs},
-          {"test_loss", number_or_null(s.test_loss)},
-          {"test_accuracy", number_or_null(s.test_accuracy)},
-          {"target_accuracy", number_or_null(s.target_accuracy)},
-          {"time_to_target_s", s.time_to_target_s ? json(*s.time_to_target_s) : json(nullptr)},
-          {"step_to_target", s.step_to_target ? json(*s.step_to_target) : json(nullptr)}};
+  json summary = {
+      {"steps", s.steps},
+      {"images", s.images},
+      {"train_seconds", s.train_seconds},
+      {"wall_seconds", s.wall_seconds},
+      {"images_per_second", s.train_seconds > 0 ? s.images / s.train_seconds : 0.0},
+      {"epochs", epochs},
+      {"test_loss", number_or_null(s.test_loss)},
+      {"test_accuracy", number_or_null(s.test_accuracy)},
+      {"target_accuracy", number_or_null(s.target_accuracy)},
+      {"time_to_target_s", s.time_to_target_s ? json(*s.time_to_target_s) : json(nullptr)},
+      {"step_to_target", s.step_to_target ? json(*s.step_to_target) : json(nullptr)},
+      {"diverged", s.diverged}};
+  if (s.diverged) summary["divergence"] = s.divergence;
+  return summary;
 }
 
 RunRecorder::RunRecorder(fs::path dir, json run_info) : dir_(std::move(dir)), info_(std::move(run_info)) {

@@ -568,6 +568,12 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
     RunComparison row;
     row.name = names[r];
     row.status = run.status();
+    row.note = run.info.value("message", "");
+    if (const auto* diverged = find(run.info, {"summary", "diverged"});
+        diverged && diverged->is_boolean() && diverged->get<bool>()) {
+      row.status = "diverged";
+      row.note = json_string(run.info, {"summary", "divergence"}, "diverged");
+    }
     row.device = json_string(run.info, {"config", "device"}, "?");
     if (const auto* devices = find(run.info, {"devices"}); devices && devices->is_array() &&
                                                            !devices->empty())

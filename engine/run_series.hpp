@@ -175,7 +175,9 @@ void write_chart_csv(const Chart& chart, std::ostream& out);
 
 // One run's figures next to a baseline's, for the comparison table and the speedup chart.
 struct RunComparison {
-  std::string name, device, precision, status;
+  // status: run.json's, but "diverged" for a finished run whose loss diverged; note: why, and
+  // what to try.
+  std::string name, device, precision, status, note;
   int batch = 0;
   double epoch_seconds = kNoValue;      // mean over finished epochs
   double images_per_second = kNoValue;  // the run's summary, else the median of its steps

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "datasets/batching.hpp"
+#include "engine/divergence.hpp"
 #include "engine/errors.hpp"
 
 namespace gpulab {
@@ -74,6 +75,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
       data.test ? all_indices(data.test->count) : std::vector<int32_t>{};
 
   RunSummary summary;
+  DivergenceWatch divergence;
   summary.target_accuracy = options.target_accuracy > 0 ? options.target_accuracy : kNoValue;
   const Clock::time_point start = Clock::now();
   double paused_s = 0, eval_s = 0;  // excluded from the training clock
@@ -134,6 +136,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
       }
       summary.steps = step;
       summary.images += stats.count;
+      divergence.add(loss, stats.accuracy());
       epoch_loss_sum += loss;
       ++epoch_steps;
       StepMetrics metrics;
@@ -173,6 +176,10 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
   backend.synchronize();
   // A step budget that ends inside an epoch closes that epoch early, evaluation included.
   if (summary.status == RunStatus::Running) summary.status = RunStatus::Finished;
+  if (summary.status != RunStatus::Failed) {
+    summary.divergence = divergence.verdict(options.optimizer.lr);
+    summary.diverged = !summary.divergence.empty();
+  }
   summary.train_seconds = train_s();
   summary.wall_seconds = wall_s();
   return summary;

@@ -11,6 +11,7 @@
 #include "engine/errors.hpp"
 #include "engine/cpu_backend.hpp"
 #include "engine/init.hpp"
+#include "engine/run_record.hpp"
 #include "engine/trainer.hpp"
 #include "kernels/cpu/ops.hpp"
 #include "test_support.hpp"
@@ -131,6 +132,35 @@ TEST(Trainer, DivergingLossFailsWithAClearMessage) {
   EXPECT_EQ(summary.status, RunStatus::Failed);
   EXPECT_NE(summary.message.find("loss became"), std::string::npos) << summary.message;
   EXPECT_NE(summary.message.find("lower learning rate"), std::string::npos) << summary.message;
+}
+
+// Issue 9.7: a learning rate of 5 keeps LeNet-5's loss finite (tanh saturates) but far above its
+// start; the run finishes as asked, flagged as diverged with a hint, in its summary and run.json.
+TEST(Trainer, AFiniteDivergenceIsFlaggedAndANormalRunIsNot) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 16;
+  options.epochs = 0;
+  options.max_steps = 150;
+  options.optimizer.kind = OptimizerKind::Adam;
+  options.optimizer.lr = 5;
+  RunSummary diverged;
+  const std::vector<double> losses = run(preset("lenet5"), options, f.sets, nullptr, &diverged);
+  EXPECT_EQ(diverged.status, RunStatus::Finished) << diverged.message;
+  EXPECT_TRUE(diverged.diverged) << "losses " << losses.front() << " ... " << losses.back();
+  EXPECT_NE(diverged.divergence.find("lower learning rate"), std::string::npos)
+      << diverged.divergence;
+  EXPECT_NE(diverged.divergence.find("--lr 5"), std::string::npos) << diverged.divergence;
+  const nlohmann::json json = summary_to_json(diverged);
+  EXPECT_EQ(json["diverged"], true);
+  EXPECT_EQ(json["divergence"], diverged.divergence);
+
+  options.optimizer.lr = 0.001f;
+  RunSummary normal;
+  run(preset("lenet5"), options, f.sets, nullptr, &normal);
+  EXPECT_EQ(normal.status, RunStatus::Finished);
+  EXPECT_FALSE(normal.diverged) << normal.divergence;
+  EXPECT_EQ(summary_to_json(normal)["diverged"], false);
 }
 
 TEST(Trainer, CancelStopsAtTheNextStep) {

@@ -12,14 +12,17 @@
 #include <QCryptographicHash>
 #include <QDoubleSpinBox>
 #include <QFontInfo>
+#include <QHeaderView>
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
 #include <QSettings>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableWidget>
 #include <QToolButton>
 #include <QTreeWidget>
+#include <QtTest/QTest>
 #include <chrono>
 #include <fstream>
 #include <functional>
@@ -666,6 +669,154 @@ TEST_F(Window, PresenterModeShowsTheKeyFiguresLargeAndNamesSayTheThreads) {
   EXPECT_TRUE(window_->runs_button()->isVisible());
   menu->actions()[0]->setChecked(false);
   ASSERT_TRUE(wait_until([&] { return window_->store()->checked().empty(); }, 2s));
+}
+
+// Issue 9.7: a value typed out of range is clamped with a word on the message bar, naming the
+// field, the typed value and the limit; so is one from a loaded setup.
+TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
+  auto* batch = window_->findChild<QSpinBox*>("batch");
+  ASSERT_NE(batch, nullptr);
+  batch->setFocus();
+  QTest::keyClick(batch, Qt::Key_A, Qt::ControlModifier);
+  QTest::keyClicks(batch, "100000");
+  QTest::keyClick(batch, Qt::Key_Return);
+  EXPECT_EQ(batch->value(), 65536);
+  for (const char* part : {"Batch size", "100000", "65536"})
+    EXPECT_TRUE(window_->message().contains(part))
+        << part << ": " << window_->message().toStdString();
+
+  auto* lr = window_->findChild<QDoubleSpinBox*>("lr");
+  ASSERT_NE(lr, nullptr);
+  lr->setFocus();
+  QTest::keyClick(lr, Qt::Key_A, Qt::ControlModifier);
+  QTest::keyClicks(lr, "500");
+  QTest::keyClick(lr, Qt::Key_Enter);
+  EXPECT_DOUBLE_EQ(lr->value(), 100.0);
+  EXPECT_TRUE(window_->message().contains("Learning rate: 500"))
+      << window_->message().toStdString();
+
+  Experiment e = window_->experiment()->experiment();
+  e.train.max_steps = 20'000'000;
+  window_->experiment()->set_experiment(e);
+  EXPECT_TRUE(window_->message().contains("Step limit: 20000000"))
+      << window_->message().toStdString();
+}
+
+// Issue 9.7: a learning rate of 5 leaves LeNet-5's loss finite but far above its start: flagged in
+// the list, the comparison and the lab report, with a hint about the learning rate.
+TEST_F(Window, ADivergedRunIsMarkedAsSuchEverywhere) {
+  small_setup(150, 5.0f, OptimizerKind::Adam);
+  Experiment e = window_->experiment()->experiment();
+  e.model = preset("lenet5");
+  window_->experiment()->set_experiment(e);
+  ASSERT_EQ(window_->start_training(), 1);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  RunEntry* run = only_run();
+  ASSERT_NE(run, nullptr);
+  const RunData on_disk = load_run(run->data.dir);
+  EXPECT_EQ(on_disk.info["summary"]["diverged"], true) << on_disk.info.dump();
+  EXPECT_TRUE(window_->message().contains("lower learning rate"))
+      << window_->message().toStdString();
+  QTreeWidgetItem* row = window_->runs_panel()->tree()->topLevelItem(0);
+  // (a " ⚠" may follow where other programs loaded the CPU meanwhile, as under ctest -j2)
+  EXPECT_TRUE(row->text(3).startsWith("diverged")) << row->text(3).toStdString();
+  EXPECT_TRUE(row->toolTip(3).contains("--lr 5")) << row->toolTip(3).toStdString();
+  const auto rows = window_->compare()->rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].status, "diverged");
+  test::TempDir report;
+  QString error;
+  ASSERT_TRUE(write_lab_report(QString::fromStdString(report.path().string()), {&run->data},
+                               {run->color}, ChartOptions{}, &error, nullptr))
+      << error.toStdString();
+  std::ifstream summary(report.path() / "summary.md");
+  const std::string text{std::istreambuf_iterator<char>(summary), std::istreambuf_iterator<char>()};
+  EXPECT_NE(text.find("status: diverged"), std::string::npos) << text;
+}
+
+// Issue 9.10: a paused run says so in the list.
+TEST_F(Window, APausedRunIsListedAsPaused) {
+  small_setup(1'000'000);
+  ASSERT_EQ(window_->start_training(), 1);
+  RunEntry* run = only_run();
+  ASSERT_TRUE(wait_until([&] { return run->data.steps.size() >= 5; }));
+  QTreeWidgetItem* row = window_->runs_panel()->tree()->topLevelItem(0);
+  window_->pause_button()->click();
+  EXPECT_EQ(row->text(3), "paused");
+  window_->pause_button()->click();
+  EXPECT_EQ(row->text(3), "running");
+}
+
+// Issue 9.10: one CPU thread is "1 thread", in the device picker and in the run's device.
+TEST_F(Window, OneCpuThreadIsSingular) {
+  auto* threads = window_->findChild<QSpinBox*>("cpu-threads");
+  ASSERT_NE(threads, nullptr);
+  small_setup(5);
+  EXPECT_EQ(threads->text(), "1 thread");
+  ASSERT_EQ(window_->start_training(), 1);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  EXPECT_EQ(window_->runs_panel()->tree()->topLevelItem(0)->text(1), "cpu (1 thread)");
+  window_->device_picker()->set_threads(2);
+  EXPECT_EQ(threads->text(), std::max(1, cpu_info().logical_cores) >= 2 ? "2 threads" : "1 thread");
+}
+
+// Issue 9.10: at the window's default size the Layers tab shows every column, and after a layer
+// that does not fit, later rows show a dash rather than shapes computed as if it were not there.
+TEST_F(Window, LayersTabShowsEveryColumnAndDashesAfterAnError) {
+  window_->experiment()->setCurrentIndex(1);
+  LayerEditor* layers = window_->experiment()->layers();
+  QTableWidget* table = layers->table();
+  wait_until([] { return false; }, 100ms);
+  QHeaderView* header = table->horizontalHeader();
+  for (int column : {6, 7})
+    EXPECT_LE(header->sectionViewportPosition(column) + header->sectionSize(column),
+              table->viewport()->width())
+        << "column " << column << " is behind the scrollbar";
+
+  layers->set_value(0, "kernel", 40);
+  EXPECT_EQ(table->item(0, 6)->text(), "?");
+  for (int r = 1; r < table->rowCount(); ++r) {
+    EXPECT_EQ(table->item(r, 6)->text(), "–") << "row " << r;
+    EXPECT_EQ(table->item(r, 7)->text(), "–") << "row " << r;
+  }
+  layers->set_value(0, "kernel", 5);
+  EXPECT_EQ(table->item(1, 6)->text(), "6×28×28");
+}
+
+// Issue 9.8: the README's demos are shipped and found; on a machine without a GPU the race runs
+// its CPU half and says why.
+TEST_F(Window, ShippedDemosAreFoundAndRunWithoutAGpu) {
+  QString error;
+  ASSERT_TRUE(window_->open_setup("race.json", &error)) << error.toStdString();
+  EXPECT_TRUE(window_->message().contains("cuda:0")) << window_->message().toStdString();
+  EXPECT_TRUE(window_->message().contains("no GPU")) << window_->message().toStdString();
+  EXPECT_EQ(window_->device_picker()->selected(), std::vector<std::string>{"cpu"});
+  EXPECT_TRUE(window_->race()->entries().empty());
+  EXPECT_EQ(window_->experiment()->experiment().model.name, "lenet5");
+
+  ASSERT_TRUE(window_->open_setup("cpu-threads", &error)) << error.toStdString();
+  const auto& race = window_->race()->entries();
+  ASSERT_EQ(race.size(), 2u);
+  EXPECT_EQ(race[0].backend.threads, 1);
+  EXPECT_EQ(race[1].backend.threads, std::max(1, cpu_info().logical_cores));
+
+  EXPECT_FALSE(window_->open_setup("no-such-demo", &error));
+  EXPECT_TRUE(error.contains("race")) << "the error lists the demos: " << error.toStdString();
+
+  // Every setup the README's command lines name exists and opens.
+  const auto source = std::filesystem::path(GPULAB_TEST_DATA_DIR).parent_path().parent_path();
+  std::ifstream readme(source / "README.md");
+  int named = 0;
+  for (std::string line; std::getline(readme, line);) {
+    const auto at = line.find("--setup ");
+    if (at == std::string::npos || line.find("build/app/gpulab") == std::string::npos) continue;
+    std::string file = line.substr(at + 8);
+    file = file.substr(0, file.find(' '));
+    ++named;
+    EXPECT_TRUE(window_->open_setup(QString::fromStdString((source / file).string()), &error))
+        << file << ": " << error.toStdString();
+  }
+  EXPECT_GE(named, 1);
 }
 
 // The window's own flags: a bad one gets one line naming it and exit code 2, before any run.

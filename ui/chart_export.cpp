@@ -58,9 +58,8 @@ std::string summary_markdown(const std::vector<const RunData*>& runs, const Char
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunData& run = *runs[i];
     md << "\n### " << rows[i].name << "\n\n";
-    md << "- status: " << run.status();
-    const std::string message = run.info.value("message", "");
-    if (!message.empty()) md << " (" << message << ")";
+    md << "- status: " << rows[i].status;  // "diverged" for a finished run that diverged
+    if (!rows[i].note.empty()) md << " (" << rows[i].note << ")";
     for (const std::string& caveat : rows[i].caveats) md << "\n- **caveat:** " << caveat;
     md << "\n- folder: `" << run.dir.string() << "`\n";
     md << "- created: " << run.info.value("created", "?") << "\n";

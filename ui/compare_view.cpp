@@ -164,6 +164,10 @@ void CompareView::fill_table() {
       auto* item = new QTableWidgetItem(c == 0 && !caveats.isEmpty() ? "⚠ " + cells[c] : cells[c]);
       if (c >= 2) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       if (c == 0) item->setForeground(runs_[r]->color.darker(120));
+      if (c == 0 && row.status == "diverged") {
+        item->setText(item->text() + tr(" ⚠ diverged"));
+        caveats.prepend(QString::fromStdString(row.note));
+      }
       if (!caveats.isEmpty()) item->setToolTip(caveats.join("\n"));
       table_->setItem(r, c, item);
     }

@@ -24,7 +24,11 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
   threads_->setObjectName("cpu-threads");
   threads_->setRange(1, std::max(1, cpu.logical_cores));
   threads_->setValue(std::max(1, cpu.logical_cores));
-  threads_->setSuffix(tr(" threads"));
+  auto thread_suffix = [this](int count) {
+    threads_->setSuffix(count == 1 ? tr(" thread") : tr(" threads"));
+  };
+  thread_suffix(threads_->value());
+  connect(threads_, &QSpinBox::valueChanged, this, thread_suffix);
   threads_->setToolTip(tr("CPU threads for the CPU run (this machine has %1)").arg(cpu.logical_cores));
   grid->addWidget(cpu_box_, 0, 0);
   grid->addWidget(threads_, 0, 1);

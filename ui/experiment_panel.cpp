@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ui/layer_editor.hpp"
+#include "ui/limited_spin_box.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -53,35 +54,40 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
   layers_ = new LayerEditor(this);
 
   auto* train_box = new QGroupBox(tr("Training"), setup);
+  const ClampReport report = [this](const QString& field, const QString& typed,
+                                    const QString& limit) {
+    emit message(clamp_message(field, typed, limit));
+  };
+  connect(layers_, &LayerEditor::message, this, &ExperimentPanel::message);
   auto* form = new QFormLayout(train_box);
   optimizer_ = new QComboBox(train_box);
   for (const char* name : {"sgd", "momentum", "adam", "adamw"}) optimizer_->addItem(name, name);
   optimizer_->setCurrentIndex(2);
-  lr_ = new QDoubleSpinBox(train_box);
+  lr_ = new LimitedDoubleSpinBox(tr("Learning rate"), report, train_box);
   lr_->setObjectName("lr");
   lr_->setDecimals(5);
   lr_->setRange(0.00001, 100.0);
   lr_->setSingleStep(0.0005);
   lr_->setValue(0.001);
-  momentum_ = new QDoubleSpinBox(train_box);
+  momentum_ = new LimitedDoubleSpinBox(tr("Momentum"), report, train_box);
   momentum_->setRange(0.0, 0.999);
   momentum_->setSingleStep(0.05);
   momentum_->setValue(0.9);
-  weight_decay_ = new QDoubleSpinBox(train_box);
+  weight_decay_ = new LimitedDoubleSpinBox(tr("Weight decay"), report, train_box);
   weight_decay_->setDecimals(5);
   weight_decay_->setRange(0.0, 1.0);
   weight_decay_->setSingleStep(0.0001);
   schedule_ = new QComboBox(train_box);
   for (const char* name : {"constant", "step", "onecycle"}) schedule_->addItem(name, name);
-  batch_ = new QSpinBox(train_box);
+  batch_ = new LimitedSpinBox(tr("Batch size"), report, train_box);
   batch_->setObjectName("batch");
   batch_->setRange(1, 65536);
   batch_->setValue(64);
-  epochs_ = new QSpinBox(train_box);
+  epochs_ = new LimitedSpinBox(tr("Epochs"), report, train_box);
   epochs_->setObjectName("epochs");
   epochs_->setRange(1, 1000);
   epochs_->setValue(1);
-  steps_ = new QSpinBox(train_box);
+  steps_ = new LimitedSpinBox(tr("Step limit"), report, train_box);
   steps_->setObjectName("steps");
   steps_->setRange(0, 10'000'000);
   steps_->setSpecialValueText(tr("no limit"));
@@ -89,20 +95,20 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
   precision_ = new QComboBox(train_box);
   precision_->setObjectName("precision");
   for (const char* name : {"fp32", "tf32", "bf16"}) precision_->addItem(name, name);
-  seed_ = new QSpinBox(train_box);
+  seed_ = new LimitedSpinBox(tr("Seed"), report, train_box);
   seed_->setRange(0, 2'000'000'000);
   seed_->setValue(1);
   seed_->setToolTip(tr("One seed drives initialization, shuffling and dropout: same seed, same run"));
   shuffle_ = new QCheckBox(tr("shuffle each epoch"), train_box);
   shuffle_->setChecked(true);
-  target_ = new QDoubleSpinBox(train_box);
+  target_ = new LimitedDoubleSpinBox(tr("Target accuracy"), report, train_box);
   target_->setObjectName("setup-target");
   target_->setRange(0.0, 100.0);
   target_->setDecimals(1);
   target_->setSuffix(" %");
   target_->setSpecialValueText(tr("none"));
   target_->setToolTip(tr("Report the time to reach this test accuracy"));
-  eval_every_ = new QSpinBox(train_box);
+  eval_every_ = new LimitedSpinBox(tr("Test every"), report, train_box);
   eval_every_->setRange(0, 1'000'000);
   eval_every_->setSpecialValueText(tr("epoch ends"));
   eval_every_->setToolTip(tr("Also measure test accuracy every N steps"));
@@ -221,17 +227,17 @@ void ExperimentPanel::set_experiment(const Experiment& e) {
   layers_->set_model(e.model);
   const TrainOptions& t = e.train;
   optimizer_->setCurrentIndex(optimizer_->findData(optimizer_name(t.optimizer.kind)));
-  lr_->setValue(t.optimizer.lr);
-  momentum_->setValue(t.optimizer.momentum);
-  weight_decay_->setValue(t.optimizer.weight_decay);
+  lr_->set_checked_value(t.optimizer.lr);
+  momentum_->set_checked_value(t.optimizer.momentum);
+  weight_decay_->set_checked_value(t.optimizer.weight_decay);
   schedule_->setCurrentIndex(schedule_->findData(schedule_name(t.schedule.kind)));
-  batch_->setValue(t.batch);
-  epochs_->setValue(std::max(1, t.epochs));
-  steps_->setValue(int(t.max_steps));
-  seed_->setValue(int(t.seed));
+  batch_->set_checked_value(t.batch);
+  epochs_->setValue(std::max(1, t.epochs));  // 0 (a step budget alone) needs no word
+  steps_->set_checked_value(t.max_steps);
+  seed_->set_checked_value(static_cast<long long>(t.seed));
   shuffle_->setChecked(t.shuffle);
-  target_->setValue(100.0 * t.target_accuracy);
-  eval_every_->setValue(int(t.eval_every));
+  target_->set_checked_value(100.0 * t.target_accuracy);
+  eval_every_->set_checked_value(t.eval_every);
   precision_->setCurrentIndex(precision_->findData(precision_name(e.backend.precision)));
   applying_ = false;
   update_enabled();

@@ -16,6 +16,8 @@ class QSpinBox;
 namespace gpulab::ui {
 
 class LayerEditor;
+class LimitedDoubleSpinBox;
+class LimitedSpinBox;
 
 class ExperimentPanel : public QTabWidget {
   Q_OBJECT
@@ -37,6 +39,8 @@ class ExperimentPanel : public QTabWidget {
 
  signals:
   void changed();
+  // Something the user should read: a value typed out of range and clamped, naming the field.
+  void message(const QString& text);
 
  private:
   void choose_preset(int index);
@@ -46,18 +50,18 @@ class ExperimentPanel : public QTabWidget {
   QLabel* model_status_;
   LayerEditor* layers_;
   QComboBox* optimizer_;
-  QDoubleSpinBox* lr_;
-  QDoubleSpinBox* momentum_;
-  QDoubleSpinBox* weight_decay_;
+  LimitedDoubleSpinBox* lr_;
+  LimitedDoubleSpinBox* momentum_;
+  LimitedDoubleSpinBox* weight_decay_;
   QComboBox* schedule_;
-  QSpinBox* batch_;
-  QSpinBox* epochs_;
-  QSpinBox* steps_;
+  LimitedSpinBox* batch_;
+  LimitedSpinBox* epochs_;
+  LimitedSpinBox* steps_;
   QComboBox* precision_;
-  QSpinBox* seed_;
+  LimitedSpinBox* seed_;
   QCheckBox* shuffle_;
-  QDoubleSpinBox* target_;
-  QSpinBox* eval_every_;
+  LimitedDoubleSpinBox* target_;
+  LimitedSpinBox* eval_every_;
   bool applying_ = false;
 };
 

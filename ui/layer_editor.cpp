@@ -13,6 +13,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include "ui/limited_spin_box.hpp"
+
 namespace gpulab::ui {
 namespace {
 
@@ -47,6 +49,10 @@ LayerEditor::LayerEditor(QWidget* parent) : QWidget(parent) {
                                      tr("Padding"), tr("Drop p"), tr("Output"), tr("Params")});
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
+  // What each layer makes (shape, parameters) next to its type, as a model summary reads: in the
+  // setup column's width the settings may scroll, the results may not.
+  table_->horizontalHeader()->moveSection(kShape, kType + 1);
+  table_->horizontalHeader()->moveSection(kParams, kType + 2);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 10);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
@@ -109,8 +115,18 @@ void LayerEditor::add_row(int row, const LayerSpec& spec) {
   for (LayerType t : kTypes) type->addItem(layer_type_name(t), int(t));
   type->setCurrentIndex(type->findData(int(spec.type)));
   table_->setCellWidget(row, kType, type);
+  // A clamped value is reported with the row it is in when it happens (rows move).
+  auto report_for = [this](QWidget* box, const QString& column) {
+    return [this, box, column](const QString&, const QString& typed, const QString& limit) {
+      for (int r = 0; r < table_->rowCount(); ++r)
+        for (int c = kOut; c <= kP; ++c)
+          if (table_->cellWidget(r, c) == box)
+            emit message(clamp_message(tr("Layer %1, %2").arg(r + 1).arg(column), typed, limit));
+    };
+  };
   auto spin = [&](int column, int value, int minimum, int maximum) {
-    auto* box = new QSpinBox;
+    auto* box = new LimitedSpinBox(QString(), {});
+    box->set_report(report_for(box, table_->horizontalHeaderItem(column)->text()));
     box->setRange(minimum, maximum);
     box->setValue(value);
     box->setProperty("column", kColumnNames[column]);
@@ -121,7 +137,8 @@ void LayerEditor::add_row(int row, const LayerSpec& spec) {
   spin(kKernel, std::max(1, spec.kernel), 1, 64);
   spin(kStride, std::max(1, spec.stride), 1, 64);
   spin(kPadding, spec.padding, 0, 64);
-  auto* p = new QDoubleSpinBox;
+  auto* p = new LimitedDoubleSpinBox(QString(), {});
+  p->set_report(report_for(p, table_->horizontalHeaderItem(kP)->text()));
   p->setRange(0.0, 0.95);
   p->setSingleStep(0.05);
   p->setDecimals(2);
@@ -190,17 +207,27 @@ void LayerEditor::recheck() {
   problem_.clear();
   parameters_ = 0;
   const QLocale locale;
+  bool broken = false;  // a layer above failed: what follows has no input shape to speak of
   for (int r = 0; r < table_->rowCount() && r < int(checks.size()); ++r) {
     const LayerCheck& check = checks[r];
     parameters_ += check.info.parameter_count;
     const QString problem = QString::fromStdString(check.problem);
-    table_->item(r, kShape)->setText(problem.isEmpty() ? shape_text(check.info.output) : "?");
-    table_->item(r, kParams)->setText(check.info.parameter_count ? locale.toString(qlonglong(check.info.parameter_count)) : "");
+    const bool after_error = broken;
+    broken |= !problem.isEmpty();
+    const QString dash = QStringLiteral("–");
+    table_->item(r, kShape)->setText(after_error         ? dash
+                                     : problem.isEmpty() ? shape_text(check.info.output)
+                                                         : "?");
+    table_->item(r, kParams)
+        ->setText(after_error || !problem.isEmpty() ? dash
+                  : check.info.parameter_count
+                      ? locale.toString(qlonglong(check.info.parameter_count))
+                      : "");
+    for (int c : {kShape, kParams})
+      table_->item(r, c)->setToolTip(after_error ? tr("Fix the layer above first") : problem);
     const QColor background = problem.isEmpty() ? QColor() : QColor(0xFD, 0xE2, 0xE2);
-    for (int c : {kShape, kParams}) {
+    for (int c : {kShape, kParams})
       table_->item(r, c)->setBackground(background.isValid() ? QBrush(background) : QBrush());
-      table_->item(r, c)->setToolTip(problem);
-    }
     table_->cellWidget(r, kType)->setToolTip(problem);
     table_->cellWidget(r, kType)->setStyleSheet(problem.isEmpty() ? "" : "background: #fde2e2");
     if (!problem.isEmpty() && problem_.isEmpty())

@@ -34,6 +34,7 @@ class LayerEditor : public QWidget {
 
  signals:
   void changed();
+  void message(const QString& text);  // a value typed out of range and clamped
 
  private:
   void add_row(int row, const LayerSpec& spec);

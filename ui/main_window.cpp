@@ -35,6 +35,7 @@
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
 #include "ui/data_fetcher.hpp"
+#include "ui/demo_setups.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
 #include "ui/race_panel.hpp"
@@ -71,6 +72,7 @@ QString result_text(const RunSummary& s, const RunData& run, double target_accur
         text += QObject::tr(", %1 % after %2 s")
                     .arg(100 * target_accuracy, 0, 'f', 1)
                     .arg(t, 0, 'f', 2);
+      if (s.diverged) text += QObject::tr(" (diverged)");
       return text;
     }
     case RunStatus::Cancelled: return QObject::tr("stopped at step %1 (its record is kept)").arg(s.steps);
@@ -171,13 +173,17 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   connect(runs_panel_, &RunsPanel::use_setup_requested, this, &MainWindow::use_setup_of);
   connect(runs_panel_, &RunsPanel::message, this,
           [this](const QString& text) { message_->show_message(Banner::Kind::Info, text); });
-  connect(compare_, &CompareView::baseline_chosen, runs_panel_, &RunsPanel::set_baseline);
+  // Queued: the new baseline refills the comparison's own combo box, which is still emitting.
+  connect(compare_, &CompareView::baseline_chosen, runs_panel_, &RunsPanel::set_baseline,
+          Qt::QueuedConnection);
   connect(compare_, &CompareView::export_requested, this,
           [this](ChartView* view, int format) { export_chart_dialog(view, ExportFormat(format)); });
   connect(tabs_, &QTabWidget::currentChanged, this, [this] {
     if (tabs_->currentWidget() == compare_) compare_->refresh(true);
   });
   connect(experiment_, &ExperimentPanel::changed, this, &MainWindow::update_controls);
+  connect(experiment_, &ExperimentPanel::message, this,
+          [this](const QString& text) { message_->show_message(Banner::Kind::Warning, text); });
   connect(devices_, &DevicePicker::selection_changed, this, &MainWindow::update_controls);
 
   const QStringList problems = store_->load_all();
@@ -350,9 +356,17 @@ void MainWindow::build_menus() {
     const QString path = QFileDialog::getOpenFileName(this, tr("Open a setup"), QString(), tr("gpulab setups (*.json)"));
     if (path.isEmpty()) return;
     QString error;
-    if (!experiment_->load_file(path, &error)) message_->show_message(Banner::Kind::Error, error);
-    else message_->show_message(Banner::Kind::Info, tr("Loaded %1").arg(path));
+    if (!open_setup(path, &error))
+      message_->show_message(Banner::Kind::Error, error);
+    else if (message_->isHidden())
+      message_->show_message(Banner::Kind::Info, tr("Loaded %1").arg(path));
   });
+  QMenu* demos = file->addMenu(tr("&Demos"));
+  for (const QString& name : demo_names())
+    demos->addAction(name, this, [this, name] {
+      QString error;
+      if (!open_setup(name, &error)) message_->show_message(Banner::Kind::Error, error);
+    });
   file->addAction(tr("&Save setup…"), QKeySequence::Save, this, [this] {
     const QString path = QFileDialog::getSaveFileName(this, tr("Save the setup"), "experiment.json", tr("gpulab setups (*.json)"));
     if (path.isEmpty()) return;
@@ -608,6 +622,9 @@ void MainWindow::on_finished(RunController* controller) {
   if (RunEntry* entry = store_->find(id))
     progress_->finish(id, result_text(summary, entry->data, compare_->target_accuracy()));
   const QString name = QString::fromStdString(controller->request().name);
+  if (summary.diverged)
+    message_->show_message(Banner::Kind::Warning,
+                           tr("Run %1 %2").arg(name, QString::fromStdString(summary.divergence)));
   if (summary.status == RunStatus::Failed) {
     if (controller->data_missing()) check_data(true);
     else
@@ -643,7 +660,10 @@ void MainWindow::on_finished(RunController* controller) {
 void MainWindow::set_paused(bool paused) {
   if (active_.empty()) return;
   paused_ = paused;
-  for (const Active& a : active_) a.controller->set_paused(paused);
+  for (const Active& a : active_) {
+    a.controller->set_paused(paused);
+    store_->set_paused(a.id, paused);
+  }
   for (const auto& [id, step] : last_step_) progress_->update(id, step, paused);
   update_controls();
 }
@@ -815,6 +835,57 @@ void MainWindow::show_recent(int count) {
   for (RunEntry* entry : store_->entries()) {
     if (count-- <= 0) break;
     store_->set_checked(entry->id, true);
+  }
+}
+
+void MainWindow::show_warning(const QString& text) {
+  message_->show_message(Banner::Kind::Warning, text);
+}
+
+bool MainWindow::open_setup(const QString& name_or_path, QString* error) {
+  try {
+    const Setup setup = load_setup(name_or_path);
+    experiment_->set_experiment(setup.experiment);
+    race_->clear();
+    QStringList missing;
+    std::vector<RunRequest> entries;
+    for (const RaceEntry& entry : setup.race) {
+      const bool here =
+          entry.device == "cpu" ||
+          std::any_of(device_list_.gpus.begin(), device_list_.gpus.end(), [&](const GpuInfo& g) {
+            return entry.device == "cuda:" + std::to_string(g.index);
+          });
+      if (!here) {
+        missing << QString::fromStdString(entry.device);
+        continue;
+      }
+      QString problem;
+      auto request = request_for(entry.device, &problem);
+      if (!request) throw ConfigError(problem.toStdString());
+      if (entry.device == "cpu")
+        request->backend.threads =
+            entry.threads > 0 ? entry.threads : std::max(1, device_list_.cpu.logical_cores);
+      if (!entry.name.empty()) request->name = entry.name;
+      entries.push_back(*request);
+    }
+    if (entries.size() == 1) {  // what is left is a plain run, on the device pickers
+      devices_->select_only(entries[0].backend.device);
+      if (entries[0].backend.device == "cpu") devices_->set_threads(entries[0].backend.threads);
+    } else {
+      for (const RunRequest& r : entries) race_->add(r);
+    }
+    if (!missing.isEmpty())
+      show_warning(
+          tr("This machine has no %1 (%2): %3 runs without it.")
+              .arg(missing.join(", "),
+                   device_list_.gpus.empty()
+                       ? tr("no GPU: %1").arg(QString::fromStdString(device_list_.no_gpu_reason))
+                       : tr("not among its GPUs"),
+                   QFileInfo(setup.source).fileName()));
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
   }
 }
 

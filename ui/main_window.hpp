@@ -70,6 +70,10 @@ class MainWindow : public QMainWindow {
   void show_recent(int count);
   // "live" or "compare"; returns false for another name.
   bool show_tab(const QString& name);
+  // Opens a setup file or a shipped demo by name ("race"). A setup with a race fills the race
+  // line-up with the entries this machine can run; those it cannot are named on the message bar.
+  bool open_setup(const QString& name_or_path, QString* error);
+  void show_warning(const QString& text);
 
   // For tests, and for anyone scripting the window.
   ExperimentPanel* experiment() { return experiment_; }

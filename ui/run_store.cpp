@@ -170,6 +170,7 @@ void RunStore::finish(int id, RunStatus status, const std::string& message) {
   RunEntry* entry = find(id);
   if (!entry) return;
   entry->live = false;
+  entry->paused = false;
   // The record on disk is the authority for status and summary; the points already here stay,
   // so charts keep pointing at the same data.
   bool reread = false;
@@ -245,6 +246,13 @@ void RunStore::set_checked(int id, bool checked) {
       }))
     set_color_slot(*entry, free_color_slot(entry, true));
   emit runs_changed();
+}
+
+void RunStore::set_paused(int id, bool paused) {
+  RunEntry* entry = find(id);
+  if (!entry || entry->paused == paused) return;
+  entry->paused = paused;
+  emit run_updated(id);
 }
 
 RunEntry* RunStore::find(int id) {

@@ -24,6 +24,7 @@ struct RunEntry {
   bool checked = false;  // shown in the plots
   int color_slot = 0;    // into run_color's palette; kept in the window state
   QColor color;          // run_color(color_slot)
+  bool paused = false;   // a live run held by Pause
 };
 
 class RunStore : public QObject {
@@ -54,6 +55,7 @@ class RunStore : public QObject {
   void restore(const std::vector<std::string>& checked, const std::map<std::string, int>& colors);
   std::vector<std::string> checked_dirs();
   std::map<std::string, int> color_slots();
+  void set_paused(int id, bool paused);
 
   RunEntry* find(int id);
   std::vector<RunEntry*> entries();  // newest first

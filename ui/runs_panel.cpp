@@ -64,9 +64,14 @@ RunsPanel::RunsPanel(RunStore* store, QWidget* parent) : QWidget(parent), store_
   layout->addWidget(tree_, 1);
   layout->addLayout(buttons);
 
+  // A tick reaches the store after the view has finished handling the click or key that made it:
+  // the store's news updates rows, and no row may change under a view still in its event handler.
   connect(tree_, &QTreeWidget::itemChanged, this, [this](QTreeWidgetItem* item, int column) {
     if (filling_ || column != kName) return;
-    store_->set_checked(item->data(kName, Qt::UserRole).toInt(), item->checkState(kName) == Qt::Checked);
+    const int id = item->data(kName, Qt::UserRole).toInt();
+    const bool checked = item->checkState(kName) == Qt::Checked;
+    QMetaObject::invokeMethod(
+        this, [this, id, checked] { store_->set_checked(id, checked); }, Qt::QueuedConnection);
   });
   connect(tree_, &QTreeWidget::customContextMenuRequested, this, &RunsPanel::show_menu);
   connect(store_, &RunStore::runs_changed, this, &RunsPanel::rebuild);
@@ -82,12 +87,13 @@ void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {
   item->setCheckState(kName, entry.checked ? Qt::Checked : Qt::Unchecked);
   item->setText(kDevice, QString::fromStdString(row.device));
   item->setText(kBatch, row.batch > 0 ? QString::number(row.batch) : "");
-  const QString status = QString::fromStdString(row.status);
+  const QString status =
+      entry.live && entry.paused ? tr("paused") : QString::fromStdString(row.status);
   item->setText(kStatus, status);
-  item->setForeground(kStatus, status == "failed" ? QBrush(QColor(0xC0, 0x20, 0x20)) : QBrush());
-  const std::string message = entry.data.info.value("message", "");
+  const bool bad = status == "failed" || status == "diverged";
+  item->setForeground(kStatus, bad ? QBrush(QColor(0xC0, 0x20, 0x20)) : QBrush());
   QString tip = QString::fromStdString(entry.data.dir.string());
-  if (!message.empty()) tip += "\n" + QString::fromStdString(message);
+  if (!row.note.empty()) tip += "\n" + QString::fromStdString(row.note);
   if (!row.caveats.empty()) {
     item->setText(kStatus, status + " ⚠");
     for (const std::string& caveat : row.caveats) tip += "\n⚠ " + QString::fromStdString(caveat);
@@ -106,12 +112,25 @@ void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {
 }
 
 void RunsPanel::rebuild() {
+  // Rows are kept, moved and updated, never all thrown away: the item under the mouse or the
+  // keyboard focus stays the same object, so a view handling an event on it never sees it freed.
   filling_ = true;
-  tree_->clear();
-  for (RunEntry* entry : store_->entries()) {
-    auto* item = new QTreeWidgetItem(tree_);
-    item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
-    fill_row(item, *entry);
+  const std::vector<RunEntry*> entries = store_->entries();
+  for (int i = tree_->topLevelItemCount() - 1; i >= 0; --i) {
+    const int id = tree_->topLevelItem(i)->data(kName, Qt::UserRole).toInt();
+    if (!store_->find(id)) delete tree_->takeTopLevelItem(i);
+  }
+  for (int row = 0; row < int(entries.size()); ++row) {
+    QTreeWidgetItem* item = nullptr;
+    for (int i = row; i < tree_->topLevelItemCount() && !item; ++i)
+      if (tree_->topLevelItem(i)->data(kName, Qt::UserRole).toInt() == entries[row]->id)
+        item = i == row ? tree_->topLevelItem(i) : tree_->takeTopLevelItem(i);
+    if (!item) {
+      item = new QTreeWidgetItem;
+      item->setFlags(item->flags() | Qt::ItemIsUserCheckable);
+    }
+    if (tree_->indexOfTopLevelItem(item) < 0) tree_->insertTopLevelItem(row, item);
+    fill_row(item, *entries[row]);
   }
   filling_ = false;
 }

@@ -1,0 +1,392 @@
+// The window driven as a person drives it, on Qt's offscreen platform: mouse clicks at the real
+// rectangles of items and check boxes, keys, drags on the plots, menus opened from the menu bar,
+// and a seeded monkey that clicks everything it can reach while runs train.
+#include <cstdlib>
+#include <iostream>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <QAbstractSpinBox>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSlider>
+#include <QTabBar>
+#include <QTableWidget>
+#include <QToolButton>
+#include <QTreeWidget>
+#include <qcustomplot.h>
+
+#include "engine/experiment.hpp"
+#include "test_support.hpp"
+#include "ui/chart_view.hpp"
+#include "ui/device_picker.hpp"
+#include "ui/experiment_panel.hpp"
+#include "ui/main_window.hpp"
+#include "ui/run_store.hpp"
+#include "ui/runs_panel.hpp"
+#include "ui_input.hpp"
+
+namespace gpulab::ui {
+namespace {
+
+using namespace std::chrono_literals;
+using test::wait_until;
+
+DeviceList no_gpu_devices() {
+  DeviceList devices;
+  devices.cpu = cpu_info();
+  devices.no_gpu_reason = "no NVIDIA driver found (test)";
+  return devices;
+}
+
+class Input : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::write_mnist(data_.path(), test::synthetic_set(512, 1), test::synthetic_set(128, 2));
+    options_.runs_dir = runs_.path();
+    options_.data_dir = data_.path();
+    options_.devices = no_gpu_devices();
+    options_.telemetry_hz = 20;
+  }
+  void TearDown() override {
+    if (!window_) return;
+    window_->stop_all();
+    wait_until([&] { return !window_->any_running(); }, 60s);
+    window_.reset();
+  }
+  // A run recorded by gpulab-cli, as a user makes one before starting the window.
+  void cli_run(const std::string& name) {
+    const std::string command = std::string(GPULAB_CLI_PATH) +
+                                " train --model mlp --steps 20 --batch 32 --threads 1 --quiet" +
+                                " --data-dir " + data_.path().string() + " --out " +
+                                (runs_.path() / name).string() + " > /dev/null 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  }
+  void open_window() {
+    window_ = std::make_unique<MainWindow>(options_);
+    window_->show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(window_.get()));
+  }
+  QTreeWidget* runs_tree() { return window_->runs_panel()->tree(); }
+  QModelIndex run_index(int row) { return runs_tree()->model()->index(row, 0); }
+  RunEntry* run_at(int row) {
+    const int id = runs_tree()->topLevelItem(row)->data(0, Qt::UserRole).toInt();
+    return window_->store()->find(id);
+  }
+  void small_setup(int64_t steps) {
+    Experiment e;
+    e.model = preset("mlp");
+    e.train.batch = 32;
+    e.train.epochs = 1000;
+    e.train.max_steps = steps;
+    e.train.eval_every = 10;
+    window_->experiment()->set_experiment(e);
+    window_->device_picker()->set_threads(1);
+  }
+
+  test::TempDir runs_, data_;
+  WindowOptions options_;
+  std::unique_ptr<MainWindow> window_;
+};
+
+// Issue 9.1: a click on a run's check box rebuilt the list under the view's own mouse handler.
+TEST_F(Input, ClickingARunsCheckBoxTicksItAndTheWindowLives) {
+  cli_run("a");
+  cli_run("b");
+  open_window();
+  ASSERT_EQ(runs_tree()->topLevelItemCount(), 2);
+  RunEntry* first = run_at(0);
+  ASSERT_FALSE(first->checked);
+
+  test::click_check_box(runs_tree(), run_index(0));
+  ASSERT_TRUE(wait_until([&] { return first->checked; }, 5s)) << "the click did not tick the run";
+  EXPECT_EQ(runs_tree()->topLevelItem(0)->checkState(0), Qt::Checked);
+  EXPECT_EQ(window_->chart(ChartKind::Loss)->chart().runs.size(), 1u);
+
+  test::click_check_box(runs_tree(), run_index(1));
+  ASSERT_TRUE(wait_until([&] { return run_at(1)->checked; }, 5s));
+  EXPECT_EQ(window_->chart(ChartKind::Loss)->chart().runs.size(), 2u);
+
+  test::click_check_box(runs_tree(), run_index(0));
+  ASSERT_TRUE(wait_until([&] { return !first->checked; }, 5s));
+  EXPECT_EQ(window_->chart(ChartKind::Loss)->chart().runs.size(), 1u);
+  // A double click on the box toggles twice and leaves the list usable.
+  QTest::mouseDClick(runs_tree()->viewport(), Qt::LeftButton, {},
+                     test::check_box_rect(runs_tree(), run_index(0)).center());
+  wait_until([] { return false; }, 100ms);
+  EXPECT_EQ(runs_tree()->topLevelItemCount(), 2);
+}
+
+TEST_F(Input, SpaceOnASelectedRunTicksIt) {
+  cli_run("a");
+  cli_run("b");
+  open_window();
+  test::click_item(runs_tree(), run_index(1));
+  ASSERT_EQ(runs_tree()->currentIndex().row(), 1);
+  RunEntry* second = run_at(1);
+  ASSERT_FALSE(second->checked) << "a click on the text must not tick";
+  QTest::keyClick(runs_tree(), Qt::Key_Space);
+  ASSERT_TRUE(wait_until([&] { return second->checked; }, 5s));
+  QTest::keyClick(runs_tree(), Qt::Key_Space);
+  ASSERT_TRUE(wait_until([&] { return !second->checked; }, 5s));
+  EXPECT_EQ(runs_tree()->topLevelItemCount(), 2);
+}
+
+// The list changes as a run trains (rows added, updated at every bar refresh): ticks in between
+// land on the right runs.
+TEST_F(Input, TickingRunsWhileOneTrains) {
+  cli_run("a");
+  open_window();
+  small_setup(1'000'000);
+  QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+  ASSERT_TRUE(window_->any_running());
+  ASSERT_EQ(runs_tree()->topLevelItemCount(), 2);
+  RunEntry* live = run_at(0);
+  RunEntry* old = run_at(1);
+  ASSERT_TRUE(live->live);
+  for (int i = 0; i < 6; ++i) {
+    test::click_check_box(runs_tree(), run_index(i % 2));
+    wait_until([] { return false; }, 150ms);
+  }
+  // Three clicks on each box: the live run (ticked at its start) ends unticked, the old one ticked.
+  EXPECT_TRUE(wait_until([&] { return !live->checked && old->checked; }, 5s))
+      << "live " << live->checked << ", old " << old->checked;
+  QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  EXPECT_EQ(run_at(0)->data.status(), "cancelled");
+}
+
+TEST_F(Input, MenusWorkThroughTheMenuBar) {
+  open_window();
+  small_setup(1'000'000);
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "Run", "Train"));
+  ASSERT_TRUE(wait_until([&] { return window_->any_running(); }, 5s));
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "Run", "Pause / resume"));
+  EXPECT_EQ(window_->pause_button()->text(), "Resume");
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "Run", "Stop"));
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+  EXPECT_FALSE(window_->runs_panel()->isVisible());
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+  EXPECT_TRUE(window_->runs_panel()->isVisible());
+
+  // Dialogs opened from the menus are Qt's own and are answered (here: cancelled).
+  test::DialogCloser closer;
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open setup"));
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "Help", "About gpulab"));
+  EXPECT_EQ(closer.closed(), 2);
+}
+
+TEST_F(Input, DraggingAPlotPansItAndADoubleClickFitsItAgain) {
+  cli_run("a");
+  open_window();
+  window_->show_recent(1);
+  ChartView* loss = window_->chart(ChartKind::Loss);
+  QCustomPlot* plot = loss->plot();
+  wait_until([] { return false; }, 100ms);
+  const QCPRange before = plot->xAxis->range();
+  const QRect area = plot->axisRect()->rect();
+  test::drag(plot, area.center(), area.center() + QPoint(area.width() / 4, 0));
+  const QCPRange dragged = plot->xAxis->range();
+  EXPECT_LT(dragged.lower, before.lower) << "a drag to the right shows earlier steps";
+  QTest::mouseDClick(plot, Qt::LeftButton, {}, area.center());
+  EXPECT_NEAR(plot->xAxis->range().lower, before.lower, 1e-9 + 1e-6 * before.size());
+}
+
+// --- The monkey -----------------------------------------------------------------------------
+
+int env_int(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? std::atoi(value) : fallback;
+}
+
+// Random real interactions with whatever is visible and enabled, runs present and one training.
+class Monkey {
+ public:
+  Monkey(MainWindow* window, uint32_t seed) : window_(window), random_(seed) {
+    // Popups opened by a click (context menus, tool button menus) run their own event loop: a
+    // timer acts inside it, choosing an entry or closing the popup, as a hand would.
+    popups_.setInterval(60);
+    QObject::connect(&popups_, &QTimer::timeout, [this] { act_in_popup(); });
+    popups_.start();
+  }
+
+  void step() {
+    std::vector<QWidget*> targets;
+    for (QWidget* w : window_->findChildren<QWidget*>()) {
+      if (!w->isVisible() || !w->isEnabled() || w->window() != window_) continue;
+      if (qobject_cast<QAbstractButton*>(w) || qobject_cast<QTabBar*>(w) ||
+          qobject_cast<QAbstractItemView*>(w) || qobject_cast<QAbstractSpinBox*>(w) ||
+          qobject_cast<QComboBox*>(w) || qobject_cast<QSlider*>(w) ||
+          qobject_cast<QCustomPlot*>(w) || qobject_cast<QMenuBar*>(w))
+        targets.push_back(w);
+    }
+    if (targets.empty()) return;
+    act_on(targets[pick(targets.size())]);
+    ++interactions_;
+  }
+  int interactions() const { return interactions_; }
+  int popup_actions() const { return popup_actions_; }
+
+ private:
+  size_t pick(size_t n) { return std::uniform_int_distribution<size_t>(0, n - 1)(random_); }
+  QPoint inside(const QRect& r) {
+    return {r.left() + int(pick(std::max(1, r.width() - 2))) + 1,
+            r.top() + int(pick(std::max(1, r.height() - 2))) + 1};
+  }
+  static bool forbidden(const QAction* action) {
+    // Quitting ends the test's window; opening a folder starts the desktop's file manager.
+    const QString text = test::plain_text(action->text());
+    return text == "Quit" || text == "Open folder";
+  }
+
+  void act_on(QWidget* w) {
+    if (auto* bar = qobject_cast<QMenuBar*>(w)) {
+      std::vector<QAction*> titles;
+      for (QAction* a : bar->actions())
+        if (a->menu() && a->isEnabled()) titles.push_back(a);
+      if (titles.empty()) return;
+      QAction* title = titles[pick(titles.size())];
+      std::vector<QString> entries;
+      for (QAction* a : title->menu()->actions())
+        if (!a->isSeparator() && a->isEnabled() && !forbidden(a))
+          entries.push_back(test::plain_text(a->text()));
+      if (!entries.empty())
+        test::choose_from_menu_bar(window_, test::plain_text(title->text()),
+                                   entries[pick(entries.size())]);
+    } else if (auto* tabs = qobject_cast<QTabBar*>(w)) {
+      QTest::mouseClick(tabs, Qt::LeftButton, {}, tabs->tabRect(int(pick(tabs->count()))).center());
+    } else if (auto* view = qobject_cast<QAbstractItemView*>(w)) {
+      QAbstractItemModel* model = view->model();
+      if (!model || model->rowCount() == 0) {
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, inside(view->viewport()->rect()));
+        return;
+      }
+      const QModelIndex index = model->index(int(pick(model->rowCount())), 0);
+      view->scrollTo(index);
+      switch (pick(4)) {
+        case 0:
+          test::click_check_box(view, index);
+          break;
+        case 1:
+          test::click_item(view, index);
+          break;
+        case 2:
+          test::click_item(view, index, Qt::RightButton);
+          break;
+        default:
+          test::click_item(view, index);
+          QTest::keyClick(view, Qt::Key_Space);
+      }
+    } else if (auto* spin = qobject_cast<QAbstractSpinBox*>(w)) {
+      // Steps, never typed numbers: a typed 9999 channels would make one step take minutes.
+      const Qt::Key keys[] = {Qt::Key_Up, Qt::Key_Down, Qt::Key_PageUp, Qt::Key_PageDown};
+      spin->setFocus();
+      QTest::keyClick(spin, keys[pick(4)]);
+    } else if (auto* combo = qobject_cast<QComboBox*>(w)) {
+      QTest::keyClick(combo, pick(2) ? Qt::Key_Down : Qt::Key_Up);
+    } else if (auto* slider = qobject_cast<QSlider*>(w)) {
+      const Qt::Key keys[] = {Qt::Key_Left, Qt::Key_Right, Qt::Key_PageUp, Qt::Key_PageDown};
+      QTest::keyClick(slider, keys[pick(4)]);
+    } else if (auto* plot = qobject_cast<QCustomPlot*>(w)) {
+      const QRect area = plot->rect();
+      switch (pick(3)) {
+        case 0:
+          test::drag(plot, inside(area), inside(area));
+          break;
+        case 1:
+          QTest::mouseDClick(plot, Qt::LeftButton, {}, inside(area));
+          break;
+        default: {
+          const QPoint at = inside(area);
+          QWheelEvent wheel(at, plot->mapToGlobal(at), {}, QPoint(0, pick(2) ? 120 : -120),
+                            Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+          QApplication::sendEvent(plot, &wheel);
+        }
+      }
+    } else if (auto* button = qobject_cast<QAbstractButton*>(w)) {
+      QTest::mouseClick(button, Qt::LeftButton, {}, inside(button->rect()));
+    }
+  }
+
+  void act_in_popup() {
+    auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+    if (!menu) return;
+    if (menu != last_popup_) {  // give it a moment on screen first
+      last_popup_ = menu;
+      return;
+    }
+    last_popup_ = nullptr;
+    std::vector<QAction*> entries;
+    for (QAction* a : menu->actions())
+      if (!a->isSeparator() && a->isEnabled() && a->isVisible() && !forbidden(a))
+        entries.push_back(a);
+    ++popup_actions_;
+    if (entries.empty() || pick(4) == 0) {
+      QTest::keyClick(menu, Qt::Key_Escape);
+      return;
+    }
+    QTest::mouseClick(menu, Qt::LeftButton, {},
+                      menu->actionGeometry(entries[pick(entries.size())]).center());
+  }
+
+  MainWindow* window_;
+  std::mt19937 random_;
+  QTimer popups_;
+  QMenu* last_popup_ = nullptr;
+  int interactions_ = 0;
+  int popup_actions_ = 0;
+};
+
+TEST_F(Input, MonkeySurvivesHundredsOfRandomInteractionsWhileRunsTrain) {
+  const int seed = env_int("GPULAB_MONKEY_SEED", 9);
+  const int steps = env_int("GPULAB_MONKEY_STEPS", 300);
+  const auto bound = std::chrono::milliseconds(env_int("GPULAB_MONKEY_LATENCY_MS", 3000));
+  cli_run("a");
+  cli_run("b");
+  open_window();
+  small_setup(1'000'000);
+  test::DialogCloser closer;  // before the monkey: its clicks open dialogs
+  Monkey monkey(window_.get(), uint32_t(seed));
+  std::chrono::milliseconds worst{0};
+  int restarts = 0;
+  for (int i = 0; i < steps; ++i) {
+    if (i % 25 == 0 && !window_->any_running() && window_->train_button()->isEnabled()) {
+      QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+      ++restarts;
+    }
+    monkey.step();
+    const auto latency = test::event_loop_latency();
+    worst = std::max(worst, latency);
+    ASSERT_LT(latency, bound) << "the window stopped answering after interaction " << i << " (seed "
+                              << seed << ")";
+    if (!window_->isVisible()) window_->show();
+  }
+  std::cout << "monkey: seed " << seed << ", " << monkey.interactions() << " interactions, "
+            << monkey.popup_actions() << " in popups, " << closer.closed() << " dialogs closed, "
+            << restarts << " runs started, slowest answer " << worst.count() << " ms\n";
+  RecordProperty("seed", seed);
+  RecordProperty("interactions", monkey.interactions());
+  EXPECT_EQ(monkey.interactions(), steps);
+  // Still whole: the list matches the store, and a tick by mouse still works.
+  EXPECT_EQ(runs_tree()->topLevelItemCount(), int(window_->store()->entries().size()));
+}
+
+}  // namespace
+}  // namespace gpulab::ui
+
+int main(int argc, char** argv) {
+  // Offscreen, Qt's own dialogs (a platform dialog could not be closed by the test), and settings
+  // in a throwaway folder.
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  gpulab::test::TempDir config;
+  qputenv("XDG_CONFIG_HOME", QByteArray::fromStdString(config.path().string()));
+  QApplication::setAttribute(Qt::AA_DontUseNativeDialogs);
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("gpulab-test");
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

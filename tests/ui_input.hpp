@@ -1,0 +1,133 @@
+// Real input for the window's tests: clicks where the style draws an item or its check box, keys,
+// drags, menus opened from the menu bar as a person opens them; and a guard that closes the
+// dialogs and popups a click opens, so no test hangs on a dialog nobody answers.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <thread>
+
+#include <QAbstractItemView>
+#include <QApplication>
+#include <QDialog>
+#include <QElapsedTimer>
+#include <QMainWindow>
+#include <QMenu>
+#include <QMenuBar>
+#include <QStyledItemDelegate>
+#include <QTimer>
+#include <QtTest/QTest>
+
+namespace gpulab::test {
+
+using namespace std::chrono_literals;
+
+// Runs the event loop until `done` holds or the time is up.
+inline bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout = 60s) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    QApplication::processEvents(QEventLoop::AllEvents, 20);
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+// How long the event loop takes to answer a zero-timer: the window's responsiveness.
+inline std::chrono::milliseconds event_loop_latency(std::chrono::milliseconds give_up = 30s) {
+  bool answered = false;
+  QElapsedTimer clock;
+  clock.start();
+  QTimer::singleShot(0, qApp, [&] { answered = true; });
+  wait_until([&] { return answered; }, give_up);
+  return std::chrono::milliseconds(clock.elapsed());
+}
+
+// Where the style draws the check box of `index` in `view` (viewport coordinates): the rectangle
+// the item delegate tests a click against.
+inline QRect check_box_rect(QAbstractItemView* view, const QModelIndex& index) {
+  struct Delegate : QStyledItemDelegate {
+    using QStyledItemDelegate::initStyleOption;
+  } delegate;
+  QStyleOptionViewItem option;
+  option.initFrom(view);
+  option.widget = view;
+  option.rect = view->visualRect(index);
+  const int icon = view->style()->pixelMetric(QStyle::PM_SmallIconSize, nullptr, view);
+  option.decorationSize = view->iconSize().isValid() ? view->iconSize() : QSize(icon, icon);
+  delegate.initStyleOption(&option, index);
+  return view->style()->subElementRect(QStyle::SE_ItemViewItemCheckIndicator, &option, view);
+}
+
+inline void click_check_box(QAbstractItemView* view, const QModelIndex& index) {
+  QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, check_box_rect(view, index).center());
+}
+
+// A click on the item's text, right of its check box and icon.
+inline void click_item(QAbstractItemView* view, const QModelIndex& index,
+                       Qt::MouseButton button = Qt::LeftButton) {
+  const QRect item = view->visualRect(index);
+  const QRect check = check_box_rect(view, index);
+  const int x = std::min(item.right() - 2, std::max(check.right(), item.left()) + 40);
+  QTest::mouseClick(view->viewport(), button, {}, QPoint(x, item.center().y()));
+}
+
+// A drag with the left button held, in steps, as a hand moves.
+inline void drag(QWidget* widget, QPoint from, QPoint to, int steps = 8) {
+  QTest::mousePress(widget, Qt::LeftButton, {}, from);
+  for (int i = 1; i <= steps; ++i) {
+    const QPoint at = from + (to - from) * i / steps;
+    QMouseEvent move(QEvent::MouseMove, at, widget->mapToGlobal(at), Qt::NoButton, Qt::LeftButton,
+                     Qt::NoModifier);
+    QApplication::sendEvent(widget, &move);
+  }
+  QTest::mouseRelease(widget, Qt::LeftButton, {}, to);
+}
+
+inline QString plain_text(QString text) { return text.remove('&').remove(QChar(0x2026)).trimmed(); }
+
+// Opens the menu bar's `menu` with a click on its title, then clicks `entry` in it. Returns false
+// when either is missing or disabled.
+inline bool choose_from_menu_bar(QMainWindow* window, const QString& menu, const QString& entry) {
+  QMenuBar* bar = window->menuBar();
+  for (QAction* title : bar->actions()) {
+    if (plain_text(title->text()) != menu || !title->menu()) continue;
+    QTest::mouseClick(bar, Qt::LeftButton, {}, bar->actionGeometry(title).center());
+    QMenu* popup = title->menu();
+    if (!wait_until([&] { return popup->isVisible(); }, 5s)) return false;
+    for (QAction* action : popup->actions()) {
+      if (plain_text(action->text()) != entry) continue;
+      if (!action->isEnabled()) break;
+      QTest::mouseClick(popup, Qt::LeftButton, {}, popup->actionGeometry(action).center());
+      return true;
+    }
+    popup->close();
+  }
+  return false;
+}
+
+// Closes every modal dialog that opens while it lives (file dialogs included: the tests use Qt's
+// own dialogs, never the platform's), as a person pressing Escape would.
+class DialogCloser {
+ public:
+  DialogCloser() {
+    timer_.setInterval(30);
+    QObject::connect(&timer_, &QTimer::timeout, [this] {
+      if (QWidget* modal = QApplication::activeModalWidget()) {
+        ++closed_;
+        if (auto* dialog = qobject_cast<QDialog*>(modal))
+          dialog->reject();
+        else
+          modal->close();
+      }
+    });
+    timer_.start();
+  }
+  int closed() const { return closed_; }
+
+ private:
+  QTimer timer_;
+  int closed_ = 0;
+};
+
+}  // namespace gpulab::test
