@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
   CLI::App* train = app.add_subcommand("train", "train a model and record the run");
   train->add_option("--model", f.model, "preset (mlp, lenet5, pytorch-example, tf-tutorial) or FILE.json")
       ->capture_default_str();
-  train->add_option("--device", f.device, "cpu or cuda:N")->capture_default_str();
+  train->add_option("--device", f.device, "cpu, cuda:N, cuda:0,1 or cuda:all (one replica per GPU), cuda:0x4 (replicas on one GPU)")->capture_default_str();
   train
       ->add_option("--precision", f.precision,
                    "fp32|tf32|bf16: GEMM math on the GPU (bf16 and tf32 accumulate in fp32)")

@@ -142,18 +142,21 @@ void GpuReducer::release() {
   if (released_) return;
   released_ = true;
   const DeviceScope scope;
+#if GPULAB_NCCL_ENABLED
+  // Abort the communicators first: after a failure an all-reduce may wait for a peer that never
+  // comes, and a stream holding it would never drain. Abort, unlike destroy, waits for nobody;
+  // at the end of a healthy run nothing is in flight (the backend synchronized), so it costs
+  // nothing there.
+  for (Group& g : groups_) {
+    if (cudaSetDevice(g.device) != cudaSuccess) cudaGetLastError();
+    if (g.comm) nccl_->comm_abort(g.comm);
+    g.comm = nullptr;
+  }
+#endif
   for (Group& g : groups_) {
     if (cudaSetDevice(g.device) != cudaSuccess) cudaGetLastError();
     // Its reductions may still run, on buffers and events about to go.
     if (g.stream && cudaStreamSynchronize(g.stream.get()) != cudaSuccess) cudaGetLastError();
-#if GPULAB_NCCL_ENABLED
-    // Abort rather than destroy: it never waits for peers, which after a failure may never come.
-    if (g.comm) nccl_->comm_abort(g.comm);
-    g.comm = nullptr;
-#endif
-  }
-  for (Group& g : groups_) {
-    if (cudaSetDevice(g.device) != cudaSuccess) cudaGetLastError();
     g = Group{};
   }
   for (kc::Event& event : ready_) event = kc::Event();
