@@ -138,15 +138,7 @@ Trained train_steps(const std::string& device, const ModelConfig& model,
   return out;
 }
 
-// ||a - b|| / ||b||
-double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    norm += double(b[i]) * b[i];
-  }
-  return std::sqrt(diff / norm);
-}
+using test::relative_error;
 
 class CudaDataParallelTest : public ::testing::Test {
  protected:

@@ -90,15 +90,7 @@ std::vector<float> train_weights(const Setup& s, std::vector<StepMetrics>* steps
   return params;
 }
 
-// ||a - b|| / ||b||
-double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
-  double diff = 0, norm = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    norm += double(b[i]) * b[i];
-  }
-  return std::sqrt(diff / norm);
-}
+using test::relative_error;
 
 TEST(DataParallel, ShardsSplitEvenlyAndKeepEveryImage) {
   for (int batch : {1, 7, 24, 25, 64})

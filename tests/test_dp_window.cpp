@@ -18,6 +18,7 @@
 
 #include "engine/experiment.hpp"
 #include "test_support.hpp"
+#include "ui_input.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
 #include "ui/device_picker.hpp"
@@ -32,15 +33,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout = 120s) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    QApplication::processEvents(QEventLoop::AllEvents, 20);
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
+using test::wait_until;
 
 class DataParallelWindow : public ::testing::Test {
  protected:
@@ -83,7 +76,7 @@ class DataParallelWindow : public ::testing::Test {
   void train_and_wait() {
     QTest::mouseClick(window_->train_button(), Qt::LeftButton);
     ASSERT_TRUE(window_->any_running()) << window_->message().toStdString();
-    ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+    ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 120s));
   }
 
   test::TempDir runs_, data_;

@@ -3,12 +3,14 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "datasets/mnist.hpp"
 
@@ -76,6 +78,16 @@ class TempDir {
 
 inline std::filesystem::path golden_dir() {
   return std::filesystem::path(GPULAB_TEST_DATA_DIR) / "golden";
+}
+
+// ||a - b|| / ||b||: how far weights trained one way are from weights trained another.
+inline double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    norm += double(b[i]) * b[i];
+  }
+  return std::sqrt(diff / norm);
 }
 
 }  // namespace gpulab::test

@@ -33,6 +33,7 @@
 #include "engine/run_record.hpp"
 #include "engine/session.hpp"
 #include "test_support.hpp"
+#include "ui_input.hpp"
 #include "ui/chart_export.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
@@ -52,16 +53,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Runs the event loop until `done` holds or the time is up.
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout = 60s) {
-  const auto end = std::chrono::steady_clock::now() + timeout;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    QApplication::processEvents(QEventLoop::AllEvents, 20);
-    std::this_thread::sleep_for(5ms);
-  }
-  return true;
-}
+using test::wait_until;
 
 std::string read_head(const QString& path, size_t bytes) {
   std::ifstream in(path.toStdString(), std::ios::binary);
