@@ -65,7 +65,7 @@ BatchStats CpuReplica::compute_gradients(std::span<const int32_t> shard, Shard p
   times.forward_ms = ms_since(start);
 
   start = Clock::now();
-  network_.backward();
+  network_.backward(ready_);
   times.backward_ms = ms_since(start);
   return {loss.loss_sum, loss.correct, loss.count};
 }

@@ -19,6 +19,7 @@ class CpuReplica final : public Replica {
              int max_batch, CpuKernels kernels, uint64_t seed, bool with_optimizer);
   BatchStats compute_gradients(std::span<const int32_t> shard, Shard position, int64_t step,
                                StepTimes& times) override;
+  void set_gradients_ready(GradientsReady ready) override { ready_ = std::move(ready); }
   BufferView gradients() override;
   BufferView parameters() override;
   void apply_update(float lr, int64_t step) override;
@@ -30,6 +31,7 @@ class CpuReplica final : public Replica {
   DataSets data_;
   uint64_t seed_;
   CpuNetwork network_;
+  GradientsReady ready_;
   std::vector<HostOptimizer> optimizer_;  // empty without optimizer state
   std::vector<float> batch_images_;       // (max_batch, C*H*W)
   std::vector<uint8_t> batch_labels_;     // (max_batch)

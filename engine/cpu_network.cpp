@@ -172,6 +172,8 @@ LossStats CpuNetwork::forward(const float* images, const uint8_t* labels, int ba
   return impl_->ops.loss;
 }
 
-void CpuNetwork::backward() { impl_->stack.backward(impl_->ops); }
+void CpuNetwork::backward(const std::function<void(size_t)>& ready) {
+  impl_->stack.backward(impl_->ops, ready);
+}
 
 }  // namespace gpulab

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -34,8 +35,9 @@ class CpuNetwork {
   // training set, dropout is drawn from (seed, step) and dlogits is written for backward().
   LossStats forward(const float* images, const uint8_t* labels, int batch, bool training,
                     uint64_t seed, uint64_t step, Shard shard = {});
-  // Zeroes and fills gradients() for the batch of the last training forward().
-  void backward();
+  // Zeroes and fills gradients() for the batch of the last training forward(); ready(offset)
+  // after each layer with parameters, as LayerStack::backward says.
+  void backward(const std::function<void(size_t)>& ready = {});
 
  private:
   struct Impl;

@@ -85,7 +85,7 @@ class CudaNetwork {
     ops_.shard = shard;
     stack_.forward(ops_, images, labels, batch, training);
   }
-  void backward() { stack_.backward(ops_); }
+  void backward(const std::function<void(size_t)>& ready = {}) { stack_.backward(ops_, ready); }
 
  private:
   LayerStack<CudaOps> stack_;

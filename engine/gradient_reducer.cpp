@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <sstream>
+#include <thread>
 
 #include "engine/process_group.hpp"
 
@@ -46,57 +48,205 @@ class BucketClock {
   int64_t steps_ = 0;
 };
 
-// Every replica's gradients sit in this process's memory. After all have arrived, replica r sums
-// its share of every bucket over all replicas, in replica order, and writes the sum back into
-// every replica's buffer; a second barrier keeps anyone from updating before all sums are in.
+// When a bucket's reduction ran, on the steady clock.
+struct Interval {
+  Clock::time_point begin, end;
+};
+
+double ms_between(Clock::time_point begin, Clock::time_point end) {
+  return end > begin ? std::chrono::duration<double, std::milli>(end - begin).count() : 0.0;
+}
+
+// Milliseconds of the union of `work` inside [from, to].
+double busy_ms(std::vector<Interval> work, Clock::time_point from, Clock::time_point to) {
+  std::sort(work.begin(), work.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  double ms = 0;
+  Clock::time_point covered = from;
+  for (const Interval& w : work) {
+    const Clock::time_point begin = std::max(w.begin, covered), end = std::min(w.end, to);
+    if (end > begin) ms += ms_between(begin, end);
+    covered = std::max(covered, std::min(w.end, to));
+  }
+  return ms;
+}
+
+// One replica's account of a reduction it entered when its backward pass ended and left at
+// `done`: the reduction's work after backward_end is communication it waited for, the rest of
+// that wait is waiting for the slowest replica, and the work before backward_end is hidden.
+void account(const std::vector<Interval>& work, Clock::time_point backward_end,
+             Clock::time_point done, ReduceTimes& times) {
+  const Clock::time_point ever{};
+  const double exposed = busy_ms(work, backward_end, done);
+  times.communication_ms += exposed;
+  times.waiting_ms += std::max(0.0, ms_between(backward_end, done) - exposed);
+  times.hidden_ms += busy_ms(work, ever, std::min(backward_end, done));
+}
+
+// Every replica's gradients sit in this process's memory. Each replica tells the reducer, as its
+// backward pass goes, which gradients are final; once every replica has finished a bucket, the
+// communication thread sums it in replica order and writes the sum into every replica's buffer,
+// while the replicas' backward passes go on. reduce() returns when every bucket is summed.
 class ThreadsReducer final : public GradientReducer {
  public:
   ThreadsReducer(int replicas, size_t count, double bucket_bytes, double timeout_s)
       : replicas_(replicas),
+        timeout_s_(timeout_s),
         buckets_(plan_buckets(count, bucket_bytes)),
         slots_(replicas, nullptr),
-        barrier_(replicas, timeout_s),
-        clock_(buckets_.size()) {}
+        next_(replicas, 0),
+        rounds_(replicas, 0),
+        finished_at_(replicas),
+        arrived_(buckets_.size(), 0),
+        clock_(buckets_.size()),
+        thread_([this] { communicate(); }) {}
+  ~ThreadsReducer() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    work_.notify_all();
+    thread_.join();
+  }
   std::string name() const override { return "threads"; }
+
+  void gradients_ready(int r, const BufferView& grads, size_t from) override {
+    std::lock_guard lock(mutex_);
+    const Clock::time_point now = Clock::now();  // before any bucket it completes can start
+    announce(r, grads.data, from);
+    // Its last bucket is finished: from here on the replica computes nothing the reduction
+    // could hide under.
+    if (next_[size_t(r)] == buckets_.size()) finished_at_[size_t(r)] = now;
+  }
 
   void reduce(int r, const BufferView& grads, const BufferView&, const UpdateStep& update,
               ReduceTimes& times) override {
-    slots_[r] = grads.data;  // read by the others only after the barrier
-    const std::string what = "the gradient all-reduce of step " + std::to_string(update.step);
-    Clock::time_point start = Clock::now();
-    barrier_.arrive_and_wait(r, what);
-    times.waiting_ms += ms_since(start);
-    start = Clock::now();
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      const Clock::time_point bucket_start = Clock::now();
-      const size_t length = buckets_[b].end - buckets_[b].begin;
-      const ShardRange part = shard_range(int(length), replicas_, r);
-      const size_t begin = buckets_[b].begin + size_t(part.first), n = size_t(part.count);
-      // ((g0 + g1) + g2) + ... element by element: the same bits whoever sums which part.
-      float* sum = slots_[0] + begin;
-      for (int q = 1; q < replicas_; ++q) {
-        const float* g = slots_[q] + begin;
-        for (size_t i = 0; i < n; ++i) sum[i] += g[i];
+    Clock::time_point backward_end = Clock::now();
+    std::unique_lock lock(mutex_);
+    if (!aborted_.empty()) throw CollectiveError(aborted_);
+    // The step this replica takes part in. Its backward pass may have finished every bucket
+    // already, and the others theirs: then the step may be complete before it got here.
+    const uint64_t mine = rounds_[size_t(r)]++;
+    if (completed_ == mine && next_[size_t(r)] < buckets_.size())
+      announce(r, grads.data, 0);
+    else
+      backward_end = std::min(backward_end, finished_at_[size_t(r)]);
+    const auto deadline = backward_end + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(timeout_s_));
+    while (completed_ == mine && aborted_.empty()) {
+      if (done_.wait_until(lock, deadline) == std::cv_status::timeout && completed_ == mine &&
+          aborted_.empty()) {
+        std::string missing;
+        for (int q = 0; q < replicas_; ++q)
+          if (next_[size_t(q)] < buckets_.size())
+            missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+        aborted_ = "replica " + std::to_string(r) + ": the gradient all-reduce of step " +
+                   std::to_string(update.step) + " timed out after " + seconds_text(timeout_s_) +
+                   " s waiting for replica " + missing + " of " + std::to_string(replicas_) +
+                   " (--collective-timeout)";
+        done_.notify_all();
+        throw CollectiveError(aborted_);
       }
-      for (int q = 1; q < replicas_; ++q) std::memcpy(slots_[q] + begin, sum, n * sizeof(float));
-      if (r == 0) clock_.add(b, ms_since(bucket_start));
     }
-    times.communication_ms += ms_since(start);
-    start = Clock::now();
-    barrier_.arrive_and_wait(r, what + " (its end)");
-    times.waiting_ms += ms_since(start);
-    if (r == 0) clock_.step_done();
+    if (completed_ == mine) throw CollectiveError(aborted_);
+    account(last_work_, backward_end, Clock::now(), times);
   }
-  void abort(const std::string& reason) override { barrier_.abort(reason); }
-  void reset() override { barrier_.reset(); }
-  std::vector<double> bucket_ms() const override { return clock_.mean_ms(); }
+
+  void abort(const std::string& reason) override {
+    std::lock_guard lock(mutex_);
+    if (aborted_.empty()) aborted_ = reason;
+    queue_.clear();
+    done_.notify_all();
+  }
+  // After a failure, with every replica out of reduce(): forget the failed step.
+  void reset() override {
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return !busy_; });
+    aborted_.clear();
+    queue_.clear();
+    start_generation();
+    std::fill(rounds_.begin(), rounds_.end(), completed_);
+  }
+  std::vector<double> bucket_ms() const override {
+    std::lock_guard lock(mutex_);
+    return clock_.mean_ms();
+  }
 
  private:
-  int replicas_;
-  std::vector<Bucket> buckets_;
+  // Replica r's gradients from `from` on are final: count it in for every bucket that lies
+  // there, and queue the buckets every replica has finished. Under the lock.
+  void announce(int r, float* data, size_t from) {
+    slots_[size_t(r)] = data;
+    size_t& next = next_[size_t(r)];
+    for (; next < buckets_.size() && buckets_[next].begin >= from; ++next)
+      if (++arrived_[next] == replicas_) {
+        queue_.push_back(next);
+        work_.notify_one();
+      }
+  }
+  void start_generation() {  // under the lock
+    std::fill(next_.begin(), next_.end(), 0);
+    std::fill(arrived_.begin(), arrived_.end(), 0);
+    work_log_.clear();
+    summed_ = 0;
+  }
+
+  // The communication thread: sums the buckets in the order they are finished.
+  void communicate() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      const size_t b = queue_.front();
+      queue_.pop_front();
+      const std::vector<float*> slots = slots_;
+      busy_ = true;
+      lock.unlock();
+      const Clock::time_point begin = Clock::now();
+      const size_t first = buckets_[b].begin, n = buckets_[b].end - first;
+      // ((g0 + g1) + g2) + ... element by element: the same bits for any bucket size.
+      float* sum = slots[0] + first;
+      for (int q = 1; q < replicas_; ++q) {
+        const float* g = slots[size_t(q)] + first;
+        for (size_t i = 0; i < n; ++i) sum[i] += g[i];
+      }
+      for (int q = 1; q < replicas_; ++q)
+        std::memcpy(slots[size_t(q)] + first, sum, n * sizeof(float));
+      const Clock::time_point end = Clock::now();
+      lock.lock();
+      busy_ = false;
+      idle_.notify_all();
+      if (!aborted_.empty()) continue;  // the step failed; reset() starts over
+      clock_.add(b, ms_between(begin, end));
+      work_log_.push_back({begin, end});
+      if (++summed_ == buckets_.size()) {
+        last_work_ = std::move(work_log_);
+        clock_.step_done();
+        start_generation();
+        ++completed_;
+        done_.notify_all();
+      }
+    }
+  }
+
+  const int replicas_;
+  const double timeout_s_;
+  const std::vector<Bucket> buckets_;
+  mutable std::mutex mutex_;
+  std::condition_variable work_, done_, idle_;
   std::vector<float*> slots_;
-  TimedBarrier barrier_;
+  std::vector<size_t> next_;      // per replica: its first bucket not yet finished
+  std::vector<uint64_t> rounds_;  // per replica: the reductions it has entered
+  std::vector<Clock::time_point> finished_at_;  // per replica: when it finished its last bucket
+  std::vector<int> arrived_;      // per bucket: replicas that finished it
+  std::deque<size_t> queue_;      // buckets every replica finished, not yet summed
+  size_t summed_ = 0;             // buckets summed this step
+  std::vector<Interval> work_log_, last_work_;  // this step's sums; the last complete step's
+  uint64_t completed_ = 0;        // steps whose every bucket is summed
+  bool busy_ = false, stopping_ = false;
+  std::string aborted_;
   BucketClock clock_;
+  std::thread thread_;  // last: starts when everything above is ready
 };
 
 // The server is the host's memory: the parameters, their gradient sum and the optimizer state
@@ -166,8 +316,12 @@ class ParameterServer final : public GradientReducer {
   BucketClock clock_;
 };
 
-// One replica per process: a barrier first, so that waiting for the slowest rank is measured
-// apart from moving the data, then one MPI all-reduce per bucket.
+// One replica per process. Each bucket's MPI_Iallreduce starts as soon as the backward pass
+// has finished it, and the backward pass tests those in flight after each layer, which is what
+// moves them along; reduce() starts the rest and waits for all. Every rank starts the same
+// buckets in the same order (MPI requires it), whatever its shard. No barrier tells waiting for
+// the slowest rank from communication (it would be one more collective in that order, and would
+// stop the overlap): the backend splits them (measures_waiting()).
 class MpiReducer final : public GradientReducer {
  public:
   MpiReducer(std::shared_ptr<ProcessGroup> group, size_t count, double bucket_bytes)
@@ -175,28 +329,76 @@ class MpiReducer final : public GradientReducer {
         buckets_(plan_buckets(count, bucket_bytes)),
         clock_(buckets_.size()) {}
   std::string name() const override { return "mpi"; }
+  bool measures_waiting() const override { return false; }
+
+  void gradients_ready(int, const BufferView& grads, size_t from) override {
+    const Clock::time_point now = Clock::now();
+    start_through(grads, from);
+    // Its last bucket is started: the rest of the backward pass hides nothing more.
+    if (in_flight_.size() == buckets_.size() && !started_all_) {
+      started_all_ = true;
+      finished_at_ = now;
+    }
+    for (InFlight& f : in_flight_)
+      if (!f.done && f.sum->test()) finish(f);
+  }
+
   void reduce(int, const BufferView& grads, const BufferView&, const UpdateStep& update,
               ReduceTimes& times) override {
+    Clock::time_point backward_end = Clock::now();
+    if (started_all_) backward_end = std::min(backward_end, finished_at_);
+    started_all_ = false;
+    start_through(grads, 0);
     const std::string step = " of step " + std::to_string(update.step);
-    Clock::time_point start = Clock::now();
-    group_->barrier("the barrier before the gradient all-reduce" + step);
-    times.waiting_ms += ms_since(start);
-    start = Clock::now();
-    for (size_t b = 0; b < buckets_.size(); ++b) {
-      const Clock::time_point bucket_start = Clock::now();
-      group_->sum({grads.data + buckets_[b].begin, buckets_[b].end - buckets_[b].begin},
-                  "the gradient all-reduce (bucket " + std::to_string(b + 1) + " of " +
-                      std::to_string(buckets_.size()) + ")" + step);
-      clock_.add(b, ms_since(bucket_start));
+    for (size_t b = 0; b < in_flight_.size(); ++b) {
+      InFlight& f = in_flight_[b];
+      if (f.done) continue;
+      f.sum->wait("the gradient all-reduce (bucket " + std::to_string(b + 1) + " of " +
+                  std::to_string(buckets_.size()) + ")" + step);
+      finish(f);
     }
-    times.communication_ms += ms_since(start);
+    std::vector<Interval> work;
+    for (size_t b = 0; b < in_flight_.size(); ++b) {
+      work.push_back(in_flight_[b].when);
+      clock_.add(b, ms_between(in_flight_[b].when.begin, in_flight_[b].when.end));
+    }
     clock_.step_done();
+    in_flight_.clear();
+    account(work, backward_end, Clock::now(), times);
+  }
+  // A failed step leaves sums that no longer complete: the job ends (mpi_abort), so they are only
+  // forgotten here.
+  void reset() override {
+    in_flight_.clear();
+    started_all_ = false;
   }
   std::vector<double> bucket_ms() const override { return clock_.mean_ms(); }
 
  private:
+  struct InFlight {
+    std::unique_ptr<PendingCollective> sum;
+    Interval when;
+    bool done = false;
+  };
+  void start_through(const BufferView& grads, size_t from) {
+    while (in_flight_.size() < buckets_.size() && buckets_[in_flight_.size()].begin >= from) {
+      const Bucket& b = buckets_[in_flight_.size()];
+      InFlight f;
+      f.when.begin = Clock::now();
+      f.sum = group_->start_sum({grads.data + b.begin, b.end - b.begin});
+      in_flight_.push_back(std::move(f));
+    }
+  }
+  static void finish(InFlight& f) {
+    f.done = true;
+    f.when.end = Clock::now();
+  }
+
   std::shared_ptr<ProcessGroup> group_;
   std::vector<Bucket> buckets_;
+  std::vector<InFlight> in_flight_;  // this step's, in bucket order
+  bool started_all_ = false;         // during this step's backward pass, at finished_at_
+  Clock::time_point finished_at_;
   BucketClock clock_;
 };
 
@@ -206,8 +408,8 @@ std::vector<Bucket> plan_buckets(size_t count, double bucket_bytes) {
   const size_t per_bucket =
       std::max<size_t>(1, bucket_bytes > 0 ? size_t(bucket_bytes / sizeof(float)) : count);
   std::vector<Bucket> buckets;
-  for (size_t begin = 0; begin < count; begin += per_bucket)
-    buckets.push_back({begin, std::min(count, begin + per_bucket)});
+  for (size_t end = count; end > 0; end -= std::min(end, per_bucket))
+    buckets.push_back({end - std::min(end, per_bucket), end});
   if (buckets.empty()) buckets.push_back({0, 0});
   return buckets;
 }

@@ -28,10 +28,14 @@ class CollectiveError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// What one replica spent in a reduction.
+// What one replica spent in a reduction. After its backward pass a replica stands in reduce()
+// until the gradients are the whole batch's: that time is communication (the reduction it
+// waited for) plus waiting (for the slowest replica to arrive). Reduction that ran before, while
+// it still computed, is hidden.
 struct ReduceTimes {
-  double communication_ms = 0;  // moving and adding gradients (or parameters)
+  double communication_ms = 0;  // moving and adding gradients (or parameters), not hidden
   double waiting_ms = 0;        // standing at a barrier for the slowest replica
+  double hidden_ms = 0;         // reduction that ran during this replica's backward pass
   double optimizer_ms = 0;      // a parameter server's update, on the replica that ran it
 };
 
@@ -54,6 +58,16 @@ class GradientReducer {
   // updates_parameters(), when `params` holds the updated parameters. Throws CollectiveError.
   virtual void reduce(int local_replica, const BufferView& grads, const BufferView& params,
                       const UpdateStep& update, ReduceTimes& times) = 0;
+  // Called from local replica r's thread during its backward pass (Replica::set_gradients_ready):
+  // grads[from, count) are final. A reducer that overlaps the reduction with the backward pass
+  // starts the buckets that lie wholly there; reduce() starts the rest and finishes. Replicas
+  // may skip these calls (reduce() alone is correct), so a reducer must not count on them.
+  virtual void gradients_ready(int /*local_replica*/, const BufferView& /*grads*/,
+                               size_t /*from*/) {}
+  // False when reduce() cannot tell waiting for the slowest replica from communication (the MPI
+  // reducer, whose all-reduce waits for the last rank inside it): it reports both as
+  // communication, and the backend splits them by the replicas' compute times.
+  virtual bool measures_waiting() const { return true; }
   // The parameters a parameter server starts from.
   virtual void set_parameters(std::span<const float> /*params*/) {}
   // Makes every waiting and later reduce() throw CollectiveError(reason): a replica failed and
@@ -65,6 +79,7 @@ class GradientReducer {
 };
 
 // The gradient buffer cut into buckets of `bucket_bytes` (at least one float each): [begin, end).
+// In the order the backward pass finishes them: the last parameters (the last layer's) first.
 struct Bucket {
   size_t begin = 0, end = 0;
 };
@@ -95,8 +110,9 @@ class TimedBarrier {
 
 // One replica: nothing to reduce; the call is still made, so the step is the same for any R.
 std::unique_ptr<GradientReducer> make_no_reducer();
-// R replicas in this process: each thread sums its slice of every bucket over all replicas in
-// replica order (so the bits do not depend on timing) and writes the sum into every replica.
+// R replicas in this process: a communication thread sums each bucket over all replicas in
+// replica order (so the bits do not depend on timing or bucket size) as soon as every replica's
+// backward pass has finished it, and writes the sum into every replica.
 std::unique_ptr<GradientReducer> make_threads_reducer(int replicas, size_t parameter_count,
                                                       double bucket_bytes, double timeout_s);
 // R replicas in this process and a server on the host that holds the parameters and the
@@ -105,7 +121,8 @@ std::unique_ptr<GradientReducer> make_threads_reducer(int replicas, size_t param
 std::unique_ptr<GradientReducer> make_parameter_server(int replicas, size_t parameter_count,
                                                        const OptimizerConfig& optimizer,
                                                        double bucket_bytes, double timeout_s);
-// One replica in each process of an MPI job: the buckets are summed with MPI_Iallreduce.
+// One replica in each process of an MPI job: each bucket is summed with MPI_Iallreduce, started
+// as soon as the backward pass has finished it.
 std::unique_ptr<GradientReducer> make_mpi_reducer(std::shared_ptr<ProcessGroup> group,
                                                   size_t parameter_count, double bucket_bytes);
 

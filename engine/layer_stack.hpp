@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,8 +71,11 @@ class LayerStack {
   // and the loss; with training set, dropout masks are drawn and dlogits is written for
   // backward().
   void forward(Ops& ops, const float* images, const uint8_t* labels, int batch, bool training);
-  // Zeroes and fills gradients() for the batch of the last training forward().
-  void backward(Ops& ops);
+  // Zeroes and fills gradients() for the batch of the last training forward(). Walking from the
+  // last layer to the first, it calls ready(offset) after each layer with parameters (for Ops
+  // that run on a device: after enqueuing its kernels): gradients()[offset, parameter_count())
+  // are then final, so a reducer can start on them while the earlier layers still run.
+  void backward(Ops& ops, const std::function<void(size_t)>& ready = {});
 
  private:
   struct Layer {
@@ -228,7 +232,7 @@ void LayerStack<Ops>::forward(Ops& ops, const float* images, const uint8_t* labe
 }
 
 template <class Ops>
-void LayerStack<Ops>::backward(Ops& ops) {
+void LayerStack<Ops>::backward(Ops& ops, const std::function<void(size_t)>& ready) {
   if (!trained_forward_) throw std::logic_error("backward() needs a training forward() first");
   const int batch = batch_;
   ops.zero(grads_.data(), parameter_count());
@@ -281,6 +285,7 @@ void LayerStack<Ops>::backward(Ops& ops) {
       case LayerType::Flatten:
         break;
     }
+    if (ready && layer.dweight) ready(size_t(layer.dweight - grads_.data()));
   }
 }
 

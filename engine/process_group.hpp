@@ -11,6 +11,18 @@
 
 namespace gpulab {
 
+// A collective started and not yet waited for. Every rank must start the same collectives in
+// the same order.
+class PendingCollective {
+ public:
+  virtual ~PendingCollective() = default;
+  // Whether it has completed; drives the library's progress.
+  virtual bool test() = 0;
+  // Returns when it has completed; throws CollectiveError (naming `what`) after the group's
+  // timeout, counted from this call.
+  virtual void wait(const std::string& what) = 0;
+};
+
 // Collectives over the job's processes. Each waits at most the group's timeout for the others,
 // then throws CollectiveError naming this rank and the collective.
 class ProcessGroup {
@@ -22,6 +34,8 @@ class ProcessGroup {
   // In place: every rank ends with the element-wise sum over the ranks.
   virtual void sum(std::span<float> values, const std::string& what) = 0;
   virtual void sum(std::span<double> values, const std::string& what) = 0;
+  // The same sum, started: `values` must stay untouched until it has completed.
+  virtual std::unique_ptr<PendingCollective> start_sum(std::span<float> values) = 0;
   // Every rank ends with rank 0's values.
   virtual void broadcast(std::span<float> values, const std::string& what) = 0;
   // Returns when every rank has arrived.

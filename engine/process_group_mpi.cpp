@@ -49,6 +49,23 @@ std::string this_host() {
   return name;
 }
 
+class MpiGroup;
+
+class MpiPending final : public PendingCollective {
+ public:
+  MpiPending(MpiGroup& group, MPI_Request request) : group_(group), request_(request) {}
+  bool test() override {
+    if (!done_) MPI_Test(&request_, &done_, MPI_STATUS_IGNORE);
+    return done_ != 0;
+  }
+  void wait(const std::string& what) override;
+
+ private:
+  MpiGroup& group_;
+  MPI_Request request_;
+  int done_ = 0;
+};
+
 class MpiGroup final : public ProcessGroup {
  public:
   explicit MpiGroup(double timeout_s) : timeout_s_(timeout_s), host_(this_host()) {
@@ -70,6 +87,12 @@ class MpiGroup final : public ProcessGroup {
     MPI_Iallreduce(MPI_IN_PLACE, values.data(), int(values.size()), MPI_DOUBLE, MPI_SUM,
                    MPI_COMM_WORLD, &request);
     wait(request, what);
+  }
+  std::unique_ptr<PendingCollective> start_sum(std::span<float> values) override {
+    MPI_Request request;
+    MPI_Iallreduce(MPI_IN_PLACE, values.data(), int(values.size()), MPI_FLOAT, MPI_SUM,
+                   MPI_COMM_WORLD, &request);
+    return std::make_unique<MpiPending>(*this, request);
   }
   void broadcast(std::span<float> values, const std::string& what) override {
     MPI_Request request;
@@ -94,7 +117,6 @@ class MpiGroup final : public ProcessGroup {
     return names;
   }
 
- private:
   // Polls until the collective completes or the deadline passes. A collective left pending
   // cannot be cancelled in MPI: the caller ends the job (mpi_abort) after reporting.
   void wait(MPI_Request& request, const std::string& what) {
@@ -117,10 +139,17 @@ class MpiGroup final : public ProcessGroup {
     }
   }
 
+
+ private:
   double timeout_s_;
   std::string host_;
   int rank_ = 0, size_ = 1;
 };
+
+void MpiPending::wait(const std::string& what) {
+  if (!done_) group_.wait(request_, what);
+  done_ = 1;
+}
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -25,9 +26,17 @@ struct BufferView {
   void* stream = nullptr;  // the replica's cudaStream_t, for device memory
 };
 
+// Called on a replica's thread during its backward pass: gradients()[from, count) are final
+// (for a device replica: their kernels are enqueued on its stream).
+using GradientsReady = std::function<void(size_t from)>;
+
 class Replica {
  public:
   virtual ~Replica() = default;
+  // Whom compute_gradients tells, layer by layer, which gradients are final, so that a reducer
+  // can start on them while backward goes on. A replica that never calls it is still correct:
+  // the reducer then starts everything after backward.
+  virtual void set_gradients_ready(GradientsReady ready) { (void)ready; }
   // Phases 1 and 2: gathers the images `shard` of the training set (at position
   // `position.first_image` of a batch of `position.global_batch`), runs forward, the loss and
   // backward. Fills times' data, copy, forward and backward.

@@ -60,19 +60,14 @@ std::vector<ReplicaStepSpan> recent_replica_steps(const RunData& run, size_t cou
 }
 
 double communication_overlap_percent(const std::vector<ReplicaStepSpan>& steps) {
-  double exposed_ms = 0, communication_ms = 0;
-  for (const ReplicaStepSpan& step : steps) {
-    double compute = 0, communication = 0;
+  double hidden_ms = 0, communication_ms = 0;
+  for (const ReplicaStepSpan& step : steps)
     for (const ReplicaTimes& r : step.replicas) {
-      compute = std::max(compute, r.compute_ms);
-      communication = std::max(communication, r.communication_ms);
+      hidden_ms += std::max(0.0, r.hidden_ms);
+      communication_ms += std::max(0.0, r.hidden_ms) + std::max(0.0, r.communication_ms);
     }
-    if (communication <= 0) continue;
-    exposed_ms += std::clamp(step.step_ms - compute, 0.0, communication);
-    communication_ms += communication;
-  }
   if (communication_ms <= 0) return kNoValue;
-  return std::clamp(100.0 * (1.0 - exposed_ms / communication_ms), 0.0, 100.0);
+  return std::clamp(100.0 * hidden_ms / communication_ms, 0.0, 100.0);
 }
 
 }  // namespace gpulab

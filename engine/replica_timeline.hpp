@@ -26,12 +26,10 @@ int replica_count(const RunData& run);
 // feed) or, for a recorded run, from replicas.csv matched to metrics.csv by step.
 std::vector<ReplicaStepSpan> recent_replica_steps(const RunData& run, size_t count);
 
-// Communication hidden under computation, in percent. A replica computes, then takes part in the
-// reduction, so with nothing hidden the step lasts its slowest compute plus the reduction; the
-// step time beyond the slowest compute is the communication left exposed:
-//   overlap = 1 - (step_ms - max compute_ms) / max communication_ms, clamped to [0, 100] %,
-// summed over the steps given (exposed and communication times each summed before dividing).
-// NaN when the steps hold no communication.
+// Communication hidden under computation, in percent: of the reduction's time, the share that
+// ran while the replicas still computed (buckets reduced during the backward pass),
+//   overlap = sum of hidden_ms / sum of (hidden_ms + communication_ms),
+// over every replica of the steps given. NaN when the steps hold no communication.
 double communication_overlap_percent(const std::vector<ReplicaStepSpan>& steps);
 
 }  // namespace gpulab

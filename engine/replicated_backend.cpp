@@ -121,6 +121,12 @@ void ReplicatedBackend::assemble(std::vector<std::unique_ptr<Replica>> replicas,
   reducer_ = std::move(reducer);
   group_ = std::move(group);
   workers_ = std::make_unique<Workers>(int(replicas_.size()), threads);
+  // Each replica tells the reducer, from its own thread, which gradients its backward pass has
+  // finished, so that buckets are reduced while it goes on.
+  for (size_t r = 0; r < replicas_.size(); ++r)
+    replicas_[r]->set_gradients_ready([this, r](size_t from) {
+      reducer_->gradients_ready(int(r), replicas_[r]->gradients(), from);
+    });
 }
 
 int ReplicatedBackend::total_replicas() const {
@@ -189,11 +195,8 @@ BatchStats ReplicatedBackend::train_step(std::span<const int32_t> indices, float
 
   // The step waits for its slowest replica in every phase a replica runs.
   times = StepTimes{};
-  for (int r = 0; r < local; ++r) {
+  for (int r = 0; r < local; ++r)
     for (const StepPhase& p : kStepPhases) times.*p.ms = std::max(times.*p.ms, phase[r].*p.ms);
-    times.allreduce_ms = std::max(times.allreduce_ms, reduce[r].communication_ms);
-    times.optimizer_ms = std::max(times.optimizer_ms, reduce[r].optimizer_ms);
-  }
   BatchStats sum;
   replica_times_.assign(size_t(total), ReplicaTimes{});
   for (int r = 0; r < local; ++r) {
@@ -205,26 +208,47 @@ BatchStats ReplicatedBackend::train_step(std::span<const int32_t> indices, float
     t.compute_ms = compute_ms[r] + reduce[r].optimizer_ms;
     t.communication_ms = reduce[r].communication_ms;
     t.waiting_ms = reduce[r].waiting_ms;
+    t.hidden_ms = reduce[r].hidden_ms;
   }
   if (group_ && group_->size() > 1) {
     // One small sum carries the step's statistics and every rank's timings to every rank.
-    std::vector<double> shared(3 + 3 * size_t(total), 0.0);
+    constexpr size_t kSlot = 4;
+    std::vector<double> shared(3 + kSlot * size_t(total), 0.0);
     shared[0] = sum.loss_sum;
     shared[1] = sum.correct;
     shared[2] = sum.count;
     for (int r = 0; r < local; ++r) {
       const ReplicaTimes& t = replica_times_[size_t(first_replica + r)];
-      double* slot = shared.data() + 3 + 3 * size_t(t.replica);
+      double* slot = shared.data() + 3 + kSlot * size_t(t.replica);
       slot[0] = t.compute_ms;
       slot[1] = t.communication_ms;
       slot[2] = t.waiting_ms;
+      slot[3] = t.hidden_ms;
     }
     group_->sum(shared, "the statistics of step " + std::to_string(step));
     sum = BatchStats{shared[0], int(shared[1]), int(shared[2])};
     for (int r = 0; r < total; ++r) {
-      const double* slot = shared.data() + 3 + 3 * size_t(r);
-      replica_times_[size_t(r)] = ReplicaTimes{r, slot[0], slot[1], slot[2]};
+      const double* slot = shared.data() + 3 + kSlot * size_t(r);
+      replica_times_[size_t(r)] = ReplicaTimes{r, slot[0], slot[1], slot[2], slot[3]};
     }
+  }
+  if (!reducer_->measures_waiting()) {
+    // The reducer's communication includes waiting for the slowest replica. The replicas start a
+    // step together (they left the last one's reduction together), so a replica whose compute
+    // was shorter than the slowest's waited that much longer, within what it spent reducing.
+    double slowest = 0;
+    for (const ReplicaTimes& t : replica_times_) slowest = std::max(slowest, t.compute_ms);
+    for (ReplicaTimes& t : replica_times_) {
+      const double waited = std::min(t.communication_ms, slowest - t.compute_ms);
+      t.waiting_ms += waited;
+      t.communication_ms -= waited;
+    }
+  }
+  for (int r = 0; r < local; ++r) {
+    const ReplicaTimes& t = replica_times_[size_t(first_replica + r)];
+    times.allreduce_ms = std::max(times.allreduce_ms, t.communication_ms);
+    times.allreduce_hidden_ms = std::max(times.allreduce_hidden_ms, t.hidden_ms);
+    times.optimizer_ms = std::max(times.optimizer_ms, reduce[r].optimizer_ms);
   }
   return sum;
 }

@@ -22,8 +22,9 @@ using json = nlohmann::json;
 
 namespace {
 
-// metrics.csv: these columns, then one per step phase (kStepPhases); replicas.csv: step and
-// replica, then one per replica phase (kReplicaPhases).
+// metrics.csv: these columns, then one per step phase (kStepPhases), then the all-reduce hidden
+// under the backward pass; replicas.csv: step and replica, then one per replica phase
+// (kReplicaPhases), then hidden_ms. Records from before the hidden columns load too.
 constexpr const char* kMetricsLeadingColumns =
     "step,epoch,time_s,loss,accuracy,images_per_second,lr,step_ms";
 constexpr int kMetricsLeadingCount = 8;
@@ -35,14 +36,29 @@ std::string header_with(const char* leading, const Phases& phases) {
   return header;
 }
 
-const std::string& metrics_header() {
+const std::string& metrics_header_without_hidden() {
   static const std::string header = header_with(kMetricsLeadingColumns, kStepPhases);
   return header;
 }
+const std::string& metrics_header() {
+  static const std::string header = metrics_header_without_hidden() + ",allreduce_hidden_ms";
+  return header;
+}
 
-const std::string& replicas_header() {
+const std::string& replicas_header_without_hidden() {
   static const std::string header = header_with("step,replica", kReplicaPhases);
   return header;
+}
+const std::string& replicas_header() {
+  static const std::string header = replicas_header_without_hidden() + ",hidden_ms";
+  return header;
+}
+
+// The header a record's file has: `current`, or `older` when that is what the file starts with.
+std::string header_of(const fs::path& path, const std::string& current, const std::string& older) {
+  std::string first;
+  std::getline(std::ifstream(path) >> std::ws, first);
+  return first == older ? older : current;
 }
 constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy,train_s";
 constexpr const char* kEvalHeaderWithoutTrainS = "step,epoch,time_s,split,loss,accuracy";
@@ -140,6 +156,8 @@ StepMetrics parse_step(const std::vector<std::string>& f) {
   m.step_ms = parse_number(f[7]);
   for (size_t p = 0; p < kStepPhases.size(); ++p)
     m.times.*kStepPhases[p].ms = parse_number(f[kMetricsLeadingCount + p]);
+  if (const size_t hidden = kMetricsLeadingCount + kStepPhases.size(); f.size() > hidden)
+    m.times.allreduce_hidden_ms = parse_number(f[hidden]);
   return m;
 }
 
@@ -149,6 +167,8 @@ ReplicaStep parse_replica_step(const std::vector<std::string>& f) {
   r.times.replica = static_cast<int>(parse_number(f[1]));
   for (size_t p = 0; p < kReplicaPhases.size(); ++p)
     r.times.*kReplicaPhases[p].ms = parse_number(f[2 + p]);
+  if (const size_t hidden = 2 + kReplicaPhases.size(); f.size() > hidden)
+    r.times.hidden_ms = parse_number(f[hidden]);
   return r;
 }
 
@@ -252,6 +272,7 @@ void RunRecorder::on_step(const StepMetrics& m) {
   for (double value : {m.time_s, m.loss, m.accuracy, m.images_per_second, double(m.lr), m.step_ms})
     row.append(",").append(number(value));
   for (const StepPhase& phase : kStepPhases) row.append(",").append(number(m.times.*phase.ms));
+  row.append(",").append(number(m.times.allreduce_hidden_ms));
   std::fprintf(metrics_, "%s\n", row.c_str());
   flush_or_throw(metrics_, "metrics.csv");
   if (m.replicas.empty()) return;
@@ -259,6 +280,7 @@ void RunRecorder::on_step(const StepMetrics& m) {
     std::string line = std::to_string(m.step);
     line.append(",").append(std::to_string(r.replica));
     for (const ReplicaPhase& phase : kReplicaPhases) line.append(",").append(number(r.*phase.ms));
+    line.append(",").append(number(r.hidden_ms));
     std::fprintf(replicas_, "%s\n", line.c_str());
   }
   flush_or_throw(replicas_, "replicas.csv");
@@ -350,15 +372,18 @@ RunData load_run(const fs::path& dir) {
   if (!run.info.is_object() || run.info.value("format", "") != kRunFormat)
     throw RecordError(json_path.string() + ": not a gpulab run record (format \"" + kRunFormat +
                       "\" expected)");
-  run.steps = read_csv<StepMetrics>(dir / "metrics.csv", metrics_header(), parse_step);
-  run.replica_steps =
-      read_csv<ReplicaStep>(dir / "replicas.csv", replicas_header(), parse_replica_step);
+  run.steps = read_csv<StepMetrics>(
+      dir / "metrics.csv",
+      header_of(dir / "metrics.csv", metrics_header(), metrics_header_without_hidden()),
+      parse_step);
+  run.replica_steps = read_csv<ReplicaStep>(
+      dir / "replicas.csv",
+      header_of(dir / "replicas.csv", replicas_header(), replicas_header_without_hidden()),
+      parse_replica_step);
   // Records from before train_s was kept have one column less.
-  std::string eval_header;
-  std::getline(std::ifstream(dir / "eval.csv") >> std::ws, eval_header);
   run.evals = read_csv<EvalMetrics>(
-      dir / "eval.csv",
-      eval_header == kEvalHeaderWithoutTrainS ? kEvalHeaderWithoutTrainS : kEvalHeader, parse_eval);
+      dir / "eval.csv", header_of(dir / "eval.csv", kEvalHeader, kEvalHeaderWithoutTrainS),
+      parse_eval);
   run.samples = read_csv<DeviceSample>(dir / "telemetry.csv", kTelemetryHeader, parse_sample);
   return run;
 }

@@ -7,11 +7,14 @@
 namespace gpulab {
 
 // Milliseconds spent in each part of one training step. With several replicas, the phases a
-// replica runs (data to optimizer) are the slowest replica's, all-reduce the reduction's own
-// time once the last replica has arrived.
+// replica runs (data to optimizer) are the slowest replica's; all-reduce is the reduction the
+// step waited for after the backward pass (the most any replica did). The reduction that ran
+// while backward still went on is no part of the step's time: allreduce_hidden_ms says how much
+// it was (metrics.csv's last column).
 struct StepTimes {
   double data_ms = 0, copy_ms = 0, forward_ms = 0, backward_ms = 0, allreduce_ms = 0,
          optimizer_ms = 0;
+  double allreduce_hidden_ms = 0;
   double total_ms() const;
 };
 
@@ -39,11 +42,14 @@ inline double StepTimes::total_ms() const {
   return total;
 }
 
-// One replica's share of one step: its own work, its part in the gradient exchange, and the
-// time it stood waiting for the slowest replica.
+// One replica's share of one step, in the order it spends it: its own work, then the exchange
+// of gradients it still had to wait for (communication) and the time it stood waiting for the
+// slowest replica; the three add up to its step. The exchange that ran during its computation
+// (buckets reduced while its backward pass went on) is hidden_ms, part of no phase.
 struct ReplicaTimes {
   int replica = 0;  // across the whole job: with MPI, ranks come one after another
   double compute_ms = 0, communication_ms = 0, waiting_ms = 0;
+  double hidden_ms = 0;
 };
 
 struct ReplicaPhase {
@@ -52,7 +58,7 @@ struct ReplicaPhase {
   double ReplicaTimes::*ms;
 };
 
-// replicas.csv: step, replica, then these columns.
+// replicas.csv: step, replica, then these columns, then hidden_ms.
 inline constexpr std::array<ReplicaPhase, 3> kReplicaPhases = {{
     {"compute", "compute_ms", &ReplicaTimes::compute_ms},
     {"communication", "communication_ms", &ReplicaTimes::communication_ms},

@@ -152,6 +152,63 @@ TEST(DataParallel, BucketSizesDoNotChangeTheWeights) {
             train_weights({.replicas = 2, .sync = SyncMode::ParameterServer}));
 }
 
+// Two replicas finish the last half of their gradients, then go on computing for 50 ms: the
+// buckets of that half are summed meanwhile, and reduce() finds them done and counts their time
+// as hidden.
+TEST(DataParallel, BucketsAreReducedWhileTheBackwardPassGoesOn) {
+  const size_t count = 4096;
+  auto reducer = make_threads_reducer(2, count, 1024 * sizeof(float), 10.0);
+  std::vector<std::vector<float>> grads(2, std::vector<float>(count));
+  for (int r = 0; r < 2; ++r)
+    for (size_t i = 0; i < count; ++i) grads[r][i] = float(r + 1) * float(i % 7);
+  std::vector<ReduceTimes> times(2);
+  std::vector<bool> summed_early(2, false);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      const BufferView view{grads[r].data(), count};
+      reducer->gradients_ready(r, view, count / 2);  // the last two buckets are final
+      // "The earlier layers' backward": wait until the other replica's half is in this one's.
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (std::chrono::steady_clock::now() < give_up &&
+             !(grads[r][count - 1] == 3.0f * float((count - 1) % 7)))
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      summed_early[r] = grads[r][count - 1] == 3.0f * float((count - 1) % 7) &&
+                        grads[r][0] == 0.0f && grads[r][1] == float(r + 1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      reducer->gradients_ready(r, view, 0);
+      reducer->reduce(r, view, {}, {0.1f, 1}, times[r]);
+    });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_TRUE(summed_early[r]) << "replica " << r << ": the last half was not summed early";
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(grads[r][i], 3.0f * float(i % 7)) << i;
+    EXPECT_GT(times[r].hidden_ms, 0.0) << "replica " << r;
+  }
+  EXPECT_EQ(reducer->bucket_ms().size(), 4u);
+}
+
+// In a real run: buckets smaller than the model hide some of the reduction under the backward
+// pass; one bucket of 25 MB (PyTorch's default) waits for the whole backward pass and hides none.
+TEST(DataParallel, SmallBucketsHideCommunicationAndOneBucketHidesNone) {
+  std::vector<StepMetrics> whole, small;
+  train_weights({.replicas = 2}, &whole);
+  train_weights({.replicas = 2, .bucket_mb = 0.01}, &small);
+  double hidden = 0;
+  for (const StepMetrics& m : whole) {
+    EXPECT_EQ(m.times.allreduce_hidden_ms, 0.0) << "step " << m.step;
+    for (const ReplicaTimes& r : m.replicas) EXPECT_EQ(r.hidden_ms, 0.0) << "step " << m.step;
+  }
+  for (const StepMetrics& m : small) {
+    for (const ReplicaTimes& r : m.replicas) {
+      EXPECT_GE(r.hidden_ms, 0.0);
+      hidden += r.hidden_ms;
+    }
+    EXPECT_GE(m.times.allreduce_hidden_ms, 0.0);
+  }
+  EXPECT_GT(hidden, 0.0) << "no bucket was reduced during a backward pass in 20 steps";
+}
+
 TEST(DataParallel, EveryReplicaReportsItsShareOfTheStep) {
   std::vector<StepMetrics> steps;
   train_weights({.replicas = 3}, &steps);
@@ -284,7 +341,7 @@ TEST(DataParallelCli, ThreadReplicasRecordEveryReplica) {
 }
 
 // Two processes under mpirun, each one replica of a batch of 32, end with the weights of one
-// process training on the whole batch.
+// process training on the whole batch; their small buckets are summed during backward.
 TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
   if (!GPULAB_MPI_ENABLED) GTEST_SKIP() << "this build has no MPI (GPULAB_MPI)";
   if (run_command("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun is not installed";
@@ -300,7 +357,7 @@ TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
   ASSERT_EQ(single.exit_code, 0) << single.output;
   const CliResult pair = run_command("mpirun --allow-run-as-root --oversubscribe -np 2 " +
                                      std::string(GPULAB_CLI_PATH) + common +
-                                     " --dist mpi --collective-timeout 60 --out " +
+                                     " --dist mpi --collective-timeout 60 --bucket-mb 0.01 --out " +
                                      (dir.path() / "run2").string() + " --save " + two.string());
   ASSERT_EQ(pair.exit_code, 0) << pair.output;
   const ModelPlan plan = plan_model(preset("lenet5"));

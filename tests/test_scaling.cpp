@@ -54,27 +54,27 @@ TEST(ReplicaTimeline, ReadsARecordedRunFromItsReplicaRows) {
   EXPECT_EQ(replica_count(RunData{}), 1);
 }
 
-TEST(ReplicaTimeline, OverlapIsTheShareOfCommunicationTheStepDidNotWaitFor) {
-  // Nothing hidden: the step is the slowest compute plus the reduction.
+TEST(ReplicaTimeline, OverlapIsTheShareOfCommunicationHiddenUnderComputation) {
+  // {replica, compute, communication (exposed), waiting, hidden}
+  // Nothing hidden: every bucket was reduced after the backward pass.
   std::vector<ReplicaStepSpan> serial(1);
   serial[0].step_ms = 100;
-  serial[0].replicas = {{0, 80, 20, 0}, {1, 70, 20, 10}};
+  serial[0].replicas = {{0, 80, 20, 0, 0}, {1, 70, 20, 10, 0}};
   EXPECT_NEAR(communication_overlap_percent(serial), 0.0, 1e-9);
-  // All hidden: the step lasts no longer than its slowest compute.
-  std::vector<ReplicaStepSpan> hidden = serial;
+  // All hidden.
+  std::vector<ReplicaStepSpan> hidden(1);
   hidden[0].step_ms = 80;
+  hidden[0].replicas = {{0, 80, 0, 0, 20}, {1, 70, 0, 10, 20}};
   EXPECT_NEAR(communication_overlap_percent(hidden), 100.0, 1e-9);
-  // Half hidden, and the clamp: a step longer than compute plus communication is 0 %, not less.
-  std::vector<ReplicaStepSpan> both = serial;
-  both[0].step_ms = 90;
-  EXPECT_NEAR(communication_overlap_percent(both), 50.0, 1e-9);
-  both.push_back(serial[0]);
-  both[1].step_ms = 500;
-  EXPECT_NEAR(communication_overlap_percent(both), 25.0, 1e-9);
+  // Summed over replicas and steps before dividing: (10 + 10 + 20 + 20) / (40 + 40) = 75 %.
+  std::vector<ReplicaStepSpan> both = hidden;
+  both.push_back(hidden[0]);
+  both[1].replicas = {{0, 80, 10, 0, 10}, {1, 70, 10, 10, 10}};
+  EXPECT_NEAR(communication_overlap_percent(both), 75.0, 1e-9);
   // No communication at all: no figure.
   std::vector<ReplicaStepSpan> none(1);
   none[0].step_ms = 10;
-  none[0].replicas = {{0, 10, 0, 0}};
+  none[0].replicas = {{0, 10, 0, 0, 0}};
   EXPECT_TRUE(std::isnan(communication_overlap_percent(none)));
 }
 

@@ -46,11 +46,12 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
   overlap_label_ = new QLabel(this);
   overlap_label_->setObjectName("replica-overlap");
   overlap_label_->setToolTip(
-      tr("Communication hidden under computation, over the steps shown. A replica computes, then "
-         "takes part in the exchange; with nothing hidden a step lasts its slowest replica's "
-         "compute plus the exchange. So:\noverlap = 1 − (step time − slowest compute) / "
-         "communication, summed over the steps, clamped to 0–100 %.\nThe CPU reducers exchange "
-         "after the backward pass, so expect about 0 % here."));
+      tr("Communication hidden under computation, over the steps shown: of the time the "
+         "gradients spent being reduced, the share that ran while the replicas' backward passes "
+         "still went on.\nGradients are reduced in buckets (--bucket-mb) as soon as every replica "
+         "has finished one; a bucket as large as the model (25 MB, PyTorch's default, is larger "
+         "than these models) waits for the whole backward pass, so nothing is hidden.\nThe bars "
+         "show only what the replicas waited for."));
   plot_ = new QCustomPlot(this);
   plot_->setMinimumHeight(120);
   plot_->setNotAntialiasedElements(QCP::aeAll);
