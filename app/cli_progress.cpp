@@ -37,6 +37,14 @@ void ProgressPrinter::on_start(const std::filesystem::path& run_dir, const std::
 
 void ProgressPrinter::on_step(const StepMetrics& m) {
   if (quiet_) return;
+  if (m.replicas.size() > 1) {
+    ++epoch_steps_;
+    allreduce_ms_ += m.times.allreduce_ms;
+    for (const ReplicaTimes& r : m.replicas) {
+      exposed_ms_ += r.communication_ms;
+      hidden_ms_ += r.hidden_ms;
+    }
+  }
   smoothed_images_per_second_ = smoothed_images_per_second_ == 0
                                     ? m.images_per_second
                                     : 0.9 * smoothed_images_per_second_ + 0.1 * m.images_per_second;
@@ -85,6 +93,15 @@ void ProgressPrinter::on_epoch(const EpochSummary& e) {
   finish_line();
   std::fprintf(out_, "epoch %d: %.1f s, %.0f images/s, train loss %.4f\n", e.epoch, e.seconds,
                e.images_per_second, e.train_loss);
+  if (epoch_steps_ > 0) {
+    const double all = exposed_ms_ + hidden_ms_;
+    std::fprintf(out_,
+                 "  all-reduce: %.2f ms a step waited for; %.0f%% of the replicas' communication "
+                 "hidden under backward (--bucket-mb)\n",
+                 allreduce_ms_ / double(epoch_steps_), all > 0 ? 100.0 * hidden_ms_ / all : 0.0);
+  }
+  epoch_steps_ = 0;
+  allreduce_ms_ = exposed_ms_ = hidden_ms_ = 0;
   std::fflush(out_);
 }
 

@@ -28,6 +28,9 @@ class ProgressPrinter final : public RunObserver {
   bool bar_shown_ = false;
   std::chrono::steady_clock::time_point last_draw_{};
   double smoothed_images_per_second_ = 0;
+  // This epoch's data-parallel reduction, summed over its steps and replicas.
+  int64_t epoch_steps_ = 0;
+  double allreduce_ms_ = 0, exposed_ms_ = 0, hidden_ms_ = 0;
 };
 
 }  // namespace gpulab::cli

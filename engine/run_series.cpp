@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "engine/errors.hpp"
+#include "engine/replica_timeline.hpp"
 
 namespace gpulab {
 namespace {
@@ -605,6 +606,16 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
         row.test_accuracy = e.accuracy;
     }
     row.time_to_target_s = time_to_target_s(run, target_accuracy);
+    if (replica_count(run) > 1) {
+      std::vector<double> exposed, hidden;
+      for (const StepMetrics& s : run.steps) {
+        exposed.push_back(s.times.allreduce_ms);
+        hidden.push_back(s.times.allreduce_hidden_ms);
+      }
+      row.allreduce_ms = median(exposed);
+      row.allreduce_hidden_ms = median(hidden);
+      row.overlap_percent = communication_overlap_percent(recent_replica_steps(run, run.steps.size()));
+    }
     rows.push_back(row);
   }
   if (baseline >= 0 && baseline < int(rows.size()))
@@ -617,14 +628,16 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
 
 void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& out) {
   out << "run,device,batch,precision,status,epoch_seconds,images_per_second,test_accuracy,"
-         "time_to_target_s,speedup,epoch_speedup,caveats\n";
+         "time_to_target_s,speedup,epoch_speedup,caveats,allreduce_ms,allreduce_hidden_ms,"
+         "overlap_percent\n";
   for (const auto& r : rows)
     out << csv_field(r.name) << ',' << csv_field(r.device) << ',' << r.batch << ','
         << csv_field(r.precision) << ',' << csv_field(r.status) << ','
         << csv_number(r.epoch_seconds) << ',' << csv_number(r.images_per_second) << ','
         << csv_number(r.test_accuracy) << ',' << csv_number(r.time_to_target_s) << ','
         << csv_number(r.speedup) << ',' << csv_number(r.epoch_speedup) << ','
-        << csv_field(join_caveats(r.caveats)) << '\n';
+        << csv_field(join_caveats(r.caveats)) << ',' << csv_number(r.allreduce_ms) << ','
+        << csv_number(r.allreduce_hidden_ms) << ',' << csv_number(r.overlap_percent) << '\n';
 }
 
 }  // namespace gpulab

@@ -186,6 +186,10 @@ struct RunComparison {
   double speedup = kNoValue;            // images/s over the baseline's
   double epoch_speedup = kNoValue;      // the baseline's epoch time over this run's
   std::vector<std::string> caveats;     // run_caveats: why its times may not be its own
+  // Data parallel runs (NaN else), medians over the steps: the all-reduce a step waited for, the
+  // all-reduce hidden under the backward pass, and the hidden share of the replicas' reduction
+  // (communication_overlap_percent over every step).
+  double allreduce_ms = kNoValue, allreduce_hidden_ms = kNoValue, overlap_percent = kNoValue;
 };
 std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs, int baseline,
                                         double target_accuracy);

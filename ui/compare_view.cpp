@@ -43,11 +43,15 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   speedup_ = new ChartView(ChartKind::Speedup, this);
   step_time_ = new ChartView(ChartKind::StepTime, this);
   scaling_ = new ScalingChart(this);
-  table_ = new QTableWidget(0, 9, this);
+  table_ = new QTableWidget(0, 10, this);
   table_->setObjectName("summary-table");
   table_->setHorizontalHeaderLabels({tr("Run"), tr("Device"), tr("Batch"), tr("Precision"),
                                      tr("Epoch time"), tr("Images/s"), tr("Test acc."),
-                                     tr("Time to target"), tr("Speedup")});
+                                     tr("Time to target"), tr("Speedup"), tr("All-reduce")});
+  table_->horizontalHeaderItem(9)->setToolTip(
+      tr("Data parallel runs: the median all-reduce a step waited for, and how much more ran "
+         "hidden under the backward pass (buckets reduced while it went on, --bucket-mb), with "
+         "the hidden share of all communication."));
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->verticalHeader()->hide();
@@ -142,6 +146,22 @@ std::vector<RunComparison> CompareView::rows() const {
   return compare_runs(data_, baseline_index_, target_accuracy());
 }
 
+namespace {
+
+// "0.42 ms + 0.31 hidden (43 %)"; a dash for a run on one replica.
+QString allreduce_text(const RunComparison& row) {
+  if (!std::isfinite(row.allreduce_ms)) return QStringLiteral("–");
+  QString text = QString::number(row.allreduce_ms, 'f', 2) + " ms";
+  if (std::isfinite(row.allreduce_hidden_ms) && std::isfinite(row.overlap_percent) &&
+      row.overlap_percent > 0)
+    text += QObject::tr(" + %1 hidden (%2 %)")
+                .arg(row.allreduce_hidden_ms, 0, 'f', 2)
+                .arg(row.overlap_percent, 0, 'f', 0);
+  return text;
+}
+
+}  // namespace
+
 void CompareView::fill_table() {
   const auto rows = this->rows();
   table_->setRowCount(int(rows.size()));
@@ -156,7 +176,8 @@ void CompareView::fill_table() {
         or_dash(row.images_per_second, 0),
         std::isfinite(row.test_accuracy) ? or_dash(100 * row.test_accuracy, 2, " %") : "–",
         or_dash(row.time_to_target_s, 2, " s"),
-        or_dash(row.speedup, 2, "×")};
+        or_dash(row.speedup, 2, "×"),
+        allreduce_text(row)};
     QStringList caveats;
     for (const std::string& caveat : row.caveats) caveats << QString::fromStdString(caveat);
     for (int c = 0; c < cells.size(); ++c) {
