@@ -1,7 +1,8 @@
 // Data parallelism: R replicas compute what one replica computes (with and without dropout, with
 // a batch that does not divide), all-reduce and the parameter server agree, bucket sizes change
 // nothing, a peer that never arrives times out, a failing replica names itself, two MPI
-// processes end with the weights of one, and the all-reduce benchmark.
+// processes end with the weights of one, a NaN on one replica names it, and the all-reduce
+// benchmark.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "engine/gradient_reducer.hpp"
 #include "engine/init.hpp"
 #include "engine/process_group.hpp"
+#include "engine/replicated_backend.hpp"
 #include "engine/run_record.hpp"
 #include "engine/trainer.hpp"
 #include "gpulab/build_config.hpp"
@@ -221,6 +223,65 @@ TEST(DataParallel, AFailingReplicaEndsTheStepNamingIt) {
   // And the backend still trains.
   const std::vector<int32_t> good = {0, 1, 2, 3, 4, 5};
   EXPECT_EQ(backend.train_step(good, 0.01f, 4, times).count, 6);
+}
+
+// A replica with no model: its gradients are ones, and a bad one reports a NaN loss.
+class NanReplica final : public Replica {
+ public:
+  NanReplica(size_t count, bool bad) : params_(count, 0.0f), grads_(count, 0.0f), bad_(bad) {}
+  BatchStats compute_gradients(std::span<const int32_t> shard, Shard, int64_t,
+                               StepTimes&) override {
+    std::fill(grads_.begin(), grads_.end(), 1.0f);
+    const int count = int(shard.size());
+    return {bad_ ? std::nan("") : 2.3 * count, 0, count};
+  }
+  BufferView gradients() override { return {grads_.data(), grads_.size()}; }
+  BufferView parameters() override { return {params_.data(), params_.size()}; }
+  void apply_update(float lr, int64_t) override {
+    for (size_t i = 0; i < params_.size(); ++i) params_[i] -= lr * grads_[i];
+  }
+  void set_parameters(std::span<const float> params) override {
+    std::copy(params.begin(), params.end(), params_.begin());
+  }
+  void get_parameters(std::span<float> params) override {
+    std::copy(params_.begin(), params_.end(), params.begin());
+  }
+  BatchStats evaluate(const data::ImageSet&, std::span<const int32_t>) override { return {}; }
+
+ private:
+  std::vector<float> params_, grads_;
+  bool bad_;
+};
+
+// R NanReplicas on threads, summed by the threads reducer with a long timeout.
+class NanReplicas final : public ReplicatedBackend {
+ public:
+  NanReplicas(int replicas, int bad, double timeout_s) {
+    constexpr size_t kCount = 1000;
+    std::vector<std::unique_ptr<Replica>> list;
+    for (int r = 0; r < replicas; ++r)
+      list.push_back(std::make_unique<NanReplica>(kCount, r == bad));
+    assemble(std::move(list), make_threads_reducer(replicas, kCount, 1 << 20, timeout_s), nullptr,
+             DataSets{}, kCount, 1, "NaN replicas");
+  }
+};
+
+TEST(DataParallel, ANanOnOneReplicaEndsTheStepNamingIt) {
+  NanReplicas backend(3, 1, 30);
+  const std::vector<int32_t> indices = {0, 1, 2, 3, 4, 5};
+  StepTimes times;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    backend.train_step(indices, 0.01f, 5, times);
+    ADD_FAILURE() << "the step should have failed";
+  } catch (const ReplicaError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("replica 1 failed at step 5"), std::string::npos) << message;
+    EXPECT_NE(message.find("loss became NaN"), std::string::npos) << message;
+    EXPECT_NE(message.find("--lr"), std::string::npos) << message;
+  }
+  // Replicas 0 and 2 stopped waiting for replica 1 at once, not after the 30 s timeout.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
 struct CliResult {
