@@ -1,8 +1,8 @@
 // Data parallelism: R replicas compute what one replica computes (with and without dropout, with
 // a batch that does not divide), all-reduce and the parameter server agree, bucket sizes change
 // nothing, a peer that never arrives times out, a failing replica names itself, two MPI
-// processes end with the weights of one, a NaN on one replica names it, and the all-reduce
-// benchmark.
+// processes end with the weights of one, a NaN on one rank or a rank that never arrives ends the
+// MPI job with rank 0's record saying why, and the all-reduce benchmark.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -344,11 +345,17 @@ TEST(DataParallelCli, ThreadReplicasRecordEveryReplica) {
   EXPECT_EQ(run.replica_steps.back().times.replica, 3);
 }
 
+// Why the MPI tests cannot run here; "" when they can.
+std::string why_no_mpirun() {
+  if (!GPULAB_MPI_ENABLED) return "this build has no MPI (GPULAB_MPI)";
+  if (run_command("command -v mpirun").exit_code != 0) return "mpirun is not installed";
+  return "";
+}
+
 // Two processes under mpirun, each one replica of a batch of 32, end with the weights of one
 // process training on the whole batch.
 TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
-  if (!GPULAB_MPI_ENABLED) GTEST_SKIP() << "this build has no MPI (GPULAB_MPI)";
-  if (run_command("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun is not installed";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   test::TempDir dir;
   test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));
   const std::string common =
@@ -374,6 +381,76 @@ TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
   ASSERT_EQ(run.info["devices"].size(), 2u);
   EXPECT_TRUE(run.info["devices"][1].contains("host"));
   EXPECT_EQ(run.replica_steps.size(), 24u);  // both ranks, every step
+}
+
+// Runs `mpirun -np 1 CLI ARGS RANK0 : -np 1 CLI ARGS RANK1` (each rank its own flags), never for
+// more than 120 s, and says how long it took.
+struct MpiJob {
+  CliResult result;
+  double seconds = 0;
+};
+MpiJob run_two_ranks(const std::string& args, const std::string& rank0, const std::string& rank1) {
+  const std::string cli = std::string(GPULAB_CLI_PATH) + " " + args;
+  const auto start = std::chrono::steady_clock::now();
+  MpiJob job;
+  job.result = run_command("timeout 120 mpirun --allow-run-as-root --oversubscribe -np 1 " + cli +
+                           " " + rank0 + " : -np 1 " + cli + " " + rank1);
+  job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return job;
+}
+
+// The flags of a small MPI training run on `dir`'s data, recorded in dir/run.
+std::string mpi_train_args(const test::TempDir& dir, double timeout_s) {
+  test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));
+  std::ostringstream timeout;
+  timeout << timeout_s;
+  return "train --model mlp --batch 32 --threads 1 --quiet --dist mpi --collective-timeout " +
+         timeout.str() + " --data-dir " + (dir.path() / "data").string() + " --out " +
+         (dir.path() / "run").string();
+}
+
+// Rank 1 alone takes a learning rate that blows its weights up, so its loss stops being finite
+// after a step or two. Rank 0 records that, naming rank 1, long before the 30 s timeout, keeps the
+// steps before it, and the job ends non-zero.
+TEST(DataParallelMpi, ANanOnOneRankEndsTheJobNamingIt) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  const MpiJob job =
+      run_two_ranks(mpi_train_args(dir, 30) + " --steps 8", "--lr 0.01", "--lr 1e30");
+  EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+  EXPECT_LT(job.seconds, 15.0) << job.result.output;
+  const RunData run = load_run(dir.path() / "run");
+  EXPECT_EQ(run.status(), "failed");
+  const std::string message = run.info["message"];
+  EXPECT_NE(message.find("rank 1 of 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("replica 1 failed at step " + std::to_string(run.steps.size() + 1)),
+            std::string::npos)
+      << message;
+  EXPECT_TRUE(message.find("NaN") != std::string::npos ||
+              message.find("infinite") != std::string::npos)
+      << message;
+  EXPECT_NE(job.result.output.find("run failed: " + message), std::string::npos)
+      << job.result.output;
+  // The steps before the failure are kept, in metrics.csv and in the summary.
+  EXPECT_GE(run.steps.size(), 1u);
+  EXPECT_EQ(run.info["summary"]["steps"], run.steps.size());
+}
+
+// Rank 1 stops after 2 steps; rank 0 waits for it in step 3 and gives up after 2 s, saying so.
+TEST(DataParallelMpi, ARankThatNeverArrivesTimesOut) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  const MpiJob job = run_two_ranks(mpi_train_args(dir, 2), "--steps 6", "--steps 2");
+  EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+  EXPECT_LT(job.seconds, 15.0) << job.result.output;
+  const RunData run = load_run(dir.path() / "run");
+  EXPECT_EQ(run.status(), "failed");
+  const std::string message = run.info["message"];
+  EXPECT_NE(message.find("step 3 timed out after 2 s"), std::string::npos) << message;
+  EXPECT_NE(message.find("--collective-timeout"), std::string::npos) << message;
+  EXPECT_NE(job.result.output.find("run failed: " + message), std::string::npos)
+      << job.result.output;
+  EXPECT_EQ(run.steps.size(), 2u);
 }
 
 TEST(AllreduceBench, SizesAndBandwidthsFollowNcclTests) {
