@@ -31,6 +31,7 @@ using namespace gpulab;
 RunControl* g_control = nullptr;
 extern "C" void on_interrupt(int) {
   if (g_control) g_control->cancel.store(true);
+  interrupt_collectives();  // an MPI rank waiting for a dead peer stops waiting
 }
 
 int print_devices() {

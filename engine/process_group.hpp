@@ -57,6 +57,11 @@ std::shared_ptr<ProcessGroup> mpi_world(double timeout_s);
 // Ends every process of the job after printing `message` to stderr (MPI_Abort): what a rank
 // does when it cannot go on and its peers would otherwise wait for it.
 [[noreturn]] void mpi_abort(const std::string& message, int code = 1);
+// For a SIGTERM or SIGINT handler (async-signal-safe): mpirun signals every rank when it ends a
+// job, as it does when a rank dies, and kills them a second later. A collective waiting then
+// gives its peers a moment (live ones arrive) and throws CollectiveError saying it was
+// interrupted, so that rank 0 can record how the run ended before the kill.
+void interrupt_collectives();
 // What a rank other than 0 does after tell_failure: waits for rank 0 to end the job (mpi_abort,
 // once its record is written), for at most `timeout_s`; then ends it itself as mpi_abort does.
 [[noreturn]] void mpi_wait_for_abort(const std::string& message, double timeout_s, int code = 1);

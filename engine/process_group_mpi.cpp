@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -48,11 +49,17 @@ namespace {
 
 bool g_initialized = false;
 
+std::atomic<bool> g_interrupted{false};  // set from a signal handler
+static_assert(std::atomic<bool>::is_always_lock_free);
+
 // A rank that cannot go on sends every other rank a note with this tag (point-to-point messages
 // never match a collective). Each rank keeps a receive for it posted from MPI_Init to
 // MPI_Finalize, and every wait tests it, so a failure ends the others' waits at once.
 constexpr int kFailureTag = 7411;
 constexpr int kNoteLength = 2048;
+// How long an interrupted collective still waits: live peers, signalled at the same moment, are
+// a step away at most; mpirun's kill follows a second after its signal.
+constexpr std::chrono::milliseconds kInterruptGrace{300};
 
 struct FailureNotes {
   MPI_Request receive = MPI_REQUEST_NULL;
@@ -149,11 +156,20 @@ class MpiGroup final : public ProcessGroup {
     const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                       std::chrono::duration<double>(timeout_s_));
     int done = 0;
+    std::optional<std::chrono::steady_clock::time_point> interrupted;
     for (int polls = 0;; ++polls) {
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (done) return;
       // A rank that failed never arrives; its note is why this run ends.
       if (note_arrived()) throw CollectiveError(*g_notes.arrived);
+      if (g_interrupted.load() && !interrupted) interrupted = std::chrono::steady_clock::now();
+      if (interrupted && std::chrono::steady_clock::now() - *interrupted > kInterruptGrace) {
+        std::ostringstream message;
+        message << "rank " << rank_ << " of " << size_ << " (" << host_ << "): " << what
+                << " was interrupted: mpirun is ending the job, as it does when a rank dies or "
+                   "on Ctrl-C (its own message says which)";
+        throw CollectiveError(message.str());
+      }
       if (std::chrono::steady_clock::now() > deadline) {
         std::ostringstream message;
         message << "rank " << rank_ << " of " << size_ << " (" << host_ << "): " << what
@@ -212,6 +228,8 @@ void mpi_abort(const std::string& message, int code) {
   std::_Exit(code);
 }
 
+void interrupt_collectives() { g_interrupted.store(true); }
+
 void mpi_wait_for_abort(const std::string& message, double timeout_s, int code) {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
@@ -239,6 +257,8 @@ void mpi_abort(const std::string& message, int code) {
   std::fprintf(stderr, "%s\n", message.c_str());
   std::_Exit(code);
 }
+
+void interrupt_collectives() {}
 
 void mpi_wait_for_abort(const std::string& message, double, int code) { mpi_abort(message, code); }
 

@@ -1,8 +1,8 @@
 // Data parallelism: R replicas compute what one replica computes (with and without dropout, with
 // a batch that does not divide), all-reduce and the parameter server agree, bucket sizes change
 // nothing, a peer that never arrives times out, a failing replica names itself, two MPI
-// processes end with the weights of one, a NaN on one rank or a rank that never arrives ends the
-// MPI job with rank 0's record saying why, and the all-reduce benchmark.
+// processes end with the weights of one, a NaN on one rank, a rank that never arrives or a dead
+// rank ends the MPI job with rank 0's record saying why, and the all-reduce benchmark.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -383,20 +383,24 @@ TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
   EXPECT_EQ(run.replica_steps.size(), 24u);  // both ranks, every step
 }
 
-// Runs `mpirun -np 1 CLI ARGS RANK0 : -np 1 CLI ARGS RANK1` (each rank its own flags), never for
-// more than 120 s, and says how long it took.
+// Runs `mpirun [MCA] -np 1 RANK0 : -np 1 RANK1` (each rank its own command line), never for more
+// than 120 s, and says how long it took.
 struct MpiJob {
   CliResult result;
   double seconds = 0;
 };
-MpiJob run_two_ranks(const std::string& args, const std::string& rank0, const std::string& rank1) {
-  const std::string cli = std::string(GPULAB_CLI_PATH) + " " + args;
+MpiJob run_mpmd(const std::string& rank0, const std::string& rank1, const std::string& mca = "") {
   const auto start = std::chrono::steady_clock::now();
   MpiJob job;
-  job.result = run_command("timeout 120 mpirun --allow-run-as-root --oversubscribe -np 1 " + cli +
-                           " " + rank0 + " : -np 1 " + cli + " " + rank1);
+  job.result = run_command("timeout 120 mpirun --allow-run-as-root --oversubscribe " + mca +
+                           " -np 1 " + rank0 + " : -np 1 " + rank1);
   job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return job;
+}
+// Both ranks run gpulab-cli with `args`, then their own flags.
+MpiJob run_two_ranks(const std::string& args, const std::string& rank0, const std::string& rank1) {
+  const std::string cli = std::string(GPULAB_CLI_PATH) + " " + args;
+  return run_mpmd(cli + " " + rank0, cli + " " + rank1);
 }
 
 // The flags of a small MPI training run on `dir`'s data, recorded in dir/run.
@@ -451,6 +455,40 @@ TEST(DataParallelMpi, ARankThatNeverArrivesTimesOut) {
   EXPECT_NE(job.result.output.find("run failed: " + message), std::string::npos)
       << job.result.output;
   EXPECT_EQ(run.steps.size(), 2u);
+}
+
+// Rank 1 is killed (kill -9) once rank 0 has recorded 5 steps; mpirun then signals rank 0 and
+// kills it a moment later. Rank 0, waiting for the dead rank, records the run's end with its
+// steps first, and the job ends non-zero in seconds. mpirun's pause between its signal and its
+// kill (1 s by default, and enough on a loaded 2-core machine) is 2 s here, for a margin.
+TEST(DataParallelMpi, ADeadRankEndsTheJobAndRankZeroRecordsIt) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  const std::string cli =
+      std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30) + " --steps 100000";
+  const auto script = dir.path() / "rank1.sh";
+  std::ofstream(script) << cli << " & pid=$!\n"
+                        << "n=0\n"
+                        << "while [ \"$(cat " << (dir.path() / "run" / "metrics.csv").string()
+                        << " 2>/dev/null | wc -l)\" -le 5 ] && [ $n -lt 600 ]; do\n"
+                        << "  sleep 0.1; n=$((n + 1))\n"
+                        << "done\n"
+                        << "kill -9 $pid\n"
+                        << "wait $pid\n";
+  const MpiJob job = run_mpmd(cli, "sh " + script.string(), "--mca odls_base_sigkill_timeout 2");
+  EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+  EXPECT_LT(job.seconds, 30.0) << job.result.output;
+  const RunData run = load_run(dir.path() / "run");
+  // Signalled inside a collective, rank 0 records a failure; signalled between two steps (a short
+  // moment of each), it takes the signal as a cancel. Either way the record is closed.
+  EXPECT_TRUE(run.status() == "failed" || run.status() == "cancelled") << run.status();
+  const std::string message = run.info.value("message", "");
+  if (run.status() == "failed") {
+    EXPECT_NE(message.find("was interrupted: mpirun is ending the job"), std::string::npos)
+        << message;
+  }
+  EXPECT_GE(run.steps.size(), 5u);
+  EXPECT_EQ(run.info["summary"]["steps"], run.steps.size());
 }
 
 TEST(AllreduceBench, SizesAndBandwidthsFollowNcclTests) {
