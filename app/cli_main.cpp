@@ -31,6 +31,7 @@ using namespace gpulab;
 RunControl* g_control = nullptr;
 extern "C" void on_interrupt(int) {
   if (g_control) g_control->cancel.store(true);
+  interrupt_collectives();  // an MPI rank waiting for a dead peer stops waiting
 }
 
 int print_devices() {
@@ -180,9 +181,16 @@ int run_train(const TrainFlags& flags) {
   g_control = nullptr;
   progress.finish_line();
   if (summary.status == RunStatus::Failed) {
-    // The other ranks may be waiting for this one in a collective: end them all.
-    if (mpi)
-      mpi_abort("gpulab-cli: rank " + std::to_string(rank) + ": run failed: " + summary.message);
+    if (mpi && rank != 0) {
+      // Rank 0 records why the job ends, then ends it: tell it (and the others) and wait.
+      mpi_world(request.backend.collective_timeout_s)->tell_failure(summary.message);
+      // Rank 0 may be a whole step (or an evaluation) away from its next collective.
+      mpi_wait_for_abort(
+          "gpulab-cli: rank " + std::to_string(rank) + ": run failed: " + summary.message,
+          2 * request.backend.collective_timeout_s);
+    }
+    // Rank 0's record is written; the other ranks may be waiting for it: end them all.
+    if (mpi) mpi_abort("gpulab-cli: run failed: " + summary.message);
     std::fprintf(stderr, "gpulab-cli: run failed: %s\n", summary.message.c_str());
     return 1;
   }

@@ -24,7 +24,8 @@ class PendingCollective {
 };
 
 // Collectives over the job's processes. Each waits at most the group's timeout for the others,
-// then throws CollectiveError naming this rank and the collective.
+// then throws CollectiveError naming this rank and the collective; it throws at once, with the
+// note's text, when another rank has told the job it failed (tell_failure).
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
@@ -42,6 +43,10 @@ class ProcessGroup {
   virtual void barrier(const std::string& what) = 0;
   // Every rank's host name, in rank order (on every rank).
   virtual std::vector<std::string> hosts() = 0;
+  // This rank cannot go on: every other rank's collectives, the one it waits in or its next,
+  // throw CollectiveError("rank R of N (host): message"), so rank 0 can record why the job ends.
+  // Sends nothing when this rank is stopping because another rank's note reached it.
+  virtual void tell_failure(const std::string& message) = 0;
 };
 
 // Whether this build has MPI, and whether this process was started by mpirun (or srun): the
@@ -66,5 +71,13 @@ std::shared_ptr<ProcessGroup> mpi_world(double timeout_s);
 // Ends every process of the job after printing `message` to stderr (MPI_Abort): what a rank
 // does when it cannot go on and its peers would otherwise wait for it.
 [[noreturn]] void mpi_abort(const std::string& message, int code = 1);
+// For a SIGTERM or SIGINT handler (async-signal-safe): mpirun signals every rank when it ends a
+// job, as it does when a rank dies, and kills them a second later. A collective waiting then
+// gives its peers a moment (live ones arrive) and throws CollectiveError saying it was
+// interrupted, so that rank 0 can record how the run ended before the kill.
+void interrupt_collectives();
+// What a rank other than 0 does after tell_failure: waits for rank 0 to end the job (mpi_abort,
+// once its record is written), for at most `timeout_s`; then ends it itself as mpi_abort does.
+[[noreturn]] void mpi_wait_for_abort(const std::string& message, double timeout_s, int code = 1);
 
 }  // namespace gpulab

@@ -1,13 +1,19 @@
 // The MPI process group: MPI_COMM_WORLD's ranks, every collective non-blocking and polled
-// against a deadline, since MPI's own collectives never time out. The only engine file with
-// mpi.h; without MPI in the build it says why --dist mpi cannot run.
+// against a deadline, since MPI's own collectives never time out, and against other ranks'
+// failure notes. The only engine file with mpi.h; without MPI in the build it says why --dist mpi
+// cannot run.
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "engine/errors.hpp"
 #include "engine/gradient_reducer.hpp"
@@ -42,6 +48,40 @@ std::string mpi_unavailable_reason() {
 namespace {
 
 bool g_initialized = false;
+
+std::atomic<bool> g_interrupted{false};  // set from a signal handler
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+// A rank that cannot go on sends every other rank a note with this tag (point-to-point messages
+// never match a collective). Each rank keeps a receive for it posted from MPI_Init to
+// MPI_Finalize, and every wait tests it, so a failure ends the others' waits at once.
+constexpr int kFailureTag = 7411;
+constexpr int kNoteLength = 2048;
+// How long an interrupted collective still waits: live peers, signalled at the same moment, are
+// a step away at most; mpirun's kill follows a second after its signal.
+constexpr std::chrono::milliseconds kInterruptGrace{300};
+
+struct FailureNotes {
+  MPI_Request receive = MPI_REQUEST_NULL;
+  std::array<char, kNoteLength> incoming{};
+  std::optional<std::string> arrived;  // the first note another rank sent
+  std::string outgoing;                // this rank's note, alive until its sends complete
+  std::vector<MPI_Request> sends;
+};
+FailureNotes g_notes;
+
+// True once another rank's note has arrived; its text is then in g_notes.arrived.
+bool note_arrived() {
+  if (g_notes.receive != MPI_REQUEST_NULL) {
+    int done = 0;
+    MPI_Test(&g_notes.receive, &done, MPI_STATUS_IGNORE);
+    if (done) {
+      g_notes.incoming.back() = '\0';
+      g_notes.arrived = std::string(g_notes.incoming.data());
+    }
+  }
+  return g_notes.arrived.has_value();
+}
 
 std::string this_host() {
   char name[256] = {};
@@ -116,6 +156,20 @@ class MpiGroup final : public ProcessGroup {
     for (int r = 0; r < size_; ++r) names.emplace_back(all.data() + size_t(r) * kLength);
     return names;
   }
+  void tell_failure(const std::string& message) override {
+    if (note_arrived() || !g_notes.sends.empty()) return;
+    const std::string name =
+        "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " (" + host_ + "): ";
+    g_notes.outgoing = message.rfind(name, 0) == 0 ? message : name + message;
+    g_notes.outgoing.resize(std::min(g_notes.outgoing.size(), size_t(kNoteLength - 1)));
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      MPI_Request request;
+      MPI_Isend(g_notes.outgoing.c_str(), int(g_notes.outgoing.size() + 1), MPI_CHAR, r,
+                kFailureTag, MPI_COMM_WORLD, &request);
+      g_notes.sends.push_back(request);
+    }
+  }
 
   // Polls until the collective completes or the deadline passes. A collective left pending
   // cannot be cancelled in MPI: the caller ends the job (mpi_abort) after reporting.
@@ -124,9 +178,20 @@ class MpiGroup final : public ProcessGroup {
     const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                       std::chrono::duration<double>(timeout_s_));
     int done = 0;
+    std::optional<std::chrono::steady_clock::time_point> interrupted;
     for (int polls = 0;; ++polls) {
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (done) return;
+      // A rank that failed never arrives; its note is why this run ends.
+      if (note_arrived()) throw CollectiveError(*g_notes.arrived);
+      if (g_interrupted.load() && !interrupted) interrupted = std::chrono::steady_clock::now();
+      if (interrupted && std::chrono::steady_clock::now() - *interrupted > kInterruptGrace) {
+        std::ostringstream message;
+        message << "rank " << rank_ << " of " << size_ << " (" << host_ << "): " << what
+                << " was interrupted: mpirun is ending the job, as it does when a rank dies or "
+                   "on Ctrl-C (its own message says which)";
+        throw CollectiveError(message.str());
+      }
       if (std::chrono::steady_clock::now() > deadline) {
         std::ostringstream message;
         message << "rank " << rank_ << " of " << size_ << " (" << host_ << "): " << what
@@ -164,10 +229,19 @@ MpiEnvironment::MpiEnvironment() {
         "(MPI_THREAD_SERIALIZED)");
   }
   g_initialized = true;
+  MPI_Irecv(g_notes.incoming.data(), kNoteLength, MPI_CHAR, MPI_ANY_SOURCE, kFailureTag,
+            MPI_COMM_WORLD, &g_notes.receive);
 }
 
 MpiEnvironment::~MpiEnvironment() {
   g_initialized = false;
+  if (g_notes.receive != MPI_REQUEST_NULL) {
+    MPI_Cancel(&g_notes.receive);
+    MPI_Wait(&g_notes.receive, MPI_STATUS_IGNORE);
+  }
+  for (MPI_Request& request : g_notes.sends)
+    if (request != MPI_REQUEST_NULL) MPI_Request_free(&request);
+  g_notes = FailureNotes{};
   MPI_Finalize();
 }
 
@@ -183,6 +257,24 @@ void mpi_abort(const std::string& message, int code) {
   std::_Exit(code);
 }
 
+void interrupt_collectives() { g_interrupted.store(true); }
+
+void mpi_wait_for_abort(const std::string& message, double timeout_s, int code) {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(timeout_s));
+  while (std::chrono::steady_clock::now() < deadline) {
+    // Keeps this rank's notes moving until rank 0 has them.
+    int sent = 0;
+    if (!g_notes.sends.empty())
+      MPI_Testall(int(g_notes.sends.size()), g_notes.sends.data(), &sent, MPI_STATUSES_IGNORE);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::ostringstream ending;
+  ending << message << " (rank 0 did not end the job within " << timeout_s << " s)";
+  mpi_abort(ending.str(), code);
+}
+
 #else
 
 MpiEnvironment::MpiEnvironment() { throw ConfigError(mpi_unavailable_reason()); }
@@ -194,6 +286,10 @@ void mpi_abort(const std::string& message, int code) {
   std::fprintf(stderr, "%s\n", message.c_str());
   std::_Exit(code);
 }
+
+void interrupt_collectives() {}
+
+void mpi_wait_for_abort(const std::string& message, double, int code) { mpi_abort(message, code); }
 
 #endif
 

@@ -187,8 +187,14 @@ BatchStats ReplicatedBackend::train_step(std::span<const int32_t> indices, float
   if (failed >= 0) {
     reducer_->reset();
     if (total == 1) std::rethrow_exception(error);  // one replica: the error as it came
-    // A replica that timed out waiting names itself and the missing ones already.
-    if (cause.rfind("replica ", 0) == 0) throw CollectiveError(cause);
+    // A collective that timed out names who waited for whom, and another rank's failure note
+    // names that rank and its cause: either is the step's error as it is.
+    try {
+      std::rethrow_exception(error);
+    } catch (const CollectiveError&) {
+      throw;
+    } catch (...) {
+    }
     throw ReplicaError("replica " + std::to_string(first_replica + failed) + " failed at step " +
                        std::to_string(step) + ": " + cause);
   }

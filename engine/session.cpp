@@ -2,6 +2,7 @@
 #include "engine/session.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -23,7 +24,9 @@ using json = nlohmann::json;
 
 namespace {
 
-// Passes every event to the run record first, then to the outside observer.
+// Passes every event to the run record first, then to the outside observer, and keeps the
+// summary so far: a backend error ends train() with a throw, and the record keeps what was
+// measured up to it.
 class Fanout final : public TrainObserver {
  public:
   Fanout(TrainObserver& recorder, RunObserver& observer)
@@ -31,19 +34,30 @@ class Fanout final : public TrainObserver {
   void on_step(const StepMetrics& m) override {
     recorder_.on_step(m);
     observer_.on_step(m);
+    so_far_.steps = m.step;
+    so_far_.images += std::llround(m.images_per_second * m.step_ms / 1000.0);
+    so_far_.wall_seconds = m.time_s;
+    so_far_.train_seconds = m.time_s - eval_seconds_;
   }
   void on_eval(const EvalMetrics& e) override {
     recorder_.on_eval(e);
     observer_.on_eval(e);
+    so_far_.test_loss = e.loss;
+    so_far_.test_accuracy = e.accuracy;
+    if (std::isfinite(e.train_s)) eval_seconds_ = e.time_s - e.train_s;
   }
   void on_epoch(const EpochSummary& e) override {
     recorder_.on_epoch(e);
     observer_.on_epoch(e);
+    so_far_.epochs.push_back(e);
   }
+  const RunSummary& so_far() const { return so_far_; }
 
  private:
   TrainObserver& recorder_;
   RunObserver& observer_;
+  RunSummary so_far_;
+  double eval_seconds_ = 0;  // evaluations so far, off the training clock
 };
 
 json run_config_json(const RunRequest& request) {
@@ -119,6 +133,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
   };
 
   RunSummary summary;
+  Fanout fanout(recorder_observer, observer);
   std::optional<TelemetrySampler> sampler;
   try {
     validate(request.train);
@@ -196,7 +211,6 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
                       observer.on_sample(s);
                     });
 
-    Fanout fanout(recorder_observer, observer);
     summary = train(*backend, data, request.train, fanout, control);
     sampler->stop();
 
@@ -216,6 +230,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     }
   } catch (const std::exception& e) {
     if (sampler) sampler->stop();
+    if (summary.status == RunStatus::Running) summary = fanout.so_far();  // train() threw
     summary.status = RunStatus::Failed;
     summary.message = e.what();
   }

@@ -1,7 +1,8 @@
 // Data parallelism: R replicas compute what one replica computes (with and without dropout, with
 // a batch that does not divide), all-reduce and the parameter server agree, bucket sizes change
 // nothing, a peer that never arrives times out, a failing replica names itself, two MPI
-// processes end with the weights of one, and the all-reduce benchmark.
+// processes end with the weights of one, a NaN on one rank, a rank that never arrives or a dead
+// rank ends the MPI job with rank 0's record saying why, and the all-reduce benchmark.
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -21,6 +23,7 @@
 #include "engine/gradient_reducer.hpp"
 #include "engine/init.hpp"
 #include "engine/process_group.hpp"
+#include "engine/replicated_backend.hpp"
 #include "engine/run_record.hpp"
 #include "engine/trainer.hpp"
 #include "gpulab/build_config.hpp"
@@ -280,6 +283,65 @@ TEST(DataParallel, AFailingReplicaEndsTheStepNamingIt) {
   EXPECT_EQ(backend.train_step(good, 0.01f, 4, times).count, 6);
 }
 
+// A replica with no model: its gradients are ones, and a bad one reports a NaN loss.
+class NanReplica final : public Replica {
+ public:
+  NanReplica(size_t count, bool bad) : params_(count, 0.0f), grads_(count, 0.0f), bad_(bad) {}
+  BatchStats compute_gradients(std::span<const int32_t> shard, Shard, int64_t,
+                               StepTimes&) override {
+    std::fill(grads_.begin(), grads_.end(), 1.0f);
+    const int count = int(shard.size());
+    return {bad_ ? std::nan("") : 2.3 * count, 0, count};
+  }
+  BufferView gradients() override { return {grads_.data(), grads_.size()}; }
+  BufferView parameters() override { return {params_.data(), params_.size()}; }
+  void apply_update(float lr, int64_t) override {
+    for (size_t i = 0; i < params_.size(); ++i) params_[i] -= lr * grads_[i];
+  }
+  void set_parameters(std::span<const float> params) override {
+    std::copy(params.begin(), params.end(), params_.begin());
+  }
+  void get_parameters(std::span<float> params) override {
+    std::copy(params_.begin(), params_.end(), params.begin());
+  }
+  BatchStats evaluate(const data::ImageSet&, std::span<const int32_t>) override { return {}; }
+
+ private:
+  std::vector<float> params_, grads_;
+  bool bad_;
+};
+
+// R NanReplicas on threads, summed by the threads reducer with a long timeout.
+class NanReplicas final : public ReplicatedBackend {
+ public:
+  NanReplicas(int replicas, int bad, double timeout_s) {
+    constexpr size_t kCount = 1000;
+    std::vector<std::unique_ptr<Replica>> list;
+    for (int r = 0; r < replicas; ++r)
+      list.push_back(std::make_unique<NanReplica>(kCount, r == bad));
+    assemble(std::move(list), make_threads_reducer(replicas, kCount, 1 << 20, timeout_s), nullptr,
+             DataSets{}, kCount, 1, "NaN replicas");
+  }
+};
+
+TEST(DataParallel, ANanOnOneReplicaEndsTheStepNamingIt) {
+  NanReplicas backend(3, 1, 30);
+  const std::vector<int32_t> indices = {0, 1, 2, 3, 4, 5};
+  StepTimes times;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    backend.train_step(indices, 0.01f, 5, times);
+    ADD_FAILURE() << "the step should have failed";
+  } catch (const ReplicaError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("replica 1 failed at step 5"), std::string::npos) << message;
+    EXPECT_NE(message.find("loss became NaN"), std::string::npos) << message;
+    EXPECT_NE(message.find("--lr"), std::string::npos) << message;
+  }
+  // Replicas 0 and 2 stopped waiting for replica 1 at once, not after the 30 s timeout.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
 struct CliResult {
   int exit_code = -1;
   std::string output;
@@ -340,11 +402,17 @@ TEST(DataParallelCli, ThreadReplicasRecordEveryReplica) {
   EXPECT_EQ(run.replica_steps.back().times.replica, 3);
 }
 
+// Why the MPI tests cannot run here; "" when they can.
+std::string why_no_mpirun() {
+  if (!GPULAB_MPI_ENABLED) return "this build has no MPI (GPULAB_MPI)";
+  if (run_command("command -v mpirun").exit_code != 0) return "mpirun is not installed";
+  return "";
+}
+
 // Two processes under mpirun, each one replica of a batch of 32, end with the weights of one
 // process training on the whole batch; their small buckets are summed during backward.
 TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
-  if (!GPULAB_MPI_ENABLED) GTEST_SKIP() << "this build has no MPI (GPULAB_MPI)";
-  if (run_command("command -v mpirun").exit_code != 0) GTEST_SKIP() << "mpirun is not installed";
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   test::TempDir dir;
   test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));
   const std::string common =
@@ -370,6 +438,114 @@ TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
   ASSERT_EQ(run.info["devices"].size(), 2u);
   EXPECT_TRUE(run.info["devices"][1].contains("host"));
   EXPECT_EQ(run.replica_steps.size(), 24u);  // both ranks, every step
+}
+
+// Runs `mpirun [MCA] -np 1 RANK0 : -np 1 RANK1` (each rank its own command line), never for more
+// than 120 s, and says how long it took.
+struct MpiJob {
+  CliResult result;
+  double seconds = 0;
+};
+MpiJob run_mpmd(const std::string& rank0, const std::string& rank1, const std::string& mca = "") {
+  const auto start = std::chrono::steady_clock::now();
+  MpiJob job;
+  job.result = run_command("timeout 120 mpirun --allow-run-as-root --oversubscribe " + mca +
+                           " -np 1 " + rank0 + " : -np 1 " + rank1);
+  job.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return job;
+}
+// Both ranks run gpulab-cli with `args`, then their own flags.
+MpiJob run_two_ranks(const std::string& args, const std::string& rank0, const std::string& rank1) {
+  const std::string cli = std::string(GPULAB_CLI_PATH) + " " + args;
+  return run_mpmd(cli + " " + rank0, cli + " " + rank1);
+}
+
+// The flags of a small MPI training run on `dir`'s data, recorded in dir/run.
+std::string mpi_train_args(const test::TempDir& dir, double timeout_s) {
+  test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));
+  std::ostringstream timeout;
+  timeout << timeout_s;
+  return "train --model mlp --batch 32 --threads 1 --quiet --dist mpi --collective-timeout " +
+         timeout.str() + " --data-dir " + (dir.path() / "data").string() + " --out " +
+         (dir.path() / "run").string();
+}
+
+// Rank 1 alone takes a learning rate that blows its weights up, so its loss stops being finite
+// after a step or two. Rank 0 records that, naming rank 1, long before the 30 s timeout, keeps the
+// steps before it, and the job ends non-zero.
+TEST(DataParallelMpi, ANanOnOneRankEndsTheJobNamingIt) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  const MpiJob job =
+      run_two_ranks(mpi_train_args(dir, 30) + " --steps 8", "--lr 0.01", "--lr 1e30");
+  EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+  EXPECT_LT(job.seconds, 15.0) << job.result.output;
+  const RunData run = load_run(dir.path() / "run");
+  EXPECT_EQ(run.status(), "failed");
+  const std::string message = run.info["message"];
+  EXPECT_NE(message.find("rank 1 of 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("replica 1 failed at step " + std::to_string(run.steps.size() + 1)),
+            std::string::npos)
+      << message;
+  EXPECT_TRUE(message.find("NaN") != std::string::npos ||
+              message.find("infinite") != std::string::npos)
+      << message;
+  EXPECT_NE(job.result.output.find("run failed: " + message), std::string::npos)
+      << job.result.output;
+  // The steps before the failure are kept, in metrics.csv and in the summary.
+  EXPECT_GE(run.steps.size(), 1u);
+  EXPECT_EQ(run.info["summary"]["steps"], run.steps.size());
+}
+
+// Rank 1 stops after 2 steps; rank 0 waits for it in step 3 and gives up after 2 s, saying so.
+TEST(DataParallelMpi, ARankThatNeverArrivesTimesOut) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  const MpiJob job = run_two_ranks(mpi_train_args(dir, 2), "--steps 6", "--steps 2");
+  EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+  EXPECT_LT(job.seconds, 15.0) << job.result.output;
+  const RunData run = load_run(dir.path() / "run");
+  EXPECT_EQ(run.status(), "failed");
+  const std::string message = run.info["message"];
+  EXPECT_NE(message.find("step 3 timed out after 2 s"), std::string::npos) << message;
+  EXPECT_NE(message.find("--collective-timeout"), std::string::npos) << message;
+  EXPECT_NE(job.result.output.find("run failed: " + message), std::string::npos)
+      << job.result.output;
+  EXPECT_EQ(run.steps.size(), 2u);
+}
+
+// Rank 1 is killed (kill -9) once rank 0 has recorded 5 steps; mpirun then signals rank 0 and
+// kills it a moment later. Rank 0, waiting for the dead rank, records the run's end with its
+// steps first, and the job ends non-zero in seconds. mpirun's pause between its signal and its
+// kill (1 s by default, and enough on a loaded 2-core machine) is 2 s here, for a margin.
+TEST(DataParallelMpi, ADeadRankEndsTheJobAndRankZeroRecordsIt) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  const std::string cli =
+      std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30) + " --steps 100000";
+  const auto script = dir.path() / "rank1.sh";
+  std::ofstream(script) << cli << " & pid=$!\n"
+                        << "n=0\n"
+                        << "while [ \"$(cat " << (dir.path() / "run" / "metrics.csv").string()
+                        << " 2>/dev/null | wc -l)\" -le 5 ] && [ $n -lt 600 ]; do\n"
+                        << "  sleep 0.1; n=$((n + 1))\n"
+                        << "done\n"
+                        << "kill -9 $pid\n"
+                        << "wait $pid\n";
+  const MpiJob job = run_mpmd(cli, "sh " + script.string(), "--mca odls_base_sigkill_timeout 2");
+  EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+  EXPECT_LT(job.seconds, 30.0) << job.result.output;
+  const RunData run = load_run(dir.path() / "run");
+  // Signalled inside a collective, rank 0 records a failure; signalled between two steps (a short
+  // moment of each), it takes the signal as a cancel. Either way the record is closed.
+  EXPECT_TRUE(run.status() == "failed" || run.status() == "cancelled") << run.status();
+  const std::string message = run.info.value("message", "");
+  if (run.status() == "failed") {
+    EXPECT_NE(message.find("was interrupted: mpirun is ending the job"), std::string::npos)
+        << message;
+  }
+  EXPECT_GE(run.steps.size(), 5u);
+  EXPECT_EQ(run.info["summary"]["steps"], run.steps.size());
 }
 
 TEST(AllreduceBench, SizesAndBandwidthsFollowNcclTests) {
