@@ -28,6 +28,10 @@ class ProcessGroup {
   virtual void barrier(const std::string& what) = 0;
   // Every rank's host name, in rank order (on every rank).
   virtual std::vector<std::string> hosts() = 0;
+  // Every rank's `mine` (any bytes, any length), in rank order, on every rank.
+  virtual std::vector<std::string> all_gather(const std::string& mine, const std::string& what) = 0;
+  // Every rank ends with rank 0's bytes; every rank passes the same size.
+  virtual void broadcast_bytes(std::span<std::byte> bytes, const std::string& what) = 0;
 };
 
 // Whether this build has MPI, and whether this process was started by mpirun (or srun): the
