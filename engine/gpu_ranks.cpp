@@ -37,9 +37,12 @@ constexpr const char* kThroughHost = "gradients go through host memory over MPI"
 
 const char* rank_transport_name(RankTransport transport) {
   switch (transport) {
-    case RankTransport::None: return "none";
-    case RankTransport::Nccl: return "nccl";
-    case RankTransport::HostMpi: return "mpi-host";
+    case RankTransport::None:
+      return "none";
+    case RankTransport::Nccl:
+      return "nccl";
+    case RankTransport::HostMpi:
+      return "mpi-host";
   }
   return "?";
 }

@@ -233,10 +233,9 @@ RankGpu gpu_on(const std::string& host, int index, const std::string& bus_id) {
 }
 
 TEST(GpuRanks, NcclWhenEveryRankHasAGpuOfItsOwn) {
-  EXPECT_EQ(choose_rank_transport({gpu_on("a", 0, "0000:65:00.0")}).transport,
-            RankTransport::None);
-  const TransportChoice two = choose_rank_transport(
-      {gpu_on("a", 0, "0000:65:00.0"), gpu_on("a", 1, "0000:66:00.0")});
+  EXPECT_EQ(choose_rank_transport({gpu_on("a", 0, "0000:65:00.0")}).transport, RankTransport::None);
+  const TransportChoice two =
+      choose_rank_transport({gpu_on("a", 0, "0000:65:00.0"), gpu_on("a", 1, "0000:66:00.0")});
   EXPECT_EQ(two.transport, RankTransport::Nccl) << two.reason;
   // The same bus id on two hosts is two GPUs.
   EXPECT_EQ(choose_rank_transport({gpu_on("a", 0, "0000:65:00.0"), gpu_on("b", 0, "0000:65:00.0"),
@@ -286,6 +285,7 @@ TEST(GpuRanks, EachRankTakesAGpuOfItsHost) {
   EXPECT_EQ(rank_device("cuda:auto", 0, 0), "cuda:0");  // left for require_gpus to refuse
   EXPECT_EQ(rank_device("cuda:1", 5, 8), "cuda:1");     // named: every rank on GPU 1
   EXPECT_EQ(rank_device("cuda:0x2", 1, 2), "cuda:0x2");
+  EXPECT_EQ(parse_cuda_devices("cuda:auto").replicas, (std::vector<int>{0}));
 
   // The launcher's local rank wins over the host names.
   const char* saved = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
@@ -308,30 +308,15 @@ TEST(GpuRanks, ARankDrivesOneGpu) {
   EXPECT_EQ(mpi_device_problem("cuda:0x2"), "");  // summed on the GPU, then across the ranks
   for (const char* device : {"cuda:0,1", "cuda:all", "cuda:0x2,1x2"}) {
     const std::string why = mpi_device_problem(device);
-    EXPECT_EQ(why.rfind(std::string("--device ") + device + ": with --dist mpi each rank drives "
-                                                            "one GPU",
-                        0),
-              0u)
-        << why;
+    const std::string expected =
+        std::string("--device ") + device + ": with --dist mpi each rank drives one GPU";
+    EXPECT_EQ(why.rfind(expected, 0), 0u) << why;
     EXPECT_EQ(why.find('\n'), std::string::npos) << why;
   }
 }
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-CliResult run_command(const std::string& command) {
-  CliResult result;
-  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buffer;
-  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
-    result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using test::CliResult;
+using test::run_command;
 
 // Refused in one line naming the flag, before any data is looked for (the folder is missing).
 TEST(DataParallelCli, RefusesBadCombinationsNamingTheFlag) {
@@ -356,6 +341,39 @@ TEST(DataParallelCli, RefusesBadCombinationsNamingTheFlag) {
   if (!mpi_built()) {
     const CliResult r = run_command("env OMPI_COMM_WORLD_SIZE=2 " + cli + "--dist mpi");
     EXPECT_NE(r.output.find("this build has no MPI"), std::string::npos) << r.output;
+  }
+}
+
+// GPU ranks are refused in one line naming the flag, before any data is looked for: outside
+// mpirun (naming --dist), several GPUs per rank (naming --device), a GPU that is not there.
+TEST(DataParallelCli, GpuRanksAreRefusedNamingTheFlag) {
+  const std::string cli = std::string(GPULAB_CLI_PATH) + " train --data-dir /nonexistent ";
+  const std::string outside = "env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK ";
+  // As if under mpirun (the launcher's variable set): the checks before MPI starts still apply.
+  const std::string inside = outside + "OMPI_COMM_WORLD_SIZE=2 ";
+  struct Case {
+    std::string command, mention;
+  };
+  std::vector<Case> cases;
+  if (GPULAB_CUDA_ENABLED) {
+    cases = {{outside + cli + "--device cuda --dist mpi", "--dist mpi: not started by mpirun"},
+             {outside + cli + "--device cuda:auto --dist mpi", "--dist mpi: not started by mpirun"},
+             {outside + cli + "--device cuda:0,1 --dist mpi", "--device cuda:0,1: with --dist mpi"},
+             {outside + cli + "--device cuda:all --dist mpi", "--device cuda:all: with --dist mpi"},
+             {outside + cli + "--device cuda --dist mpi --sync parameter-server",
+              "--sync parameter-server"}};
+    if (mpi_built())
+      cases.push_back({inside + cli + "--device cuda:9 --dist mpi", "--device cuda:9: "});
+  } else {
+    cases = {{outside + cli + "--device cuda --dist mpi", "--device cuda: no GPU"}};
+  }
+  for (const Case& c : cases) {
+    const CliResult r = run_command(c.command);
+    EXPECT_NE(r.exit_code, 0) << c.command;
+    EXPECT_NE(r.output.find(c.mention), std::string::npos) << c.command << "\n" << r.output;
+    EXPECT_EQ(r.output.find("/nonexistent"), std::string::npos) << c.command << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << c.command << "\n"
+                                                                     << r.output;
   }
 }
 
@@ -406,7 +424,10 @@ TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
   EXPECT_EQ(run.status(), "finished");
   ASSERT_EQ(run.info["devices"].size(), 2u);
   EXPECT_TRUE(run.info["devices"][1].contains("host"));
-
+  // Each rank's own entry, gathered from it.
+  EXPECT_EQ(run.info["devices"][1]["rank"], 1);
+  const std::string second = run.info["devices"][1]["description"];
+  EXPECT_EQ(second.rfind("MPI rank 1 of 2: cpu", 0), 0u) << second;
   EXPECT_EQ(run.replica_steps.size(), 24u);  // both ranks, every step
 }
 
