@@ -24,6 +24,10 @@
 #include "engine/session.hpp"
 #include "gpulab/build_config.hpp"
 
+#if GPULAB_CUDA_ENABLED
+#include "engine/cuda_reducer.hpp"
+#endif
+
 namespace {
 
 using namespace gpulab;
@@ -32,6 +36,24 @@ RunControl* g_control = nullptr;
 extern "C" void on_interrupt(int) {
   if (g_control) g_control->cancel.store(true);
   interrupt_collectives();  // an MPI rank waiting for a dead peer stops waiting
+}
+
+// Whether `mpirun -np N gpulab-cli train --dist mpi --device cuda` can run here, and how the
+// ranks' gradients would meet.
+std::string gpu_ranks_status(const DeviceList& devices) {
+  if (!GPULAB_CUDA_ENABLED) return "no (this build has no CUDA backend)";
+  if (!mpi_built()) return "no (this build has no MPI: install libopenmpi-dev and reconfigure)";
+  if (devices.gpus.empty()) return "no (no GPU: " + devices.no_gpu_reason + ")";
+  std::string nccl_problem;
+#if GPULAB_CUDA_ENABLED
+  nccl_problem = nccl_unavailable_reason();
+#endif
+  const std::string usage = "; mpirun -np N gpulab-cli train --dist mpi --device cuda";
+  if (!nccl_problem.empty())
+    return "yes, through host memory over MPI only (no NCCL: " + nccl_problem + ")" + usage;
+  return "yes: NCCL between ranks on distinct GPUs, host memory over MPI for ranks that share "
+         "one" +
+         usage;
 }
 
 int print_devices() {
@@ -49,15 +71,24 @@ int print_devices() {
       "  cpu replicas: yes (--replicas R, up to the batch size; %d cores, threads / R "
       "each)\n",
       cpu.logical_cores);
-  std::printf("  gpu replicas: no (the CUDA replica is not built yet)\n");
-  std::printf("  nccl: %s\n",
-              GPULAB_NCCL_ENABLED ? "built (not used yet)" : "no (not built: needs CUDA and NCCL)");
+  std::string nccl_problem = "not built: needs CUDA and NCCL";
+#if GPULAB_CUDA_ENABLED
+  nccl_problem = nccl_unavailable_reason();
+#endif
+  if (!GPULAB_CUDA_ENABLED)
+    std::printf("  gpu replicas: no (this build has no CUDA backend)\n");
+  else if (devices.gpus.empty())
+    std::printf("  gpu replicas: no (no GPU)\n");
+  else
+    std::printf("  gpu replicas: yes (--device cuda:0x2 on one GPU, cuda:0,1 one per GPU)\n");
+  std::printf("  nccl: %s\n", nccl_problem.empty() ? "yes" : ("no (" + nccl_problem + ")").c_str());
   if (mpi_built())
     std::printf("  mpi: built; %s\n", launched_by_mpi()
                                           ? "this process was started by mpirun"
                                           : "run mpirun -np N gpulab-cli train --dist mpi ...");
   else
     std::printf("  mpi: no (this build has no MPI: install libopenmpi-dev and reconfigure)\n");
+  std::printf("  gpu ranks under mpi: %s\n", gpu_ranks_status(devices).c_str());
   return 0;
 }
 
@@ -263,7 +294,7 @@ int main(int argc, char** argv) {
   CLI::App* train = app.add_subcommand("train", "train a model and record the run");
   train->add_option("--model", f.model, "preset (mlp, lenet5, pytorch-example, tf-tutorial) or FILE.json")
       ->capture_default_str();
-  train->add_option("--device", f.device, "cpu, cuda:N, cuda:0,1 or cuda:all (one replica per GPU), cuda:0x4 (replicas on one GPU)")->capture_default_str();
+  train->add_option("--device", f.device, "cpu, cuda:N, cuda:0,1 or cuda:all (one replica per GPU), cuda:0x4 (replicas on one GPU); with --dist mpi, cuda or cuda:auto (each rank a GPU of its host)")->capture_default_str();
   train
       ->add_option("--precision", f.precision,
                    "fp32|tf32|bf16: GEMM math on the GPU (bf16 and tf32 accumulate in fp32)")
@@ -297,7 +328,10 @@ int main(int argc, char** argv) {
       ->add_option("--collective-timeout", f.collective_timeout_s,
                    "seconds a reduction waits for a replica or rank before the run fails")
       ->capture_default_str();
-  train->add_option("--dist", f.dist, "none|mpi: one replica per process, under mpirun -np N")
+  train
+      ->add_option("--dist", f.dist,
+                   "none|mpi: one process per CPU replica or per GPU, under mpirun -np N (with "
+                   "--device cuda each rank takes a GPU of its host)")
       ->capture_default_str();
   train->add_option("--epochs", f.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
   train->add_option("--steps", f.steps, "stop after N optimizer steps")->check(CLI::PositiveNumber);

@@ -6,6 +6,7 @@
 #include "engine/cpu_backend.hpp"
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
+#include "engine/gpu_ranks.hpp"
 #include "engine/process_group.hpp"
 #include "gpulab/build_config.hpp"
 
@@ -69,7 +70,9 @@ CudaDevices parse_cuda_devices(const std::string& device) {
     return ConfigError("--device " + device + ": " + why +
                        "; use cpu, cuda:N, cuda:0,1, cuda:all, cuda:0x4 or cuda:0x2,1x2");
   };
-  if (device == "cuda") return {false, {0}};
+  // Without MPI "cuda:auto" is GPU 0; under --dist mpi each rank takes a GPU of its host
+  // (engine/gpu_ranks.hpp).
+  if (device == "cuda" || device == "cuda:auto") return {false, {0}};
   const std::string prefix = "cuda:";
   if (device.rfind(prefix, 0) != 0) throw bad("unknown device");
   const std::string list = device.substr(prefix.size());
@@ -126,10 +129,9 @@ void validate(const BackendOptions& options) {
         "--replicas " + std::to_string(options.replicas) +
         ": GPU replicas are named in --device: cuda:0x" + std::to_string(options.replicas) +
         " puts " + std::to_string(options.replicas) + " on one GPU, cuda:0,1 one on each of two");
-  if (gpu >= 0 && options.dist != Distribution::None)
-    throw ConfigError("--dist " + std::string(dist_name(options.dist)) +
-                      ": runs on the CPU for now; on GPUs use the replicas of --device "
-                      "(cuda:0,1 or cuda:0x2) in one process");
+  if (gpu >= 0 && options.dist == Distribution::Mpi)
+    if (const std::string why = mpi_device_problem(options.device); !why.empty())
+      throw ConfigError(why);
   if (gpu >= 0 && options.sync == SyncMode::ParameterServer)
     throw ConfigError(
         "--sync parameter-server: runs on the CPU for now; on GPUs use --sync "

@@ -2,7 +2,8 @@
 // ("cuda:0" is one replica and no reduction, "cuda:0x4" four on one GPU, "cuda:0,1" one on each
 // of two), the data sets uploaded once per GPU, and the failure policy across them: a failed
 // replica frees its memory, and once every replica has let go, a device whose context a fault
-// broke is reset (engine/cuda_failure.hpp).
+// broke is reset (engine/cuda_failure.hpp). Under --dist mpi each process is one rank on one
+// GPU (engine/gpu_ranks.hpp chooses how the ranks' gradients meet).
 #include "engine/cuda_backend.hpp"
 
 #include <cuda_runtime_api.h>
@@ -16,6 +17,8 @@
 #include "engine/cuda_staging.hpp"
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
+#include "engine/gpu_ranks.hpp"
+#include "engine/process_group.hpp"
 #include "engine/replicated_backend.hpp"
 
 namespace gpulab {
@@ -81,8 +84,13 @@ class CudaBackend final : public ReplicatedBackend {
 CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer,
                          const DataSets& data, const BackendOptions& options) {
   if (options.batch < 1) throw ConfigError("--batch must be at least 1");
-  const std::vector<GpuInfo> gpus = require_gpus(options.device);  // one per replica
-  const int total = int(gpus.size());
+  // Under MPI options.device is already this rank's GPU (rank_device).
+  std::shared_ptr<ProcessGroup> group;
+  if (options.dist == Distribution::Mpi) group = mpi_world(options.collective_timeout_s);
+  const bool ranks = group && group->size() > 1;
+  const std::vector<GpuInfo> gpus = require_gpus(options.device);  // one per local replica
+  const int local = int(gpus.size());
+  const int total = local * (group ? group->size() : 1);
   if (total > options.batch)
     throw ConfigError("--device " + options.device + ": " + std::to_string(total) +
                       " replicas but only " + std::to_string(options.batch) +
@@ -93,12 +101,23 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
   if (const std::string why = cuda_reducer_unavailable_reason(options.device, int(devices_.size()));
       !why.empty())
     throw ConfigError(why);
+  CudaRanks cross;
+  if (ranks) {
+    if (const std::string why = mpi_device_problem(options.device); !why.empty())
+      throw ConfigError(why);
+    // Every rank learns every rank's GPU, so that all choose the same transport.
+    const RankGpu mine{group->host(), gpus.front().index, gpus.front().pci_bus_id,
+                       gpus.front().name, nccl_unavailable_reason()};
+    cross.group = group;
+    cross.transport = choose_rank_transport(gather_rank_gpus(*group, mine));
+  }
+  const std::string rank_name = ranks ? "rank " + std::to_string(group->rank()) + " " : "";
   const int image_size = static_cast<int>(plan.layers.front().input.size());
   const int classes = plan.layers.back().output.channels;
   const int max_shard = (options.batch + total - 1) / total;
-  // Graphs for one replica; several replicas run eagerly for now (each would capture its own
-  // stream on its own thread, which has not run on a GPU yet).
-  const bool graphs = options.cuda_graph && total == 1;
+  // Graphs for one replica in this process; several replicas run eagerly for now (each would
+  // capture its own stream on its own thread, which has not run on a GPU yet).
+  const bool graphs = options.cuda_graph && local == 1;
 
   std::vector<std::unique_ptr<Replica>> replicas;
   std::unique_ptr<CudaReducer> reducer;
@@ -109,17 +128,19 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
         GPULAB_CUDA_CHECK(cudaSetDevice(devices_[d]));
         uploaded[d] = upload_data_sets(data, image_size, classes);
       } catch (const kc::CudaError& e) {
-        throw describe_cuda_failure(e, "cuda:" + std::to_string(devices_[d]), options.batch,
-                                    cuda_context_needs_reset());
+        throw describe_cuda_failure(e, rank_name + "cuda:" + std::to_string(devices_[d]),
+                                    options.batch, cuda_context_needs_reset());
       }
     }
-    for (int r = 0; r < total; ++r) {
+    for (int r = 0; r < local; ++r) {
       const int device = gpus[size_t(r)].index;
       CudaReplicaOptions o;
       o.device = device;
-      o.name = total == 1
-                   ? options.device
-                   : "replica " + std::to_string(r) + " (cuda:" + std::to_string(device) + ")";
+      if (local == 1)
+        o.name = ranks ? rank_name + "(cuda:" + std::to_string(device) + ")" : options.device;
+      else
+        o.name =
+            rank_name + "replica " + std::to_string(r) + " (cuda:" + std::to_string(device) + ")";
       o.max_batch = max_shard;
       o.requested_batch = options.batch;
       o.seed = options.seed;
@@ -134,9 +155,9 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
     if (total > 1) {
       std::vector<int> replica_devices;
       for (const GpuInfo& gpu : gpus) replica_devices.push_back(gpu.index);
-      reducer =
-          make_cuda_reducer(replica_devices, size_t(plan.parameter_count),
-                            options.bucket_mb * 1024.0 * 1024.0, options.collective_timeout_s);
+      reducer = make_cuda_reducer(replica_devices, size_t(plan.parameter_count),
+                                  options.bucket_mb * 1024.0 * 1024.0, options.collective_timeout_s,
+                                  cross);
       reducer_ = reducer.get();
     }
   } catch (...) {
@@ -151,7 +172,13 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
   std::string description;
   const std::string mode = std::string(precision_name(options.precision)) +
                            (graphs ? ", CUDA graphs" : (options.cuda_graph ? ", no graphs" : ""));
-  if (total == 1) {
+  if (ranks) {
+    // Rank 0's start line says how the ranks' gradients meet, and why.
+    description = options.device + " " + gpus.front().name + " (" + mode + ")" +
+                  (local > 1 ? ", " + std::to_string(local) + " replicas" : "") + ", MPI rank " +
+                  std::to_string(group->rank()) + " of " + std::to_string(group->size()) + ", " +
+                  reducer->name() + " all-reduce: " + cross.transport.reason;
+  } else if (total == 1) {
     description = options.device + " " + gpus.front().name + " (" + mode + ")";
   } else {
     description = options.device + ", " + std::to_string(total) + " replicas on " +
@@ -160,7 +187,7 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
   }
   std::unique_ptr<GradientReducer> owned_reducer =
       reducer ? std::unique_ptr<GradientReducer>(std::move(reducer)) : make_no_reducer();
-  assemble(std::move(replicas), std::move(owned_reducer), nullptr, data,
+  assemble(std::move(replicas), std::move(owned_reducer), std::move(group), data,
            size_t(plan.parameter_count), 1, std::move(description));
 }
 

@@ -1,13 +1,19 @@
 // Reducing GPU replicas' gradients: a kernel on each GPU, NCCL between GPUs, one communication
 // stream per GPU. The last replica to reach the barrier enqueues the whole reduction for every
 // GPU (NCCL's group call from one thread), so nothing is launched unless every replica is there.
+// Across MPI ranks the same thread also takes this rank's part: an MPI barrier, then NCCL (its
+// communicator bootstrapped with rank 0's id, broadcast over MPI) or pinned host memory and MPI.
 #include "engine/cuda_reducer.hpp"
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
+#include <span>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "engine/errors.hpp"
 #include "gpulab/build_config.hpp"
@@ -28,6 +34,12 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+std::string seconds_text(double seconds) {
+  std::ostringstream text;
+  text << seconds;
+  return text.str();
+}
+
 // Restores the calling thread's current device when it goes.
 class DeviceScope {
  public:
@@ -45,17 +57,24 @@ class DeviceScope {
 class GpuReducer final : public CudaReducer {
  public:
   GpuReducer(const std::vector<int>& replica_devices, size_t count, double bucket_bytes,
-             double timeout_s);
+             double timeout_s, const CudaRanks& ranks);
   ~GpuReducer() override { release(); }
   std::string name() const override {
-    if (groups_.size() == 1) return "device";
-    return groups_.size() == replica_group_.size() ? "nccl" : "nccl+device";
+    const bool shared = groups_.size() != replica_group_.size();  // a GPU with several replicas
+    if (transport_.transport == RankTransport::HostMpi)
+      return shared ? "device+mpi-host" : "mpi-host";
+    if (groups_.size() == 1 && transport_.transport == RankTransport::None) return "device";
+    return shared ? "nccl+device" : "nccl";
   }
   void reduce(int local_replica, const BufferView& grads, const BufferView& params,
               const UpdateStep& update, ReduceTimes& times) override;
   void abort(const std::string& reason) override { barrier_.abort(reason); }
   void reset() override { barrier_.reset(); }
   void release() override;
+  std::vector<double> bucket_ms() const override {
+    return host_reducer_ ? host_reducer_->bucket_ms() : std::vector<double>{};
+  }
+  std::string transport_reason() const override { return transport_.reason; }
 
  private:
   // The replicas on one GPU; the first is its leader, whose buffer NCCL reduces.
@@ -69,7 +88,15 @@ class GpuReducer final : public CudaReducer {
     ncclComm_t comm = nullptr;
 #endif
   };
-  void enqueue_reduction();  // by the last replica to arrive, the others waiting
+  void enqueue_reduction(const UpdateStep& update);  // by the last replica to arrive
+  void connect_ranks();                              // this rank's NCCL communicator
+  // Across ranks through host memory: the leader's sum to pinned memory, MPI, and back.
+  void exchange_through_host(Group& g, const UpdateStep& update);
+  // Waits for `event` on g's device until it completes, its communicator reports an error or
+  // the collective timeout passes; throws CollectiveError naming this rank and its GPU.
+  void wait_for(cudaEvent_t event, const Group& g, const std::string& what);
+  // The same error with this rank and its GPU in front of the message.
+  kc::CudaError on_this_rank(const kc::CudaError& e) const;
 
   size_t count_;
   std::vector<Bucket> buckets_;
@@ -81,19 +108,42 @@ class GpuReducer final : public CudaReducer {
   int64_t steps_ = 0;  // reductions enqueued
   double last_communication_ms_ = 0;
   bool released_ = false;
+  double timeout_s_;
+  // Across MPI ranks (one group, this rank's GPU).
+  std::shared_ptr<ProcessGroup> group_;
+  TransportChoice transport_;
+  std::string where_;                              // "rank 1 of 2 (host a, cuda:0)"
+  std::unique_ptr<GradientReducer> host_reducer_;  // the MPI reducer, over host_gradients_
+  kc::PinnedBuffer<float> host_gradients_;         // (count)
+  kc::Event copied_;                               // the sum has reached host_gradients_
+  double host_communication_ms_ = 0;  // this step's copies and MPI sums, through host memory
+  double nccl_wait_ms_ = 0;  // this step's wait for NCCL across the ranks (its time is measured
+                             // on the GPU, as communication)
 #if GPULAB_NCCL_ENABLED
   const NcclApi* nccl_ = nullptr;
 #endif
 };
 
 GpuReducer::GpuReducer(const std::vector<int>& replica_devices, size_t count, double bucket_bytes,
-                       double timeout_s)
+                       double timeout_s, const CudaRanks& ranks)
     : count_(count),
       buckets_(plan_buckets(count, bucket_bytes)),
       replica_group_(replica_devices.size()),
       ready_(replica_devices.size()),
       gradients_(replica_devices.size(), nullptr),
-      barrier_(int(replica_devices.size()), timeout_s) {
+      barrier_(int(replica_devices.size()), timeout_s),
+      timeout_s_(timeout_s) {
+  if (ranks.group && ranks.group->size() > 1) {
+    group_ = ranks.group;
+    transport_ = ranks.transport;
+    where_ = "rank " + std::to_string(group_->rank()) + " of " + std::to_string(group_->size()) +
+             " (host " + group_->host() + ", cuda:" + std::to_string(replica_devices.front()) + ")";
+    for (const int device : replica_devices)
+      if (device != replica_devices.front())
+        throw std::logic_error("a GPU rank under MPI drives one GPU");
+    if (transport_.transport == RankTransport::None)
+      throw std::logic_error("GPU ranks under MPI need a transport between them");
+  }
   const DeviceScope scope;
   for (size_t r = 0; r < replica_devices.size(); ++r) {
     const int device = replica_devices[r];
@@ -136,6 +186,50 @@ GpuReducer::GpuReducer(const std::vector<int>& replica_devices, size_t count, do
     throw ConfigError("--device: several GPUs need NCCL, and this build has none (GPULAB_NCCL)");
 #endif
   }
+  if (!group_) return;
+  try {
+    Group& g = groups_.front();
+    GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
+    if (transport_.transport == RankTransport::HostMpi) {
+      host_gradients_ = kc::PinnedBuffer<float>(count_, "the gradients' copy for MPI");
+      copied_ = kc::make_event(false);
+      host_reducer_ = make_mpi_reducer(group_, count_, bucket_bytes);
+    } else {
+      connect_ranks();
+    }
+  } catch (const kc::CudaError& e) {
+    release();  // a communicator made before the failure is aborted, not left behind
+    throw on_this_rank(e);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+kc::CudaError GpuReducer::on_this_rank(const kc::CudaError& e) const {
+  return kc::CudaError(e.kind(), e.code(), e.expression(), e.file().c_str(), e.line(),
+                       where_ + ": " + e.what());
+}
+
+void GpuReducer::connect_ranks() {
+#if GPULAB_NCCL_ENABLED
+  // Every rank found NCCL before choosing it (choose_rank_transport), so this is loaded already.
+  std::string why;
+  nccl_ = load_nccl(&why);
+  if (!nccl_) throw ConfigError(where_ + ": NCCL was chosen but cannot be loaded: " + why);
+  ncclUniqueId id{};
+  if (group_->rank() == 0) GPULAB_NCCL_API_CHECK(*nccl_, nccl_->get_unique_id(&id));
+  group_->broadcast_bytes(std::as_writable_bytes(std::span<ncclUniqueId>(&id, 1)),
+                          "the broadcast of rank 0's NCCL id");
+  // ncclCommInitRank waits for every rank without a timeout: meet first, under one.
+  group_->barrier("the barrier before NCCL's set-up");
+  Group& g = groups_.front();
+  ncclComm_t comm = nullptr;
+  GPULAB_NCCL_API_CHECK(*nccl_, nccl_->comm_init_rank(&comm, group_->size(), id, group_->rank()));
+  g.comm = comm;
+#else
+  throw std::logic_error(where_ + ": NCCL was chosen in a build without it");
+#endif
 }
 
 void GpuReducer::release() {
@@ -160,6 +254,9 @@ void GpuReducer::release() {
     g = Group{};
   }
   for (kc::Event& event : ready_) event = kc::Event();
+  // Its last copy from the GPU has ended with the stream; no copy to the GPU reads it any more.
+  copied_ = kc::Event();
+  host_gradients_ = kc::PinnedBuffer<float>();
 }
 
 void GpuReducer::reduce(int r, const BufferView& grads, const BufferView& /*params*/,
@@ -173,17 +270,93 @@ void GpuReducer::reduce(int r, const BufferView& grads, const BufferView& /*para
   GPULAB_CUDA_CHECK(cudaSetDevice(grads.device));
   GPULAB_CUDA_CHECK(cudaEventRecord(ready_[size_t(r)].get(), stream));
   barrier_.arrive_and_wait(r, "the gradient all-reduce of step " + std::to_string(update.step),
-                           [this] { enqueue_reduction(); });
+                           [&] {
+                             try {
+                               enqueue_reduction(update);
+                             } catch (const kc::CudaError& e) {
+                               if (group_) throw on_this_rank(e);  // which rank, which GPU
+                               throw;
+                             }
+                           });
   GPULAB_CUDA_CHECK(cudaSetDevice(grads.device));
   // Recorded by the completion before anyone left the barrier.
   GPULAB_CUDA_CHECK(
       cudaStreamWaitEvent(stream, groups_[size_t(replica_group_[size_t(r)])].reduced.get(), 0));
-  times.waiting_ms = ms_since(start);  // the host's wait for the slowest replica to enqueue
-  times.communication_ms = last_communication_ms_;
+  // The host's wait for the slowest replica (and rank) to enqueue; what the host spent moving
+  // gradients itself is communication.
+  const double total_ms = ms_since(start);
+  if (transport_.transport == RankTransport::HostMpi) {
+    times.communication_ms = host_communication_ms_;
+    times.waiting_ms = std::max(0.0, total_ms - host_communication_ms_);
+  } else {
+    times.communication_ms = last_communication_ms_;
+    times.waiting_ms = std::max(0.0, total_ms - nccl_wait_ms_);
+  }
 }
 
-void GpuReducer::enqueue_reduction() {
+void GpuReducer::wait_for(cudaEvent_t event, const Group& g, const std::string& what) {
+  const Clock::time_point start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(timeout_s_));
+  for (int polls = 0;; ++polls) {
+    const cudaError_t state = cudaEventQuery(event);
+    if (state == cudaSuccess) return;
+    if (state != cudaErrorNotReady) GPULAB_CUDA_CHECK(state);
+    cudaGetLastError();  // not ready is no error of a later call
+#if GPULAB_NCCL_ENABLED
+    if (g.comm) {
+      ncclResult_t async = ncclSuccess;
+      GPULAB_NCCL_API_CHECK(*nccl_, nccl_->comm_get_async_error(g.comm, &async));
+      if (async != ncclSuccess && async != ncclInProgress)
+        throw CollectiveError(where_ + ": " + what +
+                              " failed in NCCL: " + nccl_->error_string(async));
+    }
+#else
+    (void)g;
+#endif
+    if (Clock::now() > deadline)
+      throw CollectiveError(where_ + ": " + what + " did not finish within " +
+                            seconds_text(timeout_s_) +
+                            " s: another rank or its GPU stopped (--collective-timeout)");
+    // Spin briefly (a step's reduction takes microseconds to milliseconds), then yield the core.
+    if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+void GpuReducer::exchange_through_host(Group& g, const UpdateStep& update) {
+  const Clock::time_point start = Clock::now();
+  const std::string step = " of step " + std::to_string(update.step);
+  float* leader = gradients_[size_t(g.replicas.front())];
+  // The stream has already summed this GPU's replicas into the leader.
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(host_gradients_.data(), leader, count_ * sizeof(float),
+                                    cudaMemcpyDeviceToHost, g.stream.get()));
+  GPULAB_CUDA_CHECK(cudaEventRecord(copied_.get(), g.stream.get()));
+  wait_for(copied_.get(), g, "the copy of the gradients to host memory" + step);
+  const double copy_ms = ms_since(start);
+  ReduceTimes mpi;
+  host_reducer_->reduce(0, BufferView{host_gradients_.data(), count_}, BufferView{}, update, mpi);
+  // Back on the stream: the copy is enqueued after the sum, and the next step's copy from the
+  // GPU, which the host waits for before it touches the buffer again, follows it on the stream.
+  const Clock::time_point back = Clock::now();
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(leader, host_gradients_.data(), count_ * sizeof(float),
+                                    cudaMemcpyHostToDevice, g.stream.get()));
+  for (size_t k = 1; k < g.replicas.size(); ++k)
+    GPULAB_CUDA_CHECK(cudaMemcpyAsync(gradients_[size_t(g.replicas[k])], leader,
+                                      count_ * sizeof(float), cudaMemcpyDeviceToDevice,
+                                      g.stream.get()));
+  host_communication_ms_ = copy_ms + mpi.communication_ms + ms_since(back);
+}
+
+void GpuReducer::enqueue_reduction(const UpdateStep& update) {
   const DeviceScope scope;
+  const bool across_ranks = group_ != nullptr;
+  const bool across_gpus = groups_.size() > 1 || across_ranks;
+  const bool nccl = groups_.size() > 1 || transport_.transport == RankTransport::Nccl;
+  // NCCL's all-reduce would wait for a missing rank without end: meet first, under the timeout
+  // (and before the timing events, which would otherwise count this wait as communication).
+  if (across_ranks && nccl)
+    group_->barrier("the barrier before the gradient all-reduce of step " +
+                    std::to_string(update.step));
   const int slot = int(steps_ % 2), previous = 1 - slot;
   // The previous reduction has completed: every replica's stream waited for it before its
   // update, and every replica has since waited for its next forward. Its time is read now.
@@ -207,7 +380,6 @@ void GpuReducer::enqueue_reduction() {
       GPULAB_CUDA_CHECK(cudaStreamWaitEvent(g.stream.get(), ready_[size_t(r)].get(), 0));
     GPULAB_CUDA_CHECK(cudaEventRecord(g.start[slot].get(), g.stream.get()));
   }
-  const bool across_gpus = groups_.size() > 1;
   for (const Bucket& b : buckets_) {
     const size_t n = b.end - b.begin;
     if (n == 0) continue;
@@ -225,7 +397,7 @@ void GpuReducer::enqueue_reduction() {
       kc::replica_sum(outs, ins, n, g.stream.get());
     }
 #if GPULAB_NCCL_ENABLED
-    if (across_gpus) {
+    if (nccl) {
       // One thread drives every GPU: the calls must form one group, or the first would wait
       // for peers that were never launched.
       GPULAB_NCCL_API_CHECK(*nccl_, nccl_->group_start());
@@ -251,20 +423,44 @@ void GpuReducer::enqueue_reduction() {
     }
 #endif
   }
+  if (transport_.transport == RankTransport::HostMpi) {
+    GPULAB_CUDA_CHECK(cudaSetDevice(groups_.front().device));
+    exchange_through_host(groups_.front(), update);
+  }
   for (Group& g : groups_) {
     GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
     GPULAB_CUDA_CHECK(cudaEventRecord(g.end[slot].get(), g.stream.get()));
     GPULAB_CUDA_CHECK(cudaEventRecord(g.reduced.get(), g.stream.get()));
   }
   ++steps_;
+  if (across_ranks && nccl) {
+    // The replicas' next forward would wait for this on the device, where no timeout reaches:
+    // wait here, polling, so that a rank that stopped ends the run with a message (the
+    // communicator is aborted when the backend releases the reducer).
+    const Clock::time_point start = Clock::now();
+    Group& g = groups_.front();
+    GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
+    wait_for(g.reduced.get(), g, "the NCCL all-reduce of step " + std::to_string(update.step));
+    nccl_wait_ms_ = ms_since(start);
+  }
 }
 
 }  // namespace
 
 std::unique_ptr<CudaReducer> make_cuda_reducer(const std::vector<int>& replica_devices,
                                                size_t parameter_count, double bucket_bytes,
-                                               double timeout_s) {
-  return std::make_unique<GpuReducer>(replica_devices, parameter_count, bucket_bytes, timeout_s);
+                                               double timeout_s, const CudaRanks& ranks) {
+  return std::make_unique<GpuReducer>(replica_devices, parameter_count, bucket_bytes, timeout_s,
+                                      ranks);
+}
+
+std::string nccl_unavailable_reason() {
+#if GPULAB_NCCL_ENABLED
+  std::string why;
+  return load_nccl(&why) ? std::string() : why;
+#else
+  return "this build has no NCCL (configured with GPULAB_NCCL off or without nccl.h)";
+#endif
 }
 
 std::string cuda_reducer_unavailable_reason(const std::string& device, int gpus) {

@@ -76,6 +76,9 @@ class GradientReducer {
   virtual void reset() {}
   // Mean milliseconds per step spent on each bucket (on one replica), for the run record.
   virtual std::vector<double> bucket_ms() const { return {}; }
+  // Why its gradients travel the way they do, where there was a choice (GPU ranks under MPI:
+  // NCCL, or host memory when ranks share a GPU); empty elsewhere.
+  virtual std::string transport_reason() const { return {}; }
 };
 
 // The gradient buffer cut into buckets of `bucket_bytes` (at least one float each): [begin, end).

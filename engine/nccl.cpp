@@ -32,6 +32,9 @@ const NcclApi* load_nccl(std::string* why) {
     bind(api.group_start, "ncclGroupStart");
     bind(api.group_end, "ncclGroupEnd");
     bind(api.error_string, "ncclGetErrorString");
+    bind(api.get_unique_id, "ncclGetUniqueId");
+    bind(api.comm_init_rank, "ncclCommInitRank");
+    bind(api.comm_get_async_error, "ncclCommGetAsyncError");
     decltype(&ncclGetVersion) get_version = nullptr;
     bind(get_version, "ncclGetVersion");
     if (!missing.empty()) {

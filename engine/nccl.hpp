@@ -17,6 +17,10 @@ struct NcclApi {
   decltype(&ncclGroupStart) group_start;
   decltype(&ncclGroupEnd) group_end;
   decltype(&ncclGetErrorString) error_string;
+  // Across processes (GPU ranks under MPI): rank 0 makes the id, MPI carries it to the others.
+  decltype(&ncclGetUniqueId) get_unique_id;
+  decltype(&ncclCommInitRank) comm_init_rank;
+  decltype(&ncclCommGetAsyncError) comm_get_async_error;
   int version = 0;  // ncclGetVersion's: 22703 for 2.27.3
 };
 

@@ -47,6 +47,10 @@ class ProcessGroup {
   // throw CollectiveError("rank R of N (host): message"), so rank 0 can record why the job ends.
   // Sends nothing when this rank is stopping because another rank's note reached it.
   virtual void tell_failure(const std::string& message) = 0;
+  // Every rank's `mine` (any bytes, any length), in rank order, on every rank.
+  virtual std::vector<std::string> all_gather(const std::string& mine, const std::string& what) = 0;
+  // Every rank ends with rank 0's bytes; every rank passes the same size.
+  virtual void broadcast_bytes(std::span<std::byte> bytes, const std::string& what) = 0;
 };
 
 // Whether this build has MPI, and whether this process was started by mpirun (or srun): the

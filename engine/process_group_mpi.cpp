@@ -171,6 +171,30 @@ class MpiGroup final : public ProcessGroup {
     }
   }
 
+  std::vector<std::string> all_gather(const std::string& mine, const std::string& what) override {
+    // The lengths first, then the bytes at the offsets they give.
+    int length = int(mine.size());
+    std::vector<int> lengths(size_t(size_), 0);
+    MPI_Request request;
+    MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, MPI_COMM_WORLD, &request);
+    wait(request, what + " (their lengths)");
+    std::vector<int> offsets(size_t(size_), 0);
+    for (size_t r = 1; r < offsets.size(); ++r) offsets[r] = offsets[r - 1] + lengths[r - 1];
+    std::vector<char> all(size_t(offsets.back()) + size_t(lengths.back()) + 1, 0);
+    MPI_Iallgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(),
+                    MPI_CHAR, MPI_COMM_WORLD, &request);
+    wait(request, what);
+    std::vector<std::string> gathered;
+    for (int r = 0; r < size_; ++r)
+      gathered.emplace_back(all.data() + offsets[size_t(r)], size_t(lengths[size_t(r)]));
+    return gathered;
+  }
+  void broadcast_bytes(std::span<std::byte> bytes, const std::string& what) override {
+    MPI_Request request;
+    MPI_Ibcast(bytes.data(), int(bytes.size()), MPI_BYTE, 0, MPI_COMM_WORLD, &request);
+    wait(request, what);
+  }
+
   // Polls until the collective completes or the deadline passes. A collective left pending
   // cannot be cancelled in MPI: the caller ends the job (mpi_abort) after reporting.
   void wait(MPI_Request& request, const std::string& what) {

@@ -10,6 +10,7 @@
 #include "engine/checkpoint.hpp"
 #include "engine/devices.hpp"
 #include "engine/experiment.hpp"
+#include "engine/gpu_ranks.hpp"
 #include "engine/init.hpp"
 #include "engine/nvml.hpp"
 #include "engine/process_group.hpp"
@@ -157,15 +158,19 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     BackendOptions backend_options = request.backend;
     backend_options.batch = request.train.batch;
     backend_options.seed = request.train.seed;
+    // Each GPU rank of an MPI job takes its own GPU where --device leaves the choice to it.
+    if (group && cuda_device_index(request.backend.device) >= 0)
+      backend_options.device = rank_device(request.backend.device, job_local_rank(*group),
+                                           int(list_devices().gpus.size()));
     std::unique_ptr<Backend> backend = make_backend(plan, request.train.optimizer, data, backend_options);
     backend->set_parameters(params);
 
-    json device = {{"id", request.backend.device}, {"description", backend->description()}};
+    json device = {{"id", backend_options.device}, {"description", backend->description()}};
     std::optional<GpuInfo> gpu;
     if (request.backend.device == "cpu") {
       device.update({{"name", cpu.model}, {"cores", cpu.logical_cores}, {"simd", cpu.simd}});
     } else {
-      gpu = require_gpu(request.backend.device);
+      gpu = require_gpu(backend_options.device);
       device.update({{"name", gpu->name},
                      {"memory_bytes", gpu->memory_bytes},
                      {"compute_capability", std::to_string(gpu->compute_major) + "." +
@@ -176,18 +181,21 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     }
     json devices = json::array({device});
     if (group) {
-      // Every rank's host and device, gathered on every rank (a collective: all ranks call it).
-      const std::vector<std::string> hosts = group->hosts();
+      // Every rank's own host and device (a multi-node run names every node and GPU), gathered
+      // on every rank (a collective: all ranks call it).
+      device["rank"] = group->rank();
+      device["host"] = group->host();
+      device["description"] = "MPI rank " + std::to_string(group->rank()) + " of " +
+                              std::to_string(group->size()) + ": " + backend->description();
       devices = json::array();
-      for (int rank = 0; rank < group->size(); ++rank) {
-        json entry = device;
-        entry["description"] = "MPI rank " + std::to_string(rank) + " of " +
-                               std::to_string(group->size()) + ": " + backend->description();
-        entry["rank"] = rank;
-        entry["host"] = hosts[size_t(rank)];
-        devices.push_back(entry);
-      }
+      for (const std::string& entry : group->all_gather(device.dump(), "the exchange of devices"))
+        devices.push_back(json::parse(entry));
     }
+    if (auto* replicated = dynamic_cast<ReplicatedBackend*>(backend.get());
+        replicated && !replicated->reducer().transport_reason().empty())
+      update_info({{"transport",
+                    {{"reducer", replicated->reducer().name()},
+                     {"reason", replicated->reducer().transport_reason()}}}});
     update_info({{"devices", devices},
                  {"data",
                   {{"dir", mnist.dir.string()},
@@ -202,7 +210,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     observer.on_start(dir, backend->description(), steps);
 
     std::string nvml_problem;
-    auto sources = telemetry_sources(request.backend.device, gpu ? &*gpu : nullptr, &nvml_problem);
+    auto sources = telemetry_sources(backend_options.device, gpu ? &*gpu : nullptr, &nvml_problem);
     if (!nvml_problem.empty())
       update_info({{"telemetry_note", "no GPU telemetry: " + nvml_problem}});
     sampler.emplace(std::move(sources), request.telemetry_hz, std::chrono::steady_clock::now(),

@@ -1,20 +1,25 @@
 // Data parallelism on GPUs: R replicas on one GPU ("logical GPUs", cuda:0x4) and one replica
 // per GPU through NCCL (cuda:0,1) train what one replica trains, to fp32 rounding; a replica
-// that fails ends the step naming itself; device names are parsed and refused in one line.
-// Skips where there is no GPU (and the NCCL cases where there are fewer than two); the parsing
-// checks run everywhere.
+// that fails ends the step naming itself; device names are parsed and refused in one line; two
+// MPI ranks (mpirun) train what one process trains, through NCCL on two GPUs or through host
+// memory on one. Skips where there is no GPU (and the NCCL cases where there are fewer than
+// two, the MPI ones without MPI or mpirun); the parsing checks run everywhere.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cuda_test_support.hpp"
 #include "engine/backend.hpp"
+#include "engine/checkpoint.hpp"
 #include "engine/cuda_backend.hpp"
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
 #include "engine/init.hpp"
+#include "engine/run_record.hpp"
+#include "gpulab/build_config.hpp"
 #include "kernels/cuda/check.hpp"
 #include "test_support.hpp"
 
@@ -254,6 +259,101 @@ TEST_F(CudaDataParallelTest, NcclAcrossGpusTrainsWhatOneReplicaTrains) {
   expect_same_training("cuda:0,1", 0.0f, momentum());
   expect_same_training("cuda:0x2,1x2", 0.5f, momentum());
   expect_same_training("cuda:all", 0.0f, momentum());
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU ranks under MPI: `mpirun -np 2 gpulab-cli train --dist mpi` ends with the weights of one
+// process on one GPU, through NCCL (a GPU per rank) or through host memory (both on cuda:0).
+
+struct MpiGpuRun {
+  std::vector<float> params;
+  RunData run;
+};
+
+class CudaMpiRanksTest : public CudaDataParallelTest {
+ protected:
+  void SetUp() override {
+    CudaDataParallelTest::SetUp();
+    if (IsSkipped()) return;
+    if (!GPULAB_MPI_ENABLED) GTEST_SKIP() << "this build has no MPI (GPULAB_MPI)";
+    if (test::run_command("command -v mpirun").exit_code != 0)
+      GTEST_SKIP() << "mpirun is not installed";
+    test::write_mnist(dir_.path() / "data", test::synthetic_set(256, 1),
+                      test::synthetic_set(64, 2));
+  }
+  // 12 steps of 32 images on `device`, as one process or as `ranks` processes under mpirun.
+  MpiGpuRun train(const std::string& name, const std::string& device, int ranks) {
+    const auto weights = dir_.path() / (name + ".safetensors");
+    const auto out = dir_.path() / name;
+    std::string command = std::string(GPULAB_CLI_PATH) +
+                          " train --model lenet5 --steps 12 --batch 32 --quiet --device " + device +
+                          " --data-dir " + (dir_.path() / "data").string() + " --out " +
+                          out.string() + " --save " + weights.string();
+    if (ranks > 1)
+      command = "mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
+                command + " --dist mpi --collective-timeout 60";
+    const test::CliResult result = test::run_command(command);
+    EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.output;
+    MpiGpuRun trained;
+    if (result.exit_code != 0) return trained;
+    const ModelPlan plan = plan_model(preset("lenet5"));
+    trained.params.resize(plan.parameter_count);
+    apply_checkpoint(load_checkpoint(weights), plan, trained.params, weights.string());
+    trained.run = load_run(out);
+    return trained;
+  }
+  test::TempDir dir_;
+};
+
+TEST_F(CudaMpiRanksTest, TwoRanksOnTwoGpusAllReduceThroughNccl) {
+  if (gpu_count() < 2)
+    GTEST_SKIP() << "a GPU per rank needs two GPUs (NCCL refuses two ranks on one GPU); this "
+                    "machine has "
+                 << gpu_count();
+  const MpiGpuRun one = train("one", "cuda:0", 1);
+  const MpiGpuRun two = train("two", "cuda", 2);  // rank r takes GPU r
+  ASSERT_FALSE(one.params.empty());
+  ASSERT_FALSE(two.params.empty());
+  EXPECT_TRUE(test::all_finite(two.params));
+  EXPECT_LE(relative_error(two.params, one.params), 1e-5);
+  const nlohmann::json& info = two.run.info;
+  EXPECT_EQ(two.run.status(), "finished");
+  EXPECT_EQ(info["transport"]["reducer"], "nccl") << info["transport"];
+  EXPECT_NE(info["transport"]["reason"].get<std::string>().find("a GPU of its own"),
+            std::string::npos)
+      << info["transport"];
+  ASSERT_EQ(info["devices"].size(), 2u);
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(info["devices"][rank]["rank"], rank);
+    EXPECT_EQ(info["devices"][rank]["id"], "cuda:" + std::to_string(rank));
+    EXPECT_TRUE(info["devices"][rank].contains("host"));
+    EXPECT_TRUE(info["devices"][rank].contains("pci_bus_id"));
+  }
+  EXPECT_NE(info["devices"][0]["pci_bus_id"], info["devices"][1]["pci_bus_id"]);
+  EXPECT_EQ(two.run.replica_steps.size(), 24u);  // both ranks, every step
+}
+
+TEST_F(CudaMpiRanksTest, TwoRanksSharingAGpuGoThroughHostMemoryAndSaySo) {
+  const MpiGpuRun one = train("one", "cuda:0", 1);
+  const MpiGpuRun two = train("two", "cuda:0", 2);  // both ranks on GPU 0
+  ASSERT_FALSE(one.params.empty());
+  ASSERT_FALSE(two.params.empty());
+  EXPECT_TRUE(test::all_finite(two.params));
+  EXPECT_LE(relative_error(two.params, one.params), 1e-5);
+  const nlohmann::json& info = two.run.info;
+  EXPECT_EQ(two.run.status(), "finished");
+  EXPECT_EQ(info["transport"]["reducer"], "mpi-host") << info["transport"];
+  const std::string reason = info["transport"]["reason"];
+  EXPECT_EQ(reason.rfind("ranks 0 and 1 share GPU 0", 0), 0u) << reason;
+  EXPECT_NE(reason.find("gradients go through host memory over MPI"), std::string::npos) << reason;
+  ASSERT_EQ(info["devices"].size(), 2u);
+  EXPECT_EQ(info["devices"][1]["id"], "cuda:0");
+  // Rank 0's start line (the description) says the same.
+  const std::string start_line = info["devices"][0]["description"];
+  EXPECT_NE(start_line.find("mpi-host all-reduce: ranks 0 and 1 share GPU 0"), std::string::npos)
+      << start_line;
+  EXPECT_EQ(info["reduction"]["reducer"], "mpi-host");
+  EXPECT_EQ(two.run.replica_steps.size(), 24u);
 }
 
 }  // namespace

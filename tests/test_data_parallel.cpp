@@ -2,13 +2,15 @@
 // a batch that does not divide), all-reduce and the parameter server agree, bucket sizes change
 // nothing, a peer that never arrives times out, a failing replica names itself, two MPI
 // processes end with the weights of one, a NaN on one rank, a rank that never arrives or a dead
-// rank ends the MPI job with rank 0's record saying why, and the all-reduce benchmark.
+// rank ends the MPI job with rank 0's record saying why, GPU ranks choose their GPU and transport
+// (and are refused in one line), and the all-reduce benchmark.
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -20,6 +22,7 @@
 #include "engine/checkpoint.hpp"
 #include "engine/errors.hpp"
 #include "engine/cpu_backend.hpp"
+#include "engine/gpu_ranks.hpp"
 #include "engine/gradient_reducer.hpp"
 #include "engine/init.hpp"
 #include "engine/process_group.hpp"
@@ -342,21 +345,97 @@ TEST(DataParallel, ANanOnOneReplicaEndsTheStepNamingIt) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
-struct CliResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-CliResult run_command(const std::string& command) {
-  CliResult result;
-  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  std::array<char, 4096> buffer;
-  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
-    result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+// GPU ranks under MPI: the choice of GPU and of transport are plain functions, so every rank
+// reaches the same answer and the tests need neither MPI nor a GPU.
+RankGpu gpu_on(const std::string& host, int index, const std::string& bus_id) {
+  return RankGpu{host, index, bus_id, "NVIDIA H100 80GB HBM3", ""};
 }
+
+TEST(GpuRanks, NcclWhenEveryRankHasAGpuOfItsOwn) {
+  EXPECT_EQ(choose_rank_transport({gpu_on("a", 0, "0000:65:00.0")}).transport, RankTransport::None);
+  const TransportChoice two =
+      choose_rank_transport({gpu_on("a", 0, "0000:65:00.0"), gpu_on("a", 1, "0000:66:00.0")});
+  EXPECT_EQ(two.transport, RankTransport::Nccl) << two.reason;
+  // The same bus id on two hosts is two GPUs.
+  EXPECT_EQ(choose_rank_transport({gpu_on("a", 0, "0000:65:00.0"), gpu_on("b", 0, "0000:65:00.0"),
+                                   gpu_on("a", 1, "0000:66:00.0")})
+                .transport,
+            RankTransport::Nccl);
+  // Each rank sees its GPU as cuda:0 (CUDA_VISIBLE_DEVICES): the bus ids tell them apart.
+  EXPECT_EQ(choose_rank_transport({gpu_on("a", 0, "0000:65:00.0"), gpu_on("a", 0, "0000:66:00.0")})
+                .transport,
+            RankTransport::Nccl);
+  EXPECT_STREQ(rank_transport_name(RankTransport::Nccl), "nccl");
+  EXPECT_STREQ(rank_transport_name(RankTransport::HostMpi), "mpi-host");
+}
+
+TEST(GpuRanks, RanksSharingAGpuGoThroughHostMemoryAndSayWhy) {
+  const TransportChoice shared = choose_rank_transport(
+      {gpu_on("node1", 0, "0000:65:00.0"), gpu_on("node1", 0, "0000:65:00.0")});
+  EXPECT_EQ(shared.transport, RankTransport::HostMpi);
+  EXPECT_EQ(shared.reason,
+            "ranks 0 and 1 share GPU 0 (0000:65:00.0) on host node1: NCCL needs one rank per GPU; "
+            "gradients go through host memory over MPI");
+  // Every rank on the shared GPU is named; an unknown bus id falls back to the index.
+  const TransportChoice three = choose_rank_transport(
+      {gpu_on("n", 1, ""), gpu_on("n", 0, ""), gpu_on("m", 1, ""), gpu_on("n", 1, "")});
+  EXPECT_EQ(three.transport, RankTransport::HostMpi);
+  EXPECT_EQ(three.reason.rfind("ranks 0 and 3 share GPU 1 on host n: ", 0), 0u) << three.reason;
+  const TransportChoice four = choose_rank_transport(
+      {gpu_on("n", 0, "x"), gpu_on("n", 0, "x"), gpu_on("n", 0, "x"), gpu_on("n", 1, "y")});
+  EXPECT_EQ(four.reason.rfind("ranks 0, 1 and 2 share GPU 0 (x) on host n", 0), 0u) << four.reason;
+  // A rank without NCCL sends everyone through host memory, naming itself.
+  std::vector<RankGpu> ranks = {gpu_on("a", 0, "p"), gpu_on("b", 0, "p")};
+  ranks[1].nccl_problem = "NCCL is not installed (libnccl.so.2 could not be loaded)";
+  const TransportChoice missing = choose_rank_transport(ranks);
+  EXPECT_EQ(missing.transport, RankTransport::HostMpi);
+  EXPECT_EQ(missing.reason,
+            "rank 1 (host b) cannot use NCCL: NCCL is not installed (libnccl.so.2 could not be "
+            "loaded); gradients go through host memory over MPI");
+}
+
+TEST(GpuRanks, EachRankTakesAGpuOfItsHost) {
+  const std::vector<std::string> hosts = {"a", "a", "b", "a", "b"};
+  EXPECT_EQ(local_rank_from_hosts(hosts, 0), 0);
+  EXPECT_EQ(local_rank_from_hosts(hosts, 3), 2);
+  EXPECT_EQ(local_rank_from_hosts(hosts, 4), 1);
+  EXPECT_EQ(rank_device("cuda", 3, 2), "cuda:1");  // local rank mod the host's GPUs
+  EXPECT_EQ(rank_device("cuda:auto", 2, 4), "cuda:2");
+  EXPECT_EQ(rank_device("cuda:auto", 0, 0), "cuda:0");  // left for require_gpus to refuse
+  EXPECT_EQ(rank_device("cuda:1", 5, 8), "cuda:1");     // named: every rank on GPU 1
+  EXPECT_EQ(rank_device("cuda:0x2", 1, 2), "cuda:0x2");
+  EXPECT_EQ(parse_cuda_devices("cuda:auto").replicas, (std::vector<int>{0}));
+
+  // The launcher's local rank wins over the host names.
+  const char* saved = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+  const std::string kept = saved ? saved : "";
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "3", 1);
+  EXPECT_EQ(launcher_local_rank(), 3);
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "three", 1);
+  const int ignored = launcher_local_rank();  // SLURM_LOCALID may still be set outside
+  EXPECT_NE(ignored, 3);
+  if (saved)
+    setenv("OMPI_COMM_WORLD_LOCAL_RANK", kept.c_str(), 1);
+  else
+    unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+}
+
+TEST(GpuRanks, ARankDrivesOneGpu) {
+  EXPECT_EQ(mpi_device_problem("cuda"), "");
+  EXPECT_EQ(mpi_device_problem("cuda:auto"), "");
+  EXPECT_EQ(mpi_device_problem("cuda:1"), "");
+  EXPECT_EQ(mpi_device_problem("cuda:0x2"), "");  // summed on the GPU, then across the ranks
+  for (const char* device : {"cuda:0,1", "cuda:all", "cuda:0x2,1x2"}) {
+    const std::string why = mpi_device_problem(device);
+    const std::string expected =
+        std::string("--device ") + device + ": with --dist mpi each rank drives one GPU";
+    EXPECT_EQ(why.rfind(expected, 0), 0u) << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  }
+}
+
+using test::CliResult;
+using test::run_command;
 
 // Refused in one line naming the flag, before any data is looked for (the folder is missing).
 TEST(DataParallelCli, RefusesBadCombinationsNamingTheFlag) {
@@ -381,6 +460,39 @@ TEST(DataParallelCli, RefusesBadCombinationsNamingTheFlag) {
   if (!mpi_built()) {
     const CliResult r = run_command("env OMPI_COMM_WORLD_SIZE=2 " + cli + "--dist mpi");
     EXPECT_NE(r.output.find("this build has no MPI"), std::string::npos) << r.output;
+  }
+}
+
+// GPU ranks are refused in one line naming the flag, before any data is looked for: outside
+// mpirun (naming --dist), several GPUs per rank (naming --device), a GPU that is not there.
+TEST(DataParallelCli, GpuRanksAreRefusedNamingTheFlag) {
+  const std::string cli = std::string(GPULAB_CLI_PATH) + " train --data-dir /nonexistent ";
+  const std::string outside = "env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK ";
+  // As if under mpirun (the launcher's variable set): the checks before MPI starts still apply.
+  const std::string inside = outside + "OMPI_COMM_WORLD_SIZE=2 ";
+  struct Case {
+    std::string command, mention;
+  };
+  std::vector<Case> cases;
+  if (GPULAB_CUDA_ENABLED) {
+    cases = {{outside + cli + "--device cuda --dist mpi", "--dist mpi: not started by mpirun"},
+             {outside + cli + "--device cuda:auto --dist mpi", "--dist mpi: not started by mpirun"},
+             {outside + cli + "--device cuda:0,1 --dist mpi", "--device cuda:0,1: with --dist mpi"},
+             {outside + cli + "--device cuda:all --dist mpi", "--device cuda:all: with --dist mpi"},
+             {outside + cli + "--device cuda --dist mpi --sync parameter-server",
+              "--sync parameter-server"}};
+    if (mpi_built())
+      cases.push_back({inside + cli + "--device cuda:9 --dist mpi", "--device cuda:9: "});
+  } else {
+    cases = {{outside + cli + "--device cuda --dist mpi", "--device cuda: no GPU"}};
+  }
+  for (const Case& c : cases) {
+    const CliResult r = run_command(c.command);
+    EXPECT_NE(r.exit_code, 0) << c.command;
+    EXPECT_NE(r.output.find(c.mention), std::string::npos) << c.command << "\n" << r.output;
+    EXPECT_EQ(r.output.find("/nonexistent"), std::string::npos) << c.command << "\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << c.command << "\n"
+                                                                     << r.output;
   }
 }
 
@@ -437,6 +549,10 @@ TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
   EXPECT_EQ(run.status(), "finished");
   ASSERT_EQ(run.info["devices"].size(), 2u);
   EXPECT_TRUE(run.info["devices"][1].contains("host"));
+  // Each rank's own entry, gathered from it.
+  EXPECT_EQ(run.info["devices"][1]["rank"], 1);
+  const std::string second = run.info["devices"][1]["description"];
+  EXPECT_EQ(second.rfind("MPI rank 1 of 2: cpu", 0), 0u) << second;
   EXPECT_EQ(run.replica_steps.size(), 24u);  // both ranks, every step
 }
 

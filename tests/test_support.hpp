@@ -1,8 +1,11 @@
-// Shared by the engine tests: tiny synthetic image sets, MNIST-format folders, temp folders.
+// Shared by the engine tests: tiny synthetic image sets, MNIST-format folders, temp folders,
+// running a command line.
 #pragma once
 
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -88,6 +91,24 @@ inline double relative_error(const std::vector<float>& a, const std::vector<floa
     norm += double(b[i]) * b[i];
   }
   return std::sqrt(diff / norm);
+}
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs a shell command line as a user would, and keeps what it printed.
+inline CliResult run_command(const std::string& command) {
+  CliResult result;
+  std::FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer;
+  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
+    result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
 }
 
 }  // namespace gpulab::test
