@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <mutex>
 #include <span>
 #include <sstream>
 #include <stdexcept>
@@ -66,10 +67,11 @@ class GpuReducer final : public CudaReducer {
     if (groups_.size() == 1 && transport_.transport == RankTransport::None) return "device";
     return shared ? "nccl+device" : "nccl";
   }
+  void gradients_ready(int local_replica, const BufferView& grads, size_t from) override;
   void reduce(int local_replica, const BufferView& grads, const BufferView& params,
               const UpdateStep& update, ReduceTimes& times) override;
   void abort(const std::string& reason) override { barrier_.abort(reason); }
-  void reset() override { barrier_.reset(); }
+  void reset() override;
   void release() override;
   std::vector<double> bucket_ms() const override {
     return host_reducer_ ? host_reducer_->bucket_ms() : std::vector<double>{};
@@ -88,7 +90,12 @@ class GpuReducer final : public CudaReducer {
     ncclComm_t comm = nullptr;
 #endif
   };
-  void enqueue_reduction(const UpdateStep& update);  // by the last replica to arrive
+  // Replica r's gradients from `from` on are enqueued on its stream: records its event for each
+  // bucket that lies there, and enqueues, in bucket order, every bucket all replicas have
+  // reached. Under enqueue_mutex_.
+  void announce(int r, const BufferView& grads, size_t from);
+  void begin_step();              // before a step's first bucket: the last step's times
+  void enqueue_bucket(size_t b);  // on every GPU's communication stream
   void connect_ranks();                              // this rank's NCCL communicator
   // Across ranks through host memory: the leader's sum to pinned memory, MPI, and back.
   void exchange_through_host(Group& g, const UpdateStep& update);
@@ -102,11 +109,25 @@ class GpuReducer final : public CudaReducer {
   std::vector<Bucket> buckets_;
   std::vector<Group> groups_;
   std::vector<int> replica_group_;  // replica -> its group
-  std::vector<kc::Event> ready_;    // per replica, on its device: its backward is enqueued
   std::vector<float*> gradients_;   // per replica, this step's
   TimedBarrier barrier_;
-  int64_t steps_ = 0;  // reductions enqueued
-  double last_communication_ms_ = 0;
+  // Buckets are enqueued as the replicas' backward passes reach them (gradients_ready), in
+  // bucket order, by whichever replica's thread completes one; reduce() enqueues the rest.
+  std::mutex enqueue_mutex_;
+  std::vector<std::vector<kc::Event>> bucket_ready_;  // [replica][bucket], on its stream
+  std::vector<size_t> next_;                          // per replica: its first bucket not reached
+  std::vector<int> arrived_;                          // per bucket: replicas that reached it
+  size_t enqueued_ = 0;                               // this step's buckets enqueued
+  int64_t begun_ = 0;       // steps whose first bucket was enqueued
+  int64_t timed_from_ = 2;  // the first step whose times can be read (see begin_step)
+  int64_t last_step_ = 0;   // the step number of the last reduce(), for messages
+  std::vector<int64_t> rounds_;  // per replica: its reduce() calls
+  // Per replica, on its stream, per step slot: its backward pass has ended (a step's times are
+  // read one step later, so steps alternate between two slots).
+  std::vector<kc::Event> backward_end_[2];
+  // The last step read: per replica, the reduction after its backward pass (communication) and
+  // during it (hidden).
+  std::vector<double> last_exposed_ms_, last_hidden_ms_;
   bool released_ = false;
   double timeout_s_;
   // Across MPI ranks (one group, this rank's GPU).
@@ -129,9 +150,14 @@ GpuReducer::GpuReducer(const std::vector<int>& replica_devices, size_t count, do
     : count_(count),
       buckets_(plan_buckets(count, bucket_bytes)),
       replica_group_(replica_devices.size()),
-      ready_(replica_devices.size()),
       gradients_(replica_devices.size(), nullptr),
       barrier_(int(replica_devices.size()), timeout_s),
+      bucket_ready_(replica_devices.size()),
+      next_(replica_devices.size(), 0),
+      arrived_(buckets_.size(), 0),
+      rounds_(replica_devices.size(), 0),
+      last_exposed_ms_(replica_devices.size(), 0.0),
+      last_hidden_ms_(replica_devices.size(), 0.0),
       timeout_s_(timeout_s) {
   if (ranks.group && ranks.group->size() > 1) {
     group_ = ranks.group;
@@ -160,7 +186,8 @@ GpuReducer::GpuReducer(const std::vector<int>& replica_devices, size_t count, do
     found->replicas.push_back(int(r));
     replica_group_[r] = int(found - groups_.begin());
     GPULAB_CUDA_CHECK(cudaSetDevice(device));
-    ready_[r] = kc::make_event(false);
+    for (auto& slot : backward_end_) slot.push_back(kc::make_event());
+    for (size_t b = 0; b < buckets_.size(); ++b) bucket_ready_[r].push_back(kc::make_event(false));
   }
   for (Group& g : groups_) {
     GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
@@ -253,10 +280,56 @@ void GpuReducer::release() {
     if (g.stream && cudaStreamSynchronize(g.stream.get()) != cudaSuccess) cudaGetLastError();
     g = Group{};
   }
-  for (kc::Event& event : ready_) event = kc::Event();
+  for (auto& slot : backward_end_)
+    for (kc::Event& event : slot) event = kc::Event();
+  for (auto& events : bucket_ready_)
+    for (kc::Event& event : events) event = kc::Event();
   // Its last copy from the GPU has ended with the stream; no copy to the GPU reads it any more.
   copied_ = kc::Event();
   host_gradients_ = kc::PinnedBuffer<float>();
+}
+
+void GpuReducer::gradients_ready(int r, const BufferView& grads, size_t from) {
+  // Through host memory the host waits for the whole sum before MPI: nothing to gain early.
+  if (released_ || transport_.transport == RankTransport::HostMpi) return;
+  const std::lock_guard lock(enqueue_mutex_);
+  try {
+    announce(r, grads, from);
+  } catch (const kc::CudaError& e) {
+    if (group_) throw on_this_rank(e);
+    throw;
+  }
+}
+
+void GpuReducer::announce(int r, const BufferView& grads, size_t from) {
+  const DeviceScope scope;
+  gradients_[size_t(r)] = grads.data;
+  size_t& next = next_[size_t(r)];
+  if (next < buckets_.size() && buckets_[next].begin >= from) {
+    GPULAB_CUDA_CHECK(cudaSetDevice(grads.device));
+    for (; next < buckets_.size() && buckets_[next].begin >= from; ++next) {
+      GPULAB_CUDA_CHECK(cudaEventRecord(bucket_ready_[size_t(r)][next].get(),
+                                        static_cast<cudaStream_t>(grads.stream)));
+      ++arrived_[next];
+    }
+  }
+  const int replicas = int(replica_group_.size());
+  while (enqueued_ < buckets_.size() && arrived_[enqueued_] == replicas) {
+    if (enqueued_ == 0) begin_step();
+    enqueue_bucket(enqueued_++);
+  }
+}
+
+void GpuReducer::reset() {
+  barrier_.reset();
+  const std::lock_guard lock(enqueue_mutex_);
+  // The failed step's buckets are forgotten, and its events are no anchor for timing.
+  std::fill(next_.begin(), next_.end(), 0);
+  std::fill(arrived_.begin(), arrived_.end(), 0);
+  enqueued_ = 0;
+  begun_ = std::max(begun_, *std::max_element(rounds_.begin(), rounds_.end()));
+  std::fill(rounds_.begin(), rounds_.end(), begun_);
+  timed_from_ = begun_ + 2;
 }
 
 void GpuReducer::reduce(int r, const BufferView& grads, const BufferView& /*params*/,
@@ -266,20 +339,44 @@ void GpuReducer::reduce(int r, const BufferView& grads, const BufferView& /*para
     throw std::logic_error("the GPU reducer takes device gradients of every parameter");
   const Clock::time_point start = Clock::now();
   auto stream = static_cast<cudaStream_t>(grads.stream);
-  gradients_[size_t(r)] = grads.data;  // read by the completion, after the barrier's lock
   GPULAB_CUDA_CHECK(cudaSetDevice(grads.device));
-  GPULAB_CUDA_CHECK(cudaEventRecord(ready_[size_t(r)].get(), stream));
-  barrier_.arrive_and_wait(r, "the gradient all-reduce of step " + std::to_string(update.step),
-                           [&] {
-                             try {
-                               enqueue_reduction(update);
-                             } catch (const kc::CudaError& e) {
-                               if (group_) throw on_this_rank(e);  // which rank, which GPU
-                               throw;
-                             }
-                           });
+  {
+    const std::lock_guard lock(enqueue_mutex_);
+    last_step_ = update.step;
+    const int64_t step = rounds_[size_t(r)]++;
+    GPULAB_CUDA_CHECK(cudaEventRecord(backward_end_[step % 2][size_t(r)].get(), stream));
+    // What its backward pass did not announce (a replica that does not, a bucket as large as the
+    // model, reductions through host memory) is enqueued now, by the last replica to come.
+    announce(r, grads, 0);
+  }
+  barrier_.arrive_and_wait(
+      r, "the gradient all-reduce of step " + std::to_string(update.step), [&] {
+        try {
+          const std::lock_guard lock(enqueue_mutex_);
+          if (enqueued_ != buckets_.size())
+            throw std::logic_error("the GPU reducer lost a bucket of step " +
+                                   std::to_string(update.step));
+          enqueued_ = 0;
+          std::fill(next_.begin(), next_.end(), 0);
+          std::fill(arrived_.begin(), arrived_.end(), 0);
+          if (group_ && transport_.transport == RankTransport::Nccl) {
+            // The replicas' next forward would wait for this on the device, where no timeout
+            // reaches: wait here, polling, so that a rank that stopped ends the run with a
+            // message (the communicator is aborted when the backend releases the reducer).
+            const Clock::time_point nccl_start = Clock::now();
+            Group& g = groups_.front();
+            GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
+            wait_for(g.reduced.get(), g,
+                     "the NCCL all-reduce of step " + std::to_string(update.step));
+            nccl_wait_ms_ = ms_since(nccl_start);
+          }
+        } catch (const kc::CudaError& e) {
+          if (group_) throw on_this_rank(e);  // which rank, which GPU
+          throw;
+        }
+      });
   GPULAB_CUDA_CHECK(cudaSetDevice(grads.device));
-  // Recorded by the completion before anyone left the barrier.
+  // Recorded with the last bucket, before anyone left the barrier.
   GPULAB_CUDA_CHECK(
       cudaStreamWaitEvent(stream, groups_[size_t(replica_group_[size_t(r)])].reduced.get(), 0));
   // The host's wait for the slowest replica (and rank) to enqueue; what the host spent moving
@@ -289,7 +386,9 @@ void GpuReducer::reduce(int r, const BufferView& grads, const BufferView& /*para
     times.communication_ms = host_communication_ms_;
     times.waiting_ms = std::max(0.0, total_ms - host_communication_ms_);
   } else {
-    times.communication_ms = last_communication_ms_;
+    // Measured on the GPU, a step late (the events of this step have not run yet).
+    times.communication_ms = last_exposed_ms_[size_t(r)];
+    times.hidden_ms = last_hidden_ms_[size_t(r)];
     times.waiting_ms = std::max(0.0, total_ms - nccl_wait_ms_);
   }
 }
@@ -347,44 +446,61 @@ void GpuReducer::exchange_through_host(Group& g, const UpdateStep& update) {
   host_communication_ms_ = copy_ms + mpi.communication_ms + ms_since(back);
 }
 
-void GpuReducer::enqueue_reduction(const UpdateStep& update) {
-  const DeviceScope scope;
+// The last step's reduction ran between its communication streams' start and end events; each
+// replica's backward pass ended at its backward_end_ event. All of it has completed: every
+// replica's stream waited for that reduction before its update, and its host has since waited for
+// its next forward. Times are taken from an anchor that precedes them all: the end of the
+// reduction before (the same communication stream, and every replica's stream waited for it),
+// so no difference is negative. On the GPU the reduction's span, from its first bucket to its
+// last, is what counts as communication: the part before a replica's backward ended was hidden.
+void GpuReducer::begin_step() {
+  const int64_t step = begun_++;
   const bool across_ranks = group_ != nullptr;
-  const bool across_gpus = groups_.size() > 1 || across_ranks;
   const bool nccl = groups_.size() > 1 || transport_.transport == RankTransport::Nccl;
-  // NCCL's all-reduce would wait for a missing rank without end: meet first, under the timeout
-  // (and before the timing events, which would otherwise count this wait as communication).
+  // NCCL's all-reduce would wait for a missing rank without end: meet first, under the timeout.
   if (across_ranks && nccl)
     group_->barrier("the barrier before the gradient all-reduce of step " +
-                    std::to_string(update.step));
-  const int slot = int(steps_ % 2), previous = 1 - slot;
-  // The previous reduction has completed: every replica's stream waited for it before its
-  // update, and every replica has since waited for its next forward. Its time is read now.
-  if (steps_ > 0) {
-    double slowest = 0;
-    for (Group& g : groups_) {
-      GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
-      if (cudaEventQuery(g.end[previous].get()) != cudaSuccess) {
-        cudaGetLastError();  // not ready (a sticky fault shows at the next real call)
-        continue;
-      }
-      float ms = 0;
-      GPULAB_CUDA_CHECK(cudaEventElapsedTime(&ms, g.start[previous].get(), g.end[previous].get()));
-      slowest = std::max(slowest, double(ms));
+                    std::to_string(last_step_ + 1));
+  if (step < timed_from_) return;
+  const int previous = int((step - 1) % 2), anchor = int(step % 2);
+  for (Group& g : groups_) {
+    GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
+    if (cudaEventQuery(g.end[previous].get()) != cudaSuccess) {
+      cudaGetLastError();  // not ready (a sticky fault shows at the next real call)
+      continue;
     }
-    last_communication_ms_ = slowest;
+    const auto since_anchor = [&](const kc::Event& event) {
+      float ms = 0;
+      GPULAB_CUDA_CHECK(cudaEventElapsedTime(&ms, g.end[anchor].get(), event.get()));
+      return double(ms);
+    };
+    const double begin = since_anchor(g.start[previous]), end = since_anchor(g.end[previous]);
+    const double span = std::max(0.0, end - begin);
+    for (const int r : g.replicas) {
+      const double backward_end = since_anchor(backward_end_[previous][size_t(r)]);
+      last_hidden_ms_[size_t(r)] = std::clamp(backward_end - begin, 0.0, span);
+      last_exposed_ms_[size_t(r)] = span - last_hidden_ms_[size_t(r)];
+    }
   }
+}
+
+void GpuReducer::enqueue_bucket(size_t index) {
+  const DeviceScope scope;
+  const bool across_gpus = groups_.size() > 1 || group_ != nullptr;
+  const bool nccl = groups_.size() > 1 || transport_.transport == RankTransport::Nccl;
+  const int slot = int((begun_ - 1) % 2);
+  const Bucket& b = buckets_[index];
+  const size_t n = b.end - b.begin;
   for (Group& g : groups_) {
     GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
     for (const int r : g.replicas)
-      GPULAB_CUDA_CHECK(cudaStreamWaitEvent(g.stream.get(), ready_[size_t(r)].get(), 0));
-    GPULAB_CUDA_CHECK(cudaEventRecord(g.start[slot].get(), g.stream.get()));
+      GPULAB_CUDA_CHECK(
+          cudaStreamWaitEvent(g.stream.get(), bucket_ready_[size_t(r)][index].get(), 0));
+    if (index == 0) GPULAB_CUDA_CHECK(cudaEventRecord(g.start[slot].get(), g.stream.get()));
   }
-  for (const Bucket& b : buckets_) {
-    const size_t n = b.end - b.begin;
-    if (n == 0) continue;
+  if (n > 0) {
     // On each GPU: the sum of its replicas, into all of them, or into the leader alone when
-    // NCCL is still to add the other GPUs' sums.
+    // NCCL or MPI is still to add the other GPUs' sums.
     for (Group& g : groups_) {
       if (g.replicas.size() < 2) continue;
       GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
@@ -421,27 +537,21 @@ void GpuReducer::enqueue_reduction(const UpdateStep& update) {
                                             g.stream.get()));
       }
     }
+#else
+    (void)nccl;
 #endif
   }
+  if (index + 1 < buckets_.size()) return;
+  // The last bucket: through host memory the whole sum goes over MPI now; then the events the
+  // replicas' streams wait for.
   if (transport_.transport == RankTransport::HostMpi) {
     GPULAB_CUDA_CHECK(cudaSetDevice(groups_.front().device));
-    exchange_through_host(groups_.front(), update);
+    exchange_through_host(groups_.front(), UpdateStep{0, last_step_});
   }
   for (Group& g : groups_) {
     GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
     GPULAB_CUDA_CHECK(cudaEventRecord(g.end[slot].get(), g.stream.get()));
     GPULAB_CUDA_CHECK(cudaEventRecord(g.reduced.get(), g.stream.get()));
-  }
-  ++steps_;
-  if (across_ranks && nccl) {
-    // The replicas' next forward would wait for this on the device, where no timeout reaches:
-    // wait here, polling, so that a rank that stopped ends the run with a message (the
-    // communicator is aborted when the backend releases the reducer).
-    const Clock::time_point start = Clock::now();
-    Group& g = groups_.front();
-    GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
-    wait_for(g.reduced.get(), g, "the NCCL all-reduce of step " + std::to_string(update.step));
-    nccl_wait_ms_ = ms_since(start);
   }
 }
 

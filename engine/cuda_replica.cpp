@@ -221,7 +221,10 @@ BatchStats CudaReplica::compute_gradients(std::span<const int32_t> shard, Shard 
     GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.host_loss.data(), s.network->loss(), sizeof(DeviceLoss),
                                       cudaMemcpyDeviceToHost, stream));
     timer.record(CudaStepTimer::kForward, stream);
-    s.graphs->run(key(kBackward), stream, [&] { s.network->backward(); });
+    if (options_.cuda_graph)
+      s.graphs->run(key(kBackward), stream, [&] { s.network->backward(); });
+    else
+      s.network->backward(ready_);  // the reducer starts on each bucket as it is enqueued
     timer.record(CudaStepTimer::kBackward, stream);
 
     GPULAB_CUDA_CHECK(cudaEventSynchronize(timer.event(CudaStepTimer::kForward)));

@@ -35,6 +35,9 @@ class CudaReplica final : public Replica {
   ~CudaReplica() override;
   BatchStats compute_gradients(std::span<const int32_t> shard, Shard position, int64_t step,
                                StepTimes& times) override;
+  // Called after each layer's backward kernels are enqueued, when its phases run eagerly (with
+  // CUDA graphs the backward pass is one launch, and the reducer starts after it).
+  void set_gradients_ready(GradientsReady ready) override { ready_ = std::move(ready); }
   BufferView gradients() override;   // device memory, with its device and stream
   BufferView parameters() override;  // the same
   void apply_update(float lr, int64_t step) override;
@@ -63,6 +66,7 @@ class CudaReplica final : public Replica {
   std::unique_ptr<State> state_;
   CudaGraphCounts released_counts_;  // kept when the state goes
   std::string failure_;
+  GradientsReady ready_;
 };
 
 }  // namespace gpulab

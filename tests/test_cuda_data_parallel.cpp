@@ -111,10 +111,11 @@ struct Trained {
 // the weights of `seed`, on `device`.
 Trained train_steps(const std::string& device, const ModelConfig& model,
                     const OptimizerConfig& optimizer, const data::ImageSet& train, int batch,
-                    int steps, uint64_t seed, bool graphs = true) {
+                    int steps, uint64_t seed, bool graphs = true, double bucket_mb = 25) {
   const ModelPlan plan = plan_model(model);
   BackendOptions options;
   options.device = device;
+  options.bucket_mb = bucket_mb;
   options.batch = batch;
   options.seed = seed;
   options.cuda_graph = graphs;
@@ -207,6 +208,29 @@ TEST_F(CudaDataParallelTest, LogicalReplicasAreDeterministicAndTimed) {
       EXPECT_GT(a.times[i].allreduce_ms, 0) << "step " << i + 1;
     }
   }
+}
+
+// Buckets of 10 KB are reduced on the communication stream while the replicas' backward passes
+// still run: the same bits as one bucket after backward, and some of the reduction hidden.
+TEST_F(CudaDataParallelTest, SmallBucketsOverlapTheBackwardPassWithTheSameWeights) {
+  const ModelConfig model = preset("pytorch-example");
+  const Trained whole = train_steps("cuda:0x2", model, momentum(), train_set, 32, 12, 3, true, 25);
+  const Trained small = train_steps("cuda:0x2", model, momentum(), train_set, 32, 12, 3, true, 0.01);
+  EXPECT_EQ(small.params, whole.params) << "the same sums in the same order";
+  double hidden = 0, whole_hidden = 0;
+  for (size_t i = 2; i < small.replicas.size(); ++i) {  // times are read a step late
+    for (const ReplicaTimes& r : small.replicas[i]) {
+      EXPECT_GE(r.hidden_ms, 0) << "step " << i + 1;
+      EXPECT_GE(r.communication_ms, 0) << "step " << i + 1;
+      hidden += r.hidden_ms;
+    }
+    for (const ReplicaTimes& r : whole.replicas[i]) whole_hidden += r.hidden_ms;
+  }
+  EXPECT_GT(hidden, 0) << "no bucket was reduced during a backward pass";
+  // One bucket starts after every backward pass; the events around that moment may differ by
+  // the timer's resolution (about 0.5 us), no more.
+  EXPECT_LT(whole_hidden, 0.01 * double(whole.replicas.size()))
+      << "one bucket starts after every backward pass";
 }
 
 TEST_F(CudaDataParallelTest, OneReplicaStillReplaysGraphs) {
