@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
 #include <QLabel>
@@ -18,12 +19,14 @@
 
 #include "engine/experiment.hpp"
 #include "test_support.hpp"
+#include "ui_fixture.hpp"
 #include "ui_input.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
 #include "ui/main_window.hpp"
+#include "ui/race_panel.hpp"
 #include "ui/replica_timeline.hpp"
 #include "ui/run_store.hpp"
 #include "ui/scaling_chart.hpp"
@@ -35,19 +38,11 @@ using namespace std::chrono_literals;
 
 using test::wait_until;
 
-class DataParallelWindow : public ::testing::Test {
+class DataParallelWindow : public test::WindowTest {
  protected:
   void SetUp() override {
-    test::write_mnist(data_.path(), test::synthetic_set(512, 1), test::synthetic_set(128, 2));
-    options_.runs_dir = runs_.path();
-    options_.data_dir = data_.path();
-    DeviceList devices;
-    devices.cpu = cpu_info();
-    devices.no_gpu_reason = "no NVIDIA driver found (test)";
-    options_.devices = devices;
-    options_.telemetry_hz = 20;
-    window_ = std::make_unique<MainWindow>(options_);
-    window_->show();
+    WindowTest::SetUp();
+    open_window();
     Experiment e;
     e.model = preset("mlp");
     e.train.batch = 32;
@@ -57,11 +52,6 @@ class DataParallelWindow : public ::testing::Test {
     e.train.eval_every = 20;
     window_->experiment()->set_experiment(e);
     window_->device_picker()->set_threads(2);
-  }
-  void TearDown() override {
-    window_->stop_all();
-    wait_until([&] { return !window_->any_running(); }, 30s);
-    window_.reset();
   }
   // Types the replica count into the picker's spin box, as a user would.
   void type_replicas(int replicas) {
@@ -78,13 +68,9 @@ class DataParallelWindow : public ::testing::Test {
     ASSERT_TRUE(window_->any_running()) << window_->message().toStdString();
     ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 120s));
   }
-
-  test::TempDir runs_, data_;
-  WindowOptions options_;
-  std::unique_ptr<MainWindow> window_;
 };
 
-TEST_F(DataParallelWindow, PickerOffersReplicasAndSyncAndSaysGpuReplicasAreNotBuilt) {
+TEST_F(DataParallelWindow, PickerOffersReplicasAndSyncAndSaysWhyGpuReplicasAreOff) {
   DevicePicker* picker = window_->device_picker();
   EXPECT_EQ(picker->replicas(), 1);
   auto* sync = window_->findChild<QComboBox*>("sync-mode");

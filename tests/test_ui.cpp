@@ -33,6 +33,7 @@
 #include "engine/run_record.hpp"
 #include "engine/session.hpp"
 #include "test_support.hpp"
+#include "ui_fixture.hpp"
 #include "ui_input.hpp"
 #include "ui/chart_export.hpp"
 #include "ui/chart_view.hpp"
@@ -63,50 +64,17 @@ std::string read_head(const QString& path, size_t bytes) {
   return head;
 }
 
-DeviceList no_gpu_devices() {
-  DeviceList devices;
-  devices.cpu = cpu_info();
-  devices.no_gpu_reason = "no NVIDIA driver found (test)";
-  return devices;
-}
-
-class Window : public ::testing::Test {
+class Window : public test::WindowTest {
  protected:
   void SetUp() override {
-    test::write_mnist(data_.path(), test::synthetic_set(512, 1), test::synthetic_set(128, 2));
-    options_.runs_dir = runs_.path();
-    options_.data_dir = data_.path();
-    options_.devices = no_gpu_devices();
-    options_.telemetry_hz = 20;
+    WindowTest::SetUp();
     window_ = std::make_unique<MainWindow>(options_);
     window_->show();
-  }
-  void TearDown() override {
-    window_->stop_all();
-    wait_until([&] { return !window_->any_running(); }, 30s);
-    window_.reset();
-  }
-  // A small, fast setup: the MLP, batch 32, `steps` steps.
-  void small_setup(int64_t steps, float lr = 0.01f, OptimizerKind optimizer = OptimizerKind::Adam) {
-    Experiment e;
-    e.model = preset("mlp");
-    e.train.batch = 32;
-    e.train.epochs = 1000;
-    e.train.max_steps = steps;
-    e.train.optimizer.kind = optimizer;
-    e.train.optimizer.lr = lr;
-    e.train.eval_every = 10;
-    window_->experiment()->set_experiment(e);
-    window_->device_picker()->set_threads(1);
   }
   RunEntry* only_run() {
     auto entries = window_->store()->entries();
     return entries.size() == 1 ? entries[0] : nullptr;
   }
-
-  test::TempDir runs_, data_;
-  WindowOptions options_;
-  std::unique_ptr<MainWindow> window_;
 };
 
 TEST_F(Window, BuildsWithEveryPartAndSaysWhyThereIsNoGpu) {
@@ -500,7 +468,7 @@ TEST(WindowLayout, NoTextOverlapsAt1280x720And1920x1080) {
     WindowOptions options;
     options.runs_dir = runs.path();
     options.data_dir = data.path();
-    options.devices = no_gpu_devices();
+    options.devices = test::no_gpu_devices();
     MainWindow window(options);
     window.show_recent(3);
     window.resize(size);
