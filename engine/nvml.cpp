@@ -6,6 +6,8 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include <string>
 #include <type_traits>
 
@@ -132,6 +134,24 @@ void GpuTelemetry::sample(std::vector<DeviceSample>& out) {
     nvml_->read(watched.device, s);
     out.push_back(s);
   }
+}
+
+std::unique_ptr<GpuTelemetry> gpu_telemetry(std::shared_ptr<Nvml> nvml,
+                                            const std::vector<GpuInfo>& gpus,
+                                            std::string* problem) {
+  std::vector<GpuTelemetry::Watched> watched;
+  std::vector<int> seen;
+  for (const GpuInfo& gpu : gpus) {
+    if (std::find(seen.begin(), seen.end(), gpu.index) != seen.end()) continue;
+    seen.push_back(gpu.index);
+    if (Nvml::Device handle = nvml->device(gpu.pci_bus_id, gpu.index))
+      watched.push_back({"cuda:" + std::to_string(gpu.index), handle});
+    else if (problem)
+      *problem += std::string(problem->empty() ? "" : "; ") + "NVML does not know cuda:" +
+                  std::to_string(gpu.index) + " at PCI bus " + gpu.pci_bus_id;
+  }
+  if (watched.empty()) return nullptr;
+  return std::make_unique<GpuTelemetry>(std::move(nvml), std::move(watched));
 }
 
 }  // namespace gpulab

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/devices.hpp"
 #include "engine/telemetry.hpp"
 
 namespace gpulab {
@@ -55,5 +56,13 @@ class GpuTelemetry final : public TelemetrySource {
   std::shared_ptr<Nvml> nvml_;
   std::vector<Watched> devices_;
 };
+
+// The GPU telemetry of a run on `gpus` (require_gpus's list: one entry per replica, so a GPU may
+// come more than once): every GPU the run uses once, labelled "cuda:N", found by its PCI bus id,
+// else its index. GPUs NVML does not know are left out and named in *problem; nullptr when it
+// knows none of them.
+std::unique_ptr<GpuTelemetry> gpu_telemetry(std::shared_ptr<Nvml> nvml,
+                                            const std::vector<GpuInfo>& gpus,
+                                            std::string* problem);
 
 }  // namespace gpulab

@@ -6,6 +6,9 @@
 #include <map>
 #include <set>
 
+#include "engine/backend.hpp"
+#include "engine/errors.hpp"
+
 namespace gpulab {
 namespace {
 
@@ -53,8 +56,17 @@ std::vector<NamePart> run_name_parts(const nlohmann::json& info) {
         {"threads", threads > 0 ? std::to_string(threads) + (threads == 1 ? " thread" : " threads")
                                 : "all cores"});
   }
-  if (const auto* r = member(*config, "replicas"); r && r->is_number() && r->get<int>() > 1)
-    parts.push_back({"replicas", std::to_string(r->get<int>()) + " replicas"});
+  int replicas = 1;
+  if (const auto* r = member(*config, "replicas"); r && r->is_number()) replicas = r->get<int>();
+  if (device.rfind("cuda", 0) == 0) {
+    // GPU replicas are named in the device: cuda:0,1 and cuda:0x2 are two.
+    try {
+      const int named = int(parse_cuda_devices(device).replicas.size());
+      if (named > 1) replicas = named;
+    } catch (const ConfigError&) {
+    }
+  }
+  if (replicas > 1) parts.push_back({"replicas", std::to_string(replicas) + " replicas"});
   if (const auto* b = member(*config, "batch"); b && b->is_number()) {
     std::string batch = "b";  // built up: GCC 12 warns wrongly (-Wrestrict) at "b" + string
     batch += std::to_string(b->get<int>());

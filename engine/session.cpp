@@ -67,21 +67,15 @@ json run_config_json(const RunRequest& request) {
   return config;
 }
 
-// The telemetry sources of a run: this process on the CPU, and the GPU through NVML when the
-// run uses one and NVML is there (its absence only costs the GPU rows of telemetry.csv).
-std::vector<std::unique_ptr<TelemetrySource>> telemetry_sources(const std::string& device,
-                                                                const GpuInfo* gpu,
+// The telemetry sources of a run: this process on the CPU, and every GPU the run uses through
+// NVML when it is there (its absence only costs the GPU rows of telemetry.csv).
+std::vector<std::unique_ptr<TelemetrySource>> telemetry_sources(const std::vector<GpuInfo>& gpus,
                                                                 std::string* nvml_problem) {
   std::vector<std::unique_ptr<TelemetrySource>> sources;
   sources.push_back(std::make_unique<CpuTelemetry>());
-  if (!gpu) return sources;
-  if (const std::shared_ptr<Nvml> nvml = Nvml::load(nvml_problem)) {
-    if (Nvml::Device handle = nvml->device(gpu->pci_bus_id, gpu->index))
-      sources.push_back(std::make_unique<GpuTelemetry>(
-          nvml, std::vector<GpuTelemetry::Watched>{{device, handle}}));
-    else
-      *nvml_problem = "NVML does not know the GPU at PCI bus " + gpu->pci_bus_id;
-  }
+  if (gpus.empty()) return sources;
+  if (const std::shared_ptr<Nvml> nvml = Nvml::load(nvml_problem))
+    if (auto gpu = gpu_telemetry(nvml, gpus, nvml_problem)) sources.push_back(std::move(gpu));
   return sources;
 }
 
@@ -167,10 +161,12 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
 
     json device = {{"id", backend_options.device}, {"description", backend->description()}};
     std::optional<GpuInfo> gpu;
+    std::vector<GpuInfo> gpus;  // one per replica
     if (request.backend.device == "cpu") {
       device.update({{"name", cpu.model}, {"cores", cpu.logical_cores}, {"simd", cpu.simd}});
     } else {
-      gpu = require_gpu(backend_options.device);
+      gpus = require_gpus(backend_options.device);  // under MPI, this rank's GPU
+      gpu = gpus.front();
       device.update({{"name", gpu->name},
                      {"memory_bytes", gpu->memory_bytes},
                      {"compute_capability", std::to_string(gpu->compute_major) + "." +
@@ -210,7 +206,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     observer.on_start(dir, backend->description(), steps);
 
     std::string nvml_problem;
-    auto sources = telemetry_sources(backend_options.device, gpu ? &*gpu : nullptr, &nvml_problem);
+    auto sources = telemetry_sources(gpus, &nvml_problem);
     if (!nvml_problem.empty())
       update_info({{"telemetry_note", "no GPU telemetry: " + nvml_problem}});
     sampler.emplace(std::move(sources), request.telemetry_hz, std::chrono::steady_clock::now(),

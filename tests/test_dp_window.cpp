@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
 #include <QLabel>
@@ -18,12 +19,14 @@
 
 #include "engine/experiment.hpp"
 #include "test_support.hpp"
+#include "ui_fixture.hpp"
 #include "ui_input.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
 #include "ui/main_window.hpp"
+#include "ui/race_panel.hpp"
 #include "ui/replica_timeline.hpp"
 #include "ui/run_store.hpp"
 #include "ui/scaling_chart.hpp"
@@ -35,19 +38,11 @@ using namespace std::chrono_literals;
 
 using test::wait_until;
 
-class DataParallelWindow : public ::testing::Test {
+class DataParallelWindow : public test::WindowTest {
  protected:
   void SetUp() override {
-    test::write_mnist(data_.path(), test::synthetic_set(512, 1), test::synthetic_set(128, 2));
-    options_.runs_dir = runs_.path();
-    options_.data_dir = data_.path();
-    DeviceList devices;
-    devices.cpu = cpu_info();
-    devices.no_gpu_reason = "no NVIDIA driver found (test)";
-    options_.devices = devices;
-    options_.telemetry_hz = 20;
-    window_ = std::make_unique<MainWindow>(options_);
-    window_->show();
+    WindowTest::SetUp();
+    open_window();
     Experiment e;
     e.model = preset("mlp");
     e.train.batch = 32;
@@ -57,11 +52,6 @@ class DataParallelWindow : public ::testing::Test {
     e.train.eval_every = 20;
     window_->experiment()->set_experiment(e);
     window_->device_picker()->set_threads(2);
-  }
-  void TearDown() override {
-    window_->stop_all();
-    wait_until([&] { return !window_->any_running(); }, 30s);
-    window_.reset();
   }
   // Types the replica count into the picker's spin box, as a user would.
   void type_replicas(int replicas) {
@@ -78,13 +68,9 @@ class DataParallelWindow : public ::testing::Test {
     ASSERT_TRUE(window_->any_running()) << window_->message().toStdString();
     ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 120s));
   }
-
-  test::TempDir runs_, data_;
-  WindowOptions options_;
-  std::unique_ptr<MainWindow> window_;
 };
 
-TEST_F(DataParallelWindow, PickerOffersReplicasAndSyncAndSaysGpuReplicasAreNotBuilt) {
+TEST_F(DataParallelWindow, PickerOffersReplicasAndSyncAndSaysWhyGpuReplicasAreOff) {
   DevicePicker* picker = window_->device_picker();
   EXPECT_EQ(picker->replicas(), 1);
   auto* sync = window_->findChild<QComboBox*>("sync-mode");
@@ -94,16 +80,161 @@ TEST_F(DataParallelWindow, PickerOffersReplicasAndSyncAndSaysGpuReplicasAreNotBu
   EXPECT_TRUE(sync->isEnabled());
   picker->set_sync(SyncMode::ParameterServer);
   EXPECT_EQ(picker->sync(), SyncMode::ParameterServer);
+  // Without a GPU the GPU choices are there, disabled, and say why.
   auto* gpu = window_->findChild<QSpinBox*>("gpu-replicas");
   ASSERT_NE(gpu, nullptr);
   EXPECT_FALSE(gpu->isEnabled());
-  EXPECT_TRUE(gpu->toolTip().contains("not built yet")) << gpu->toolTip().toStdString();
+  EXPECT_TRUE(gpu->toolTip().contains("No GPU: no NVIDIA driver found")) << gpu->toolTip().toStdString();
+  auto* one_run = window_->findChild<QCheckBox*>("gpu-one-run");
+  ASSERT_NE(one_run, nullptr);
+  EXPECT_FALSE(one_run->isEnabled());
+  EXPECT_TRUE(one_run->toolTip().contains("No GPU")) << one_run->toolTip().toStdString();
   // No data-parallel run ticked: the timeline is one line of hint.
   ReplicaTimeline* timeline = window_->replica_timeline();
   ASSERT_NE(timeline, nullptr);
   EXPECT_EQ(timeline->run(), nullptr);
   EXPECT_FALSE(timeline->plot()->isVisible());
   EXPECT_TRUE(window_->findChild<QLabel*>("replica-timeline-hint")->isVisible());
+}
+
+TEST_F(DataParallelWindow, ReplicasAndSyncAreSavedWithTheSetupAndComeBack) {
+  type_replicas(3);
+  auto* sync = window_->findChild<QComboBox*>("sync-mode");
+  ASSERT_TRUE(sync->isEnabled());
+  test::choose_in_combo(sync, "parameter server");
+  EXPECT_EQ(window_->device_picker()->sync(), SyncMode::ParameterServer);
+
+  // File > Save setup…, the name typed into the dialog.
+  const QString path = QString::fromStdString((runs_.path() / "three-replicas.json").string());
+  test::answer_file_dialog(path, [&] {
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Save setup"));
+  });
+  ASSERT_TRUE(wait_until([&] { return QFileInfo::exists(path); }, 10s));
+  const Experiment saved = load_experiment(path.toStdString());
+  EXPECT_EQ(saved.backend.device, "cpu");
+  EXPECT_EQ(saved.backend.replicas, 3);
+  EXPECT_EQ(saved.backend.sync, SyncMode::ParameterServer);
+  EXPECT_EQ(saved.backend.threads, 2);
+
+  // Quit and start again on the same runs folder: the kept setup brings them back.
+  close_window();
+  open_window();
+  DevicePicker* picker = window_->device_picker();
+  EXPECT_EQ(picker->selected(), std::vector<std::string>{"cpu"});
+  EXPECT_EQ(picker->replicas(), 3);
+  EXPECT_EQ(picker->sync(), SyncMode::ParameterServer);
+  EXPECT_EQ(picker->threads(), 2);
+  EXPECT_TRUE(window_->findChild<QComboBox*>("sync-mode")->isEnabled());
+
+  // And the saved file, opened over other settings, sets them again.
+  picker->set_replicas(1);
+  picker->set_sync(SyncMode::AllReduce);
+  QString error;
+  ASSERT_TRUE(window_->open_setup(path, &error)) << error.toStdString();
+  EXPECT_EQ(picker->replicas(), 3);
+  EXPECT_EQ(picker->sync(), SyncMode::ParameterServer);
+}
+
+// The picker on a machine with two GPUs (a fake list: nothing trains on them here, so the test
+// reads the requests the race line-up collects, which are what ▶ Train would start).
+class GpuPicker : public test::WindowTest {
+ protected:
+  void SetUp() override {
+    WindowTest::SetUp();
+    options_.devices = test::two_gpu_devices();
+    open_window();
+    small_setup(20);
+  }
+  template <typename Widget>
+  Widget* find(const char* name) {
+    auto* widget = window_->findChild<Widget*>(name);
+    EXPECT_NE(widget, nullptr) << name;
+    return widget;
+  }
+  void click(const char* name) {
+    QCheckBox* box = find<QCheckBox>(name);
+    ASSERT_TRUE(box->isEnabled()) << name;
+    QTest::mouseClick(box, Qt::LeftButton, {}, box->rect().center());
+  }
+  void type_gpu_replicas(int replicas) {
+    auto* spin = find<QSpinBox>("gpu-replicas");
+    ASSERT_TRUE(spin->isEnabled());
+    spin->setFocus();
+    spin->selectAll();
+    QTest::keyClicks(spin, QString::number(replicas));
+    QTest::keyClick(spin, Qt::Key_Enter);
+    ASSERT_EQ(spin->value(), replicas);
+  }
+  // Clicks "Add setup" under Race and returns what it added, one request per run.
+  std::vector<RunRequest> add_to_race() {
+    window_->race()->clear();
+    for (QPushButton* button : window_->race()->findChildren<QPushButton*>())
+      if (button->text() == "Add setup") QTest::mouseClick(button, Qt::LeftButton);
+    return window_->race()->entries();
+  }
+  std::vector<std::string> devices_of(const std::vector<RunRequest>& requests) {
+    std::vector<std::string> devices;
+    for (const RunRequest& r : requests) devices.push_back(r.backend.device);
+    return devices;
+  }
+};
+
+TEST_F(GpuPicker, TickedGpusRaceOrTrainAsOneRunWithTheirReplicas) {
+  EXPECT_TRUE(find<QSpinBox>("gpu-replicas")->isEnabled());
+  EXPECT_TRUE(find<QCheckBox>("gpu-one-run")->isEnabled());
+  click("device-cpu");
+  click("device-cuda-0");
+  // One GPU, one replica: a plain single-GPU run, as before.
+  std::vector<RunRequest> requests = add_to_race();
+  ASSERT_EQ(devices_of(requests), std::vector<std::string>{"cuda:0"});
+  EXPECT_EQ(requests[0].backend.replicas, 1);
+  EXPECT_EQ(requests[0].name.find("replicas"), std::string::npos) << requests[0].name;
+
+  // Two GPUs ticked: a race of one run on each, as before.
+  click("device-cuda-1");
+  EXPECT_EQ(devices_of(add_to_race()), (std::vector<std::string>{"cuda:0", "cuda:1"}));
+  EXPECT_TRUE(window_->train_button()->text().contains("Race 2 runs"))
+      << window_->train_button()->text().toStdString();
+
+  // ... or one run across both.
+  click("gpu-one-run");
+  requests = add_to_race();
+  ASSERT_EQ(devices_of(requests), std::vector<std::string>{"cuda:0,1"});
+  EXPECT_EQ(requests[0].backend.replicas, 1);
+  EXPECT_EQ(requests[0].backend.sync, SyncMode::AllReduce);
+  EXPECT_NE(requests[0].name.find("cuda:0,1, 2 replicas"), std::string::npos) << requests[0].name;
+  EXPECT_EQ(window_->train_button()->text().toStdString(), "▶ Train");
+  auto* plan = find<QLabel>("device-plan");
+  EXPECT_TRUE(plan->text().contains("one run on cuda:0,1 (2 replicas)")) << plan->text().toStdString();
+
+  // Two replicas on one GPU.
+  click("device-cuda-1");
+  type_gpu_replicas(2);
+  requests = add_to_race();
+  ASSERT_EQ(devices_of(requests), std::vector<std::string>{"cuda:0x2"});
+  EXPECT_NE(requests[0].name.find("cuda:0x2, 2 replicas"), std::string::npos) << requests[0].name;
+
+  // Two on each of two GPUs, as one run.
+  click("device-cuda-1");
+  requests = add_to_race();
+  ASSERT_EQ(devices_of(requests), std::vector<std::string>{"cuda:0x2,1x2"});
+  EXPECT_NE(requests[0].name.find("cuda:0x2,1x2, 4 replicas"), std::string::npos) << requests[0].name;
+
+  // With the CPU ticked too, a race of the CPU against the two-GPU run; the CPU keeps its row.
+  click("device-cpu");
+  requests = add_to_race();
+  ASSERT_EQ(devices_of(requests), (std::vector<std::string>{"cpu", "cuda:0x2,1x2"}));
+  EXPECT_EQ(requests[0].backend.threads, 1);
+  EXPECT_TRUE(plan->text().contains("a race of 2 runs")) << plan->text().toStdString();
+  click("device-cpu");
+
+  // The choice is kept with the setup: quit, start again, and it is there.
+  close_window();
+  open_window();
+  DevicePicker* picker = window_->device_picker();
+  EXPECT_EQ(picker->selected(), std::vector<std::string>{"cuda:0x2,1x2"});
+  EXPECT_EQ(picker->gpu_replicas(), 2);
+  EXPECT_TRUE(picker->one_gpu_run());
 }
 
 TEST_F(DataParallelWindow, ATwoReplicaRunShowsTheAllReduceAndTwoReplicaLanes) {

@@ -146,6 +146,44 @@ TEST(Nvml, TelemetryLabelsSamplesAndTheFirstComesAtOnce) {
   EXPECT_LT(samples[2].time_s, 1.0);
 }
 
+TEST(Nvml, ARunOnSeveralGpusSamplesEachOnce) {
+  const auto nvml = Nvml::load(nullptr, GPULAB_FAKE_NVML_PATH);
+  ASSERT_NE(nvml, nullptr);
+  auto gpu = [](int index, const std::string& bus) {
+    GpuInfo info;
+    info.index = index;
+    info.pci_bus_id = bus;
+    return info;
+  };
+  // cuda:0x2,1: require_gpus lists a GPU once per replica; each GPU is sampled once.
+  std::string problem;
+  const auto telemetry = gpu_telemetry(
+      nvml, {gpu(0, "0000:65:00.0"), gpu(0, "0000:65:00.0"), gpu(1, "0000:66:00.0")}, &problem);
+  ASSERT_NE(telemetry, nullptr);
+  EXPECT_EQ(problem, "");
+  std::vector<DeviceSample> samples;
+  telemetry->sample(samples);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].device, "cuda:0");
+  EXPECT_EQ(samples[0].util_percent, 87);
+  EXPECT_EQ(samples[0].power_w, 312.5);
+  EXPECT_EQ(samples[1].device, "cuda:1");
+  EXPECT_EQ(samples[1].util_percent, 43);
+  EXPECT_EQ(samples[1].power_w, 156.25);
+
+  // A GPU NVML does not know is named, and the others are still sampled.
+  problem.clear();
+  const auto partial =
+      gpu_telemetry(nvml, {gpu(1, "0000:66:00.0"), gpu(5, "0000:99:00.0")}, &problem);
+  ASSERT_NE(partial, nullptr);
+  EXPECT_NE(problem.find("cuda:5"), std::string::npos) << problem;
+  samples.clear();
+  partial->sample(samples);
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].device, "cuda:1");
+  EXPECT_EQ(gpu_telemetry(nvml, {gpu(5, "0000:99:00.0")}, nullptr), nullptr);
+}
+
 TEST(Nvml, RealLibraryWhereThereIsADriver) {
   // Where CUDA sees a GPU, the driver's NVML must load: a failure there is a failure, not a skip.
   const DeviceList devices = list_devices();

@@ -119,6 +119,35 @@ TEST(ChartBuilder, TelemetryLanesAppearWithTheirFirstSample) {
   EXPECT_FALSE(builder.update());
 }
 
+TEST(ChartBuilder, ARunOnTwoGpusHasALineForEachInEveryLane) {
+  RunData run = make_run("a", 100, 5.0, 12800);
+  for (double t = 0; t < 0.5; t += 0.1)
+    for (const char* gpu : {"cuda:0", "cuda:1"}) {
+      DeviceSample sample;
+      sample.device = gpu;
+      sample.time_s = t;
+      sample.util_percent = gpu[5] == '0' ? 90 : 45;
+      sample.mem_used_bytes = 2.0 * (1 << 30);
+      sample.power_w = 300;
+      sample.temperature_c = 60;
+      run.samples.push_back(sample);
+    }
+  const Chart chart = build_chart(ChartKind::Gpu, {&run}, ChartOptions{});
+  ASSERT_EQ(chart.panels.size(), 4u);
+  for (const Panel& panel : chart.panels) {
+    EXPECT_TRUE(panel.visible) << panel.y_label;
+    std::vector<std::string> gpus;
+    for (const LineSeries& line : panel.lines)
+      if (line.device.rfind("cuda", 0) == 0 && line.points.size() > 0) gpus.push_back(line.device);
+    EXPECT_EQ(gpus, (std::vector<std::string>{"cuda:0", "cuda:1"})) << panel.y_label;
+  }
+  // Each GPU's line carries its own readings.
+  for (const LineSeries& line : chart.panels[0].lines)
+    if (line.device == "cuda:1") {
+      EXPECT_EQ(line.points.y.front(), 45);
+    }
+}
+
 TEST(Compare, SpeedupTimeToTargetAndTheStepBreakdown) {
   const RunData cpu = make_run("cpu", 200, 20.0, 3200);
   const RunData gpu = make_run("gpu", 200, 2.0, 32000);
@@ -234,6 +263,13 @@ TEST(Names, AutomaticNamesCarryTheSettingsAndChartsShowWhatDiffers) {
   replicated.info["config"]["replicas"] = 2;
   EXPECT_EQ(auto_run_name(replicated.info),
             "lenet5 cuda:0, 2 replicas, b256, adam, lr 0.001, fp32");
+  // GPU replicas are named in the device, and the name counts them.
+  EXPECT_EQ(auto_run_name(named_run("cuda:0,1", 0, 256, 0.001).info),
+            "lenet5 cuda:0,1, 2 replicas, b256, adam, lr 0.001, fp32");
+  EXPECT_EQ(auto_run_name(named_run("cuda:0x2,1x2", 0, 256, 0.001).info),
+            "lenet5 cuda:0x2,1x2, 4 replicas, b256, adam, lr 0.001, fp32");
+  EXPECT_EQ(auto_run_name(named_run("cuda:1", 0, 256, 0.001).info),
+            "lenet5 cuda:1, b256, adam, lr 0.001, fp32");
   // The older automatic names are automatic too; a name a person gave stays.
   const RunData old = named_run("cpu", 2, 64, 0.001, "lenet5_cpu_b64");
   const RunData mine = named_run("cpu", 2, 64, 0.001, "my run");

@@ -33,6 +33,7 @@
 #include "engine/run_record.hpp"
 #include "engine/session.hpp"
 #include "test_support.hpp"
+#include "ui_fixture.hpp"
 #include "ui_input.hpp"
 #include "ui/chart_export.hpp"
 #include "ui/chart_view.hpp"
@@ -63,50 +64,17 @@ std::string read_head(const QString& path, size_t bytes) {
   return head;
 }
 
-DeviceList no_gpu_devices() {
-  DeviceList devices;
-  devices.cpu = cpu_info();
-  devices.no_gpu_reason = "no NVIDIA driver found (test)";
-  return devices;
-}
-
-class Window : public ::testing::Test {
+class Window : public test::WindowTest {
  protected:
   void SetUp() override {
-    test::write_mnist(data_.path(), test::synthetic_set(512, 1), test::synthetic_set(128, 2));
-    options_.runs_dir = runs_.path();
-    options_.data_dir = data_.path();
-    options_.devices = no_gpu_devices();
-    options_.telemetry_hz = 20;
+    WindowTest::SetUp();
     window_ = std::make_unique<MainWindow>(options_);
     window_->show();
-  }
-  void TearDown() override {
-    window_->stop_all();
-    wait_until([&] { return !window_->any_running(); }, 30s);
-    window_.reset();
-  }
-  // A small, fast setup: the MLP, batch 32, `steps` steps.
-  void small_setup(int64_t steps, float lr = 0.01f, OptimizerKind optimizer = OptimizerKind::Adam) {
-    Experiment e;
-    e.model = preset("mlp");
-    e.train.batch = 32;
-    e.train.epochs = 1000;
-    e.train.max_steps = steps;
-    e.train.optimizer.kind = optimizer;
-    e.train.optimizer.lr = lr;
-    e.train.eval_every = 10;
-    window_->experiment()->set_experiment(e);
-    window_->device_picker()->set_threads(1);
   }
   RunEntry* only_run() {
     auto entries = window_->store()->entries();
     return entries.size() == 1 ? entries[0] : nullptr;
   }
-
-  test::TempDir runs_, data_;
-  WindowOptions options_;
-  std::unique_ptr<MainWindow> window_;
 };
 
 TEST_F(Window, BuildsWithEveryPartAndSaysWhyThereIsNoGpu) {
@@ -500,7 +468,7 @@ TEST(WindowLayout, NoTextOverlapsAt1280x720And1920x1080) {
     WindowOptions options;
     options.runs_dir = runs.path();
     options.data_dir = data.path();
-    options.devices = no_gpu_devices();
+    options.devices = test::no_gpu_devices();
     MainWindow window(options);
     window.show_recent(3);
     window.resize(size);
@@ -525,6 +493,70 @@ TEST(WindowLayout, NoTextOverlapsAt1280x720And1920x1080) {
       }
     }
   }
+}
+
+// The hardware chart of a run on two GPUs: a line for each GPU in every lane, told apart by shade
+// and named in the legend; other programs' CPU time dashed in the run's colour beside its own.
+TEST(HardwareChart, EachGpuHasItsLineAndOtherProgramsAreDashed) {
+  RunData run;
+  run.info = {{"name", "two gpus"}, {"config", {{"device", "cuda:0,1"}, {"batch", 64}}}};
+  for (int s = 1; s <= 20; ++s) {
+    StepMetrics m;
+    m.step = s;
+    m.time_s = 0.05 * s;
+    m.loss = 1.0 / s;
+    run.steps.push_back(m);
+  }
+  for (double t = 0; t < 1.0; t += 0.1)
+    for (const char* device : {"cpu", "cpu-others", "cuda:0", "cuda:1"}) {
+      DeviceSample sample;
+      sample.device = device;
+      sample.time_s = t;
+      sample.util_percent = device[0] == 'c' && device[1] == 'u' ? 80 : 30;
+      if (device[1] == 'u') {
+        sample.mem_used_bytes = 2.0 * (1 << 30);
+        sample.power_w = 250;
+        sample.temperature_c = 55;
+      }
+      run.samples.push_back(sample);
+    }
+  const Chart chart = build_chart(ChartKind::Gpu, {&run}, ChartOptions{});
+  QCustomPlot plot;
+  plot.resize(1200, 900);
+  DrawnChart drawn = draw_chart(plot, chart, {run_color(3)}, PlotTheme{});
+  plot.replot(QCustomPlot::rpImmediateRefresh);
+
+  // The utilization lane's graphs, by device.
+  std::map<std::string, const DrawnLine*> util;
+  std::map<std::string, int> lanes_with;  // device -> lanes where it has a line with points
+  for (const DrawnLine& line : drawn.lines) {
+    const LineSeries& series = chart.panels[size_t(line.panel)].lines[size_t(line.line)];
+    if (series.points.size() == 0) continue;
+    ++lanes_with[series.device];
+    if (line.panel == 0) util[series.device] = &line;
+  }
+  ASSERT_EQ(util.size(), 4u);
+  EXPECT_EQ(lanes_with["cuda:0"], 4) << "utilization, memory, power and temperature";
+  EXPECT_EQ(lanes_with["cuda:1"], 4);
+  const QPen cpu = util["cpu"]->raw->pen(), others = util["cpu-others"]->raw->pen();
+  EXPECT_EQ(cpu.style(), Qt::SolidLine);
+  EXPECT_EQ(others.style(), Qt::DashLine);
+  EXPECT_EQ(others.color(), cpu.color()) << "other programs are drawn in the run's colour";
+  EXPECT_TRUE(util["cpu-others"]->label.startsWith("two gpus · other programs"))
+      << util["cpu-others"]->label.toStdString();
+  EXPECT_NE(util["cuda:0"]->raw->pen().color(), util["cuda:1"]->raw->pen().color());
+  EXPECT_TRUE(util["cuda:1"]->label.contains("cuda:1")) << util["cuda:1"]->label.toStdString();
+
+  QStringList legend;
+  ASSERT_NE(drawn.legend, nullptr);
+  for (int i = 0; i < drawn.legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(drawn.legend->item(i)))
+      legend << item->plottable()->name();
+  EXPECT_TRUE(legend.contains("two gpus · other programs")) << legend.join(" | ").toStdString();
+  EXPECT_TRUE(legend.contains("two gpus · cuda:0")) << legend.join(" | ").toStdString();
+  EXPECT_TRUE(legend.contains("two gpus · cuda:1")) << legend.join(" | ").toStdString();
+  const QStringList problems = layout_problems(plot);
+  EXPECT_TRUE(problems.isEmpty()) << problems.join("\n").toStdString();
 }
 
 // gpulab-cli export's charts of 21 runs: names and bar labels readable, colours all different.

@@ -26,6 +26,7 @@
 #include "ui/main_window.hpp"
 #include "ui/run_store.hpp"
 #include "ui/runs_panel.hpp"
+#include "ui_fixture.hpp"
 #include "ui_input.hpp"
 
 namespace gpulab::ui {
@@ -34,28 +35,8 @@ namespace {
 using namespace std::chrono_literals;
 using test::wait_until;
 
-DeviceList no_gpu_devices() {
-  DeviceList devices;
-  devices.cpu = cpu_info();
-  devices.no_gpu_reason = "no NVIDIA driver found (test)";
-  return devices;
-}
-
-class Input : public ::testing::Test {
+class Input : public test::WindowTest {
  protected:
-  void SetUp() override {
-    test::write_mnist(data_.path(), test::synthetic_set(512, 1), test::synthetic_set(128, 2));
-    options_.runs_dir = runs_.path();
-    options_.data_dir = data_.path();
-    options_.devices = no_gpu_devices();
-    options_.telemetry_hz = 20;
-  }
-  void TearDown() override {
-    if (!window_) return;
-    window_->stop_all();
-    wait_until([&] { return !window_->any_running(); }, 60s);
-    window_.reset();
-  }
   // A run recorded by gpulab-cli, as a user makes one before starting the window.
   void cli_run(const std::string& name) {
     const std::string command = std::string(GPULAB_CLI_PATH) +
@@ -64,31 +45,12 @@ class Input : public ::testing::Test {
                                 (runs_.path() / name).string() + " > /dev/null 2>&1";
     ASSERT_EQ(std::system(command.c_str()), 0) << command;
   }
-  void open_window() {
-    window_ = std::make_unique<MainWindow>(options_);
-    window_->show();
-    ASSERT_TRUE(QTest::qWaitForWindowExposed(window_.get()));
-  }
   QTreeWidget* runs_tree() { return window_->runs_panel()->tree(); }
   QModelIndex run_index(int row) { return runs_tree()->model()->index(row, 0); }
   RunEntry* run_at(int row) {
     const int id = runs_tree()->topLevelItem(row)->data(0, Qt::UserRole).toInt();
     return window_->store()->find(id);
   }
-  void small_setup(int64_t steps) {
-    Experiment e;
-    e.model = preset("mlp");
-    e.train.batch = 32;
-    e.train.epochs = 1000;
-    e.train.max_steps = steps;
-    e.train.eval_every = 10;
-    window_->experiment()->set_experiment(e);
-    window_->device_picker()->set_threads(1);
-  }
-
-  test::TempDir runs_, data_;
-  WindowOptions options_;
-  std::unique_ptr<MainWindow> window_;
 };
 
 // Issue 9.1: a click on a run's check box rebuilt the list under the view's own mouse handler.

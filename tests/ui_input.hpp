@@ -1,16 +1,24 @@
 // Real input for the window's tests: clicks where the style draws an item or its check box, keys,
-// drags, menus opened from the menu bar as a person opens them; and a guard that closes the
-// dialogs and popups a click opens, so no test hangs on a dialog nobody answers.
+// drags, menus opened from the menu bar as a person opens them, combo boxes, names typed into file
+// dialogs; and a guard that closes the dialogs and popups a click opens, so no test hangs on a
+// dialog nobody answers.
 #pragma once
 
 #include <chrono>
 #include <functional>
 #include <thread>
 
+#include <gtest/gtest.h>
+#include <QAbstractButton>
 #include <QAbstractItemView>
 #include <QApplication>
+#include <QComboBox>
 #include <QDialog>
 #include <QElapsedTimer>
+#include <QCompleter>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QLineEdit>
 #include <QMainWindow>
 #include <QMenu>
 #include <QMenuBar>
@@ -104,6 +112,54 @@ inline bool choose_from_menu_bar(QMainWindow* window, const QString& menu, const
     popup->close();
   }
   return false;
+}
+
+// Chooses `text` in a combo box as a person does: a click opens its list, a click on the entry.
+inline void choose_in_combo(QComboBox* combo, const QString& text) {
+  QTest::mouseClick(combo, Qt::LeftButton);
+  QAbstractItemView* list = combo->view();
+  ASSERT_TRUE(wait_until([&] { return list->isVisible(); }, 5s)) << "the list did not open";
+  // A release sooner than a double click after opening is taken as the opening click's own.
+  QTest::qWait(QApplication::doubleClickInterval() + 50);
+  const int row = combo->findText(text);
+  ASSERT_GE(row, 0) << text.toStdString();
+  const QModelIndex index = list->model()->index(row, 0);
+  QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualRect(index).center());
+  ASSERT_TRUE(wait_until([&] { return !list->isVisible(); }, 5s));
+  EXPECT_EQ(combo->currentText(), text);
+}
+
+// Types `path` into the file dialog that `open` opens and clicks its Save (or Open) button. The
+// click comes a moment after the typing, once the name box's completer has had its say: a Return
+// in the box could go to the completer's list instead of the dialog.
+inline void answer_file_dialog(const QString& path, const std::function<void()>& open) {
+  int stage = 0;  // 0: waiting for the dialog, 1: typed, 2: clicked
+  QTimer poll;
+  poll.setInterval(50);
+  QObject::connect(&poll, &QTimer::timeout, [&] {
+    auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+    auto* name = dialog ? dialog->findChild<QLineEdit*>("fileNameEdit") : nullptr;
+    if (!name || !name->isVisible() || stage == 2) return;
+    if (stage == 0) {
+      name->setFocus();
+      name->selectAll();
+      QTest::keyClicks(name, path);
+      stage = 1;
+      return;
+    }
+    if (name->completer() && name->completer()->popup()->isVisible())
+      name->completer()->popup()->hide();
+    auto* buttons = dialog->findChild<QDialogButtonBox*>("buttonBox");
+    for (QAbstractButton* button : buttons ? buttons->buttons() : QList<QAbstractButton*>{})
+      if (buttons->buttonRole(button) == QDialogButtonBox::AcceptRole && button->isEnabled()) {
+        QTest::mouseClick(button, Qt::LeftButton);
+        stage = 2;
+        return;
+      }
+  });
+  poll.start();
+  open();
+  EXPECT_EQ(stage, 2) << "no file dialog was answered";
 }
 
 // Closes every modal dialog that opens while it lives (file dialogs included: the tests use Qt's

@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <QFileInfo>
 #include <QSvgGenerator>
 #include <qcustomplot.h>
+
+#include "engine/telemetry.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -228,6 +231,37 @@ void fit_bar_axis(QCPAxis* y, double label_px = 0) {
   y->setRange(0, y->range().upper > 0 ? y->range().upper * std::max(1.08, room) : 1.0);
 }
 
+// How a hardware line is told apart from its run's other lines, which share the run's colour:
+// other programs' CPU time is dashed, and a run on several GPUs draws its second and later GPUs
+// darker; each of these gets a legend entry "<run> · other programs", "<run> · cuda:1".
+struct DeviceStyle {
+  QColor color;
+  Qt::PenStyle style = Qt::SolidLine;
+  QString legend;  // what the legend adds to the run's name; empty: no entry of its own
+};
+
+DeviceStyle device_style(const Chart& chart, const LineSeries& line, const QColor& color) {
+  DeviceStyle style;
+  style.color = color;
+  if (line.device == kOtherProgramsDevice) {
+    style.style = Qt::DashLine;
+    style.legend = QObject::tr("other programs");
+    return style;
+  }
+  if (line.device.rfind("cuda", 0) != 0) return style;
+  std::vector<std::string> gpus;  // the run's GPUs, in the order they were first sampled
+  for (const Panel& panel : chart.panels)
+    for (const LineSeries& other : panel.lines)
+      if (other.run == line.run && other.device.rfind("cuda", 0) == 0 &&
+          std::find(gpus.begin(), gpus.end(), other.device) == gpus.end())
+        gpus.push_back(other.device);
+  if (gpus.size() < 2) return style;
+  const int rank = int(std::find(gpus.begin(), gpus.end(), line.device) - gpus.begin());
+  style.color = color.darker(100 + 50 * std::min(rank, 3));
+  style.legend = QString::fromStdString(line.device);
+  return style;
+}
+
 }  // namespace
 
 void DataBounds::add(double x, double y) {
@@ -294,6 +328,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
   const int smooth_width = theme.presenter ? 3 : 2;
   std::vector<QCPAxisRect*> line_rects;
   std::vector<bool> run_in_legend(chart.runs.size(), false);
+  std::set<std::pair<int, QString>> device_in_legend;  // (run, "other programs" or a GPU)
 
   // A chart with a stacked bar panel names its runs under the bars, and its legend keeps to the
   // stacks' parts, so that it stays small.
@@ -340,13 +375,17 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
       rect->axis(QCPAxis::atBottom)->setLabel(QString::fromStdString(chart.x_label));
     for (size_t l = 0; l < panel.lines.size(); ++l) {
       const LineSeries& line = panel.lines[l];
-      const QColor color = line.run < int(colors.size()) ? colors[line.run] : run_color(line.run);
+      const QColor run_colour = line.run < int(colors.size()) ? colors[line.run] : run_color(line.run);
+      const DeviceStyle device = device_style(chart, line, run_colour);
+      const QColor color = device.color;
       const QString run = QString::fromStdString(chart.runs[line.run]);
       DrawnLine out;
       out.panel = int(p);
       out.line = int(l);
-      out.label = run + (line.device.empty() ? "" : " " + QString::fromStdString(line.device)) +
-                  ": " + metric_label(line.metric);
+      const QString which = line.device == kOtherProgramsDevice ? " · " + device.legend
+                            : line.device.empty()               ? QString()
+                                                  : " " + QString::fromStdString(line.device);
+      out.label = run + which + ": " + metric_label(line.metric);
       out.raw = plot.addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
       out.raw->setLayer(kDataLayer);
       out.raw->setName(run);
@@ -357,7 +396,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
       } else {
         const bool smoothing = line.smoothing > 1;
         out.raw->setPen(QPen(smoothing ? lighter(color, raw_toward_white) : color,
-                             smoothing ? 1 : smooth_width));
+                             smoothing ? 1 : smooth_width, device.style));
         if (smoothing) {
           out.smooth = plot.addGraph(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
           out.smooth->setLayer(kDataLayer);
@@ -365,7 +404,13 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
           out.smooth->setPen(QPen(color, smooth_width));
         }
       }
-      if (!run_in_legend[line.run] && !line.markers && !stacked_bars) {
+      if (!device.legend.isEmpty()) {
+        // Named once per run, where the line has points (a lane with none is not its own).
+        if (line.points.size() > 0 && device_in_legend.insert({line.run, device.legend}).second) {
+          out.raw->setName(run_legend[size_t(line.run)] + " · " + device.legend);
+          legend.push_back(out.raw);
+        }
+      } else if (!run_in_legend[line.run] && !line.markers && !stacked_bars) {
         run_in_legend[line.run] = true;
         (out.smooth ? out.smooth : out.raw)->setName(run_legend[size_t(line.run)]);
         legend.push_back(out.smooth ? out.smooth : out.raw);

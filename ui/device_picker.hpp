@@ -1,6 +1,6 @@
-// Where to train: the CPU (with its thread count and data-parallel replicas) and each GPU; tick
-// several to race them. With no GPU the GPU choice is disabled and says why, and everything else
-// works.
+// Where to train: the CPU (with its thread count and data-parallel replicas) and each GPU (with
+// replicas per GPU, and whether the ticked GPUs make one run or race each other); tick several to
+// race them. With no GPU the GPU choices are disabled and say why, and everything else works.
 #pragma once
 
 #include <string>
@@ -13,6 +13,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QLabel;
 class QSpinBox;
 
 namespace gpulab::ui {
@@ -23,30 +24,61 @@ class DevicePicker : public QGroupBox {
  public:
   explicit DevicePicker(const DeviceList& devices, QWidget* parent = nullptr);
 
-  std::vector<std::string> selected() const;  // "cpu", "cuda:0", ...
-  int threads() const;                        // CPU threads for CPU runs
+  // One device name per run that ▶ Train starts: "cpu", "cuda:0", "cuda:0x2", and, with "one
+  // run across the ticked GPUs", a single "cuda:0,1" or "cuda:0x2,1x2" for all of them.
+  std::vector<std::string> selected() const;
+  // The device, threads, replicas and sync of a run on `device` (one of selected()), as the
+  // picker sets them: the CPU row's threads, replicas and sync for "cpu"; a GPU run names its
+  // replicas in the device and reduces by all-reduce. The other fields of `base` are kept.
+  BackendOptions run_options(const std::string& device, BackendOptions base = {}) const;
+  // Sets the picker to what a setup or a run used (run_options's inverse): ticks its device and
+  // sets its threads, replicas and sync. False, with the picker's ticks unchanged, where the
+  // device is not here or the picker cannot show it (cuda:0x2,1: replicas per GPU differ).
+  bool apply(const BackendOptions& backend);
+  // Whether this machine has every GPU of `device` and the picker can show it.
+  bool offers(const std::string& device) const;
+
+  int threads() const;  // CPU threads for CPU runs
   void set_threads(int threads);
   // Data parallelism: replicas of the model for CPU runs, and how they agree on the update.
   int replicas() const;
   void set_replicas(int replicas);
   SyncMode sync() const;
   void set_sync(SyncMode sync);
-  // Ticks only this device (when it exists here); returns whether it does.
+  // Replicas on each ticked GPU, and whether the ticked GPUs train as one run (else each is a
+  // run of its own, raced against the others).
+  int gpu_replicas() const;
+  void set_gpu_replicas(int replicas);
+  bool one_gpu_run() const;
+  void set_one_gpu_run(bool one_run);
+  // Ticks only this device (when it exists here and the picker can show it); returns whether it
+  // does. "cuda:0,1" ticks both GPUs as one run; "cuda:0x2" sets two replicas per GPU.
   bool select_only(const std::string& device);
-  bool add(const std::string& device);  // ticks it too; false where it does not exist
+  bool add(const std::string& device);  // ticks a "cpu" or "cuda:N" too; false where it does not exist
   bool has_gpu() const { return !gpu_boxes_.empty(); }
   const DeviceList& devices() const { return devices_; }
+  QString plan() const;  // what ▶ Train starts, in words, as the picker shows it
 
  signals:
   void selection_changed();
 
  private:
+  struct GpuChoice {
+    std::vector<int> gpus;  // the GPUs, in the order named
+    int replicas = 1;       // on each
+  };
+  // `device` as ticks, or false where it is not here or replicas per GPU differ.
+  bool choice_for(const std::string& device, GpuChoice* choice) const;
+  std::vector<int> ticked_gpus() const;
+
   DeviceList devices_;
   QCheckBox* cpu_box_;
   QSpinBox* threads_;
   QSpinBox* replicas_;
   QComboBox* sync_;
   QSpinBox* gpu_replicas_;
+  QCheckBox* one_gpu_run_;
+  QLabel* plan_;
   std::vector<QCheckBox*> gpu_boxes_;
 };
 

@@ -222,9 +222,10 @@ void MainWindow::restore_state() {
     connect(setup_target, &QDoubleSpinBox::valueChanged, compare_target, &QDoubleSpinBox::setValue);
     connect(compare_target, &QDoubleSpinBox::valueChanged, setup_target, &QDoubleSpinBox::setValue);
   }
-  if (auto setup = load_saved_setup(options_.runs_dir))
+  if (auto setup = load_saved_setup(options_.runs_dir)) {
     experiment_->set_experiment(*setup);
-  else if (setup_target)
+    devices_->apply(setup->backend);
+  } else if (setup_target)
     setup_target->setValue(100 * state.target_accuracy);
   compare_target->setValue(100 * state.target_accuracy);
   connect(compare_target, &QDoubleSpinBox::valueChanged, this, [this] {
@@ -233,7 +234,7 @@ void MainWindow::restore_state() {
   });
   saved_state_ = std::make_unique<WindowState>(state);
   saved_state_->present = true;
-  saved_setup_ = experiment_to_json(experiment_->experiment()).dump();
+  saved_setup_ = experiment_to_json(current_setup()).dump();
   if (state.present) {
     store_->restore(state.checked, state.colors);
     for (RunEntry* entry : store_->entries())
@@ -258,7 +259,7 @@ void MainWindow::save_state() {
 
 MainWindow::~MainWindow() {
   save_state();
-  const Experiment setup = experiment_->experiment();
+  const Experiment setup = current_setup();
   if (experiment_to_json(setup).dump() != saved_setup_) save_setup(options_.runs_dir, setup);
   // Controllers join their threads as they go; the runs are recorded as cancelled.
   for (const Active& a : active_) a.controller->stop();
@@ -371,7 +372,7 @@ void MainWindow::build_menus() {
     const QString path = QFileDialog::getSaveFileName(this, tr("Save the setup"), "experiment.json", tr("gpulab setups (*.json)"));
     if (path.isEmpty()) return;
     QString error;
-    if (!experiment_->save_file(path, &error)) message_->show_message(Banner::Kind::Error, error);
+    if (!save_setup_file(path, &error)) message_->show_message(Banner::Kind::Error, error);
     else message_->show_message(Banner::Kind::Info, tr("Saved %1; train it from a terminal with: gpulab-cli train --model %1").arg(path));
   });
   file->addSeparator();
@@ -444,11 +445,7 @@ std::optional<RunRequest> MainWindow::request_for(const std::string& device, QSt
   RunRequest r;
   r.model = e.model;
   r.train = e.train;
-  r.backend = e.backend;
-  r.backend.device = device;
-  r.backend.threads = device == "cpu" ? devices_->threads() : 0;
-  r.backend.replicas = device == "cpu" ? devices_->replicas() : 1;
-  r.backend.sync = devices_->sync();
+  r.backend = devices_->run_options(device, e.backend);
   r.data_dir = options_.data_dir;
   r.telemetry_hz = options_.telemetry_hz;
   r.name = auto_run_name(r);
@@ -680,9 +677,9 @@ void MainWindow::update_controls() {
   train_->setEnabled(!running && problem.isEmpty() && !chosen.empty());
   train_->setToolTip(!problem.isEmpty() ? problem
                      : chosen.empty()   ? tr("Tick a device to train on")
-                     : chosen.size() > 1 ? tr("Race the setup on the %1 ticked devices").arg(chosen.size())
+                     : chosen.size() > 1 ? devices_->plan()
                                          : tr("Train the setup on %1").arg(QString::fromStdString(chosen[0])));
-  train_->setText(chosen.size() > 1 ? tr("▶ Race %1 devices").arg(chosen.size()) : tr("▶ Train"));
+  train_->setText(chosen.size() > 1 ? tr("▶ Race %1 runs").arg(chosen.size()) : tr("▶ Train"));
   pause_->setEnabled(running);
   pause_->setText(paused_ ? tr("Resume") : tr("Pause"));
   stop_->setEnabled(running);
@@ -696,11 +693,15 @@ void MainWindow::update_share_warning() {
   std::map<std::string, int> per_gpu;
   for (const Active& a : active_) {
     const std::string& device = a.controller->request().backend.device;
-    if (device == "cpu") ++cpu_runs;
-    else {
-      ++gpu_runs;
-      ++per_gpu[device];
+    if (device == "cpu") {
+      ++cpu_runs;
+      continue;
     }
+    ++gpu_runs;
+    // A run on several GPUs shares each of them ("cuda:0,1" and "cuda:1" share cuda:1).
+    for (const GpuInfo& gpu : device_list_.gpus)
+      if (share_hardware(device, "cuda:" + std::to_string(gpu.index)))
+        ++per_gpu["cuda:" + std::to_string(gpu.index)];
   }
   QStringList notes;
   if (cpu_runs > 1)
@@ -850,12 +851,7 @@ bool MainWindow::open_setup(const QString& name_or_path, QString* error) {
     QStringList missing;
     std::vector<RunRequest> entries;
     for (const RaceEntry& entry : setup.race) {
-      const bool here =
-          entry.device == "cpu" ||
-          std::any_of(device_list_.gpus.begin(), device_list_.gpus.end(), [&](const GpuInfo& g) {
-            return entry.device == "cuda:" + std::to_string(g.index);
-          });
-      if (!here) {
+      if (!devices_->offers(entry.device)) {
         missing << QString::fromStdString(entry.device);
         continue;
       }
@@ -868,7 +864,10 @@ bool MainWindow::open_setup(const QString& name_or_path, QString* error) {
       if (!entry.name.empty()) request->name = entry.name;
       entries.push_back(*request);
     }
-    if (entries.size() == 1) {  // what is left is a plain run, on the device pickers
+    if (setup.race.empty()) {  // a plain setup: its device, threads, replicas and sync
+      if (!devices_->apply(setup.experiment.backend))
+        missing << QString::fromStdString(setup.experiment.backend.device);
+    } else if (entries.size() == 1) {  // what is left is a plain run, on the device pickers
       devices_->select_only(entries[0].backend.device);
       if (entries[0].backend.device == "cpu") devices_->set_threads(entries[0].backend.threads);
     } else {
@@ -882,6 +881,25 @@ bool MainWindow::open_setup(const QString& name_or_path, QString* error) {
                        ? tr("no GPU: %1").arg(QString::fromStdString(device_list_.no_gpu_reason))
                        : tr("not among its GPUs"),
                    QFileInfo(setup.source).fileName()));
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+}
+
+Experiment MainWindow::current_setup() const {
+  Experiment setup = experiment_->experiment();
+  // A setup is one run, as gpulab-cli trains it: the first the picker would start.
+  const std::vector<std::string> chosen = devices_->selected();
+  setup.backend = devices_->run_options(chosen.empty() ? "cpu" : chosen.front(), setup.backend);
+  return setup;
+}
+
+bool MainWindow::save_setup_file(const QString& path, QString* error) const {
+  try {
+    if (!experiment_->problem().isEmpty()) throw ConfigError(experiment_->problem().toStdString());
+    save_experiment(path.toStdString(), current_setup());
     return true;
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());
@@ -1010,12 +1028,9 @@ void MainWindow::use_setup_of(int run_id) {
     e.model = model_from_json(entry->data.info.at("model"));
     if (entry->data.info.contains("config")) train_config_from_json(entry->data.info["config"], e.train, e.backend);
     experiment_->set_experiment(e);
-    if (!devices_->select_only(e.backend.device))
+    if (!devices_->apply(e.backend))
       message_->show_message(Banner::Kind::Warning,
                              tr("That run used %1, which this machine does not have.").arg(QString::fromStdString(e.backend.device)));
-    devices_->set_threads(e.backend.threads);
-    devices_->set_replicas(e.backend.replicas);
-    devices_->set_sync(e.backend.sync);
   } catch (const std::exception& error) {
     message_->show_message(Banner::Kind::Error, tr("Cannot reuse that run's setup: %1").arg(error.what()));
   }

@@ -13,6 +13,7 @@
 #include <QMainWindow>
 
 #include "engine/devices.hpp"
+#include "engine/experiment.hpp"
 #include "engine/session.hpp"
 #include "ui/chart_render.hpp"
 
@@ -73,6 +74,10 @@ class MainWindow : public QMainWindow {
   // Opens a setup file or a shipped demo by name ("race"). A setup with a race fills the race
   // line-up with the entries this machine can run; those it cannot are named on the message bar.
   bool open_setup(const QString& name_or_path, QString* error);
+  // The setup as "Save setup…" writes it: the experiment, with the device, threads, replicas and
+  // sync of the first run the device picker would start.
+  Experiment current_setup() const;
+  bool save_setup_file(const QString& path, QString* error) const;
   void show_warning(const QString& text);
 
   // For tests, and for anyone scripting the window.

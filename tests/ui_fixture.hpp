@@ -1,0 +1,89 @@
+// The window's test fixture, shared by the window suites: a tiny synthetic MNIST, an empty runs
+// folder, a device list with no GPU (or two fake ones), and a window on them that is stopped and
+// closed after each test.
+#pragma once
+
+#include <memory>
+
+#include <gtest/gtest.h>
+#include <QtTest/QTest>
+
+#include "engine/devices.hpp"
+#include "engine/experiment.hpp"
+#include "engine/model_config.hpp"
+#include "test_support.hpp"
+#include "ui/device_picker.hpp"
+#include "ui/experiment_panel.hpp"
+#include "ui/main_window.hpp"
+#include "ui_input.hpp"
+
+namespace gpulab::test {
+
+inline DeviceList no_gpu_devices() {
+  DeviceList devices;
+  devices.cpu = cpu_info();
+  devices.no_gpu_reason = "no NVIDIA driver found (test)";
+  return devices;
+}
+
+// Two GPUs as list_devices would list them, for the picker's GPU choices: nothing here can run
+// on them, so tests check the requests the window would start, not runs.
+inline DeviceList two_gpu_devices() {
+  DeviceList devices;
+  devices.cpu = cpu_info();
+  for (int index : {0, 1}) {
+    GpuInfo gpu;
+    gpu.index = index;
+    gpu.name = "NVIDIA H100 80GB HBM3 (fake)";
+    gpu.memory_bytes = 80.0 * (1 << 30);
+    gpu.compute_major = 9;
+    gpu.driver_version = "999.12.34";
+    gpu.runtime_version = "13.0";
+    gpu.pci_bus_id = index == 0 ? "0000:65:00.0" : "0000:66:00.0";
+    devices.gpus.push_back(gpu);
+  }
+  return devices;
+}
+
+class WindowTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_mnist(data_.path(), synthetic_set(512, 1), synthetic_set(128, 2));
+    options_.runs_dir = runs_.path();
+    options_.data_dir = data_.path();
+    options_.devices = no_gpu_devices();
+    options_.telemetry_hz = 20;
+  }
+  void TearDown() override { close_window(); }
+  void open_window() {
+    window_ = std::make_unique<ui::MainWindow>(options_);
+    window_->show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(window_.get()));
+  }
+  // Stops its runs and closes it, as quitting does (the setup is kept in the runs folder).
+  void close_window() {
+    if (!window_) return;
+    window_->stop_all();
+    wait_until([&] { return !window_->any_running(); }, std::chrono::seconds(60));
+    window_.reset();
+  }
+  // A small, fast setup: the MLP, batch 32, `steps` steps, on one CPU thread.
+  void small_setup(int64_t steps, float lr = 0.01f, OptimizerKind optimizer = OptimizerKind::Adam) {
+    Experiment e;
+    e.model = preset("mlp");
+    e.train.batch = 32;
+    e.train.epochs = 1000;
+    e.train.max_steps = steps;
+    e.train.optimizer.kind = optimizer;
+    e.train.optimizer.lr = lr;
+    e.train.eval_every = 10;
+    window_->experiment()->set_experiment(e);
+    window_->device_picker()->set_threads(1);
+  }
+
+  TempDir runs_, data_;
+  ui::WindowOptions options_;
+  std::unique_ptr<ui::MainWindow> window_;
+};
+
+}  // namespace gpulab::test
