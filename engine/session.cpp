@@ -1,6 +1,7 @@
 // One run from request to record.
 #include "engine/session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -162,20 +163,30 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     json device = {{"id", backend_options.device}, {"description", backend->description()}};
     std::optional<GpuInfo> gpu;
     std::vector<GpuInfo> gpus;  // one per replica
+    json devices = json::array();
     if (request.backend.device == "cpu") {
       device.update({{"name", cpu.model}, {"cores", cpu.logical_cores}, {"simd", cpu.simd}});
+      devices.push_back(device);
     } else {
       gpus = require_gpus(backend_options.device);  // under MPI, this rank's GPU
       gpu = gpus.front();
-      device.update({{"name", gpu->name},
-                     {"memory_bytes", gpu->memory_bytes},
-                     {"compute_capability", std::to_string(gpu->compute_major) + "." +
-                                                std::to_string(gpu->compute_minor)},
-                     {"driver", gpu->driver_version},
-                     {"cuda_runtime", gpu->runtime_version},
-                     {"pci_bus_id", gpu->pci_bus_id}});
+      // Every GPU the run uses, once; the first also carries the run's device and description.
+      std::vector<int> listed;
+      for (const GpuInfo& g : gpus) {
+        if (std::find(listed.begin(), listed.end(), g.index) != listed.end()) continue;
+        listed.push_back(g.index);
+        json entry = listed.size() == 1 ? device : json{{"id", "cuda:" + std::to_string(g.index)}};
+        entry.update({{"name", g.name},
+                      {"memory_bytes", g.memory_bytes},
+                      {"compute_capability",
+                       std::to_string(g.compute_major) + "." + std::to_string(g.compute_minor)},
+                      {"driver", g.driver_version},
+                      {"cuda_runtime", g.runtime_version},
+                      {"pci_bus_id", g.pci_bus_id}});
+        devices.push_back(entry);
+      }
+      device = devices.front();
     }
-    json devices = json::array({device});
     if (group) {
       // Every rank's own host and device (a multi-node run names every node and GPU), gathered
       // on every rank (a collective: all ranks call it).
