@@ -321,11 +321,5 @@ TEST_F(DataParallelWindow, RunsThatDifferOnlyInReplicasGetAScalingChart) {
 }  // namespace gpulab::ui
 
 int main(int argc, char** argv) {
-  qputenv("QT_QPA_PLATFORM", "offscreen");
-  gpulab::test::TempDir config;
-  qputenv("XDG_CONFIG_HOME", QByteArray::fromStdString(config.path().string()));
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName("gpulab-test");
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  return gpulab::test::run_window_tests(argc, argv);
 }

@@ -941,13 +941,5 @@ TEST(DataFetcher, FetchesFromAMirrorChecksSumsAndLeavesNoBadFile) {
 }  // namespace gpulab::ui
 
 int main(int argc, char** argv) {
-  // No display needed: Qt draws offscreen. Settings (remembered imports, the data folder) go to a
-  // throwaway folder, never the user's.
-  qputenv("QT_QPA_PLATFORM", "offscreen");
-  gpulab::test::TempDir config;
-  qputenv("XDG_CONFIG_HOME", QByteArray::fromStdString(config.path().string()));
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName("gpulab-test");
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  return gpulab::test::run_window_tests(argc, argv);
 }

@@ -341,14 +341,5 @@ TEST_F(Input, MonkeySurvivesHundredsOfRandomInteractionsWhileRunsTrain) {
 }  // namespace gpulab::ui
 
 int main(int argc, char** argv) {
-  // Offscreen, Qt's own dialogs (a platform dialog could not be closed by the test), and settings
-  // in a throwaway folder.
-  qputenv("QT_QPA_PLATFORM", "offscreen");
-  gpulab::test::TempDir config;
-  qputenv("XDG_CONFIG_HOME", QByteArray::fromStdString(config.path().string()));
-  QApplication::setAttribute(Qt::AA_DontUseNativeDialogs);
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName("gpulab-test");
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  return gpulab::test::run_window_tests(argc, argv, /*qt_dialogs=*/true);
 }

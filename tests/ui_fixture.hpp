@@ -6,6 +6,7 @@
 #include <memory>
 
 #include <gtest/gtest.h>
+#include <QApplication>
 #include <QtTest/QTest>
 
 #include "engine/devices.hpp"
@@ -85,5 +86,19 @@ class WindowTest : public ::testing::Test {
   ui::WindowOptions options_;
   std::unique_ptr<ui::MainWindow> window_;
 };
+
+// The main() of a window test program. No display needed: Qt draws offscreen. Settings
+// (remembered imports, the data folder) go to a throwaway folder, never the user's. qt_dialogs:
+// Qt's own file dialogs, which a test can close (a platform dialog could not be).
+inline int run_window_tests(int argc, char** argv, bool qt_dialogs = false) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  TempDir config;
+  qputenv("XDG_CONFIG_HOME", QByteArray::fromStdString(config.path().string()));
+  if (qt_dialogs) QApplication::setAttribute(Qt::AA_DontUseNativeDialogs);
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("gpulab-test");
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
 
 }  // namespace gpulab::test
