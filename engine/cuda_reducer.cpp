@@ -12,7 +12,6 @@
 #include <cstddef>
 #include <mutex>
 #include <span>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -33,12 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-std::string seconds_text(double seconds) {
-  std::ostringstream text;
-  text << seconds;
-  return text.str();
 }
 
 // Restores the calling thread's current device when it goes.

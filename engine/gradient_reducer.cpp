@@ -18,10 +18,13 @@ double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-std::string seconds_text(double seconds) {
-  std::ostringstream text;
-  text << seconds;
-  return text.str();
+// "replica 0: the gradient all-reduce of step 7 timed out after 0.2 s waiting for replica 2 of 3
+// (--collective-timeout)": the one sentence of every in-process reducer's timeout.
+std::string timed_out(int party, const std::string& what, double timeout_s,
+                      const std::string& missing, int parties) {
+  return "replica " + std::to_string(party) + ": " + what + " timed out after " +
+         seconds_text(timeout_s) + " s waiting for replica " + missing + " of " +
+         std::to_string(parties) + " (--collective-timeout)";
 }
 
 class NoReducer final : public GradientReducer {
@@ -140,10 +143,8 @@ class ThreadsReducer final : public GradientReducer {
         for (int q = 0; q < replicas_; ++q)
           if (next_[size_t(q)] < buckets_.size())
             missing += (missing.empty() ? "" : ", ") + std::to_string(q);
-        aborted_ = "replica " + std::to_string(r) + ": the gradient all-reduce of step " +
-                   std::to_string(update.step) + " timed out after " + seconds_text(timeout_s_) +
-                   " s waiting for replica " + missing + " of " + std::to_string(replicas_) +
-                   " (--collective-timeout)";
+        aborted_ = timed_out(r, "the gradient all-reduce of step " + std::to_string(update.step),
+                             timeout_s_, missing, replicas_);
         done_.notify_all();
         throw CollectiveError(aborted_);
       }
@@ -404,6 +405,12 @@ class MpiReducer final : public GradientReducer {
 
 }  // namespace
 
+std::string seconds_text(double seconds) {
+  std::ostringstream text;
+  text << seconds;
+  return text.str();
+}
+
 std::vector<Bucket> plan_buckets(size_t count, double bucket_bytes) {
   const size_t per_bucket =
       std::max<size_t>(1, bucket_bytes > 0 ? size_t(bucket_bytes / sizeof(float)) : count);
@@ -447,9 +454,7 @@ void TimedBarrier::arrive_and_wait(int party, const std::string& what,
       std::string missing;
       for (int p = 0; p < parties_; ++p)
         if (!arrived_[p]) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
-      aborted_ = "replica " + std::to_string(party) + ": " + what + " timed out after " +
-                 seconds_text(timeout_s_) + " s waiting for replica " + missing + " of " +
-                 std::to_string(parties_) + " (--collective-timeout)";
+      aborted_ = timed_out(party, what, timeout_s_, missing, parties_);
       changed_.notify_all();
       throw CollectiveError(aborted_);
     }

@@ -28,6 +28,9 @@ class CollectiveError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A timeout as the messages name it: 0.2, 60 (no trailing zeros).
+std::string seconds_text(double seconds);
+
 // What one replica spent in a reduction. After its backward pass a replica stands in reduce()
 // until the gradients are the whole batch's: that time is communication (the reduction it
 // waited for) plus waiting (for the slowest replica to arrive). Reduction that ran before, while
