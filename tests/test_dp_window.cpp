@@ -321,5 +321,5 @@ TEST_F(DataParallelWindow, RunsThatDifferOnlyInReplicasGetAScalingChart) {
 }  // namespace gpulab::ui
 
 int main(int argc, char** argv) {
-  return gpulab::test::run_window_tests(argc, argv);
+  return gpulab::test::run_window_tests(argc, argv, /*qt_dialogs=*/true);
 }

@@ -129,37 +129,58 @@ inline void choose_in_combo(QComboBox* combo, const QString& text) {
   EXPECT_EQ(combo->currentText(), text);
 }
 
-// Types `path` into the file dialog that `open` opens and clicks its Save (or Open) button. The
-// click comes a moment after the typing, once the name box's completer has had its say: a Return
-// in the box could go to the completer's list instead of the dialog.
-inline void answer_file_dialog(const QString& path, const std::function<void()>& open) {
-  int stage = 0;  // 0: waiting for the dialog, 1: typed, 2: clicked
+// Types `path` into the file dialog that `open` opens and clicks its Save (or Open) button, as a
+// person does. The click waits until no list is open (the name box's completer fills its list from
+// a thread, so the list can open after the typing; a click while it is open only closes it) and
+// is made again while the dialog stays open. Any dialog still open after `give_up` is rejected,
+// so a test fails with a message instead of hanging in the dialog's event loop.
+inline void answer_file_dialog(const QString& path, const std::function<void()>& open,
+                               std::chrono::milliseconds give_up = 30s) {
+  enum class Stage { Waiting, Typed, Clicked, GaveUp } stage = Stage::Waiting;
+  QElapsedTimer clock, since_click;
+  clock.start();
   QTimer poll;
   poll.setInterval(50);
   QObject::connect(&poll, &QTimer::timeout, [&] {
-    auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+    QWidget* modal = QApplication::activeModalWidget();
+    if (!modal) return;
+    if (clock.elapsed() > give_up.count()) {
+      if (auto* dialog = qobject_cast<QDialog*>(modal)) dialog->reject();
+      else modal->close();
+      stage = Stage::GaveUp;
+      return;
+    }
+    auto* dialog = qobject_cast<QFileDialog*>(modal);
     auto* name = dialog ? dialog->findChild<QLineEdit*>("fileNameEdit") : nullptr;
-    if (!name || !name->isVisible() || stage == 2) return;
-    if (stage == 0) {
+    if (!name || !name->isVisible()) return;
+    if (stage == Stage::Waiting) {
       name->setFocus();
       name->selectAll();
       QTest::keyClicks(name, path);
-      stage = 1;
+      stage = Stage::Typed;
       return;
     }
-    if (name->completer() && name->completer()->popup()->isVisible())
-      name->completer()->popup()->hide();
+    if (QWidget* popup = QApplication::activePopupWidget()) {
+      popup->hide();
+      return;
+    }
+    if (stage == Stage::Clicked && since_click.elapsed() < 500) return;
     auto* buttons = dialog->findChild<QDialogButtonBox*>("buttonBox");
     for (QAbstractButton* button : buttons ? buttons->buttons() : QList<QAbstractButton*>{})
       if (buttons->buttonRole(button) == QDialogButtonBox::AcceptRole && button->isEnabled()) {
         QTest::mouseClick(button, Qt::LeftButton);
-        stage = 2;
+        stage = Stage::Clicked;
+        since_click.start();
         return;
       }
   });
   poll.start();
   open();
-  EXPECT_EQ(stage, 2) << "no file dialog was answered";
+  poll.stop();
+  EXPECT_NE(stage, Stage::GaveUp) << "a dialog was still open after " << give_up.count()
+                                  << " ms; it was rejected";
+  EXPECT_NE(stage, Stage::Waiting) << "no file dialog opened";
+  EXPECT_NE(stage, Stage::Typed) << "the file dialog was never answered";
 }
 
 // Closes every modal dialog that opens while it lives (file dialogs included: the tests use Qt's
