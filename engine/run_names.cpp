@@ -13,7 +13,8 @@ namespace gpulab {
 namespace {
 
 // Settings always in a shown name; the others only where the runs shown differ.
-const std::set<std::string> kAlwaysShown = {"model", "device", "threads", "replicas", "batch"};
+const std::set<std::string> kAlwaysShown = {"model",    "device", "threads",
+                                            "replicas", "ranks",  "batch"};
 
 const nlohmann::json* member(const nlohmann::json& j, const char* key) {
   return j.is_object() && j.contains(key) ? &j[key] : nullptr;
@@ -67,6 +68,9 @@ std::vector<NamePart> run_name_parts(const nlohmann::json& info) {
     }
   }
   if (replicas > 1) parts.push_back({"replicas", std::to_string(replicas) + " replicas"});
+  // An MPI job's processes (each with the replicas above).
+  if (const auto* r = member(*config, "ranks"); r && r->is_number() && r->get<int>() > 1)
+    parts.push_back({"ranks", std::to_string(r->get<int>()) + " MPI ranks"});
   if (const auto* b = member(*config, "batch"); b && b->is_number()) {
     std::string batch = "b";  // built up: GCC 12 warns wrongly (-Wrestrict) at "b" + string
     batch += std::to_string(b->get<int>());
@@ -95,6 +99,10 @@ bool has_auto_name(const RunData& run) {
   const std::string name = run.info["name"].get<std::string>();
   if (name.empty() || name == run.dir.filename().string() || name == auto_run_name(run.info))
     return true;
+  // MPI jobs recorded before their names said how many ranks.
+  std::vector<NamePart> without_ranks = run_name_parts(run.info);
+  std::erase_if(without_ranks, [](const NamePart& part) { return part.key == "ranks"; });
+  if (name == join(without_ranks, nullptr)) return true;
   // Older automatic names: model_device, then model_device_bBATCH (':' in a device as '-').
   std::string model, device = "cpu", batch;
   for (const NamePart& part : run_name_parts(run.info)) {

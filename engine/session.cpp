@@ -1,6 +1,8 @@
 // One run from request to record.
 #include "engine/session.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -68,12 +70,14 @@ json run_config_json(const RunRequest& request) {
   return config;
 }
 
-// The telemetry sources of a run: this process on the CPU, and every GPU the run uses through
-// NVML when it is there (its absence only costs the GPU rows of telemetry.csv).
+// The telemetry sources of a run: its processes on this machine's CPU (this one and `peers`), and
+// every GPU the run uses through NVML when it is there (its absence only costs the GPU rows of
+// telemetry.csv).
 std::vector<std::unique_ptr<TelemetrySource>> telemetry_sources(const std::vector<GpuInfo>& gpus,
+                                                                std::vector<int> peers,
                                                                 std::string* nvml_problem) {
   std::vector<std::unique_ptr<TelemetrySource>> sources;
-  sources.push_back(std::make_unique<CpuTelemetry>());
+  sources.push_back(std::make_unique<CpuTelemetry>(std::move(peers)));
   if (gpus.empty()) return sources;
   if (const std::shared_ptr<Nvml> nvml = Nvml::load(nvml_problem))
     if (auto gpu = gpu_telemetry(nvml, gpus, nvml_problem)) sources.push_back(std::move(gpu));
@@ -89,8 +93,9 @@ std::string run_label(const RunRequest& request) {
   return request.model.name + "_" + device;
 }
 
-std::string auto_run_name(const RunRequest& request) {
+std::string auto_run_name(const RunRequest& request, int ranks) {
   json info = {{"model", model_to_json(request.model)}, {"config", run_config_json(request)}};
+  if (ranks > 1) info["config"]["ranks"] = ranks;
   if (request.backend.device == "cpu")
     info["devices"] = json::array({{{"id", "cpu"}, {"cores", cpu_info().logical_cores}}});
   return auto_run_name(info);
@@ -113,13 +118,14 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
       {"model", model_to_json(request.model)},
       {"config", run_config_json(request)},
       {"versions", {{"gpulab", GPULAB_VERSION}, {"blas", cpu.blas}, {"compiler", __VERSION__}}}};
-  info["name"] = request.name.empty() ? auto_run_name(request) : request.name;
+  if (group) info["config"]["ranks"] = group->size();
+  info["name"] =
+      request.name.empty() ? auto_run_name(request, group ? group->size() : 1) : request.name;
   if (!request.concurrent_with.empty())
     info["shared_hardware"] = {
         {"concurrent_with", request.concurrent_with},
         {"note", "ran at the same time as other runs on the same hardware: its times include "
                  "their load"}};
-  if (group) info["config"]["ranks"] = group->size();
   std::optional<RunRecorder> record;
   if (records) record.emplace(dir, info);  // throws only when the folder cannot be made
   TrainObserver no_record;
@@ -163,6 +169,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     json device = {{"id", backend_options.device}, {"description", backend->description()}};
     std::optional<GpuInfo> gpu;
     std::vector<GpuInfo> gpus;  // one per replica
+    std::vector<int> peers;     // the other ranks' processes on this machine
     json devices = json::array();
     if (request.backend.device == "cpu") {
       device.update({{"name", cpu.model}, {"cores", cpu.logical_cores}, {"simd", cpu.simd}});
@@ -197,6 +204,14 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
       devices = json::array();
       for (const std::string& entry : group->all_gather(device.dump(), "the exchange of devices"))
         devices.push_back(json::parse(entry));
+      // The ranks on this machine are the run too, not outside load on its CPU.
+      const std::vector<std::string> processes = group->all_gather(
+          group->host() + " " + std::to_string(getpid()), "the exchange of process ids");
+      for (int r = 0; r < int(processes.size()); ++r) {
+        const size_t space = processes[r].rfind(' ');
+        if (r != group->rank() && processes[r].substr(0, space) == group->host())
+          peers.push_back(std::stoi(processes[r].substr(space + 1)));
+      }
     }
     if (auto* replicated = dynamic_cast<ReplicatedBackend*>(backend.get());
         replicated && !replicated->reducer().transport_reason().empty())
@@ -217,7 +232,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     observer.on_start(dir, backend->description(), steps);
 
     std::string nvml_problem;
-    auto sources = telemetry_sources(gpus, &nvml_problem);
+    auto sources = telemetry_sources(gpus, std::move(peers), &nvml_problem);
     if (!nvml_problem.empty())
       update_info({{"telemetry_note", "no GPU telemetry: " + nvml_problem}});
     sampler.emplace(std::move(sources), request.telemetry_hz, std::chrono::steady_clock::now(),

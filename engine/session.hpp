@@ -49,8 +49,9 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
                        const data::MnistData* preloaded = nullptr);
 
 // What a run without a name is called: its settings, as engine/run_names.hpp reads them
-// ("lenet5 cpu, 4 threads, b64, adam, lr 0.001, fp32").
-std::string auto_run_name(const RunRequest& request);
+// ("lenet5 cpu, 4 threads, b64, adam, lr 0.001, fp32"); an MPI job's name also says its number of
+// ranks ("lenet5 cpu, 1 thread, 2 MPI ranks, b256, ...").
+std::string auto_run_name(const RunRequest& request, int ranks = 1);
 
 // The label used for run folder names: "pytorch-example_cpu". Short; the run's name says more.
 std::string run_label(const RunRequest& request);

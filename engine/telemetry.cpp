@@ -11,12 +11,18 @@
 namespace gpulab {
 namespace {
 
-// User plus system CPU seconds of this process (fields 14 and 15 of /proc/self/stat).
-double process_cpu_seconds() {
-  std::ifstream in("/proc/self/stat");
+// The /proc folder of a process: "self" for 0.
+std::string proc_dir(int pid) {
+  return pid == 0 ? std::string("/proc/self") : "/proc/" + std::to_string(pid);
+}
+
+// User plus system CPU seconds of a process (fields 14 and 15 of /proc/PID/stat; 0 for this
+// one); -1 where it cannot be read (the process has ended).
+double process_cpu_seconds(int pid = 0) {
+  std::ifstream in(proc_dir(pid) + "/stat");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const size_t close = text.rfind(')');  // the command name may hold spaces
-  if (close == std::string::npos) return 0;
+  if (close == std::string::npos) return -1;
   std::istringstream fields(text.substr(close + 2));
   std::string field;
   unsigned long long utime = 0, stime = 0;
@@ -45,8 +51,8 @@ MachineCpu machine_cpu_seconds() {
   return {busy / tick, (busy + double(idle + iowait)) / tick};
 }
 
-double resident_bytes() {
-  std::ifstream in("/proc/self/statm");
+double resident_bytes(int pid = 0) {
+  std::ifstream in(proc_dir(pid) + "/statm");
   unsigned long long size = 0, resident = 0;
   in >> size >> resident;
   return double(resident) * double(sysconf(_SC_PAGESIZE));
@@ -54,8 +60,10 @@ double resident_bytes() {
 
 }  // namespace
 
-CpuTelemetry::CpuTelemetry()
-    : last_cpu_s_(process_cpu_seconds()),
+CpuTelemetry::CpuTelemetry(std::vector<int> peers)
+    : peers_(std::move(peers)),
+      peer_cpu_s_(peers_.size(), 0.0),
+      last_cpu_s_(run_cpu_seconds()),
       last_machine_busy_s_(machine_cpu_seconds().busy_s),
       last_machine_total_s_(machine_cpu_seconds().total_s),
       last_own_for_others_s_(last_cpu_s_),
@@ -63,14 +71,25 @@ CpuTelemetry::CpuTelemetry()
       cores_(static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))),
       mem_total_bytes_(double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE))) {}
 
+double CpuTelemetry::run_cpu_seconds() {
+  double total = std::max(0.0, process_cpu_seconds());
+  for (size_t i = 0; i < peers_.size(); ++i) {
+    const double seconds = process_cpu_seconds(peers_[i]);
+    if (seconds >= 0) peer_cpu_s_[i] = seconds;
+    total += peer_cpu_s_[i];
+  }
+  return total;
+}
+
 void CpuTelemetry::sample(std::vector<DeviceSample>& out) {
   const auto now = std::chrono::steady_clock::now();
-  const double cpu_s = process_cpu_seconds();
+  const double cpu_s = run_cpu_seconds();
   const double wall_s = std::chrono::duration<double>(now - last_time_).count();
   DeviceSample s;
   s.device = "cpu";
   if (wall_s > 1e-3) s.util_percent = std::min(100.0, 100.0 * (cpu_s - last_cpu_s_) / (wall_s * cores_));
   s.mem_used_bytes = resident_bytes();
+  for (int peer : peers_) s.mem_used_bytes += resident_bytes(peer);
   s.mem_total_bytes = mem_total_bytes_;
   s.mem_util_percent = 100.0 * s.mem_used_bytes / mem_total_bytes_;
   out.push_back(s);

@@ -25,18 +25,23 @@ class TelemetrySource {
 // The device name of the samples that say how busy other programs keep the CPU.
 inline constexpr const char* kOtherProgramsDevice = "cpu-others";
 
-// This process on the CPU: utilization (% of all cores, from /proc/self/stat) and resident
-// memory; and, as device kOtherProgramsDevice, the CPU time every other program took meanwhile
-// (% of all cores, from /proc/stat less this process), since a run measured while something else
-// loads the CPU is slower than the run alone.
+// This run on this machine's CPU: utilization (% of all cores, from /proc/PID/stat) and resident
+// memory of this process and of `peers` (the other processes of the run on this machine: an MPI
+// job's ranks beside this one); and, as device kOtherProgramsDevice, the CPU time every other
+// program took meanwhile (% of all cores, from /proc/stat less the run's processes), since a run
+// measured while something else loads the CPU is slower than the run alone. A peer that has ended
+// keeps the CPU time it had when last read.
 class CpuTelemetry final : public TelemetrySource {
  public:
-  CpuTelemetry();
+  explicit CpuTelemetry(std::vector<int> peers = {});
   void sample(std::vector<DeviceSample>& out) override;
 
  private:
+  double run_cpu_seconds();  // this process and its peers, each as last read when it has ended
+  std::vector<int> peers_;
+  std::vector<double> peer_cpu_s_;  // each peer's CPU seconds when last read
   double last_cpu_s_ = 0;
-  // The machine's counters and this process's CPU seconds when the last "cpu-others" was taken.
+  // The machine's counters and the run's CPU seconds when the last "cpu-others" was taken.
   double last_machine_busy_s_ = 0, last_machine_total_s_ = 0, last_own_for_others_s_ = 0;
   std::chrono::steady_clock::time_point last_time_;
   int cores_;

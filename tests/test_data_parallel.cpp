@@ -547,6 +547,7 @@ TEST(DataParallelMpi, TwoProcessesEndWithOneProcesssWeights) {
   EXPECT_LE(relative_error(b, a), 1e-5);
   const RunData run = load_run(dir.path() / "run2");
   EXPECT_EQ(run.status(), "finished");
+  EXPECT_EQ(run.name(), "lenet5 cpu, 1 thread, 2 MPI ranks, b32, adam, lr 0.001, fp32");
   ASSERT_EQ(run.info["devices"].size(), 2u);
   EXPECT_TRUE(run.info["devices"][1].contains("host"));
   // Each rank's own entry, gathered from it.

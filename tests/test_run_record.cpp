@@ -129,6 +129,51 @@ TEST(Telemetry, OtherProgramsLoadingTheCpuAreMeasuredApartFromThisProcess) {
   EXPECT_GE(after[0].util_percent, 0.8 * 100.0 * 0.5 / (wall_s * cores)) << wall_s << " s";
 }
 
+// The other processes of the run on this machine (an MPI job's ranks) are the run's own CPU
+// time, not outside load. Two samplers watch the same moments, one told of the peer and one not:
+// whatever else loads the machine meanwhile shows in both alike.
+TEST(Telemetry, TheRunsOtherProcessesAreItsOwnLoadNotOutsideLoad) {
+  const int cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  int go[2], done[2];
+  ASSERT_EQ(pipe(go), 0);
+  ASSERT_EQ(pipe(done), 0);
+  const pid_t peer = fork();
+  ASSERT_GE(peer, 0);
+  if (peer == 0) {  // burns when told, then stays until told to end (so its counters stay readable)
+    char c;
+    if (read(go[0], &c, 1) != 1) _exit(1);
+    burn_cpu_seconds(0.6, CLOCK_PROCESS_CPUTIME_ID);
+    if (write(done[1], "x", 1) != 1) _exit(1);
+    if (read(go[0], &c, 1) != 1) _exit(1);
+    _exit(0);
+  }
+  CpuTelemetry with_peer({int(peer)}), alone;
+  std::vector<DeviceSample> warmup;
+  with_peer.sample(warmup);
+  alone.sample(warmup);
+  const auto start = std::chrono::steady_clock::now();
+  char c = 'x';
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  ASSERT_EQ(read(done[0], &c, 1), 1);
+  std::vector<DeviceSample> seen_with, seen_alone;
+  with_peer.sample(seen_with);
+  alone.sample(seen_alone);
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(write(go[1], &c, 1), 1);
+  int status = 0;
+  waitpid(peer, &status, 0);
+  for (int fd : {go[0], go[1], done[0], done[1]}) close(fd);
+  ASSERT_EQ(seen_with.size(), 2u);
+  ASSERT_EQ(seen_alone.size(), 2u);
+  // 0.6 CPU seconds over wall_s seconds of `cores` cores, less the clock ticks' rounding: in the
+  // run's own line when told of the peer, in the others' line when not.
+  const double peer_share = 0.8 * 100.0 * 0.6 / (wall_s * cores);
+  EXPECT_GE(seen_with[0].util_percent - seen_alone[0].util_percent, peer_share) << wall_s << " s";
+  EXPECT_GE(seen_alone[1].util_percent - seen_with[1].util_percent, peer_share) << wall_s << " s";
+  EXPECT_GT(seen_with[0].mem_used_bytes, seen_alone[0].mem_used_bytes);
+}
+
 TEST(RunRecord, OutsideLoadIsSummarisedAndFlaggedAtHalfACore) {
   test::TempDir dir;
   {

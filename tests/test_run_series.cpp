@@ -270,6 +270,16 @@ TEST(Names, AutomaticNamesCarryTheSettingsAndChartsShowWhatDiffers) {
             "lenet5 cuda:0x2,1x2, 4 replicas, b256, adam, lr 0.001, fp32");
   EXPECT_EQ(auto_run_name(named_run("cuda:1", 0, 256, 0.001).info),
             "lenet5 cuda:1, b256, adam, lr 0.001, fp32");
+  // An MPI job says how many ranks; one recorded before it did still has an automatic name.
+  RunData ranks =
+      named_run("cpu", 1, 256, 0.001, "lenet5 cpu, 1 thread, b256, adam, lr 0.001, fp32");
+  ranks.info["config"]["ranks"] = 2;
+  EXPECT_EQ(auto_run_name(ranks.info),
+            "lenet5 cpu, 1 thread, 2 MPI ranks, b256, adam, lr 0.001, fp32");
+  EXPECT_TRUE(has_auto_name(ranks));
+  EXPECT_EQ(display_run_names({&ranks, &one}),
+            (std::vector<std::string>{"lenet5 cpu, 1 thread, 2 MPI ranks, b256",
+                                      "lenet5 cpu, 1 thread, b64"}));
   // The older automatic names are automatic too; a name a person gave stays.
   const RunData old = named_run("cpu", 2, 64, 0.001, "lenet5_cpu_b64");
   const RunData mine = named_run("cpu", 2, 64, 0.001, "my run");
