@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <ostream>
 
 #include "engine/replica_timeline.hpp"
@@ -50,9 +51,63 @@ double ring_factor(int replicas) { return 2.0 * (replicas - 1) / replicas; }
 
 }  // namespace
 
+double hardware_units(const RunData& run) {
+  const auto devices = run.info.find("devices");
+  if (devices == run.info.end() || !devices->is_array() || devices->empty()) return kNoValue;
+  const std::string device = config_text(run, "device", "cpu");
+  auto text = [](const nlohmann::json& entry, const char* key) {
+    const auto value = entry.find(key);
+    return value != entry.end() && value->is_string() ? value->get<std::string>() : std::string();
+  };
+  if (device.rfind("cuda", 0) == 0) {
+    std::set<std::string> gpus;
+    for (const nlohmann::json& entry : *devices)
+      if (!text(entry, "pci_bus_id").empty())
+        gpus.insert(text(entry, "host") + " " + text(entry, "pci_bus_id"));
+    return gpus.empty() ? kNoValue : double(gpus.size());
+  }
+  // CPU: each process's threads (--threads, 0 for every core, split over its replicas, at least
+  // one each), at most its machine's cores.
+  const int threads = std::atoi(config_text(run, "threads", "0").c_str());
+  const int local = std::max(1, std::atoi(config_text(run, "replicas", "1").c_str()));
+  std::map<std::string, std::pair<double, double>> hosts;  // host: (threads, cores)
+  for (const nlohmann::json& entry : *devices) {
+    const auto cores = entry.find("cores");
+    if (cores == entry.end() || !cores->is_number() || cores->get<double>() < 1) return kNoValue;
+    auto& [used, have] = hosts[text(entry, "host")];
+    have = cores->get<double>();
+    used += local * std::max(1, (threads > 0 ? threads : int(have)) / local);
+  }
+  double units = 0;
+  for (const auto& [host, use] : hosts) units += std::min(use.first, use.second);
+  return units;
+}
+
+double ScalingModel::hardware_ratio(int replicas) const {
+  const double own = double(replicas) / base_replicas;
+  if (hardware.size() < 2 || replicas < hardware.front().first) return own;
+  for (const auto& [r, units] : hardware)
+    if (!std::isfinite(units) || units <= 0) return own;
+  const double base = hardware.front().second;
+  for (size_t i = 0; i + 1 < hardware.size(); ++i) {
+    const auto [r0, h0] = hardware[i];
+    const auto [r1, h1] = hardware[i + 1];
+    if (replicas >= r0 && replicas <= r1)
+      return (h0 + (h1 - h0) * double(replicas - r0) / double(r1 - r0)) / base;
+  }
+  const auto [last_r, last_h] = hardware.back();
+  const bool in_proportion = std::abs(last_h / base - double(last_r) / base_replicas) < 1e-9;
+  return in_proportion ? last_h / base * replicas / last_r : last_h / base;
+}
+
+bool ScalingModel::shares_hardware() const {
+  const int last = hardware.empty() ? base_replicas : hardware.back().first;
+  return last > base_replicas && std::abs(hardware_ratio(last) - 1.0) < 1e-9;
+}
+
 double ScalingModel::predicted_step_ms(int replicas) const {
   if (replicas < 1 || !std::isfinite(transfer_ms)) return kNoValue;
-  return shard_ms * base_replicas / replicas + fixed_ms + ring_factor(replicas) * transfer_ms;
+  return shard_ms / hardware_ratio(replicas) + fixed_ms + ring_factor(replicas) * transfer_ms;
 }
 
 double ScalingModel::predicted_images_per_second(int replicas) const {
@@ -61,7 +116,7 @@ double ScalingModel::predicted_images_per_second(int replicas) const {
 }
 
 double ScalingModel::ideal_images_per_second(int replicas) const {
-  return base_images_per_second * replicas / base_replicas;
+  return base_images_per_second * hardware_ratio(replicas);
 }
 
 double ScalingModel::predicted_efficiency(int replicas) const {
@@ -129,6 +184,8 @@ std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& run
     model.base_images_per_second = base.images_per_second;
     model.shard_ms = base.shard_ms;
     model.fixed_ms = base.fixed_ms;
+    for (const ScalingPoint& p : study.points)
+      model.hardware.emplace_back(p.replicas, hardware_units(*runs[size_t(p.run)]));
     // Least squares through zero: allreduce_ms = ring_factor(R) * transfer_ms.
     double sum_xy = 0, sum_xx = 0;
     for (const ScalingPoint& p : study.points) {

@@ -5,6 +5,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/run_record.hpp"
@@ -16,19 +17,29 @@ struct ScalingPoint {
   int run = 0;  // index into the runs given
   int replicas = 1;
   double images_per_second = kNoValue;  // as the comparison table has it
-  double efficiency = kNoValue;         // images/s over replicas / base replicas times the base's
+  double efficiency = kNoValue;         // images/s over the ideal (the base's times H(R))
   double step_ms = kNoValue;            // median step time
   double shard_ms = kNoValue;           // median of data + copy + forward + backward (split by R)
   double allreduce_ms = kNoValue;       // median all-reduce
   double fixed_ms = kNoValue;           // median of the rest: optimizer, the loop's own time
 };
 
+// The hardware a run trained on, in the units its study counts: CPU cores (its threads, at most
+// the machine's cores, summed over the machines of an MPI job) or GPUs (distinct ones, by host and
+// PCI bus id: cuda:0x4 is one GPU). kNoValue where run.json does not say.
+double hardware_units(const RunData& run);
+
 // The model of the prediction, from the run with the fewest replicas (the base):
-//   step_ms(R) = shard_ms(base) * base / R + fixed_ms(base) + 2 (R - 1) / R * transfer_ms
-// The shard's work splits evenly; the optimizer and the loop do not shrink; each replica moves
-// 2 (R - 1) / R of the gradients in an all-reduce (a ring's traffic, as the threads' reducer
-// reads and writes), and transfer_ms, the gradients' size over the all-reduce bandwidth, is
-// fitted to the measured all-reduce times of the runs with R > 1 (least squares through zero).
+//   step_ms(R) = shard_ms(base) / H(R) + fixed_ms(base) + 2 (R - 1) / R * transfer_ms
+// H(R) is the hardware at R replicas over the base's: replicas that share the same cores or GPU
+// (--threads 2 --replicas 4; cuda:0x4) split the same work over the same hardware, H = 1, while
+// replicas that bring their own (MPI ranks each with a core, cuda:0,1) divide it, H = R / base.
+// The shard's work splits evenly over the hardware; the optimizer and the loop do not shrink; each
+// replica moves 2 (R - 1) / R of the gradients in an all-reduce (a ring's traffic, as the
+// threads' reducer reads and writes), and transfer_ms, the gradients' size over the all-reduce
+// bandwidth, is fitted to the measured all-reduce times of the runs with R > 1 (least squares
+// through zero). The ideal is the base's images/s times H(R): more replicas on the same hardware
+// are ideally no faster.
 struct ScalingModel {
   int base_replicas = 1;
   double base_images_per_second = kNoValue;
@@ -37,6 +48,13 @@ struct ScalingModel {
   double gradient_bytes = kNoValue;   // 4 bytes per parameter; NaN where run.json lacks them
   double bandwidth_gb_per_s() const;  // gradient_bytes / transfer_ms; NaN when either is
   int batch = 0;
+  // (replicas, hardware_units) of the runs, by replicas; empty where a run's record does not say.
+  std::vector<std::pair<int, double>> hardware;
+  // H(R): as measured at the runs' replica counts (interpolated between them); beyond the largest,
+  // growing with R where that run had hardware in proportion to its replicas, else the same.
+  // R / base where the records do not say (each replica its own hardware).
+  double hardware_ratio(int replicas) const;
+  bool shares_hardware() const;  // the runs' hardware does not grow with their replicas
   double predicted_step_ms(int replicas) const;  // NaN without a bandwidth
   double predicted_images_per_second(int replicas) const;
   double predicted_efficiency(int replicas) const;  // against the ideal from the base run

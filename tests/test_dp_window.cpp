@@ -305,6 +305,11 @@ TEST_F(DataParallelWindow, RunsThatDifferOnlyInReplicasGetAScalingChart) {
   EXPECT_GT(study.points[1].images_per_second, 0);
   EXPECT_TRUE(std::isfinite(study.model.transfer_ms));
   EXPECT_TRUE(scaling->model_text().contains("Predicted")) << scaling->model_text().toStdString();
+  // Both runs had the same two threads: two replicas split them, and are ideally no faster.
+  EXPECT_TRUE(study.model.shares_hardware());
+  EXPECT_NEAR(study.model.ideal_images_per_second(2), study.points[0].images_per_second, 1e-6);
+  EXPECT_TRUE(scaling->model_text().contains("every run has the same"))
+      << scaling->model_text().toStdString();
   EXPECT_EQ(scaling->plot()->graphCount(), 6);
   test::TempDir out;
   QString error;

@@ -151,6 +151,67 @@ TEST(Scaling, PredictsFromTheBaseComputeAndTheFittedAllReduce) {
   EXPECT_NE(text.find("\n4,four,"), std::string::npos) << text;
 }
 
+// Replicas that share the same cores or GPU are ideally no faster, and are predicted to do the
+// same work in the same time; replicas that bring their own hardware divide it.
+TEST(Scaling, TheIdealAndThePredictionFollowTheHardwareTheReplicasHave) {
+  // `ranks` processes of the run's replicas over them, on one machine of `cores` cores.
+  auto on_cpu = [](RunData run, int threads, int ranks, int cores) {
+    run.info["config"]["threads"] = threads;
+    if (ranks > 1) {
+      run.info["config"]["replicas"] = run.info["config"]["replicas"].get<int>() / ranks;
+      run.info["config"]["ranks"] = ranks;
+    }
+    run.info["devices"] = nlohmann::json::array();
+    for (int r = 0; r < ranks; ++r)
+      run.info["devices"].push_back({{"id", "cpu"}, {"cores", cores}, {"host", "node"}});
+    return run;
+  };
+  // --threads 2 --replicas 1, 2, 4 on a 2-core machine: the same two cores every time.
+  const RunData one = on_cpu(scaling_run(1, 80, 10, 0), 2, 1, 2),
+                two = on_cpu(scaling_run(2, 80, 10, 20), 2, 1, 2),
+                four = on_cpu(scaling_run(4, 80, 10, 30), 2, 1, 2);
+  EXPECT_DOUBLE_EQ(hardware_units(four), 2);
+  // One thread split over two replicas is still a thread each: two cores.
+  EXPECT_DOUBLE_EQ(hardware_units(on_cpu(scaling_run(2, 80, 10, 20), 1, 1, 2)), 2);
+  EXPECT_DOUBLE_EQ(hardware_units(on_cpu(scaling_run(2, 80, 10, 20), 1, 1, 8)), 2);
+  auto studies = scaling_studies({&one, &two, &four});
+  ASSERT_EQ(studies.size(), 1u);
+  const ScalingModel& shared = studies[0].model;
+  EXPECT_TRUE(shared.shares_hardware());
+  EXPECT_DOUBLE_EQ(shared.hardware_ratio(4), 1);
+  EXPECT_DOUBLE_EQ(shared.hardware_ratio(8), 1);
+  EXPECT_NEAR(shared.ideal_images_per_second(4), 64000.0 / 90, 1e-6);
+  EXPECT_NEAR(shared.predicted_step_ms(4), 80 + 10 + 30, 1e-9);  // no shrinking shard
+  // Measured: 64 images in 20 + 10 + 30 ms at R = 4 against an ideal of the base's 90 ms.
+  EXPECT_NEAR(studies[0].points[2].efficiency, 90.0 / 60, 1e-9);
+
+  // MPI ranks with a thread each on the same 2 cores: 1, 2, then still 2 cores.
+  const RunData rank1 = on_cpu(scaling_run(1, 80, 10, 0), 1, 1, 2),
+                ranks2 = on_cpu(scaling_run(2, 80, 10, 20), 1, 2, 2),
+                ranks4 = on_cpu(scaling_run(4, 80, 10, 30), 1, 4, 2);
+  EXPECT_DOUBLE_EQ(hardware_units(ranks4), 2);
+  studies = scaling_studies({&rank1, &ranks2, &ranks4});
+  ASSERT_EQ(studies.size(), 1u);
+  const ScalingModel& ranks = studies[0].model;
+  EXPECT_FALSE(ranks.shares_hardware());
+  EXPECT_DOUBLE_EQ(ranks.hardware_ratio(2), 2);
+  EXPECT_DOUBLE_EQ(ranks.hardware_ratio(3), 2);  // between 2 and 4 replicas, both on 2 cores
+  EXPECT_DOUBLE_EQ(ranks.hardware_ratio(8), 2);  // the largest run had no core of its own each
+  EXPECT_NEAR(ranks.predicted_step_ms(2), 40 + 10 + 20, 1e-9);
+
+  // GPUs: logical replicas on one card are one GPU; two cards are two.
+  RunData logical = scaling_run(4, 80, 10, 30), cards = scaling_run(2, 80, 10, 20);
+  logical.info["config"]["device"] = "cuda:0x4";
+  logical.info["devices"] = {{{"id", "cuda:0"}, {"pci_bus_id", "0000:65:00.0"}}};
+  cards.info["config"]["device"] = "cuda:0,1";
+  cards.info["devices"] = {{{"id", "cuda:0"}, {"pci_bus_id", "0000:65:00.0"}},
+                           {{"id", "cuda:1"}, {"pci_bus_id", "0000:66:00.0"}}};
+  EXPECT_DOUBLE_EQ(hardware_units(logical), 1);
+  EXPECT_DOUBLE_EQ(hardware_units(cards), 2);
+  // Records without devices: each replica is taken to bring its own hardware, as before.
+  EXPECT_FALSE(std::isfinite(hardware_units(scaling_run(2, 80, 10, 20))));
+}
+
 TEST(Scaling, OneReplicaCountOrAnEmptyRunIsNoStudy) {
   const RunData one = scaling_run(1, 80, 10, 0), also_one = scaling_run(1, 80, 10, 0);
   EXPECT_TRUE(scaling_studies({&one, &also_one}).empty());  // one replica count is no study
