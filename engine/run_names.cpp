@@ -97,15 +97,12 @@ std::string auto_run_name(const nlohmann::json& info) {
 bool has_auto_name(const RunData& run) {
   if (!run.info.contains("name") || !run.info["name"].is_string()) return true;
   const std::string name = run.info["name"].get<std::string>();
-  if (name.empty() || name == run.dir.filename().string() || name == auto_run_name(run.info))
+  std::vector<NamePart> parts = run_name_parts(run.info);
+  if (name.empty() || name == run.dir.filename().string() || name == join(parts, nullptr))
     return true;
-  // MPI jobs recorded before their names said how many ranks.
-  std::vector<NamePart> without_ranks = run_name_parts(run.info);
-  std::erase_if(without_ranks, [](const NamePart& part) { return part.key == "ranks"; });
-  if (name == join(without_ranks, nullptr)) return true;
   // Older automatic names: model_device, then model_device_bBATCH (':' in a device as '-').
   std::string model, device = "cpu", batch;
-  for (const NamePart& part : run_name_parts(run.info)) {
+  for (const NamePart& part : parts) {
     if (part.key == "model") model = part.text;
     if (part.key == "device") device = part.text;
     if (part.key == "batch") batch = part.text;
@@ -113,7 +110,10 @@ bool has_auto_name(const RunData& run) {
   for (char& c : device)
     if (c == ':') c = '-';
   const std::string label = model + "_" + device;
-  return name == label || name == label + "_" + batch;
+  if (name == label || name == label + "_" + batch) return true;
+  // MPI jobs recorded before their names said how many ranks.
+  std::erase_if(parts, [](const NamePart& part) { return part.key == "ranks"; });
+  return name == join(parts, nullptr);
 }
 
 std::vector<std::string> display_run_names(const std::vector<const RunData*>& runs) {

@@ -83,11 +83,22 @@ double hardware_units(const RunData& run) {
   return units;
 }
 
-double ScalingModel::hardware_ratio(int replicas) const {
-  const double own = double(replicas) / base_replicas;
-  if (hardware.size() < 2 || replicas < hardware.front().first) return own;
+ScalingModel::HardwareGrowth ScalingModel::hardware_growth() const {
+  if (hardware.size() < 2) return HardwareGrowth::Unknown;
   for (const auto& [r, units] : hardware)
-    if (!std::isfinite(units) || units <= 0) return own;
+    if (!std::isfinite(units) || units <= 0) return HardwareGrowth::Unknown;
+  const double base = hardware.front().second;
+  const auto [last_r, last_h] = hardware.back();
+  if (last_r > base_replicas && std::abs(last_h / base - 1.0) < 1e-9) return HardwareGrowth::Shared;
+  if (std::abs(last_h / base - double(last_r) / base_replicas) < 1e-9)
+    return HardwareGrowth::PerReplica;
+  return HardwareGrowth::Measured;
+}
+
+double ScalingModel::hardware_ratio(int replicas) const {
+  const HardwareGrowth growth = hardware_growth();
+  if (growth == HardwareGrowth::Unknown || replicas < hardware.front().first)
+    return double(replicas) / base_replicas;
   const double base = hardware.front().second;
   for (size_t i = 0; i + 1 < hardware.size(); ++i) {
     const auto [r0, h0] = hardware[i];
@@ -96,13 +107,7 @@ double ScalingModel::hardware_ratio(int replicas) const {
       return (h0 + (h1 - h0) * double(replicas - r0) / double(r1 - r0)) / base;
   }
   const auto [last_r, last_h] = hardware.back();
-  const bool in_proportion = std::abs(last_h / base - double(last_r) / base_replicas) < 1e-9;
-  return in_proportion ? last_h / base * replicas / last_r : last_h / base;
-}
-
-bool ScalingModel::shares_hardware() const {
-  const int last = hardware.empty() ? base_replicas : hardware.back().first;
-  return last > base_replicas && std::abs(hardware_ratio(last) - 1.0) < 1e-9;
+  return growth == HardwareGrowth::PerReplica ? last_h / base * replicas / last_r : last_h / base;
 }
 
 double ScalingModel::predicted_step_ms(int replicas) const {

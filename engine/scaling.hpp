@@ -50,11 +50,17 @@ struct ScalingModel {
   int batch = 0;
   // (replicas, hardware_units) of the runs, by replicas; empty where a run's record does not say.
   std::vector<std::pair<int, double>> hardware;
+  // How the runs' hardware grows with their replicas, judged at the run with the most:
+  //   Unknown     a record does not say: each replica is taken to bring its own (H = R / base);
+  //   Shared      the same hardware as the base run: replicas only split it (H = 1);
+  //   PerReplica  in proportion to the replicas (H = R / base);
+  //   Measured    anything else (MPI ranks beyond the machine's cores: 1, 2, 2 cores).
+  enum class HardwareGrowth { Unknown, Shared, PerReplica, Measured };
+  HardwareGrowth hardware_growth() const;
   // H(R): as measured at the runs' replica counts (interpolated between them); beyond the largest,
-  // growing with R where that run had hardware in proportion to its replicas, else the same.
-  // R / base where the records do not say (each replica its own hardware).
+  // growing with R where the growth is PerReplica, else the same as the largest's.
   double hardware_ratio(int replicas) const;
-  bool shares_hardware() const;  // the runs' hardware does not grow with their replicas
+  bool shares_hardware() const { return hardware_growth() == HardwareGrowth::Shared; }
   double predicted_step_ms(int replicas) const;  // NaN without a bandwidth
   double predicted_images_per_second(int replicas) const;
   double predicted_efficiency(int replicas) const;  // against the ideal from the base run

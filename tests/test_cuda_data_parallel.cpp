@@ -326,6 +326,17 @@ class CudaMpiRanksTest : public CudaDataParallelTest {
     trained.run = load_run(out);
     return trained;
   }
+  // Trains one process on cuda:0, then two ranks on `device`, into `two`; the ranks must end
+  // with the one process's weights and finish.
+  void train_two_ranks_like_one(const std::string& device, MpiGpuRun* two) {
+    const MpiGpuRun one = train("one", "cuda:0", 1);
+    *two = train("two", device, 2);
+    ASSERT_FALSE(one.params.empty());
+    ASSERT_FALSE(two->params.empty());
+    EXPECT_TRUE(test::all_finite(two->params));
+    EXPECT_LE(relative_error(two->params, one.params), 1e-5);
+    EXPECT_EQ(two->run.status(), "finished");
+  }
   test::TempDir dir_;
 };
 
@@ -334,14 +345,9 @@ TEST_F(CudaMpiRanksTest, TwoRanksOnTwoGpusAllReduceThroughNccl) {
     GTEST_SKIP() << "a GPU per rank needs two GPUs (NCCL refuses two ranks on one GPU); this "
                     "machine has "
                  << gpu_count();
-  const MpiGpuRun one = train("one", "cuda:0", 1);
-  const MpiGpuRun two = train("two", "cuda", 2);  // rank r takes GPU r
-  ASSERT_FALSE(one.params.empty());
-  ASSERT_FALSE(two.params.empty());
-  EXPECT_TRUE(test::all_finite(two.params));
-  EXPECT_LE(relative_error(two.params, one.params), 1e-5);
+  MpiGpuRun two;
+  ASSERT_NO_FATAL_FAILURE(train_two_ranks_like_one("cuda", &two));  // rank r takes GPU r
   const nlohmann::json& info = two.run.info;
-  EXPECT_EQ(two.run.status(), "finished");
   EXPECT_EQ(info["transport"]["reducer"], "nccl") << info["transport"];
   EXPECT_NE(info["transport"]["reason"].get<std::string>().find("a GPU of its own"),
             std::string::npos)
@@ -358,14 +364,9 @@ TEST_F(CudaMpiRanksTest, TwoRanksOnTwoGpusAllReduceThroughNccl) {
 }
 
 TEST_F(CudaMpiRanksTest, TwoRanksSharingAGpuGoThroughHostMemoryAndSaySo) {
-  const MpiGpuRun one = train("one", "cuda:0", 1);
-  const MpiGpuRun two = train("two", "cuda:0", 2);  // both ranks on GPU 0
-  ASSERT_FALSE(one.params.empty());
-  ASSERT_FALSE(two.params.empty());
-  EXPECT_TRUE(test::all_finite(two.params));
-  EXPECT_LE(relative_error(two.params, one.params), 1e-5);
+  MpiGpuRun two;
+  ASSERT_NO_FATAL_FAILURE(train_two_ranks_like_one("cuda:0", &two));  // both ranks on GPU 0
   const nlohmann::json& info = two.run.info;
-  EXPECT_EQ(two.run.status(), "finished");
   EXPECT_EQ(info["transport"]["reducer"], "mpi-host") << info["transport"];
   const std::string reason = info["transport"]["reason"];
   EXPECT_EQ(reason.rfind("ranks 0 and 1 share GPU 0", 0), 0u) << reason;

@@ -178,6 +178,7 @@ TEST(Scaling, TheIdealAndThePredictionFollowTheHardwareTheReplicasHave) {
   ASSERT_EQ(studies.size(), 1u);
   const ScalingModel& shared = studies[0].model;
   EXPECT_TRUE(shared.shares_hardware());
+  EXPECT_EQ(shared.hardware_growth(), ScalingModel::HardwareGrowth::Shared);
   EXPECT_DOUBLE_EQ(shared.hardware_ratio(4), 1);
   EXPECT_DOUBLE_EQ(shared.hardware_ratio(8), 1);
   EXPECT_NEAR(shared.ideal_images_per_second(4), 64000.0 / 90, 1e-6);
@@ -194,6 +195,7 @@ TEST(Scaling, TheIdealAndThePredictionFollowTheHardwareTheReplicasHave) {
   ASSERT_EQ(studies.size(), 1u);
   const ScalingModel& ranks = studies[0].model;
   EXPECT_FALSE(ranks.shares_hardware());
+  EXPECT_EQ(ranks.hardware_growth(), ScalingModel::HardwareGrowth::Measured);
   EXPECT_DOUBLE_EQ(ranks.hardware_ratio(2), 2);
   EXPECT_DOUBLE_EQ(ranks.hardware_ratio(3), 2);  // between 2 and 4 replicas, both on 2 cores
   EXPECT_DOUBLE_EQ(ranks.hardware_ratio(8), 2);  // the largest run had no core of its own each

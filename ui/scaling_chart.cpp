@@ -81,32 +81,38 @@ QString ScalingChart::model_text() const {
   const ScalingModel& m = study_->model;
   // H(R), the hardware at R replicas over the base's, as the records give it.
   const QString unit = study_->label.find("cuda") != std::string::npos ? tr("GPUs") : tr("cores");
-  QStringList at, ratio;
-  bool known = !m.hardware.empty();
-  for (const auto& [replicas, units] : m.hardware) {
-    known = known && std::isfinite(units);
-    at << QString::number(replicas);
-    ratio << QString::number(m.hardware_ratio(replicas), 'g', 3);
-  }
   const QString base = QString::number(m.base_replicas);
   QString ideal, shard;
-  if (known && m.shares_hardware()) {
-    ideal = tr("the %1-replica images/s: every run has the same %2 %3, which more replicas only "
-               "split")
-                .arg(base)
-                .arg(m.hardware.front().second)
-                .arg(unit);
-    shard = tr("%1 ms").arg(m.shard_ms, 0, 'f', 2);
-  } else if (!known || std::abs(m.hardware_ratio(m.hardware.back().first) -
-                                double(m.hardware.back().first) / m.base_replicas) < 1e-9) {
-    ideal = tr("R / %1 × the %1-replica images/s, each replica with its own %2%3")
-                .arg(base, unit, known ? QString() : tr(" (taken: the records do not say)"));
-    shard = tr("%1 ms × %2 / R").arg(m.shard_ms, 0, 'f', 2).arg(base);
-  } else {
-    ideal = tr("H × the %1-replica images/s, H = the %2 of a run over the %1-replica run's: %3 at "
-               "R = %4")
-                .arg(base, unit, ratio.join(", "), at.join(", "));
-    shard = tr("%1 ms / H").arg(m.shard_ms, 0, 'f', 2);
+  switch (m.hardware_growth()) {
+    case ScalingModel::HardwareGrowth::Shared:
+      ideal = tr("the %1-replica images/s: every run has the same %2 %3, which more replicas "
+                 "only split")
+                  .arg(base)
+                  .arg(m.hardware.front().second)
+                  .arg(unit);
+      shard = tr("%1 ms").arg(m.shard_ms, 0, 'f', 2);
+      break;
+    case ScalingModel::HardwareGrowth::Unknown:
+    case ScalingModel::HardwareGrowth::PerReplica:
+      ideal = tr("R / %1 × the %1-replica images/s, each replica with its own %2%3")
+                  .arg(base, unit,
+                       m.hardware_growth() == ScalingModel::HardwareGrowth::Unknown
+                           ? tr(" (taken: the records do not say)")
+                           : QString());
+      shard = tr("%1 ms × %2 / R").arg(m.shard_ms, 0, 'f', 2).arg(base);
+      break;
+    case ScalingModel::HardwareGrowth::Measured: {
+      QStringList at, ratio;
+      for (const auto& [replicas, units] : m.hardware) {
+        at << QString::number(replicas);
+        ratio << QString::number(m.hardware_ratio(replicas), 'g', 3);
+      }
+      ideal = tr("H × the %1-replica images/s, H = the %2 of a run over the %1-replica run's: %3 "
+                 "at R = %4")
+                  .arg(base, unit, ratio.join(", "), at.join(", "));
+      shard = tr("%1 ms / H").arg(m.shard_ms, 0, 'f', 2);
+      break;
+    }
   }
   QString text = tr("Ideal: %1. Predicted step: %2 (shards) + %3 ms (optimizer, loop) + "
                     "2 (R − 1) / R × %4 ms (all-reduce)")
