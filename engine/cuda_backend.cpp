@@ -1,9 +1,9 @@
 // The GPU backend: the replicated backend with CUDA replicas, one per entry of --device
 // ("cuda:0" is one replica and no reduction, "cuda:0x4" four on one GPU, "cuda:0,1" one on each
-// of two), the data sets uploaded once per GPU, and the failure policy across them: a failed
-// replica frees its memory, and once every replica has let go, a device whose context a fault
-// broke is reset (engine/cuda_failure.hpp). Under --dist mpi each process is one rank on one
-// GPU (engine/gpu_ranks.hpp chooses how the ranks' gradients meet).
+// of two), the data sets uploaded once per GPU, and the reset of the GPUs after a fault, once
+// every replica has let go (the policy of when to let go is ReplicatedBackend's, the same for
+// every backend; engine/cuda_failure.hpp). Under --dist mpi each process is one rank on one GPU
+// (engine/gpu_ranks.hpp chooses how the ranks' gradients meet).
 #include "engine/cuda_backend.hpp"
 
 #include <cuda_runtime_api.h>
@@ -30,25 +30,6 @@ class CudaBackend final : public ReplicatedBackend {
  public:
   CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer, const DataSets& data,
               const BackendOptions& options);
-  ~CudaBackend() override { release_all(); }
-  void set_parameters(std::span<const float> params) override {
-    recovering([&] { ReplicatedBackend::set_parameters(params); });
-  }
-  void get_parameters(std::span<float> params) override {
-    recovering([&] { ReplicatedBackend::get_parameters(params); });
-  }
-  BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
-                        StepTimes& times) override {
-    return recovering([&] { return ReplicatedBackend::train_step(indices, lr, step, times); });
-  }
-  BatchStats evaluate(Split split, std::span<const int32_t> indices) override {
-    return recovering([&] { return ReplicatedBackend::evaluate(split, indices); });
-  }
-  void synchronize() override {
-    recovering([&] {
-      for (CudaReplica* replica : replicas_) replica->synchronize();
-    });
-  }
   CudaGraphCounts graph_counts() const {
     CudaGraphCounts total;
     for (const CudaReplica* replica : replicas_) {
@@ -59,25 +40,13 @@ class CudaBackend final : public ReplicatedBackend {
   }
 
  private:
-  // Runs f; on any failure frees every replica's and the reducer's device memory and resets the
-  // devices a fault broke, then lets the error go on.
-  template <class F>
-  auto recovering(F&& f) -> decltype(f()) {
-    try {
-      return f();
-    } catch (...) {
-      release_all();
-      throw;
-    }
-  }
-  void release_all() {
-    if (reducer_) reducer_->release();
-    for (CudaReplica* replica : replicas_) replica->release();
-    reset_broken_devices(devices_);
+  // Every replica and the reducer have let go of their GPUs (ReplicatedBackend::guarded): a
+  // fault's broken contexts can be reset now.
+  std::string after_release(const std::exception_ptr& error) override {
+    return reset_after_fault(devices_, device_error_kind(error).value_or(kc::ErrorKind::Other));
   }
 
   std::vector<CudaReplica*> replicas_;  // owned by ReplicatedBackend
-  CudaReducer* reducer_ = nullptr;      // the same; null for one replica
   std::vector<int> devices_;            // each GPU once
 };
 
@@ -129,7 +98,7 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
         uploaded[d] = upload_data_sets(data, image_size, classes);
       } catch (const kc::CudaError& e) {
         throw describe_cuda_failure(e, rank_name + "cuda:" + std::to_string(devices_[d]),
-                                    options.batch, cuda_context_needs_reset());
+                                    options.batch);
       }
     }
     for (int r = 0; r < local; ++r) {
@@ -158,15 +127,15 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
       reducer = make_cuda_reducer(replica_devices, size_t(plan.parameter_count),
                                   options.bucket_mb * 1024.0 * 1024.0, options.collective_timeout_s,
                                   cross);
-      reducer_ = reducer.get();
     }
   } catch (...) {
     reducer.reset();
-    reducer_ = nullptr;
     replicas.clear();  // frees their memory before any reset
     replicas_.clear();
-    reset_broken_devices(devices_);
-    throw;
+    const std::exception_ptr error = std::current_exception();
+    add_to_message(error, reset_after_fault(
+                              devices_, device_error_kind(error).value_or(kc::ErrorKind::Other)));
+    std::rethrow_exception(error);
   }
 
   std::string description;

@@ -1,10 +1,12 @@
 // The failure policy of the GPU backend. Only a sticky error leaves the context unusable: an
 // illegal or misaligned address, a trap or a device-side assert, a launch failure or timeout, an
 // uncorrectable ECC error (the DeviceFault kind). Every later call in the process then fails
-// with it, so only a reset gives the next run a working context, and it is done for those alone:
-// a reset destroys the context of the whole process, with the state of every replica on that
-// GPU (which a sticky error has spoiled already). Out of memory, a bad argument or a cuBLAS
-// failure that left the context intact free the backend's state and nothing else.
+// with it, so only a reset can give the next run a working context, and it is done for those
+// alone: a reset destroys the context of the whole process, with the state of every replica on
+// that GPU (which a sticky error has spoiled already). NVIDIA documents these errors as needing
+// a new process: the reset is tried, and the message says which of the two it came to. Out of
+// memory frees the backend's state and nothing else; any other error leaves the backend as it
+// was (kernels::leaves_device_unusable).
 #include "engine/cuda_failure.hpp"
 
 #include <cuda_runtime_api.h>
@@ -15,10 +17,7 @@ namespace gpulab {
 
 namespace kc = kernels::cuda;
 
-bool cuda_context_needs_reset() { return kc::context_is_broken(); }
-
-kc::CudaError describe_cuda_failure(const kc::CudaError& e, const std::string& device, int batch,
-                                    bool reset) {
+kc::CudaError describe_cuda_failure(const kc::CudaError& e, const std::string& device, int batch) {
   std::string message = device + ": ";
   cudaGetLastError();  // clears the error, unless it is sticky
   if (e.kind() == kc::ErrorKind::OutOfMemory) {
@@ -32,9 +31,6 @@ kc::CudaError describe_cuda_failure(const kc::CudaError& e, const std::string& d
     else
       cudaGetLastError();
     message += "; try a smaller --batch (now " + std::to_string(batch) + ")";
-    if (reset) message += " (the GPU was reset)";
-  } else if (reset) {
-    message += std::string("the GPU failed and was reset; the run ends here: ") + e.what();
   } else if (e.kind() == kc::ErrorKind::DeviceFault) {
     message += std::string("the GPU failed; the run ends here: ") + e.what();
   } else {
@@ -43,17 +39,41 @@ kc::CudaError describe_cuda_failure(const kc::CudaError& e, const std::string& d
   return kc::CudaError(e.kind(), e.code(), e.expression(), e.file().c_str(), e.line(), message);
 }
 
-void reset_broken_devices(const std::vector<int>& devices) {
-  for (const int device : devices) {
-    if (cudaSetDevice(device) != cudaSuccess) {
-      cudaGetLastError();
-      continue;
-    }
-    if (kc::context_is_broken()) {
-      cudaDeviceReset();
-      cudaGetLastError();
-    }
+std::string reset_note(const std::vector<DeviceReset>& resets) {
+  std::string reset, failing, errors;
+  for (const DeviceReset& r : resets) {
+    std::string& list = r.still_failing.empty() ? reset : failing;
+    list += (list.empty() ? "" : ", ") + std::string("cuda:") + std::to_string(r.device);
+    if (!r.still_failing.empty() && errors.find(r.still_failing) == std::string::npos)
+      errors += (errors.empty() ? "" : ", ") + r.still_failing;
   }
+  std::string note;
+  if (!reset.empty()) note += "; " + reset + " was reset and takes work again";
+  if (!failing.empty())
+    note += "; GPU runs need a restart of gpulab: " + failing + " still fails after a reset (" +
+            errors + ")";
+  return note;
+}
+
+std::string reset_after_fault(const std::vector<int>& devices, kc::ErrorKind kind) {
+  if (kind != kc::ErrorKind::DeviceFault) return {};
+  std::vector<DeviceReset> resets;
+  for (const int device : devices) {
+    // With a sticky error cudaSetDevice may return it too; the device is still made current
+    // (its primary context, broken as it is), which is what the reset acts on.
+    cudaSetDevice(device);
+    cudaGetLastError();
+    int current = -1;
+    cudaError_t error = cudaGetDevice(&current) == cudaSuccess && current == device
+                            ? cudaDeviceReset()
+                            : cudaErrorInvalidDevice;
+    cudaGetLastError();
+    if (error == cudaSuccess) error = cudaSetDevice(device);
+    if (error == cudaSuccess) error = kc::context_error();
+    cudaGetLastError();
+    resets.push_back({device, error == cudaSuccess ? std::string() : cudaGetErrorName(error)});
+  }
+  return reset_note(resets);
 }
 
 }  // namespace gpulab

@@ -1,5 +1,5 @@
-// What a CUDA failure means for a run: the message the learner reads, and whether the device
-// must be reset before the next run can use it.
+// What a CUDA failure means for a run: the message the learner reads, and the reset of the GPUs
+// a device fault broke, with what the reset came to.
 #pragma once
 
 #include <string>
@@ -11,16 +11,27 @@ namespace gpulab {
 
 // The error to throw for `e` on `device` ("cuda:0"; with several replicas "replica 2 (cuda:0)"):
 // out of memory adds what the device had free and suggests a smaller batch; a fault says the run
-// ends (and that the GPU is reset, when `reset`). Clears the non-sticky error state.
+// ends. Whether the GPU was reset is added later, once it was (reset_after_fault). Clears the
+// non-sticky error state.
 kernels::cuda::CudaError describe_cuda_failure(const kernels::cuda::CudaError& e,
-                                               const std::string& device, int batch, bool reset);
+                                               const std::string& device, int batch);
 
-// Whether the current device's context holds a sticky error: then every later call fails, and
-// only a reset gives the next run a working context.
-bool cuda_context_needs_reset();
+// One GPU's reset after a fault: `still_failing` is empty when its context takes work again,
+// else the name of the error it still returns.
+struct DeviceReset {
+  int device = 0;
+  std::string still_failing;
+};
 
-// Resets each of `devices` whose context is broken. Call only once everything this process held
-// on them is freed: a reset destroys the context of the whole process.
-void reset_broken_devices(const std::vector<int>& devices);
+// What a failure's message ends with once the GPUs were reset: that they were, or, where a
+// context still fails (NVIDIA documents sticky errors as needing a new process), that GPU runs
+// need a restart of gpulab. Empty for no resets.
+std::string reset_note(const std::vector<DeviceReset>& resets);
+
+// After an error of `kind`: on a device fault, resets each of `devices` (whatever cudaSetDevice
+// returns) and checks that it takes work again; any other kind resets nothing. Returns
+// reset_note of what it did. Call only once everything this backend held on them is freed: a
+// reset destroys the context of the whole process on that GPU.
+std::string reset_after_fault(const std::vector<int>& devices, kernels::cuda::ErrorKind kind);
 
 }  // namespace gpulab

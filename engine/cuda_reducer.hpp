@@ -17,12 +17,8 @@
 
 namespace gpulab {
 
-class CudaReducer : public GradientReducer {
- public:
-  // Frees everything it holds on the GPUs, after waiting for its streams (errors ignored); later
-  // reductions throw. Called before a broken device is reset.
-  virtual void release() = 0;
-};
+// release() frees everything it holds on the GPUs, after waiting for its own streams.
+class CudaReducer : public GradientReducer {};
 
 // The other ranks of an MPI job, when this process is one of several GPU ranks.
 struct CudaRanks {

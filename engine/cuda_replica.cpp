@@ -88,6 +88,15 @@ CudaReplica::CudaReplica(const ModelPlan& plan, const OptimizerConfig& optimizer
                          std::shared_ptr<const DeviceDataSets> data,
                          const CudaReplicaOptions& options)
     : plan_(plan), optimizer_(optimizer), options_(options) {
+  try {
+    build(std::move(data));
+  } catch (...) {
+    release();  // waits for its stream before the buffers go
+    throw;
+  }
+}
+
+void CudaReplica::build(std::shared_ptr<const DeviceDataSets> data) {
   guarded([&] {
     state_ = std::make_unique<State>();
     State& s = *state_;
@@ -150,13 +159,14 @@ void CudaReplica::fail(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
   } catch (const kc::CudaError& e) {
-    // Frees this replica's memory now, so that the next run has it; the owner of every replica
-    // resets the device (engine/cuda_failure.hpp) once all of them have let go.
-    const bool reset = cuda_context_needs_reset();
-    kc::CudaError described =
-        describe_cuda_failure(e, options_.name, options_.requested_batch, reset);
-    release();
-    failure_ = described.what();
+    kc::CudaError described = describe_cuda_failure(e, options_.name, options_.requested_batch);
+    // A fault or out of memory: its memory goes now, so that the next run has it; the backend
+    // releases the other replicas and resets a GPU a fault broke (engine/cuda_failure.hpp) once
+    // all of them have let go. Any other error leaves the replica as it was.
+    if (kernels::leaves_device_unusable(e.kind())) {
+      release();
+      failure_ = described.what();
+    }
     throw described;
   }
   std::rethrow_exception(error);  // only CUDA errors come here

@@ -29,7 +29,9 @@ struct CudaReplicaOptions {
 class CudaReplica final : public Replica {
  public:
   // Builds everything on options.device; `data` lives there. Throws kernels::cuda::CudaError
-  // (its message names the replica) and frees what it had made.
+  // (its message names the replica) and frees what it had made. Its calls throw CudaError
+  // naming the replica; after a fault or out of memory (kernels::leaves_device_unusable) it has
+  // released its memory, and after any other error it goes on.
   CudaReplica(const ModelPlan& plan, const OptimizerConfig& optimizer,
               std::shared_ptr<const DeviceDataSets> data, const CudaReplicaOptions& options);
   ~CudaReplica() override;
@@ -46,15 +48,17 @@ class CudaReplica final : public Replica {
   BatchStats evaluate(const data::ImageSet& set, std::span<const int32_t> indices) override;
   bool times_itself() const override { return true; }
 
-  // Waits for everything on its stream; throws the device's error.
-  void synchronize();
+  // Waits for everything on its stream (not the device: another run may share the GPU); throws
+  // the device's error.
+  void synchronize() override;
   // Frees its device memory after waiting for its stream (errors ignored); later calls throw.
-  void release();
+  void release() override;
   int device() const { return options_.device; }
   CudaGraphCounts graph_counts() const;
 
  private:
   struct State;
+  void build(std::shared_ptr<const DeviceDataSets> data);
   State& state();
   template <class F>
   auto guarded(F&& f) -> decltype(f());

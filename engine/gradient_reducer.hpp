@@ -77,6 +77,9 @@ class GradientReducer {
   // the others must not wait for it. reset() makes the reducer usable again.
   virtual void abort(const std::string& /*reason*/) {}
   virtual void reset() {}
+  // Called once an error left the backend unusable (leaves_backend_unusable): frees what it
+  // holds on devices, after waiting for its own work (errors ignored); later reductions throw.
+  virtual void release() {}
   // Mean milliseconds per step spent on each bucket (on one replica), for the run record.
   virtual std::vector<double> bucket_ms() const { return {}; }
   // Why its gradients travel the way they do, where there was a choice (GPU ranks under MPI:

@@ -56,6 +56,11 @@ class Replica {
   // fills every phase of `times` itself, from device events and a step late, and the host's
   // timing of apply_update, which only enqueues the update, is not its optimizer time.
   virtual bool times_itself() const { return false; }
+  // Waits for the work its calls left running (a GPU's stream); throws the device's error.
+  virtual void synchronize() {}
+  // Called once an error left the backend unusable (leaves_backend_unusable): frees what it
+  // holds on its device, after waiting for its own work (errors ignored); later calls throw.
+  virtual void release() {}
 };
 
 // Images [first, first + count) of a batch of `batch` for replica `replica` of `replicas`: an

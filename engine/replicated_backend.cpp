@@ -8,6 +8,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "kernels/cpu/ops.hpp"
@@ -21,6 +22,36 @@ double ms_since(Clock::time_point start) {
 }
 
 }  // namespace
+
+std::optional<kernels::ErrorKind> device_error_kind(const std::exception_ptr& error) {
+  if (!error) return std::nullopt;
+  try {
+    std::rethrow_exception(error);
+  } catch (const kernels::DeviceError& e) {
+    return e.kind();
+  } catch (const ReplicaError& e) {
+    return device_error_kind(e.cause());
+  } catch (...) {
+  }
+  return std::nullopt;
+}
+
+bool leaves_backend_unusable(const std::exception_ptr& error) {
+  const std::optional<kernels::ErrorKind> kind = device_error_kind(error);
+  return kind && kernels::leaves_device_unusable(*kind);
+}
+
+void add_to_message(const std::exception_ptr& error, const std::string& text) {
+  if (!error || text.empty()) return;
+  try {
+    std::rethrow_exception(error);
+  } catch (kernels::DeviceError& e) {
+    e.add_to_message(text);
+  } catch (ReplicaError& e) {
+    e.add_to_message(text);
+  } catch (...) {
+  }
+}
 
 // One thread per replica, started once, each with the replica's CPU thread count. run() hands
 // every thread the same job and returns when all are done; the first failure is reported (and
@@ -133,20 +164,59 @@ int ReplicatedBackend::total_replicas() const {
   return local_replicas() * (group_ ? group_->size() : 1);
 }
 
+template <class F>
+auto ReplicatedBackend::guarded(F&& f) -> decltype(f()) {
+  if (!failure_.empty())
+    throw std::logic_error(description_ + ": the backend failed earlier: " + failure_);
+  try {
+    return f();
+  } catch (...) {
+    const std::exception_ptr error = std::current_exception();
+    if (!leaves_backend_unusable(error)) throw;
+    // The reducer first: its work reads the replicas' buffers.
+    reducer_->release();
+    for (auto& replica : replicas_) replica->release();
+    add_to_message(error, after_release(error));
+    try {
+      std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      failure_ = e.what();
+    }
+    std::rethrow_exception(error);
+  }
+}
+
 void ReplicatedBackend::set_parameters(std::span<const float> params) {
-  std::vector<float> start(params.begin(), params.end());
-  // Every rank starts from rank 0's weights, wherever its own came from.
-  if (group_ && group_->size() > 1) group_->broadcast(start, "the initial parameters");
-  for (auto& replica : replicas_) replica->set_parameters(start);
-  reducer_->set_parameters(start);
+  guarded([&] {
+    std::vector<float> start(params.begin(), params.end());
+    // Every rank starts from rank 0's weights, wherever its own came from.
+    if (group_ && group_->size() > 1) group_->broadcast(start, "the initial parameters");
+    for (auto& replica : replicas_) replica->set_parameters(start);
+    reducer_->set_parameters(start);
+  });
 }
 
 void ReplicatedBackend::get_parameters(std::span<float> params) {
-  replicas_.front()->get_parameters(params);
+  guarded([&] { replicas_.front()->get_parameters(params); });
+}
+
+void ReplicatedBackend::synchronize() {
+  guarded([&] {
+    for (auto& replica : replicas_) replica->synchronize();
+  });
 }
 
 BatchStats ReplicatedBackend::train_step(std::span<const int32_t> indices, float lr, int64_t step,
                                          StepTimes& times) {
+  return guarded([&] { return run_step(indices, lr, step, times); });
+}
+
+BatchStats ReplicatedBackend::evaluate(Split split, std::span<const int32_t> indices) {
+  return guarded([&] { return evaluate_replicas(split, indices); });
+}
+
+BatchStats ReplicatedBackend::run_step(std::span<const int32_t> indices, float lr, int64_t step,
+                                       StepTimes& times) {
   const int local = local_replicas(), total = total_replicas();
   const int first_replica = group_ ? group_->rank() * local : 0;
   const int batch = int(indices.size());
@@ -196,7 +266,8 @@ BatchStats ReplicatedBackend::train_step(std::span<const int32_t> indices, float
     } catch (...) {
     }
     throw ReplicaError("replica " + std::to_string(first_replica + failed) + " failed at step " +
-                       std::to_string(step) + ": " + cause);
+                           std::to_string(step) + ": " + cause,
+                       error);
   }
 
   // The step waits for its slowest replica in every phase a replica runs.
@@ -261,7 +332,7 @@ BatchStats ReplicatedBackend::train_step(std::span<const int32_t> indices, float
 
 // Each of this process's replicas evaluates an even share of the images; the sums are added in
 // replica order. Every process of an MPI job evaluates all of them itself.
-BatchStats ReplicatedBackend::evaluate(Split split, std::span<const int32_t> indices) {
+BatchStats ReplicatedBackend::evaluate_replicas(Split split, std::span<const int32_t> indices) {
   const data::ImageSet& set = data_.get(split);
   const int local = local_replicas();
   std::vector<BatchStats> stats(local);
@@ -277,7 +348,8 @@ BatchStats ReplicatedBackend::evaluate(Split split, std::span<const int32_t> ind
       job, [](int, const std::string&) {}, &cause, &error);
   if (failed >= 0) {
     if (local == 1) std::rethrow_exception(error);
-    throw ReplicaError("replica " + std::to_string(failed) + " failed to evaluate: " + cause);
+    throw ReplicaError("replica " + std::to_string(failed) + " failed to evaluate: " + cause,
+                       error);
   }
   BatchStats total;
   for (const BatchStats& s : stats) {

@@ -14,8 +14,7 @@ std::string where(const char* file, int line) {
 
 CudaError::CudaError(ErrorKind kind, int code, std::string expression, const char* file, int line,
                      const std::string& message)
-    : std::runtime_error(message),
-      kind_(kind),
+    : DeviceError(kind, message),
       code_(code),
       expression_(std::move(expression)),
       file_(file),
@@ -51,11 +50,19 @@ ErrorKind error_kind(cudaError_t error) {
   }
 }
 
-bool context_is_broken() {
+cudaError_t context_error() {
   cudaGetLastError();
-  const cudaError_t error = cudaDeviceSynchronize();
+  cudaStream_t stream = nullptr;
+  cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (error == cudaSuccess) {
+    error = cudaStreamSynchronize(stream);  // an empty stream: only the context's state
+    if (const cudaError_t destroyed = cudaStreamDestroy(stream); error == cudaSuccess)
+      error = destroyed;
+  }
+  size_t free = 0, total = 0;
+  if (error == cudaSuccess) error = cudaMemGetInfo(&free, &total);
   cudaGetLastError();
-  return error != cudaSuccess;
+  return error;
 }
 
 void throw_cuda_error(cudaError_t error, const char* expression, const char* file, int line) {

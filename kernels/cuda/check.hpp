@@ -6,30 +6,24 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include <stdexcept>
 #include <string>
+
+#include "kernels/device_error.hpp"
 
 namespace gpulab::kernels::cuda {
 
-enum class ErrorKind {
-  OutOfMemory,  // an allocation failed; the device and the process stay usable
-  NoDevice,     // no driver, a driver too old, no device, a bad device index
-  DeviceFault,  // a kernel faulted or the device was lost: the context is unusable until reset
-  Other,        // a bad argument, an unsupported operation, a launch that could not start
-};
+using kernels::ErrorKind;
 
-class CudaError : public std::runtime_error {
+class CudaError : public DeviceError {
  public:
   CudaError(ErrorKind kind, int code, std::string expression, const char* file, int line,
             const std::string& message);
-  ErrorKind kind() const { return kind_; }
   int code() const { return code_; }  // the cudaError_t, cublasStatus_t or ncclResult_t
   const std::string& expression() const { return expression_; }
   const std::string& file() const { return file_; }
   int line() const { return line_; }
 
  private:
-  ErrorKind kind_;
   int code_;
   std::string expression_, file_;
   int line_;
@@ -38,10 +32,11 @@ class CudaError : public std::runtime_error {
 // What a cudaError_t means for the run; see ErrorKind.
 ErrorKind error_kind(cudaError_t error);
 
-// Whether the current device's context holds a sticky error (see ErrorKind::DeviceFault), after
-// clearing any other: a sticky error is returned by every later call, a device synchronize
-// included, until the device is reset. Waits for all work on the device.
-bool context_is_broken();
+// Whether the current device's context takes work: cudaSuccess, or the error a stream of its own
+// returns (a sticky fault is returned by every later call until the device is reset; see
+// ErrorKind::DeviceFault). Waits for nothing else on the device, so another run on the same GPU
+// is neither waited for nor disturbed. Clears the error state it leaves, unless it is sticky.
+cudaError_t context_error();
 
 [[noreturn]] void throw_cuda_error(cudaError_t error, const char* expression, const char* file,
                                    int line);
