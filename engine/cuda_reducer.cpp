@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <thread>
@@ -440,12 +441,14 @@ void GpuReducer::exchange_through_host(Group& g, const UpdateStep& update) {
 }
 
 // The last step's reduction ran between its communication streams' start and end events; each
-// replica's backward pass ended at its backward_end_ event. All of it has completed: every
-// replica's stream waited for that reduction before its update, and its host has since waited for
-// its next forward. Times are taken from an anchor that precedes them all: the end of the
-// reduction before (the same communication stream, and every replica's stream waited for it),
-// so no difference is negative. On the GPU the reduction's span, from its first bucket to its
-// last, is what counts as communication: the part before a replica's backward ended was hidden.
+// replica's backward pass ended at its backward_end_ event. This runs when this step's first
+// bucket is enqueued, which may be while the replicas still enqueue their backward passes,
+// before any host waited for this step: most often all of it has completed, but not always, so
+// each event is asked before it is read. Times are taken from an anchor that precedes them all:
+// the end of the reduction before (the same communication stream, and every replica's stream
+// waited for it), so no difference is negative. On the GPU the reduction's span, from its first
+// bucket to its last, is what counts as communication: the part before a replica's backward
+// ended was hidden.
 void GpuReducer::begin_step() {
   const int64_t step = begun_++;
   const bool across_ranks = group_ != nullptr;
@@ -458,21 +461,25 @@ void GpuReducer::begin_step() {
   const int previous = int((step - 1) % 2), anchor = int(step % 2);
   for (Group& g : groups_) {
     GPULAB_CUDA_CHECK(cudaSetDevice(g.device));
-    if (cudaEventQuery(g.end[previous].get()) != cudaSuccess) {
-      cudaGetLastError();  // not ready (a sticky fault shows at the next real call)
-      continue;
-    }
+    // Each event is asked before it is read: one that has not completed (a replica's backward
+    // end is on its own stream, which the reduction need not have waited for) skips this step's
+    // timing for the GPU, which keeps the last one read, instead of failing the run.
     const auto since_anchor = [&](const kc::Event& event) {
-      float ms = 0;
-      GPULAB_CUDA_CHECK(cudaEventElapsedTime(&ms, g.end[anchor].get(), event.get()));
-      return double(ms);
+      return kc::elapsed_ms_if_completed(g.end[anchor].get(), event.get());
     };
-    const double begin = since_anchor(g.start[previous]), end = since_anchor(g.end[previous]);
-    const double span = std::max(0.0, end - begin);
-    for (const int r : g.replicas) {
-      const double backward_end = since_anchor(backward_end_[previous][size_t(r)]);
-      last_hidden_ms_[size_t(r)] = std::clamp(backward_end - begin, 0.0, span);
-      last_exposed_ms_[size_t(r)] = span - last_hidden_ms_[size_t(r)];
+    const std::optional<double> begin = since_anchor(g.start[previous]),
+                                end = since_anchor(g.end[previous]);
+    if (!begin || !end) continue;
+    std::vector<std::optional<double>> backward_end;
+    for (const int r : g.replicas)
+      backward_end.push_back(since_anchor(backward_end_[previous][size_t(r)]));
+    if (std::find(backward_end.begin(), backward_end.end(), std::nullopt) != backward_end.end())
+      continue;
+    const double span = std::max(0.0, *end - *begin);
+    for (size_t k = 0; k < g.replicas.size(); ++k) {
+      const size_t r = size_t(g.replicas[k]);
+      last_hidden_ms_[r] = std::clamp(*backward_end[k] - *begin, 0.0, span);
+      last_exposed_ms_[r] = span - last_hidden_ms_[r];
     }
   }
 }

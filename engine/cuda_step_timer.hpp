@@ -20,12 +20,16 @@ class CudaStepTimer {
   void record(Mark mark, cudaStream_t stream);
   cudaEvent_t event(Mark mark) const { return current()[mark].get(); }
   // Once this step's forward mark has completed: the step before it has completed too, and its
-  // breakdown is returned; the first step returns its own copy, gather and forward.
+  // breakdown is returned; the first step returns its own copy, gather and forward. A phase whose
+  // marks were not both recorded in that step (a step that failed half way) or have not both
+  // completed reads 0: a timing is skipped, never the run failed for it.
   StepTimes read() const;
 
  private:
-  const kernels::cuda::Event* current() const { return events_[steps_ % 2]; }
+  int slot() const { return int(steps_ % 2); }
+  const kernels::cuda::Event* current() const { return events_[slot()]; }
   kernels::cuda::Event events_[2][kMarks];
+  bool recorded_[2][kMarks] = {};  // per slot: the marks recorded in its latest step
   long long steps_ = -1;
 };
 

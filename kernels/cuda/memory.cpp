@@ -67,6 +67,23 @@ Event make_event(bool timing) {
   return Event(event);
 }
 
+bool event_completed(cudaEvent_t event) {
+  const cudaError_t state = cudaEventQuery(event);
+  if (state == cudaErrorNotReady) {
+    cudaGetLastError();  // not ready is no error of a later call
+    return false;
+  }
+  GPULAB_CUDA_CHECK(state);
+  return true;
+}
+
+std::optional<double> elapsed_ms_if_completed(cudaEvent_t from, cudaEvent_t to) {
+  if (!event_completed(from) || !event_completed(to)) return std::nullopt;
+  float ms = 0;
+  GPULAB_CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
+  return double(ms);
+}
+
 CublasHandle CublasHandle::create() {
   CublasHandle handle;
   GPULAB_CUBLAS_CHECK(cublasCreate(&handle.handle_));

@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -101,6 +102,13 @@ using Graph = UniqueHandle<cudaGraph_t, cudaGraphDestroy>;
 
 Stream make_stream();                  // non-blocking: no implicit sync with the legacy stream
 Event make_event(bool timing = true);  // timing off makes cudaEventSynchronize cheaper
+
+// Whether `event` has completed, asked without waiting (cudaEventQuery): not ready is no error
+// (and is cleared); any other error throws CudaError.
+bool event_completed(cudaEvent_t event);
+// Milliseconds from `from` to `to`, both recorded, once both have completed; nullopt while either
+// has not, where cudaEventElapsedTime would fail the run with cudaErrorNotReady for a timing.
+std::optional<double> elapsed_ms_if_completed(cudaEvent_t from, cudaEvent_t to);
 
 class CublasHandle {
  public:
