@@ -1,8 +1,8 @@
 // Every CUDA op against its CPU reference (kernels/cpu/reference) on several shapes, odd sizes
-// included: normalized error within a bound per precision (and, for tf32 and bf16, a result that
-// differs from fp32's), NaN/Inf checks, exact equality where the op is exact (pooling, dropout
-// masks, batch gathering). Skips where there is no GPU. The error-check macros are tested
-// everywhere.
+// included: normalized error within a bound per precision (and, for tf32 and bf16, on shapes
+// large enough for tensor cores, a result that differs from fp32's), NaN/Inf checks, exact
+// equality where the op is exact (pooling, dropout masks, batch gathering). Skips where there is
+// no GPU. The error-check macros are tested everywhere.
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 
@@ -285,18 +285,37 @@ void expect_reduced(const GemmOutputs& reduced, const GemmOutputs& fp32, kc::Pre
   }
 }
 
-TEST_F(CudaOps, ReducedPrecisionGemmsStayWithinTheirBoundsAndDifferFromFp32) {
+// CUBLAS_COMPUTE_32F_FAST_TF32 and _FAST_16BF only allow tensor cores: on a small GEMM cuBLAS may
+// choose an exact fp32 kernel, which is a right result too. These shapes are large enough that
+// it takes tensor cores (pytorch-example's fc1 and conv2), so the result must differ there.
+bool tensor_core_sized(const LinearShape& l) {
+  return l.batch == 64 && l.in_features == 9216 && l.out_features == 128;
+}
+bool tensor_core_sized(const k::Conv2dShape& c) {
+  return c.in_channels == 32 && c.out_channels == 64 && c.in_height == 26;
+}
+
+TEST_F(CudaOps, ReducedPrecisionGemmsStayWithinTheirBoundsAndDifferFromFp32WhereLarge) {
   const auto fp32 = kc::Precision::Fp32;
   const double fp32_bound = test::kFp32Bound;
+  int large = 0;
   for (const auto& [precision, bound] : {std::pair{kc::Precision::Tf32, test::kTf32Bound},
                                          std::pair{kc::Precision::Bf16, test::kBf16Bound}}) {
-    for (const LinearShape& l : {kLinearShapes[3], kLinearShapes[1]})
-      expect_reduced(run_linear(*this, l, true, precision, bound),
-                     run_linear(*this, l, true, fp32, fp32_bound), precision);
-    for (const k::Conv2dShape& c : {kConvShapes[5], kConvShapes[1]})
-      expect_reduced(run_conv(*this, c, 0, precision, bound),
-                     run_conv(*this, c, 0, fp32, fp32_bound), precision);
+    // Every shape within the precision's bound (run_linear and run_conv check it).
+    for (const LinearShape& l : kLinearShapes) {
+      const GemmOutputs reduced = run_linear(*this, l, true, precision, bound);
+      if (!tensor_core_sized(l)) continue;
+      ++large;
+      expect_reduced(reduced, run_linear(*this, l, true, fp32, fp32_bound), precision);
+    }
+    for (const k::Conv2dShape& c : kConvShapes) {
+      const GemmOutputs reduced = run_conv(*this, c, 0, precision, bound);
+      if (!tensor_core_sized(c)) continue;
+      ++large;
+      expect_reduced(reduced, run_conv(*this, c, 0, fp32, fp32_bound), precision);
+    }
   }
+  EXPECT_EQ(large, 4) << "a large shape went missing from kLinearShapes or kConvShapes";
 }
 
 TEST_F(CudaOps, RowAndColumnSumsMatchALoop) {
