@@ -59,14 +59,14 @@ std::string reset_after_fault(const std::vector<int>& devices, kc::ErrorKind kin
   if (kind != kc::ErrorKind::DeviceFault) return {};
   std::vector<DeviceReset> resets;
   for (const int device : devices) {
-    // With a sticky error cudaSetDevice may return it too; the device is still made current
-    // (its primary context, broken as it is), which is what the reset acts on.
+    // With a sticky error cudaSetDevice may return it too: the runtime has made the device
+    // current all the same (its primary context, broken as it is), which is what the reset acts
+    // on. Only a device seen to be another is left alone.
     cudaSetDevice(device);
     cudaGetLastError();
-    int current = -1;
-    cudaError_t error = cudaGetDevice(&current) == cudaSuccess && current == device
-                            ? cudaDeviceReset()
-                            : cudaErrorInvalidDevice;
+    int current = device;
+    if (cudaGetDevice(&current) != cudaSuccess) current = device;
+    cudaError_t error = current == device ? cudaDeviceReset() : cudaErrorInvalidDevice;
     cudaGetLastError();
     if (error == cudaSuccess) error = cudaSetDevice(device);
     if (error == cudaSuccess) error = kc::context_error();
