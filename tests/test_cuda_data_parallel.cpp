@@ -1,13 +1,14 @@
 // Data parallelism on GPUs: R replicas on one GPU ("logical GPUs", cuda:0x4) and one replica
 // per GPU through NCCL (cuda:0,1) train what one replica trains, to fp32 rounding; a replica
-// that fails ends the step naming itself; device names are parsed and refused in one line; two
-// MPI ranks (mpirun) train what one process trains, through NCCL on two GPUs or through host
-// memory on one. Skips where there is no GPU (and the NCCL cases where there are fewer than
+// that fails ends the step naming itself, and an ordinary error leaves the backend training
+// what it would have; device names are parsed and refused in one line; two MPI ranks (mpirun)
+// train what one process trains, through NCCL on two GPUs or through host memory on one. Skips where there is no GPU (and the NCCL cases where there are fewer than
 // two, the MPI ones without MPI or mpirun); the parsing checks run everywhere.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
 #include "engine/init.hpp"
+#include "engine/replicated_backend.hpp"
 #include "engine/run_record.hpp"
 #include "gpulab/build_config.hpp"
 #include "kernels/cuda/check.hpp"
@@ -262,6 +264,45 @@ TEST_F(CudaDataParallelTest, AReplicaOutOfMemoryNamesItselfAndTheNextRunWorks) {
   const Trained after =
       train_steps("cuda:0x2", preset("pytorch-example"), momentum(), train_set, 32, 5, 3);
   for (const double loss : after.losses) EXPECT_TRUE(std::isfinite(loss));
+}
+
+TEST_F(CudaDataParallelTest, AnOrdinaryErrorOnOneReplicaLeavesTheBackendWorking) {
+  // A bad index on replica 1's shard fails the step naming the replica; it is no GPU failure, so
+  // the backend keeps its replicas and trains on: the next steps are what a backend that never
+  // saw the error trains.
+  const ModelPlan plan = plan_model(preset("pytorch-example"));
+  BackendOptions options;
+  options.device = "cuda:0x2";
+  options.batch = 8;
+  options.seed = 3;
+  const DataSets data{&train_set, nullptr, nullptr};
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, 3);
+  const auto three_steps = [&](bool with_error) {
+    auto backend = make_backend(plan, momentum(), data, options);
+    backend->set_parameters(params);
+    std::vector<double> losses;
+    StepTimes times;
+    for (int step = 1; step <= 3; ++step) {
+      if (with_error && step == 2) {
+        const std::vector<int32_t> bad = {0, 1, 2, 3, 4, 5, 6, train_set.count};
+        try {
+          backend->train_step(bad, 0.01f, step, times);
+          ADD_FAILURE() << "an index outside the set was taken";
+        } catch (const ReplicaError& e) {
+          EXPECT_NE(std::string(e.what()).find("replica 1 failed at step 2"), std::string::npos)
+              << e.what();
+        }
+      }
+      std::vector<int32_t> batch(8);
+      std::iota(batch.begin(), batch.end(), 8 * (step - 1));
+      losses.push_back(backend->train_step(batch, 0.01f, step, times).mean_loss());
+    }
+    backend->synchronize();
+    return losses;
+  };
+  const std::vector<double> clean = three_steps(false), after_error = three_steps(true);
+  EXPECT_EQ(after_error, clean);
 }
 
 TEST_F(CudaDataParallelTest, AMissingGpuIsRefusedInOneLine) {
