@@ -1,4 +1,5 @@
-// A deliberate device fault for the CUDA backend's recovery test: a kernel that executes __trap().
+// A deliberate device fault for the recovery tests (the CUDA backend's, the window's): a kernel
+// that executes __trap().
 #include <cuda_runtime_api.h>
 
 namespace gpulab::test {
@@ -20,5 +21,8 @@ cudaError_t trap_on_device() {
   cudaStreamDestroy(stream);
   return error;
 }
+
+// The same for tests without the CUDA headers (the window's): the error as an int.
+int fault_the_gpu() { return static_cast<int>(trap_on_device()); }
 
 }  // namespace gpulab::test

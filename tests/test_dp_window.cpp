@@ -1,6 +1,7 @@
 // The window's data-parallel views on Qt's offscreen platform: a 2-replica CPU run started from the
 // device picker shows the all-reduce phase and a lane per replica, and runs that differ only in
-// replicas get a scaling chart in Compare.
+// replicas get a scaling chart in Compare. On a GPU, a run the GPU fails under says what the
+// reset came to, and the window keeps working.
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -17,7 +18,9 @@
 #include <QTest>
 #include <qcustomplot.h>
 
+#include "engine/devices.hpp"
 #include "engine/experiment.hpp"
+#include "gpulab/build_config.hpp"
 #include "test_support.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
@@ -30,6 +33,12 @@
 #include "ui/replica_timeline.hpp"
 #include "ui/run_store.hpp"
 #include "ui/scaling_chart.hpp"
+
+#if GPULAB_CUDA_ENABLED
+namespace gpulab::test {
+int fault_the_gpu();  // cuda_fault.cu
+}  // namespace gpulab::test
+#endif
 
 namespace gpulab::ui {
 namespace {
@@ -321,6 +330,55 @@ TEST_F(DataParallelWindow, RunsThatDifferOnlyInReplicasGetAScalingChart) {
     EXPECT_GT(QFileInfo(path).size(), 0);
   }
 }
+
+#if GPULAB_CUDA_ENABLED
+// The window on this machine's real devices.
+class GpuWindow : public test::WindowTest {
+ protected:
+  void SetUp() override {
+    WindowTest::SetUp();
+    const DeviceList devices = list_devices();
+    if (devices.gpus.empty()) GTEST_SKIP() << "no GPU: " << devices.no_gpu_reason;
+    options_.devices = devices;
+    open_window();
+  }
+};
+
+TEST_F(GpuWindow, AGpuFailureSaysWhatTheResetCameToAndTheWindowKeepsWorking) {
+  // A run on cuda:0, then a trap in this process: a sticky error, which the run meets at its
+  // next call. Its message says whether the reset gave a working GPU or gpulab must restart.
+  Experiment e;
+  e.model = preset("mlp");
+  e.train.batch = 32;
+  e.train.epochs = 1000;
+  e.train.max_steps = 1'000'000;
+  window_->experiment()->set_experiment(e);
+  ASSERT_TRUE(window_->device_picker()->select_only("cuda:0"));
+  ASSERT_EQ(window_->start_training(), 1);
+  const auto run = [&] { return window_->store()->entries().front(); };
+  ASSERT_TRUE(wait_until([&] {
+    return !window_->any_running() ||
+           (!window_->store()->entries().empty() && !run()->data.steps.empty());
+  }));
+  ASSERT_TRUE(window_->any_running()) << window_->message().toStdString();
+  EXPECT_NE(test::fault_the_gpu(), 0) << "the trap did not fault";
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 60s));
+  EXPECT_EQ(run()->data.status(), "failed");
+  const std::string message = window_->message().toStdString();
+  EXPECT_NE(message.find("the GPU failed; the run ends here"), std::string::npos) << message;
+  const bool reset = message.find("cuda:0 was reset and takes work again") != std::string::npos;
+  const bool restart = message.find("GPU runs need a restart of gpulab") != std::string::npos;
+  EXPECT_NE(reset, restart) << message;
+
+  // The window keeps working: a CPU run starts and finishes.
+  e.train.max_steps = 10;
+  window_->experiment()->set_experiment(e);
+  ASSERT_TRUE(window_->device_picker()->select_only("cpu"));
+  ASSERT_EQ(window_->start_training(), 1);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  EXPECT_EQ(window_->store()->entries().front()->data.status(), "finished");
+}
+#endif
 
 }  // namespace
 }  // namespace gpulab::ui
