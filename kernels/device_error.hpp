@@ -10,7 +10,8 @@ namespace gpulab::kernels {
 enum class ErrorKind {
   OutOfMemory,  // an allocation failed; the device and the process stay usable
   NoDevice,     // no driver, a driver too old, no device, a bad device index
-  DeviceFault,  // a kernel faulted or the device was lost: the context is unusable until reset
+  DeviceFault,  // a kernel faulted or the device was lost: the context is unusable (NVIDIA: until
+                // the process ends; a reset is tried, engine/cuda_failure.hpp)
   Other,        // a bad argument, an unsupported operation, a launch that could not start
 };
 
