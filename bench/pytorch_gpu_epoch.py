@@ -75,6 +75,8 @@ def make_step(net, optimizer, mode):
         return F.cross_entropy(net(normalize(pixels)), labels)
 
     if mode == "compile":
+        import torch._dynamo
+
         # The last batch of an epoch is smaller: a graph of its own, not a dynamic-shape one.
         torch._dynamo.config.automatic_dynamic_shapes = False
         loss_of = torch.compile(loss_of, mode="reduce-overhead")
