@@ -2,7 +2,8 @@
 """bench/gpu_vs_pytorch's report: reads its rows (one JSON object per run, each with "side" and
 "round"; a run that did not happen has "error"), prints one line per batch size and precision
 with each side's median images/s and gpulab's ratio over PyTorch eager and torch.compile, and
-writes every row and the medians to the JSON file named (if any).
+writes every row and the medians to the JSON file named (if any). Exit status 1 when a gpulab run
+failed (PyTorch's failures and runs skipped for the budget are reported, not failed).
 Usage: gpu_vs_pytorch_summary.py ROWS.jsonl [OUT.json]"""
 import datetime
 import json
@@ -80,7 +81,13 @@ def main():
                   "summary": summary, "rounds": rows}
         with open(sys.argv[2], "w") as f:
             json.dump(result, f, indent=1)
+    return 1 if gpulab_failed(rows) else 0
+
+
+def gpulab_failed(rows):
+    return any(r["side"].startswith("gpulab") and not r.get("error", "skipped").startswith("skipped")
+               for r in rows)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

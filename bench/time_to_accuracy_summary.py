@@ -4,7 +4,8 @@
       prints the row of one gpulab run (from its run.json) as one JSON line;
   time_to_accuracy_summary.py ROWS.jsonl [OUT.json]
       prints one line per side (runs that reached the target, median steps and seconds to it,
-      median ms per step) and writes every row and the medians to OUT.json (if named)."""
+      median ms per step) and writes every row and the medians to OUT.json (if named); exit
+      status 1 when a gpulab run failed (not when it missed the target)."""
 import datetime
 import json
 import statistics
@@ -57,7 +58,7 @@ def text(line):
 def main():
     if sys.argv[1] == "--gpulab-run":
         print(json.dumps(gpulab_row(*sys.argv[2:6])))
-        return
+        return 0
     rows = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
     summary = summarize(rows)
     for line in summary:
@@ -68,7 +69,10 @@ def main():
                   "recipe": RECIPE, "summary": summary, "rounds": rows}
         with open(sys.argv[2], "w") as f:
             json.dump(result, f, indent=1)
+    failed = [r for r in rows if r["side"].startswith("gpulab")
+              and not r.get("error", "skipped").startswith("skipped")]
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
