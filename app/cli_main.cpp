@@ -104,7 +104,7 @@ struct TrainFlags {
   int64_t steps = 0, eval_every = 0;
   float lr = 1e-3f, momentum = 0.9f, weight_decay = 0.0f, gamma = 0.7f;
   float dropout = -1.0f;
-  double target_accuracy = 0;
+  double target_accuracy = 0, stop_at_accuracy = 0;
   uint64_t seed = 1;
   bool quiet = false;
 };
@@ -144,6 +144,7 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   if (unset("--shuffle")) f.shuffle = t.shuffle ? "on" : "off";
   if (unset("--eval-every")) f.eval_every = t.eval_every;
   if (unset("--target-accuracy")) f.target_accuracy = t.target_accuracy;
+  if (unset("--stop-at-accuracy")) f.stop_at_accuracy = t.stop_at_accuracy;
   if (unset("--device")) f.device = b.device;
   if (unset("--threads")) f.threads = b.threads;
   if (unset("--precision")) f.precision = precision_name(b.precision);
@@ -168,7 +169,11 @@ RunRequest make_request(const TrainFlags& f) {
   r.train.shuffle = f.shuffle == "on";
   r.train.eval_every = f.eval_every;
   // 99 and 0.99 both mean 99 %.
-  r.train.target_accuracy = f.target_accuracy > 1.0 ? f.target_accuracy / 100.0 : f.target_accuracy;
+  auto fraction = [](double accuracy) { return accuracy > 1.0 ? accuracy / 100.0 : accuracy; };
+  r.train.target_accuracy = fraction(f.target_accuracy);
+  r.train.stop_at_accuracy = fraction(f.stop_at_accuracy);
+  // A run that stops at an accuracy reports its time to it.
+  if (r.train.target_accuracy == 0) r.train.target_accuracy = r.train.stop_at_accuracy;
   r.backend.device = f.device;
   r.backend.threads = f.threads;
   r.backend.precision = parse_precision(f.precision);
@@ -240,6 +245,9 @@ int run_train(const TrainFlags& flags) {
     else
       std::printf("did not reach %.2f%% test accuracy\n", 100 * request.train.target_accuracy);
   }
+  // A finished run says something only when it stopped early (--stop-at-accuracy).
+  if (summary.status == RunStatus::Finished && !summary.message.empty())
+    std::printf("%s\n", summary.message.c_str());
   if (request.save_weights) std::printf("weights saved to %s\n", request.save_weights->c_str());
   if (summary.diverged)
     std::fprintf(stderr, "gpulab-cli: warning: %s\n", summary.divergence.c_str());
@@ -354,6 +362,11 @@ int main(int argc, char** argv) {
   train->add_option("--out", f.out, "run folder (default: a new folder under the runs folder)");
   train->add_option("--name", f.name, "name of the run in comparisons");
   train->add_option("--target-accuracy", f.target_accuracy, "report time to this test accuracy (0.99 or 99)")
+      ->check(CLI::Range(0.0, 100.0));
+  train
+      ->add_option(
+          "--stop-at-accuracy", f.stop_at_accuracy,
+          "end the run at the first test evaluation at or above this accuracy (0.99 or 99)")
       ->check(CLI::Range(0.0, 100.0));
   train->add_option("--eval-every", f.eval_every, "also evaluate on the test set every N steps")
       ->check(CLI::NonNegativeNumber);

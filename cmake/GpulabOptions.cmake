@@ -45,20 +45,44 @@ macro(gpulab_resolve_cuda)
   endif()
 endmacro()
 
+# NCCL is needed at build time for nccl.h alone: engine/nccl.cpp loads libnccl.so.2 at run time
+# (never linked), from the loader's path (LD_LIBRARY_PATH, the system's library folders).
+# GPULAB_NCCL_ROOT (a -D or an environment variable) names a folder with include/nccl.h and
+# lib/libnccl.so.2 that is not under the CUDA toolkit, such as the nvidia-nccl-cu13 Python wheel's
+# site-packages/nvidia/nccl; scripts/gpu-check passes it.
 macro(gpulab_resolve_nccl)
   set(GPULAB_NCCL_ENABLED OFF)
+  if(NOT GPULAB_NCCL_ROOT AND DEFINED ENV{GPULAB_NCCL_ROOT})
+    set(GPULAB_NCCL_ROOT "$ENV{GPULAB_NCCL_ROOT}")
+  endif()
   if(GPULAB_NCCL STREQUAL "OFF")
     _gpulab_unavailable(GPULAB_NCCL "")
   elseif(NOT GPULAB_CUDA_ENABLED)
     _gpulab_unavailable(GPULAB_NCCL "the CUDA backend is off")
+  elseif(GPULAB_NCCL_ROOT AND NOT EXISTS "${GPULAB_NCCL_ROOT}/include/nccl.h")
+    # A root that was named but holds no header is a mistake to report, not to search past.
+    _gpulab_unavailable(GPULAB_NCCL "GPULAB_NCCL_ROOT=${GPULAB_NCCL_ROOT} has no include/nccl.h")
   else()
-    find_library(GPULAB_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+    if(GPULAB_NCCL_ROOT)
+      # The named root wins over any other nccl.h (a libnccl-dev in /usr/include, say).
+      set(GPULAB_NCCL_INCLUDE "${GPULAB_NCCL_ROOT}/include" CACHE PATH "the folder of nccl.h" FORCE)
+      find_library(GPULAB_NCCL_LIBRARY NAMES nccl libnccl.so.2 PATHS ${GPULAB_NCCL_ROOT}/lib
+        NO_DEFAULT_PATH)
+    endif()
     find_path(GPULAB_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
-    if(GPULAB_NCCL_LIBRARY AND GPULAB_NCCL_INCLUDE)
+    # Only to say where the run-time library is; the build does not need it.
+    find_library(GPULAB_NCCL_LIBRARY NAMES nccl libnccl.so.2
+      HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+    if(GPULAB_NCCL_INCLUDE)
       set(GPULAB_NCCL_ENABLED ON)
-      _gpulab_report(GPULAB_NCCL ON "${GPULAB_NCCL_LIBRARY}")
+      if(GPULAB_NCCL_LIBRARY)
+        set(_gpulab_nccl_library "loaded at run time; ${GPULAB_NCCL_LIBRARY} found now")
+      else()
+        set(_gpulab_nccl_library "loaded at run time; no libnccl.so.2 found now: put its folder on LD_LIBRARY_PATH")
+      endif()
+      _gpulab_report(GPULAB_NCCL ON "${GPULAB_NCCL_INCLUDE}/nccl.h; ${_gpulab_nccl_library}")
     else()
-      _gpulab_unavailable(GPULAB_NCCL "nccl.h or libnccl not found")
+      _gpulab_unavailable(GPULAB_NCCL "nccl.h not found (set GPULAB_NCCL_ROOT to the folder holding include/nccl.h)")
     endif()
   endif()
 endmacro()

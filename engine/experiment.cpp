@@ -41,6 +41,7 @@ json train_config_to_json(const TrainOptions& o, const BackendOptions& b) {
           {"shuffle", o.shuffle},
           {"eval_every", o.eval_every},
           {"target_accuracy", o.target_accuracy},
+          {"stop_at_accuracy", o.stop_at_accuracy},
           {"device", b.device},
           {"threads", b.threads},
           {"precision", precision_name(b.precision)},
@@ -70,6 +71,7 @@ void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
   read_field(j, "shuffle", o.shuffle);
   read_field(j, "eval_every", o.eval_every);
   read_field(j, "target_accuracy", o.target_accuracy);
+  read_field(j, "stop_at_accuracy", o.stop_at_accuracy);
   read_field(j, "device", b.device);
   read_field(j, "threads", b.threads);
   std::string precision = precision_name(b.precision);

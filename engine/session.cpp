@@ -267,7 +267,9 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
   try {
     if (record) record->finish(summary);
   } catch (const std::exception& e) {
-    if (summary.message.empty()) summary.message = e.what();
+    // A finished run's message (where it stopped) does not say why it failed now.
+    if (summary.message.empty() || summary.status == RunStatus::Finished)
+      summary.message = e.what();
     summary.status = RunStatus::Failed;
   }
   return summary;

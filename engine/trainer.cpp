@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -52,6 +53,8 @@ void validate(const TrainOptions& o) {
   if (o.eval_every < 0) throw ConfigError("--eval-every must not be negative");
   if (!(o.target_accuracy >= 0.0 && o.target_accuracy <= 1.0))
     throw ConfigError("--target-accuracy must be in [0, 1] (or a percentage up to 100)");
+  if (!(o.stop_at_accuracy >= 0.0 && o.stop_at_accuracy <= 1.0))
+    throw ConfigError("--stop-at-accuracy must be in [0, 1] (or a percentage up to 100)");
 }
 
 StepPlan plan_steps(const TrainOptions& options, int train_count) {
@@ -81,6 +84,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
   double paused_s = 0, eval_s = 0;  // excluded from the training clock
   auto wall_s = [&] { return seconds_between(start, Clock::now()) - paused_s; };
   auto train_s = [&] { return wall_s() - eval_s; };
+  std::optional<EvalMetrics> stopping_eval;  // the evaluation that reached stop_at_accuracy
 
   auto evaluate = [&](int epoch) {
     if (test_indices.empty()) return EvalMetrics{};
@@ -95,6 +99,13 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
         eval.accuracy >= options.target_accuracy) {
       summary.time_to_target_s = eval.train_s;
       summary.step_to_target = summary.steps;
+    }
+    if (options.stop_at_accuracy > 0 && eval.accuracy >= options.stop_at_accuracy) {
+      stopping_eval = eval;
+      std::ostringstream message;
+      message << "stopped at step " << summary.steps << ": test accuracy " << 100 * eval.accuracy
+              << "% reached --stop-at-accuracy " << 100 * options.stop_at_accuracy << "%";
+      summary.message = message.str();
     }
     observer.on_eval(eval);
     return eval;
@@ -155,6 +166,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
       const bool epoch_ends = b + 1 == sampler.batches_per_epoch() && options.eval_at_epoch_end;
       if (options.eval_every > 0 && step % options.eval_every == 0 && step < total_steps && !epoch_ends)
         evaluate(epoch);
+      if (stopping_eval) break;
     }
     if (summary.status != RunStatus::Running || epoch_steps == 0) break;
     EpochSummary epoch_summary;
@@ -163,13 +175,15 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
     epoch_summary.images_per_second =
         epoch_summary.seconds > 0 ? (summary.images - epoch_start_images) / epoch_summary.seconds : 0;
     epoch_summary.train_loss = epoch_loss_sum / epoch_steps;
-    if (options.eval_at_epoch_end) {
-      const EvalMetrics eval = evaluate(epoch);
+    if (options.eval_at_epoch_end || stopping_eval) {
+      // A run stopped inside the epoch has just evaluated: that evaluation closes the epoch.
+      const EvalMetrics eval = stopping_eval ? *stopping_eval : evaluate(epoch);
       epoch_summary.test_loss = test_indices.empty() ? kNoValue : eval.loss;
       epoch_summary.test_accuracy = test_indices.empty() ? kNoValue : eval.accuracy;
     }
     summary.epochs.push_back(epoch_summary);
     observer.on_epoch(epoch_summary);
+    if (stopping_eval) break;
   }
   // The last step's backward and update may still be running: a fault there fails the run here
   // (it throws) instead of leaving it marked finished.

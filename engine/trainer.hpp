@@ -21,6 +21,9 @@ struct TrainOptions {
   bool shuffle = true;
   int64_t eval_every = 0;      // also evaluate on the test set every N steps; 0: at epoch ends only
   double target_accuracy = 0;  // in [0, 1]; 0: none
+  // In [0, 1]; 0: train to the end. The run ends at the first test evaluation (every eval_every
+  // steps and at epoch ends) at or above it, as time-to-accuracy benchmarks need.
+  double stop_at_accuracy = 0;
   bool eval_at_epoch_end = true;
 };
 
@@ -51,8 +54,8 @@ struct StepPlan {
 };
 StepPlan plan_steps(const TrainOptions& options, int train_count);
 
-// Runs to the end, a cancel, or a failure; never throws for a diverging loss (status Failed),
-// but lets backend errors (out of memory, a lost device) propagate to the caller.
+// Runs to the end, a cancel, a failure, or stop_at_accuracy; never throws for a diverging loss
+// (status Failed), but lets backend errors (out of memory, a lost device) propagate to the caller.
 RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& options,
                  TrainObserver& observer, RunControl& control);
 

@@ -124,6 +124,25 @@ TEST(Cli, TrainsSavesAndEvaluates) {
   EXPECT_NE(steps.output.find("after 5 steps"), std::string::npos) << steps.output;
 }
 
+TEST(Cli, StopAtAccuracyEndsTheRunAtTheTarget) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  // 8 steps an epoch, 24 in all; the test set is checked every 2 steps. The synthetic task
+  // passes 20% long before the end (TrainsSavesAndEvaluates reaches 80% in these 3 epochs).
+  const Result r =
+      cli("train --model lenet5 --epochs 3 --batch 32 --eval-every 2"
+          " --stop-at-accuracy 20" +
+          data + " --out " + (dir.path() / "run").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("finished after 24 steps"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("reached 20.00% test accuracy"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("reached --stop-at-accuracy 20%"), std::string::npos) << r.output;
+  const RunData run = load_run(dir.path() / "run");
+  EXPECT_EQ(run.status(), "finished");
+  expect_rejected("train --stop-at-accuracy 101", "--stop-at-accuracy");
+}
+
 TEST(Cli, ASavedSetupGivesTheDefaultsAndFlagsWin) {
   test::TempDir dir;
   test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));

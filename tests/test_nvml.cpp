@@ -191,8 +191,13 @@ TEST(Nvml, RealLibraryWhereThereIsADriver) {
   const auto nvml = Nvml::load(&why);
   if (devices.gpus.empty()) {
     if (!nvml) GTEST_SKIP() << "no GPU (" << devices.no_gpu_reason << ") and no NVML: " << why;
+    // NVML seeing a GPU that CUDA does not is a machine with a GPU and a problem, not one
+    // without a GPU.
+    if (nvml->device("", 0) != nullptr)
+      FAIL() << "NVML (driver " << nvml->driver_version()
+             << ") sees a GPU but CUDA does not: " << devices.no_gpu_reason;
     GTEST_SKIP() << "NVML loads (driver " << nvml->driver_version()
-                 << ") but CUDA sees no GPU: " << devices.no_gpu_reason;
+                 << ") but sees no GPU, nor does CUDA: " << devices.no_gpu_reason;
   }
   ASSERT_NE(nvml, nullptr) << "CUDA sees " << devices.gpus[0].name << " but NVML failed: " << why;
   EXPECT_FALSE(nvml->driver_version().empty());

@@ -232,6 +232,63 @@ TEST(Trainer, StepBudgetEvalEveryAndTarget) {
   EXPECT_GT(*s.time_to_target_s, 0.0);
 }
 
+TEST(Trainer, StopAtAccuracyEndsAtTheFirstEvaluationAtTheTarget) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 16;
+  options.epochs = 4;  // 6 steps an epoch
+  options.eval_every = 2;
+  const ModelConfig config = preset("lenet5");
+  // The same run to the end gives the evaluations the stopped run must cut short at.
+  const ModelPlan plan = plan_model(config);
+  auto train_with = [&](const TrainOptions& o, Recorder& recorder) {
+    CpuBackend backend(plan, o.optimizer, f.sets, BackendOptions{.batch = 16});
+    std::vector<float> params(plan.parameter_count);
+    init_parameters(params, plan, 1);
+    backend.set_parameters(params);
+    RunControl control;
+    return train(backend, f.sets, o, recorder, control);
+  };
+  Recorder full_recorder;
+  const RunSummary full = train_with(options, full_recorder);
+  ASSERT_EQ(full.steps, 24);
+  // A target first reached inside the run, after its first evaluation.
+  double target = 0;
+  size_t first_at_target = 0;
+  for (size_t i = 1; i < full_recorder.evals.size() && target == 0; ++i) {
+    if (full_recorder.evals[i].accuracy > full_recorder.evals[0].accuracy) {
+      target = full_recorder.evals[i].accuracy;
+      first_at_target = i;
+    }
+  }
+  ASSERT_GT(target, 0) << "the synthetic task's accuracy never rose";
+  ASSERT_LT(full_recorder.evals[first_at_target].step, 24);
+
+  options.stop_at_accuracy = target;
+  Recorder recorder;
+  const RunSummary stopped = train_with(options, recorder);
+  const int64_t stop_step = full_recorder.evals[first_at_target].step;
+  EXPECT_EQ(stopped.status, RunStatus::Finished);
+  EXPECT_EQ(stopped.steps, stop_step);
+  ASSERT_EQ(recorder.evals.size(), first_at_target + 1);  // no evaluation after the stop
+  EXPECT_EQ(recorder.evals.back().step, stop_step);
+  EXPECT_DOUBLE_EQ(stopped.test_accuracy, target);
+  // The epoch it stopped in is closed with the evaluation that stopped it.
+  ASSERT_EQ(stopped.epochs.size(), static_cast<size_t>((stop_step + 5) / 6));
+  EXPECT_DOUBLE_EQ(stopped.epochs.back().test_accuracy, target);
+  EXPECT_NE(stopped.message.find("stopped at step " + std::to_string(stop_step)), std::string::npos)
+      << stopped.message;
+
+  // A target the run never reaches leaves it to train to the end.
+  double best = 0;
+  for (const EvalMetrics& e : full_recorder.evals) best = std::max(best, e.accuracy);
+  options.stop_at_accuracy = 1.0;
+  Recorder unreached;
+  if (best < 1.0) {
+    EXPECT_EQ(train_with(options, unreached).steps, 24);
+  }
+}
+
 TEST(Trainer, SaveLoadContinueIsBitIdentical) {
   Fixture f;
   test::TempDir dir;
@@ -269,6 +326,9 @@ TEST(Trainer, RejectsImpossibleOptions) {
   EXPECT_THROW(validate(o), ConfigError);
   o = {};
   o.target_accuracy = 2;
+  EXPECT_THROW(validate(o), ConfigError);
+  o = {};
+  o.stop_at_accuracy = 1.5;
   EXPECT_THROW(validate(o), ConfigError);
 }
 
