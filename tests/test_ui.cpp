@@ -563,6 +563,47 @@ TEST(HardwareChart, EachGpuHasItsLineAndOtherProgramsAreDashed) {
 }
 
 // gpulab-cli export's charts of 21 runs: names and bar labels readable, colours all different.
+// Issue 16.7: a speedup label over a bar that reaches the top of its axis stays visible (inside the
+// bar), and a short value axis keeps more tick labels than "0" (presenter fonts, a low panel).
+TEST(ChartText, LabelsStayInsideThePanelAndAxesKeepTheirTicks) {
+  test::TempDir runs;
+  std::vector<RunData> loaded;
+  for (int r = 0; r < 3; ++r)
+    loaded.push_back(load_run(write_run(runs.path() / ("r" + std::to_string(r)), 1 + r, 64, 60,
+                                        20.0 / (1 + 3 * r), "2026-01-01T10:00:00Z")));
+  std::vector<const RunData*> data;
+  for (const RunData& run : loaded) data.push_back(&run);
+  for (QSize size : {QSize(600, 420), QSize(900, 700)}) {
+    QCustomPlot plot;
+    plot.resize(size);
+    DrawnChart drawn = draw_chart(plot, build_chart(ChartKind::Speedup, data, ChartOptions{}),
+                                  {Qt::red, Qt::blue, Qt::green}, PlotTheme{1.4, true});
+    plot.replot(QCustomPlot::rpImmediateRefresh);
+    for (const auto& bars : drawn.bar_panels)
+      for (QCPItemText* label : bars.labels) {
+        if (!label->visible()) continue;
+        const QCPAxisRect* rect = label->clipAxisRect();
+        const QRectF box(label->topLeft->pixelPosition(), label->bottomRight->pixelPosition());
+        EXPECT_GE(box.top(), rect->top() - 1)
+            << label->text().toStdString() << " is cut off at " << size.width();
+      }
+  }
+  // A loss from 0 to 1.8 in a low panel with presenter fonts: more than "0" on its axis.
+  RunData run = loaded[0];
+  for (StepMetrics& step : run.steps) step.loss = 1.8 * step.step / 60.0;
+  for (int height : {160, 220}) {
+    QCustomPlot plot;
+    plot.resize(500, height);
+    draw_chart(plot, build_chart(ChartKind::Loss, {&run}, ChartOptions{}), {Qt::red},
+               PlotTheme{1.4, true});
+    plot.replot(QCustomPlot::rpImmediateRefresh);
+    QCPAxis* y = plot.axisRect()->axis(QCPAxis::atLeft);
+    int shown = 0;
+    for (double tick : y->tickVector()) shown += y->range().contains(tick) ? 1 : 0;
+    EXPECT_GE(shown, 2) << "at " << height << " px the loss axis shows " << shown << " tick label(s)";
+  }
+}
+
 TEST(ExportLayout, TwentyOneRunsStayReadable) {
   test::TempDir runs;
   std::vector<RunData> loaded;

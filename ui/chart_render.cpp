@@ -537,7 +537,7 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
     // As many value ticks as the height holds with room between them.
     // At least two (three where they fit): with one, a range such as 0 to 1.8 gets a step of 2
     // and shows "0" alone. A panel too low for two labels keeps one rather than overlap them.
-    const int fewest = rect->height() >= 4 * tick_h ? 3 : rect->height() >= 2.5 * tick_h ? 2 : 1;
+    const int fewest = rect->height() >= 4 * tick_h ? 3 : rect->height() >= 1.5 * tick_h ? 2 : 1;
     y->ticker()->setTickCount(std::clamp(int(rect->height() / (2.5 * tick_h)), fewest, 5));
     if (!qSharedPointerDynamicCast<QCPAxisTickerText>(x->ticker())) {
       const double label_w = QFontMetricsF(x->tickLabelFont()).horizontalAdvance("8888.8");
