@@ -203,10 +203,17 @@ BatchStats ReplicatedBackend::train_step(std::span<const int32_t> indices, float
   // The step's phases are those of its critical path: the replica that spent longest on its own
   // work, then the exchange it waited for. The most of each phase over the replicas would add up
   // to more than the step took (replicas run their phases side by side, not one after another).
+  // Its own work is what its phases measured (a GPU replica's from events, not the host's time
+  // to enqueue them).
+  auto own_work_ms = [&](int r) {
+    double ms = reduce[r].optimizer_ms;
+    for (const StepPhase& p : kStepPhases)
+      if (p.ms != &StepTimes::allreduce_ms) ms += phase[r].*p.ms;
+    return ms;
+  };
   int slowest = 0;
   for (int r = 1; r < local; ++r)
-    if (compute_ms[r] + reduce[r].optimizer_ms > compute_ms[slowest] + reduce[slowest].optimizer_ms)
-      slowest = r;
+    if (own_work_ms(r) > own_work_ms(slowest)) slowest = r;
   times = phase[slowest];
   times.allreduce_ms = times.allreduce_hidden_ms = 0;
   BatchStats sum;
@@ -256,15 +263,16 @@ BatchStats ReplicatedBackend::train_step(std::span<const int32_t> indices, float
       t.communication_ms -= waited;
     }
   }
-  // The critical replica's wait after its backward pass: the rest of its own wall time, which
-  // is the exchange and, with MPI, waiting for slower ranks. Taken from its wall clock, so its
-  // phases add up to its step exactly (the reducer's own timings of the exchange are busy times
-  // that may overlap its other phases).
+  // The critical replica's wait after its backward pass: on the CPU the rest of its own wall
+  // time, which is the exchange and, with MPI, waiting for slower ranks, so its phases add up to
+  // its step exactly (the reducer's own timings of the exchange are busy times that may overlap
+  // its other phases). A replica that times itself (a GPU's, from events, read a step late) has no
+  // such wall time: there the reducer's timing of what it waited for serves.
   times.optimizer_ms = std::max(times.optimizer_ms, reduce[slowest].optimizer_ms);
-  double own_ms = 0;
-  for (const StepPhase& p : kStepPhases)
-    if (p.ms != &StepTimes::allreduce_ms) own_ms += times.*p.ms;
-  times.allreduce_ms = std::max(0.0, wall_ms[slowest] - own_ms);
+  const ReplicaTimes& critical = replica_times_[size_t(first_replica + slowest)];
+  times.allreduce_ms = replicas_[slowest]->times_itself()
+                           ? critical.communication_ms + critical.waiting_ms
+                           : std::max(0.0, wall_ms[slowest] - own_work_ms(slowest));
   for (int r = 0; r < local; ++r)
     times.allreduce_hidden_ms =
         std::max(times.allreduce_hidden_ms, replica_times_[size_t(first_replica + r)].hidden_ms);
