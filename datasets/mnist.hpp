@@ -36,6 +36,7 @@ std::filesystem::path default_data_dir(const std::optional<std::filesystem::path
 // The usual MNIST statistics. Every backend and the PyTorch reference normalize with exactly
 // (p / 255 - mean) / std in float, so their inputs agree bit for bit.
 inline constexpr float kMnistMean = 0.1307f, kMnistStd = 0.3081f;
+inline constexpr int kMnistTrainImages = 60'000;  // the largest batch the window offers
 void normalize_pixels(float* out, const uint8_t* pixels, size_t n);  // out, pixels: (n)
 
 // Moves the last `count` images of `set` into the returned set (a validation split).

@@ -55,6 +55,7 @@ struct DeviceSample {
 struct EpochSummary {
   int epoch = 0;
   double seconds = 0;          // training time of the epoch, evaluation excluded
+  int64_t steps = 0;           // fewer than an epoch's when a step budget ended it early
   double images_per_second = 0;
   double train_loss = 0;       // mean over the epoch's steps
   double test_loss = kNoValue;

@@ -223,7 +223,7 @@ BatchStats ReplicatedBackend::run_step(std::span<const int32_t> indices, float l
   std::vector<StepTimes> phase(local);
   std::vector<ReduceTimes> reduce(local);
   std::vector<BatchStats> stats(local);
-  std::vector<double> compute_ms(local, 0.0);
+  std::vector<double> compute_ms(local, 0.0), wall_ms(local, 0.0);
   const UpdateStep update{lr, step};
   auto job = [&](int r) {
     const int replica = first_replica + r;
@@ -246,6 +246,7 @@ BatchStats ReplicatedBackend::run_step(std::span<const int32_t> indices, float l
       if (!model.times_itself()) phase[r].optimizer_ms = update_ms;
       compute_ms[r] += update_ms;
     }
+    wall_ms[r] = ms_since(start);
   };
   auto on_failure = [&](int r, const std::string& cause) {
     reducer_->abort("replica " + std::to_string(first_replica + r) + " failed at step " +
@@ -270,10 +271,22 @@ BatchStats ReplicatedBackend::run_step(std::span<const int32_t> indices, float l
                        error);
   }
 
-  // The step waits for its slowest replica in every phase a replica runs.
-  times = StepTimes{};
-  for (int r = 0; r < local; ++r)
-    for (const StepPhase& p : kStepPhases) times.*p.ms = std::max(times.*p.ms, phase[r].*p.ms);
+  // The step's phases are those of its critical path: the replica that spent longest on its own
+  // work, then the exchange it waited for. The most of each phase over the replicas would add up
+  // to more than the step took (replicas run their phases side by side, not one after another).
+  // Its own work is what its phases measured (a GPU replica's from events, not the host's time
+  // to enqueue them).
+  auto own_work_ms = [&](int r) {
+    double ms = reduce[r].optimizer_ms;
+    for (const StepPhase& p : kStepPhases)
+      if (p.ms != &StepTimes::allreduce_ms) ms += phase[r].*p.ms;
+    return ms;
+  };
+  int slowest = 0;
+  for (int r = 1; r < local; ++r)
+    if (own_work_ms(r) > own_work_ms(slowest)) slowest = r;
+  times = phase[slowest];
+  times.allreduce_ms = times.allreduce_hidden_ms = 0;
   BatchStats sum;
   replica_times_.assign(size_t(total), ReplicaTimes{});
   for (int r = 0; r < local; ++r) {
@@ -321,12 +334,19 @@ BatchStats ReplicatedBackend::run_step(std::span<const int32_t> indices, float l
       t.communication_ms -= waited;
     }
   }
-  for (int r = 0; r < local; ++r) {
-    const ReplicaTimes& t = replica_times_[size_t(first_replica + r)];
-    times.allreduce_ms = std::max(times.allreduce_ms, t.communication_ms);
-    times.allreduce_hidden_ms = std::max(times.allreduce_hidden_ms, t.hidden_ms);
-    times.optimizer_ms = std::max(times.optimizer_ms, reduce[r].optimizer_ms);
-  }
+  // The critical replica's wait after its backward pass: on the CPU the rest of its own wall
+  // time, which is the exchange and, with MPI, waiting for slower ranks, so its phases add up to
+  // its step exactly (the reducer's own timings of the exchange are busy times that may overlap
+  // its other phases). A replica that times itself (a GPU's, from events, read a step late) has no
+  // such wall time: there the reducer's timing of what it waited for serves.
+  times.optimizer_ms = std::max(times.optimizer_ms, reduce[slowest].optimizer_ms);
+  const ReplicaTimes& critical = replica_times_[size_t(first_replica + slowest)];
+  times.allreduce_ms = replicas_[slowest]->times_itself()
+                           ? critical.communication_ms + critical.waiting_ms
+                           : std::max(0.0, wall_ms[slowest] - own_work_ms(slowest));
+  for (int r = 0; r < local; ++r)
+    times.allreduce_hidden_ms =
+        std::max(times.allreduce_hidden_ms, replica_times_[size_t(first_replica + r)].hidden_ms);
   return sum;
 }
 

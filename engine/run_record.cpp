@@ -221,6 +221,7 @@ json summary_to_json(const RunSummary& s) {
   for (const auto& e : s.epochs)
     epochs.push_back({{"epoch", e.epoch},
                       {"seconds", e.seconds},
+                      {"steps", e.steps},
                       {"images_per_second", e.images_per_second},
                       {"train_loss", number_or_null(e.train_loss)},
                       {"test_loss", number_or_null(e.test_loss)},

@@ -127,6 +127,12 @@ Panel line_panel(Metric metric) {
   return panel;
 }
 
+std::string join_caveats(const std::vector<std::string>& caveats) {
+  std::string text;
+  for (const std::string& c : caveats) text += (text.empty() ? "" : "; ") + c;
+  return text;
+}
+
 std::string percent_label(double fraction) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", 100.0 * fraction);
@@ -177,6 +183,12 @@ const char* metric_label(Metric metric) {
 
 const char* phase_name(int phase) {
   return phase >= 0 && phase < kPhaseCount ? kStepPhases[phase].name : "?";
+}
+
+int phase_index(const std::string& name) {
+  for (int p = 0; p < kPhaseCount; ++p)
+    if (name == kStepPhases[size_t(p)].name) return p;
+  return -1;
 }
 
 double phase_ms(const StepTimes& t, int phase) {
@@ -349,6 +361,10 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
   chart_ = Chart{};
   chart_.kind = kind_;
   chart_.runs = display_run_names(runs_);
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    chart_.runs[r] = flagged_name(chart_.runs[r], *runs_[r]);
+    chart_.flags.push_back(join_caveats(run_flags(*runs_[r])));
+  }
   chart_.x = options_.x;
   chart_.smoothing = std::max(1, options_.smoothing);
   chart_.x_label = x_axis_label(options_.x);
@@ -362,6 +378,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
       BarSet bars;
       bars.label = std::move(set);
       bars.values.assign(count, kNoValue);
+      bars.notes.assign(count, "");
       panel.bars.push_back(std::move(bars));
     }
     chart_.panels.push_back(std::move(panel));
@@ -393,8 +410,14 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
         if (phase_applies(p, runs_)) phases_.push_back(p);
       std::vector<std::string> names;
       for (int p : phases_) names.push_back(phase_name(p));
-      bar_panel("Median time per step, by phase", "ms", names);
+      names.push_back(kOtherPhase);
+      // With replicas the phases are the critical path's (engine/step_phases.hpp): say so.
+      bar_panel(phase_applies(phase_index("all-reduce"), runs_)
+                    ? "Median step, by phase (slowest replica)"
+                    : "Median step, by phase",
+                "ms", names);
       for (size_t set = 0; set < phases_.size(); ++set) chart_.panels.back().bars[set].phase = phases_[set];
+      chart_.panels.back().bars.back().phase = kPhaseCount;
       for (int r = 0; r < count; ++r) add_line(chart_.panels[0], r, Metric::StepMs, "", false);
       break;
     }
@@ -465,19 +488,29 @@ bool ChartBuilder::update(bool refresh_bars) {
 void ChartBuilder::refresh_bar_panels() {
   if (kind_ == ChartKind::StepTime) {
     Panel& panel = chart_.panels[1];
-    std::vector<double> values;
-    for (size_t r = 0; r < runs_.size(); ++r)
-      for (size_t set = 0; set < phases_.size(); ++set) {
-        values.clear();
-        for (const StepMetrics& s : runs_[r]->steps) values.push_back(phase_ms(s.times, phases_[set]));
-        panel.bars[set].values[r] = median(values);
-      }
+    for (size_t r = 0; r < runs_.size(); ++r) {
+      const MedianStep step = median_step(*runs_[r]);
+      for (size_t set = 0; set < phases_.size(); ++set)
+        panel.bars[set].values[r] = step.phases_ms[size_t(phases_[set])];
+      panel.bars.back().values[r] = step.other_ms;
+    }
   } else if (kind_ == ChartKind::Speedup) {
     const auto rows = compare_runs(runs_, options_.baseline, options_.target_accuracy);
+    const bool baseline_known = options_.baseline >= 0 && options_.baseline < int(rows.size());
+    const bool baseline_epochs = baseline_known && rows[size_t(options_.baseline)].full_epochs > 0;
     for (size_t r = 0; r < rows.size(); ++r) {
       chart_.panels[0].bars[0].values[r] = rows[r].speedup;
       chart_.panels[1].bars[0].values[r] = rows[r].epoch_speedup;
       chart_.panels[2].bars[0].values[r] = rows[r].time_to_target_s;
+      // An empty place says why it is empty.
+      chart_.panels[0].bars[0].notes[r] = std::isfinite(rows[r].speedup) ? "" : "not measured";
+      chart_.panels[1].bars[0].notes[r] = std::isfinite(rows[r].epoch_speedup) ? ""
+                                          : rows[r].full_epochs == 0           ? "no full epoch"
+                                          : !baseline_epochs                   ? "no baseline epoch"
+                                                                               : "not measured";
+      chart_.panels[2].bars[0].notes[r] = std::isfinite(rows[r].time_to_target_s) ? ""
+                                          : options_.target_accuracy > 0          ? "not reached"
+                                                                                  : "no target";
     }
   }
 }
@@ -509,6 +542,55 @@ void write_chart_csv(const Chart& chart, std::ostream& out) {
   }
 }
 
+MedianStep median_step(const RunData& run) {
+  MedianStep out;
+  out.phases_ms.assign(kPhaseCount, kNoValue);
+  std::vector<const StepMetrics*> steps;
+  for (const StepMetrics& s : run.steps)
+    if (std::isfinite(s.step_ms)) steps.push_back(&s);
+  if (steps.empty()) return out;
+  std::sort(steps.begin(), steps.end(),
+            [](const StepMetrics* a, const StepMetrics* b) { return a->step_ms < b->step_ms; });
+  // The middle tenth (at least the median step itself): one step alone would be noisy.
+  const size_t half_band = steps.size() / 20, mid = steps.size() / 2;
+  const size_t first = mid - std::min(mid, half_band),
+               last = std::min(steps.size(), mid + half_band + 1);
+  out.phases_ms.assign(kPhaseCount, 0.0);
+  out.step_ms = 0;
+  for (size_t i = first; i < last; ++i) {
+    out.step_ms += steps[i]->step_ms;
+    for (int p = 0; p < kPhaseCount; ++p) out.phases_ms[size_t(p)] += phase_ms(steps[i]->times, p);
+  }
+  const double count = double(last - first);
+  out.step_ms /= count;
+  double phases = 0;
+  for (double& ms : out.phases_ms) phases += ms /= count;
+  out.other_ms = std::max(0.0, out.step_ms - phases);
+  out.steps = int(last - first);
+  return out;
+}
+
+LiveFigures live_figures(const RunData& run, int64_t total_steps) {
+  LiveFigures figures;
+  if (run.steps.empty()) return figures;
+  const StepMetrics& last = run.steps.back();
+  figures.step = last.step;
+  // Images over time across the last steps: each step's images are its rate times its time.
+  double images = 0, seconds = 0;
+  for (size_t i = run.steps.size() - std::min(run.steps.size(), kLiveSteps); i < run.steps.size();
+       ++i) {
+    const StepMetrics& s = run.steps[i];
+    if (!(s.step_ms > 0) || !std::isfinite(s.images_per_second)) continue;
+    images += s.images_per_second * s.step_ms / 1000.0;
+    seconds += s.step_ms / 1000.0;
+  }
+  if (seconds > 0) figures.images_per_second = images / seconds;
+  if (total_steps > 0 && last.step > 0 && last.time_s > 0)
+    figures.eta_s =
+        last.time_s / double(last.step) * double(std::max<int64_t>(0, total_steps - last.step));
+  return figures;
+}
+
 // --- Comparisons --------------------------------------------------------------------------
 
 double time_to_target_s(const RunData& run, double target_accuracy) {
@@ -532,11 +614,43 @@ double time_to_target_s(const RunData& run, double target_accuracy) {
 }
 
 namespace {
-std::string join_caveats(const std::vector<std::string>& caveats) {
-  std::string text;
-  for (const std::string& c : caveats) text += (text.empty() ? "" : "; ") + c;
-  return text;
+
+// Whether an epoch of run.json's summary ran all its steps: its own count where the record keeps
+// one, else the steps metrics.csv has for it (an older record without either counts as full).
+bool full_epoch(const RunData& run, const nlohmann::json& epoch, int64_t steps_per_epoch) {
+  if (steps_per_epoch <= 0) return true;
+  if (epoch.contains("steps") && epoch["steps"].is_number())
+    return epoch["steps"].get<int64_t>() >= steps_per_epoch;
+  if (run.steps.empty() || !epoch.contains("epoch") || !epoch["epoch"].is_number()) return true;
+  const int number = epoch["epoch"].get<int>();
+  int64_t last = 0;
+  for (const StepMetrics& s : run.steps)
+    if (s.epoch == number) last = std::max(last, s.step);
+  return last >= int64_t(number) * steps_per_epoch;
 }
+
+void full_epoch_time(const RunData& run, RunComparison& row) {
+  const int64_t per_epoch = steps_per_epoch(run);
+  double sum = 0;
+  if (const auto* epochs = find(run.info, {"summary", "epochs"}); epochs && epochs->is_array())
+    for (const auto& e : *epochs)
+      if (e.is_object() && e.contains("seconds") && e["seconds"].is_number() &&
+          full_epoch(run, e, per_epoch)) {
+        sum += e["seconds"].get<double>();
+        ++row.full_epochs;
+      }
+  if (row.full_epochs > 0) {
+    row.epoch_seconds = sum / row.full_epochs;
+    return;
+  }
+  // No full epoch: the steps it did, at their mean time, times an epoch's steps.
+  double step_ms = 0;
+  for (const StepMetrics& s : run.steps) step_ms += s.step_ms;
+  if (run.steps.empty() || per_epoch <= 0 || !(step_ms > 0)) return;
+  row.epoch_seconds = step_ms / double(run.steps.size()) * double(per_epoch) / 1000.0;
+  row.epoch_extrapolated = true;
+}
+
 }  // namespace
 
 std::vector<std::string> run_caveats(const RunData& run) {
@@ -558,6 +672,25 @@ std::vector<std::string> run_caveats(const RunData& run) {
     caveats.push_back(text.str());
   }
   return caveats;
+}
+
+std::vector<std::string> run_flags(const RunData& run) {
+  std::vector<std::string> flags;
+  const auto* diverged = find(run.info, {"summary", "diverged"});
+  if (diverged && diverged->is_boolean() && diverged->get<bool>()) flags.push_back("diverged");
+  const std::string status = run.status();
+  if (status == "cancelled")
+    flags.push_back("cancelled after " + std::to_string(run.steps.size()) + " steps");
+  else if (status == "failed")
+    flags.push_back("failed");
+  for (std::string& caveat : run_caveats(run)) flags.push_back(std::move(caveat));
+  return flags;
+}
+
+std::string flag_headline(const std::string& flag) { return flag.substr(0, flag.find(':')); }
+
+std::string flagged_name(const std::string& name, const RunData& run) {
+  return run_flags(run).empty() ? name : name + " ⚠";
 }
 
 std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs, int baseline,
@@ -582,16 +715,8 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
     row.precision = json_string(run.info, {"config", "precision"}, "fp32");
     const double batch = json_number(run.info, {"config", "batch"});
     row.batch = std::isfinite(batch) ? int(batch) : 0;
-    if (const auto* epochs = find(run.info, {"summary", "epochs"}); epochs && epochs->is_array()) {
-      double sum = 0;
-      int n = 0;
-      for (const auto& e : *epochs)
-        if (e.contains("seconds") && e["seconds"].is_number()) {
-          sum += e["seconds"].get<double>();
-          ++n;
-        }
-      if (n > 0) row.epoch_seconds = sum / n;
-    }
+    row.steps = int64_t(run.steps.size());
+    full_epoch_time(run, row);
     row.images_per_second = json_number(run.info, {"summary", "images_per_second"});
     if (!(row.images_per_second > 0)) {
       std::vector<double> rates;
@@ -599,6 +724,7 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
       row.images_per_second = median(rates);
     }
     row.caveats = run_caveats(run);
+    row.flags = run_flags(run);
     row.test_accuracy = json_number(run.info, {"summary", "test_accuracy"});
     for (const EvalMetrics& e : run.evals) {
       if (e.split != Split::Test) continue;
@@ -621,15 +747,28 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
   if (baseline >= 0 && baseline < int(rows.size()))
     for (auto& row : rows) {
       row.speedup = row.images_per_second / rows[baseline].images_per_second;
-      row.epoch_speedup = rows[baseline].epoch_seconds / row.epoch_seconds;
+      if (!rows[baseline].epoch_extrapolated && !row.epoch_extrapolated)
+        row.epoch_speedup = rows[baseline].epoch_seconds / row.epoch_seconds;
     }
   return rows;
+}
+
+std::string epoch_time_text(const RunComparison& row) {
+  if (!std::isfinite(row.epoch_seconds)) return row.steps > 0 ? "–" : "– (no steps)";
+  char text[96];
+  if (!row.epoch_extrapolated) {
+    std::snprintf(text, sizeof text, "%.2f s", row.epoch_seconds);
+  } else {
+    std::snprintf(text, sizeof text, "≈ %.2f s, from %lld step%s", row.epoch_seconds,
+                  static_cast<long long>(row.steps), row.steps == 1 ? "" : "s");
+  }
+  return text;
 }
 
 void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& out) {
   out << "run,device,batch,precision,status,epoch_seconds,images_per_second,test_accuracy,"
          "time_to_target_s,speedup,epoch_speedup,caveats,allreduce_ms,allreduce_hidden_ms,"
-         "overlap_percent\n";
+         "overlap_percent,epoch_seconds_from\n";
   for (const auto& r : rows)
     out << csv_field(r.name) << ',' << csv_field(r.device) << ',' << r.batch << ','
         << csv_field(r.precision) << ',' << csv_field(r.status) << ','
@@ -637,7 +776,11 @@ void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& 
         << csv_number(r.test_accuracy) << ',' << csv_number(r.time_to_target_s) << ','
         << csv_number(r.speedup) << ',' << csv_number(r.epoch_speedup) << ','
         << csv_field(join_caveats(r.caveats)) << ',' << csv_number(r.allreduce_ms) << ','
-        << csv_number(r.allreduce_hidden_ms) << ',' << csv_number(r.overlap_percent) << '\n';
+        << csv_number(r.allreduce_hidden_ms) << ',' << csv_number(r.overlap_percent) << ','
+        << (!std::isfinite(r.epoch_seconds) ? ""
+            : r.epoch_extrapolated          ? "extrapolated from steps"
+                                            : "full epochs")
+        << '\n';
 }
 
 }  // namespace gpulab

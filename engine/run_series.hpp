@@ -29,6 +29,20 @@ const char* metric_label(Metric metric);  // with its unit: "accuracy (%)", "pow
 inline constexpr int kPhaseCount = int(kStepPhases.size());
 const char* phase_name(int phase);  // data, copy, forward, backward, all-reduce, optimizer
 double phase_ms(const StepTimes& times, int phase);
+int phase_index(const std::string& name);  // -1 for none
+// The breakdown's last part: the step's time outside every phase (the loop, starting threads).
+inline constexpr const char* kOtherPhase = "other";
+
+// What the step-time breakdown shows of a run: the steps around its median step time (the middle
+// tenth, at least the median step), their mean time and mean phases, and the rest of their time
+// as other_ms, so the phases add up to that step. NaN without steps.
+struct MedianStep {
+  double step_ms = kNoValue;
+  std::vector<double> phases_ms;  // by phase number
+  double other_ms = kNoValue;
+  int steps = 0;
+};
+MedianStep median_step(const RunData& run);
 
 // Mean of the last `window` values added (fewer at the start); window 1 passes values through.
 class TrailingMean {
@@ -116,6 +130,7 @@ struct BarSet {
   std::string label;            // a phase, or the quantity
   int phase = -1;               // the step phase (phase_name's number), for its colour
   std::vector<double> values;   // one per category (run); NaN when unknown
+  std::vector<std::string> notes;  // per category: why its value is NaN ("not reached"), or empty
 };
 
 struct Panel {
@@ -133,7 +148,9 @@ struct Chart {
   XAxis x = XAxis::Step;
   int smoothing = 1;
   std::string title, x_label;
-  std::vector<std::string> runs;  // display_run_names: made unique, saying what differs
+  std::vector<std::string> runs;   // display_run_names, made unique, saying what differs; a run
+                                   // with run_flags ends in " ⚠"
+  std::vector<std::string> flags;  // per run: its run_flags joined, empty when clean
   std::vector<Panel> panels;
 };
 
@@ -179,13 +196,20 @@ struct RunComparison {
   // what to try.
   std::string name, device, precision, status, note;
   int batch = 0;
-  double epoch_seconds = kNoValue;      // mean over finished epochs
+  // Mean over the run's full epochs only (an epoch a step budget cut short is left out). A run
+  // with no full epoch gets its mean step time times an epoch's steps, epoch_extrapolated set.
+  double epoch_seconds = kNoValue;
+  int full_epochs = 0;
+  bool epoch_extrapolated = false;
+  int64_t steps = 0;                    // steps recorded
   double images_per_second = kNoValue;  // the run's summary, else the median of its steps
   double test_accuracy = kNoValue;
   double time_to_target_s = kNoValue;   // time_to_target_s(run, target)
   double speedup = kNoValue;            // images/s over the baseline's
-  double epoch_speedup = kNoValue;      // the baseline's epoch time over this run's
+  double epoch_speedup = kNoValue;      // the baseline's epoch time over this run's, when both
+                                        // come from full epochs
   std::vector<std::string> caveats;     // run_caveats: why its times may not be its own
+  std::vector<std::string> flags;       // run_flags: the caveats and a status that cut it short
   // Data parallel runs (NaN else), medians over the steps: the all-reduce a step waited for, the
   // all-reduce hidden under the backward pass, and the hidden share of the replicas' reduction
   // (communication_overlap_percent over every step).
@@ -195,11 +219,35 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
                                         double target_accuracy);
 void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& out);
 
+// The epoch time as every view writes it: "27.70 s"; for a run with no full epoch
+// "≈ 41.20 s, from 66 steps" (extrapolated); a dash without steps.
+std::string epoch_time_text(const RunComparison& row);
+
 // Why a run's figures may not be what it gets alone, one short sentence each: it ran at the same
 // time as other runs on its hardware (run.json "shared_hardware"), or other programs loaded the
 // CPU while it ran ("outside_load"). Empty for a clean measurement.
 std::vector<std::string> run_caveats(const RunData& run);
 
+// Everything that marks a run's figures with ⚠ wherever they are shown: its run_caveats, and a
+// status that cuts its figures short ("cancelled after 44 steps", "failed", "diverged"). Empty for
+// a clean measurement, finished or still running.
+std::vector<std::string> run_flags(const RunData& run);
+// A flag's headline, where room is short: the part before its first colon ("measured under
+// outside load").
+std::string flag_headline(const std::string& flag);
+// A run's name as charts show it: with " ⚠" when it has flags.
+std::string flagged_name(const std::string& name, const RunData& run);
+
+// A live run's figures, one source for its status line and the presenter's headline: images/s
+// over its last kLiveSteps steps (NaN before the first step is measured) and the time left at its
+// pace so far, evaluations included (NaN without a plan or a step).
+inline constexpr size_t kLiveSteps = 20;
+struct LiveFigures {
+  int64_t step = 0;
+  double images_per_second = kNoValue;
+  double eta_s = kNoValue;
+};
+LiveFigures live_figures(const RunData& run, int64_t total_steps);
 
 // Time to a target test accuracy, one definition for every view: the training seconds
 // (evaluations and pauses excluded, as EvalMetrics::train_s) at the first test evaluation at or

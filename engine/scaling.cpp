@@ -6,8 +6,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <set>
 #include <ostream>
+#include <set>
+#include <tuple>
 
 #include "engine/replica_timeline.hpp"
 #include "engine/run_series.hpp"
@@ -116,8 +117,8 @@ double ScalingModel::predicted_step_ms(int replicas) const {
 }
 
 double ScalingModel::predicted_images_per_second(int replicas) const {
-  const double step = predicted_step_ms(replicas);
-  return step > 0 ? 1000.0 * batch / step : kNoValue;
+  const double step = predicted_step_ms(replicas), base = predicted_step_ms(base_replicas);
+  return step > 0 && base > 0 ? base_images_per_second * base / step : kNoValue;
 }
 
 double ScalingModel::ideal_images_per_second(int replicas) const {
@@ -132,7 +133,32 @@ double ScalingModel::bandwidth_gb_per_s() const {
   return gradient_bytes / transfer_ms * 1000.0 / 1e9;  // NaN propagates
 }
 
-std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& runs) {
+std::string ScalingStudy::baseline_warning() const {
+  if (points.empty() || points.front().flags.empty()) return "";
+  const ScalingPoint& base = points.front();
+  std::string text = "⚠ baseline (" + std::to_string(base.replicas) +
+                     (base.replicas == 1 ? " replica" : " replicas") + ") ";
+  for (size_t i = 0; i < base.flags.size(); ++i)
+    text += (i ? "; " : "") + flag_headline(base.flags[i]);
+  return text + "\nevery efficiency and the ideal are measured against it";
+}
+
+namespace {
+
+// Which of two runs at one replica count measures it better (see scaling_studies).
+bool better_point(const ScalingPoint& a, const ScalingPoint& b, const RunData& run_a,
+                  const RunData& run_b) {
+  auto rank = [](const ScalingPoint& p, const RunData& run) {
+    return std::make_tuple(p.picked, p.flags.empty(), run.status() == "finished", run.steps.size(),
+                           p.run);
+  };
+  return rank(a, run_a) > rank(b, run_b);
+}
+
+}  // namespace
+
+std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& runs,
+                                          const std::vector<int>& picked) {
   const std::vector<RunComparison> compared = compare_runs(runs, 0, 1.0);
   std::map<std::string, ScalingStudy> by_key;
   std::vector<std::string> order;
@@ -161,13 +187,20 @@ std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& run
     point.shard_ms = median_of(shard);
     point.allreduce_ms = median_of(allreduce);
     point.fixed_ms = median_of(fixed);
-    // One run per replica count: the later one given (runs come oldest first) replaces it.
+    point.flags = run_flags(run);
+    point.picked = std::find(picked.begin(), picked.end(), int(i)) != picked.end();
+    // One run per replica count: the better measurement; the others stay listed to pick from.
     auto same = std::find_if(study.points.begin(), study.points.end(),
                              [&](const ScalingPoint& p) { return p.replicas == point.replicas; });
-    if (same != study.points.end())
-      *same = point;
-    else
+    if (same == study.points.end()) {
       study.points.push_back(point);
+    } else if (better_point(point, *same, run, *runs[size_t(same->run)])) {
+      point.others = std::move(same->others);
+      point.others.push_back(same->run);
+      *same = point;
+    } else {
+      same->others.push_back(point.run);
+    }
     if (study.model.batch == 0) {
       const double batch = std::atof(config_text(run, "batch", "0").c_str());
       study.model.batch = int(batch);
@@ -219,20 +252,23 @@ void write_scaling_csv(const ScalingStudy& study, const std::vector<std::string>
     return std::string(text);
   };
   out << "replicas,run,images_per_second,efficiency,ideal_images_per_second,"
-         "predicted_images_per_second,predicted_efficiency,step_ms,shard_ms,allreduce_ms\n";
+         "predicted_images_per_second,predicted_efficiency,step_ms,shard_ms,allreduce_ms,flags\n";
   const ScalingModel& m = study.model;
+  auto field = [](std::string text) {
+    if (text.find_first_of(",\"\n") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+  };
   for (const ScalingPoint& p : study.points) {
-    std::string name = p.run < int(run_names.size()) ? run_names[size_t(p.run)] : "";
-    if (name.find_first_of(",\"\n") != std::string::npos) {
-      std::string quoted = "\"";
-      for (char c : name) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-      name = quoted + "\"";
-    }
+    const std::string name = field(p.run < int(run_names.size()) ? run_names[size_t(p.run)] : "");
+    std::string flags;
+    for (const std::string& flag : p.flags) flags += (flags.empty() ? "" : "; ") + flag;
     out << p.replicas << ',' << name << ',' << number(p.images_per_second) << ','
         << number(p.efficiency) << ',' << number(m.ideal_images_per_second(p.replicas)) << ','
         << number(m.predicted_images_per_second(p.replicas)) << ','
         << number(m.predicted_efficiency(p.replicas)) << ',' << number(p.step_ms) << ','
-        << number(p.shard_ms) << ',' << number(p.allreduce_ms) << '\n';
+        << number(p.shard_ms) << ',' << number(p.allreduce_ms) << ',' << field(flags) << '\n';
   }
 }
 

@@ -22,6 +22,10 @@ struct ScalingPoint {
   double shard_ms = kNoValue;           // median of data + copy + forward + backward (split by R)
   double allreduce_ms = kNoValue;       // median all-reduce
   double fixed_ms = kNoValue;           // median of the rest: optimizer, the loop's own time
+  // Why this run's figures may mislead (run_flags); empty for a finished, clean measurement.
+  std::vector<std::string> flags;
+  bool picked = false;      // the user chose it over the automatic choice
+  std::vector<int> others;  // the other runs given at this replica count
 };
 
 // The hardware a run trained on, in the units its study counts: CPU cores (its threads, at most
@@ -62,6 +66,9 @@ struct ScalingModel {
   double hardware_ratio(int replicas) const;
   bool shares_hardware() const { return hardware_growth() == HardwareGrowth::Shared; }
   double predicted_step_ms(int replicas) const;  // NaN without a bandwidth
+  // The base's measured images/s scaled by predicted_step_ms(base) / predicted_step_ms(R): the
+  // prediction starts where the ideal does (the base run), whatever the base's steps' medians
+  // leave out of its measured time, so it is never above the ideal when H(R) >= 1.
   double predicted_images_per_second(int replicas) const;
   double predicted_efficiency(int replicas) const;  // against the ideal from the base run
   double ideal_images_per_second(int replicas) const;
@@ -69,14 +76,21 @@ struct ScalingModel {
 
 struct ScalingStudy {
   std::string label;                 // what the runs share: "lenet5, batch 64, cpu, allreduce"
-  std::vector<ScalingPoint> points;  // by replicas; one run per replica count (the newest given)
+  std::vector<ScalingPoint> points;  // by replicas; one run per replica count (see below)
   ScalingModel model;
+  // "⚠ baseline (1 replica) measured under outside load\n..." when the base is flagged: its
+  // flags' headlines, and on a second line what that means for the chart.
+  std::string baseline_warning() const;
 };
 
 // What a run must share with another to be in the same study: model, batch, device kind
 // (cpu, cuda), threads, precision and sync mode. Each group of runs sharing it with two or more
-// replica counts is a study; the one with the most replica counts comes first.
-std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& runs);
+// replica counts is a study; the one with the most replica counts comes first. Of several runs at
+// one replica count it takes a run in `picked` (indices into runs), else the best measurement: a
+// run with no flags before a flagged one, a finished run before a cancelled one, then the one
+// with the most steps, then the newest.
+std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& runs,
+                                          const std::vector<int>& picked = {});
 
 // One row per replica count: replicas,run,images_per_second,efficiency,ideal_images_per_second,
 // predicted_images_per_second,predicted_efficiency,step_ms,shard_ms,allreduce_ms

@@ -6,9 +6,10 @@
 
 namespace gpulab {
 
-// Milliseconds spent in each part of one training step. With several replicas, the phases a
-// replica runs (data to optimizer) are the slowest replica's; all-reduce is the reduction the
-// step waited for after the backward pass (the most any replica did). The reduction that ran
+// Milliseconds spent in each part of one training step. With several replicas, they are the
+// step's critical path: the phases of the replica with the most work of its own (data to
+// optimizer), and as all-reduce the rest of that replica's wall time (the reduction it waited for,
+// and with MPI slower ranks), so they add up to its step. The reduction that ran
 // while backward still went on is no part of the step's time: allreduce_hidden_ms says how much
 // it was (metrics.csv's last column).
 struct StepTimes {

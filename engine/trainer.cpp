@@ -72,6 +72,11 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
                  TrainObserver& observer, RunControl& control) {
   validate(options);
   const data::ImageSet& train_set = data.get(Split::Train);
+  // A batch is drawn from the training set: one larger than it would repeat images in a step.
+  if (options.batch > train_set.count)
+    throw ConfigError("--batch " + std::to_string(options.batch) +
+                      " is larger than the training set (" + std::to_string(train_set.count) +
+                      " images); use at most " + std::to_string(train_set.count));
   data::BatchSampler sampler(train_set.count, options.batch, options.shuffle, options.seed);
   const auto [epochs, steps_per_epoch, total_steps] = plan_steps(options, train_set.count);
   const std::vector<int32_t> test_indices =
@@ -172,6 +177,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
     EpochSummary epoch_summary;
     epoch_summary.epoch = epoch;
     epoch_summary.seconds = train_s() - epoch_start_s;
+    epoch_summary.steps = epoch_steps;
     epoch_summary.images_per_second =
         epoch_summary.seconds > 0 ? (summary.images - epoch_start_images) / epoch_summary.seconds : 0;
     epoch_summary.train_loss = epoch_loss_sum / epoch_steps;

@@ -28,6 +28,7 @@
 #include "engine/process_group.hpp"
 #include "engine/replicated_backend.hpp"
 #include "engine/run_record.hpp"
+#include "engine/run_series.hpp"
 #include "engine/trainer.hpp"
 #include "gpulab/build_config.hpp"
 #include "test_support.hpp"
@@ -228,6 +229,25 @@ TEST(DataParallel, EveryReplicaReportsItsShareOfTheStep) {
     }
     EXPECT_GE(m.times.allreduce_ms, 0.0);
   }
+}
+
+// Replicas run their phases side by side: the step's phases are one replica's critical path,
+// never more than the step took (the most of each phase over 4 replicas on 2 threads was).
+TEST(DataParallel, ThePhasesOfAStepAddUpToNoMoreThanTheStep) {
+  std::vector<StepMetrics> steps;
+  train_weights({.replicas = 4}, &steps);
+  ASSERT_EQ(steps.size(), 20u);
+  RunData run;
+  run.info = {{"config", {{"replicas", 4}, {"device", "cpu"}}}};
+  for (const StepMetrics& m : steps) {
+    EXPECT_LE(m.times.total_ms(), m.step_ms * 1.0001 + 0.01) << "step " << m.step;
+    run.steps.push_back(m);
+  }
+  const MedianStep median = median_step(run);
+  double phases = 0;
+  for (double ms : median.phases_ms) phases += ms;
+  EXPECT_LE(phases, median.step_ms * 1.0001 + 0.01);
+  EXPECT_NEAR(phases + median.other_ms, median.step_ms, 0.05 * median.step_ms);
 }
 
 TEST(DataParallel, APeerThatNeverArrivesTimesOut) {

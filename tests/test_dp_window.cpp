@@ -4,6 +4,7 @@
 // reset came to, and the window keeps working.
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <thread>
 
@@ -11,8 +12,12 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFile>
 #include <QFileInfo>
 #include <QLabel>
+#include <QContextMenuEvent>
+#include <QTimer>
+#include <QMenu>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTest>
@@ -24,6 +29,7 @@
 #include "test_support.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
+#include "ui/chart_export.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
 #include "ui/device_picker.hpp"
@@ -379,6 +385,123 @@ TEST_F(GpuWindow, AGpuFailureSaysWhatTheResetCameToAndTheWindowKeepsWorking) {
   EXPECT_EQ(window_->store()->entries().front()->data.status(), "finished");
 }
 #endif
+// Issue 16.3 and 16.8: of two runs at one replica count the chart takes the finished one and
+// says so; the user picks the other from the chart's menu, and it is marked ⚠ in the window and
+// in the exported file; the lab report and Export all charts carry the scaling chart and the
+// replica timeline, and the report's settings are a table of the values as typed. Issue 16.2:
+// the breakdown of the 2-replica run is as tall as its median step.
+TEST_F(DataParallelWindow, TheScalingChartTakesAFinishedRunAndMarksAFlaggedOnePicked) {
+  train_and_wait();  // one replica
+  type_replicas(2);
+  train_and_wait();
+  // A second 2-replica run, stopped after a few steps: cancelled.
+  Experiment e = window_->experiment()->experiment();
+  e.train.max_steps = 100000;
+  window_->experiment()->set_experiment(e);
+  QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+  ASSERT_TRUE(window_->any_running());
+  ASSERT_TRUE(wait_until([&] {
+    auto newest_first = window_->store()->entries();
+    return newest_first.size() == 3 && newest_first[0]->data.steps.size() >= 5;
+  }));
+  QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  const auto entries = window_->store()->checked();  // in the order they were made
+  ASSERT_EQ(entries.size(), 3u);
+  ASSERT_EQ(entries[2]->data.status(), "cancelled");
+
+  window_->show_tab("compare");
+  ScalingChart* scaling = window_->compare()->scaling_chart();
+  scaling->refresh();
+  ASSERT_TRUE(scaling->study().has_value());
+  ASSERT_EQ(scaling->study()->points.size(), 2u);
+  EXPECT_EQ(scaling->study()->points[1].run, 1);  // the finished one, not the newest
+  EXPECT_TRUE(scaling->runs_text().contains("right-click")) << scaling->runs_text().toStdString();
+  auto marks = [&] {
+    int count = 0;
+    for (int i = 0; i < scaling->plot()->itemCount(); ++i)
+      if (auto* text = qobject_cast<QCPItemText*>(scaling->plot()->item(i)))
+        count += text->text() == QStringLiteral("⚠") ? 1 : 0;
+    return count;
+  };
+  // A ⚠ over each flagged point in both panels (a run may be flagged for outside load too).
+  auto flagged_points = [&] {
+    int count = 0;
+    for (const ScalingPoint& p : scaling->study()->points) count += p.flags.empty() ? 0 : 2;
+    return count;
+  };
+  EXPECT_EQ(marks(), flagged_points());
+
+  // Right-click on the chart, and take the other run from its menu.
+  bool picked = false;
+  QTimer::singleShot(200, [&] {
+    auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+    if (!menu) return;
+    for (QAction* action : menu->actions())
+      if (action->text().startsWith("Use ") && action->text().contains("⚠")) {
+        menu->close();
+        action->trigger();
+        picked = true;
+        return;
+      }
+    menu->close();
+  });
+  const QPoint at = scaling->plot()->rect().center();
+  QContextMenuEvent event(QContextMenuEvent::Mouse, at, scaling->plot()->mapToGlobal(at));
+  QApplication::sendEvent(scaling->plot(), &event);
+  ASSERT_TRUE(wait_until([&] { return picked; }, 5s));
+  ASSERT_TRUE(scaling->study().has_value());
+  EXPECT_EQ(scaling->study()->points[1].run, 2);
+  EXPECT_TRUE(scaling->study()->points[1].picked);
+  EXPECT_FALSE(scaling->study()->points[1].flags.empty());  // cancelled
+  EXPECT_EQ(marks(), flagged_points());
+  EXPECT_TRUE(scaling->runs_text().contains("cancelled after"))
+      << scaling->runs_text().toStdString();
+
+  // The 2-replica run's breakdown: the slowest replica's phases, as tall as its median step.
+  ChartView* step_time = window_->compare()->step_time_chart();
+  step_time->refresh(true);
+  const Panel& bars = step_time->chart().panels[1];
+  EXPECT_EQ(bars.title, "Median step, by phase (slowest replica)");
+  const MedianStep median = median_step(entries[1]->data);
+  double sum = 0, phases = 0;
+  for (const BarSet& set : bars.bars) {
+    sum += set.values[1];
+    if (set.label != "other") phases += set.values[1];
+  }
+  EXPECT_NEAR(sum, median.step_ms, 0.05 * median.step_ms);
+  EXPECT_LE(phases, median.step_ms * 1.0001);
+
+  // Exported and reported: the scaling chart and the replica timeline come too.
+  test::TempDir out;
+  QString error;
+  std::vector<const RunData*> runs;
+  for (RunEntry* entry : entries) runs.push_back(&entry->data);
+  ChartOptions options;
+  options.target_accuracy = 0.5;
+  ASSERT_TRUE(
+      write_lab_report(QString::fromStdString(out.path().string()), runs, {}, options, &error))
+      << error.toStdString();
+  for (const char* file : {"scaling.png", "scaling.csv", "replica-timeline.png", "loss.png"})
+    EXPECT_GT(QFileInfo(QString::fromStdString((out.path() / file).string())).size(), 0) << file;
+  if (const QString shots = qEnvironmentVariable("GPULAB_SCREENSHOTS"); !shots.isEmpty())
+    for (const char* file : {"scaling.png", "replica-timeline.png", "summary.md", "speedup.png"})
+      QFile::copy(QString::fromStdString((out.path() / file).string()),
+                  shots + "/report-" + QString(file));
+  std::ifstream md(out.path() / "summary.md");
+  const std::string text{std::istreambuf_iterator<char>(md), std::istreambuf_iterator<char>()};
+  EXPECT_NE(text.find("| lr | 0.01 |"), std::string::npos) << text;
+  EXPECT_EQ(text.find("0.009999999"), std::string::npos) << text;
+  EXPECT_NE(text.find("training seconds up to the first test evaluation"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("wall time"), std::string::npos) << text;
+  EXPECT_NE(text.find("⚠"), std::string::npos) << text;
+  test::TempDir all;
+  ASSERT_TRUE(window_->export_all(QString::fromStdString(all.path().string()), &error))
+      << error.toStdString();
+  for (const char* file : {"scaling.png", "replica-timeline.png", "loss.png"})
+    EXPECT_GT(QFileInfo(QString::fromStdString((all.path() / file).string())).size(), 0) << file;
+}
 
 }  // namespace
 }  // namespace gpulab::ui

@@ -167,8 +167,131 @@ TEST(Compare, SpeedupTimeToTargetAndTheStepBreakdown) {
   // CPU runs on one device: no copy, no all-reduce in the breakdown.
   std::vector<std::string> phases;
   for (const BarSet& set : steps.panels[1].bars) phases.push_back(set.label);
-  EXPECT_EQ(phases, (std::vector<std::string>{"data", "forward", "backward", "optimizer"}));
+  EXPECT_EQ(phases,
+            (std::vector<std::string>{"data", "forward", "backward", "optimizer", "other"}));
   EXPECT_DOUBLE_EQ(steps.panels[1].bars[2].values[0], 10.0);  // backward: half of 20 ms
+}
+
+// A step budget that ends inside an epoch closes it early: that epoch is no epoch time.
+TEST(Compare, EpochTimeComesFromFullEpochsOnly) {
+  // 938 steps an epoch, then 66 of the next: 43.2 s and 12.2 s. The full one alone is 43.2 s.
+  RunData cut = make_run("cut", 0, 10.0, 5000);
+  cut.info["plan"]["steps_per_epoch"] = 938;
+  cut.info["summary"]["epochs"] = {{{"epoch", 1}, {"seconds", 43.2}, {"steps", 938}},
+                                   {{"epoch", 2}, {"seconds", 12.2}, {"steps", 66}}};
+  // An older record without the steps per epoch: its metrics say epoch 2 ended at step 1004.
+  RunData older = cut;
+  for (auto& e : older.info["summary"]["epochs"]) e.erase("steps");
+  for (int s = 1; s <= 1004; ++s) {
+    StepMetrics m;
+    m.step = s;
+    m.epoch = s <= 938 ? 1 : 2;
+    m.step_ms = 40.0;
+    older.steps.push_back(m);
+  }
+  // No full epoch: 66 steps of 20 ms each, extrapolated to 938 steps: 18.76 s.
+  RunData short_run = make_run("short", 66, 20.0, 3200);
+  short_run.info["plan"]["steps_per_epoch"] = 938;
+  short_run.info["summary"]["epochs"] = {{{"epoch", 1}, {"seconds", 1.4}, {"steps", 66}}};
+  const auto rows = compare_runs({&cut, &older, &short_run}, 0, 0.98);
+  EXPECT_DOUBLE_EQ(rows[0].epoch_seconds, 43.2);
+  EXPECT_EQ(rows[0].full_epochs, 1);
+  EXPECT_FALSE(rows[0].epoch_extrapolated);
+  EXPECT_DOUBLE_EQ(rows[1].epoch_seconds, 43.2);
+  EXPECT_NEAR(rows[2].epoch_seconds, 66 * 20.0 / 66 * 938 / 1000.0, 1e-9);
+  EXPECT_TRUE(rows[2].epoch_extrapolated);
+  EXPECT_EQ(epoch_time_text(rows[0]), "43.20 s");
+  EXPECT_EQ(epoch_time_text(rows[2]), "≈ 18.76 s, from 66 steps");
+  // The epoch-time speedup compares full epochs only: none for the extrapolated run.
+  EXPECT_DOUBLE_EQ(rows[1].epoch_speedup, 1.0);
+  EXPECT_TRUE(std::isnan(rows[2].epoch_speedup));
+  std::ostringstream csv;
+  write_comparison_csv(rows, csv);
+  EXPECT_NE(csv.str().find(",extrapolated from steps\n"), std::string::npos);
+  // The speedup chart's empty bars say why.
+  const Chart speedup = build_chart(ChartKind::Speedup, {&cut, &older, &short_run}, ChartOptions{});
+  EXPECT_EQ(speedup.panels[1].bars[0].notes[2], "no full epoch");
+  EXPECT_EQ(speedup.panels[1].bars[0].notes[1], "");
+  EXPECT_EQ(speedup.panels[2].bars[0].notes[0], "not reached");  // no evaluation at 98 %
+}
+
+// A flagged run is marked on every chart that shows it, in the window and in exported files.
+TEST(Charts, FlaggedRunsCarryAWarningSignAndTheirReasons) {
+  RunData clean = make_run("clean", 20, 5.0, 12800),
+          cancelled = make_run("stopped", 20, 5.0, 12800),
+          loaded = make_run("loaded", 20, 5.0, 12800);
+  cancelled.info["status"] = "cancelled";
+  loaded.info["outside_load"] = {{"under_load", true}, {"mean_cores", 1.2}, {"cores", 2}};
+  EXPECT_TRUE(run_flags(clean).empty());
+  EXPECT_EQ(run_flags(cancelled), std::vector<std::string>{"cancelled after 20 steps"});
+  ASSERT_EQ(run_flags(loaded).size(), 1u);
+  EXPECT_EQ(flag_headline(run_flags(loaded)[0]), "measured under outside load");
+  for (ChartKind kind : all_chart_kinds()) {
+    const Chart chart = build_chart(kind, {&clean, &cancelled, &loaded}, ChartOptions{});
+    EXPECT_EQ(chart.runs[0], "clean") << chart_kind_name(kind);
+    EXPECT_EQ(chart.runs[1], "stopped ⚠") << chart_kind_name(kind);
+    EXPECT_EQ(chart.runs[2], "loaded ⚠") << chart_kind_name(kind);
+    EXPECT_EQ(chart.flags[1], "cancelled after 20 steps");
+  }
+  std::ostringstream csv;
+  write_chart_csv(build_chart(ChartKind::Loss, {&clean, &cancelled}, ChartOptions{}), csv);
+  EXPECT_NE(csv.str().find("loss,stopped ⚠,loss"), std::string::npos);
+}
+
+// The breakdown's bar is built from the steps around the median step, so it is as tall as that
+// step; with replicas the phases are the critical path's and the bar's title says so.
+TEST(Compare, TheStepBreakdownAddsUpToTheMedianStep) {
+  RunData run = make_run("dp", 0, 1, 1);
+  run.info["config"]["replicas"] = 4;
+  // 21 steps: step k takes 10 + k ms, of which forward 2, backward 4 + k, all-reduce 3, and
+  // 1 ms outside every phase. The two longest steps have a slow forward (9 ms): a phase's median
+  // over all steps would mix steps; the median step's own phases do not.
+  for (int k = 0; k < 21; ++k) {
+    StepMetrics m;
+    m.step = k + 1;
+    m.step_ms = 10.0 + k;
+    m.times.forward_ms = k >= 19 ? 9.0 : 2.0;
+    m.times.backward_ms = 4.0 + k - (k >= 19 ? 7.0 : 0.0);
+    m.times.allreduce_ms = 3.0;
+    run.steps.push_back(m);
+  }
+  std::reverse(run.steps.begin(), run.steps.end());  // not in order of their time
+  // 21 steps: a band of 21/20 = 1 on each side of the median (k = 10): k = 9, 10, 11.
+  const MedianStep median = median_step(run);
+  EXPECT_EQ(median.steps, 3);
+  EXPECT_DOUBLE_EQ(median.step_ms, 20.0);
+  EXPECT_DOUBLE_EQ(median.phases_ms[size_t(phase_index("backward"))], 14.0);
+  EXPECT_DOUBLE_EQ(median.other_ms, 1.0);
+  const Chart chart = build_chart(ChartKind::StepTime, {&run}, ChartOptions{});
+  const Panel& bars = chart.panels[1];
+  EXPECT_EQ(bars.title, "Median step, by phase (slowest replica)");
+  double sum = 0;
+  for (const BarSet& set : bars.bars) sum += set.values[0];
+  EXPECT_NEAR(sum, 20.0, 20.0 * 0.05);
+  EXPECT_DOUBLE_EQ(sum, 20.0);  // data 0, forward 2, backward 14, all-reduce 3, other 1
+  EXPECT_EQ(bars.bars.back().label, "other");
+}
+
+// The status line and the presenter's headline read one set of live figures.
+TEST(Live, FiguresComeFromTheLastStepsAndADashBeforeTheFirst) {
+  RunData run = make_run("live", 0, 1, 1);
+  EXPECT_TRUE(std::isnan(live_figures(run, 100).images_per_second));
+  EXPECT_TRUE(std::isnan(live_figures(run, 100).eta_s));
+  // 30 steps: the first 10 at 10 ms (6400 images/s), the last 20 alternating 10 and 30 ms.
+  for (int s = 1; s <= 30; ++s) {
+    StepMetrics m;
+    m.step = s;
+    m.step_ms = s <= 10 || s % 2 == 0 ? 10.0 : 30.0;
+    m.images_per_second = 64 / (m.step_ms / 1000.0);
+    m.time_s = 0.02 * s;
+    run.steps.push_back(m);
+  }
+  const LiveFigures live = live_figures(run, 100);
+  // The last 20 steps: 20 × 64 images in 10 × 10 + 10 × 30 ms = 0.4 s: 3200 images/s.
+  EXPECT_DOUBLE_EQ(live.images_per_second, 3200.0);
+  // 0.6 s for 30 steps; 70 to go at that pace: 1.4 s.
+  EXPECT_NEAR(live.eta_s, 1.4, 1e-12);
+  EXPECT_EQ(live.step, 30);
 }
 
 TEST(Charts, CsvHasRawAndSmoothedColumnsAndQuotesNames) {

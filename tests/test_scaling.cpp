@@ -214,6 +214,61 @@ TEST(Scaling, TheIdealAndThePredictionFollowTheHardwareTheReplicasHave) {
   EXPECT_FALSE(std::isfinite(hardware_units(scaling_run(2, 80, 10, 20))));
 }
 
+// Of two runs at one replica count the finished clean one is taken, whatever their order; the
+// user may pick the other; a flagged baseline is said.
+TEST(Scaling, TakesAFinishedRunNotUnderLoadAndSaysWhenTheBaselineIsFlagged) {
+  RunData one = scaling_run(1, 80, 10, 0), clean = scaling_run(2, 80, 10, 10),
+          loaded = scaling_run(2, 80, 10, 10);
+  one.info["outside_load"] = {{"under_load", true}, {"mean_cores", 1.5}, {"cores", 2}};
+  clean.info["status"] = "finished";
+  loaded.info["status"] = "cancelled";
+  loaded.steps.resize(4);
+  loaded.info["outside_load"] = one.info["outside_load"];
+  // The loaded, cancelled run is the newest (given last).
+  auto studies = scaling_studies({&one, &clean, &loaded});
+  ASSERT_EQ(studies.size(), 1u);
+  const ScalingPoint& two = studies[0].points[1];
+  EXPECT_EQ(two.run, 1);
+  EXPECT_TRUE(two.flags.empty());
+  EXPECT_EQ(two.others, std::vector<int>{2});
+  const std::string warning = studies[0].baseline_warning();
+  EXPECT_EQ(warning,
+            "⚠ baseline (1 replica) measured under outside load\nevery efficiency and "
+            "the ideal are measured against it");
+  // Picked by the user: the other one, with its flags for the chart to mark.
+  studies = scaling_studies({&one, &clean, &loaded}, {2});
+  const ScalingPoint& picked = studies[0].points[1];
+  EXPECT_EQ(picked.run, 2);
+  EXPECT_TRUE(picked.picked);
+  ASSERT_EQ(picked.flags.size(), 2u);
+  EXPECT_EQ(picked.flags[0], "cancelled after 4 steps");
+  std::ostringstream csv;
+  write_scaling_csv(studies[0], {"one", "clean", "loaded"}, csv);
+  EXPECT_NE(csv.str().find("\n2,loaded,"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find("cancelled after 4 steps; measured under outside load"),
+            std::string::npos)
+      << csv.str();
+}
+
+// The prediction starts at the base's measured images/s: a base whose summary says fewer images/s
+// than its median step (the loop's own time) no longer puts the prediction above the ideal.
+TEST(Scaling, ThePredictionStartsAtTheMeasuredBaseAndStaysUnderTheIdeal) {
+  RunData one = scaling_run(1, 80, 10, 0), two = scaling_run(2, 80, 10, 20),
+          four = scaling_run(4, 80, 10, 30);
+  one.info["summary"] = {{"images_per_second", 600.0}};  // its median step says 64000 / 90 = 711
+  const auto studies = scaling_studies({&one, &two, &four});
+  ASSERT_EQ(studies.size(), 1u);
+  const ScalingModel& model = studies[0].model;
+  // By hand: steps of 90, 40 + 10 + 20 = 70 and 20 + 10 + 30 = 60 ms; 8 replicas 10 + 10 + 35.
+  EXPECT_NEAR(model.predicted_images_per_second(1), 600.0, 1e-9);
+  EXPECT_NEAR(model.predicted_images_per_second(2), 600.0 * 90 / 70, 1e-9);
+  EXPECT_NEAR(model.predicted_images_per_second(4), 600.0 * 90 / 60, 1e-9);
+  EXPECT_NEAR(model.predicted_images_per_second(8), 600.0 * 90 / 55, 1e-9);
+  EXPECT_NEAR(model.ideal_images_per_second(4), 2400.0, 1e-9);
+  EXPECT_NEAR(model.predicted_efficiency(4), 900.0 / 2400.0, 1e-12);
+  for (int r : {1, 2, 3, 4, 6, 8}) EXPECT_LE(model.predicted_efficiency(r), 1.0 + 1e-12) << r;
+}
+
 TEST(Scaling, OneReplicaCountOrAnEmptyRunIsNoStudy) {
   const RunData one = scaling_run(1, 80, 10, 0), also_one = scaling_run(1, 80, 10, 0);
   EXPECT_TRUE(scaling_studies({&one, &also_one}).empty());  // one replica count is no study

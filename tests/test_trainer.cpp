@@ -230,6 +230,24 @@ TEST(Trainer, StepBudgetEvalEveryAndTarget) {
   EXPECT_EQ(recorder.evals.back().step, 15);
   ASSERT_TRUE(s.time_to_target_s.has_value());
   EXPECT_GT(*s.time_to_target_s, 0.0);
+  // Each epoch says how many steps it ran: the third was cut short by the step budget.
+  EXPECT_EQ(s.epochs[0].steps, 6);
+  EXPECT_EQ(s.epochs[2].steps, 3);
+}
+
+// A batch larger than the training set is refused, naming the flag, the batch and the set's size.
+TEST(Trainer, ABatchLargerThanTheTrainingSetIsRefused) {
+  Fixture f;  // 96 training images
+  TrainOptions options;
+  options.batch = 97;
+  options.epochs = 1;
+  try {
+    run(preset("mlp"), options, f.sets);
+    FAIL() << "a batch of 97 from 96 images was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--batch 97 is larger than the training set (96 images); use at most 96");
+  }
 }
 
 TEST(Trainer, StopAtAccuracyEndsAtTheFirstEvaluationAtTheTarget) {

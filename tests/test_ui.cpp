@@ -16,6 +16,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -263,6 +264,8 @@ TEST_F(Window, AFairRaceRunsSetupsThatShareTheCpuOneAfterAnother) {
     return !window_->any_running();
   }));
   EXPECT_EQ(most_at_once, 1);
+  // Issue 16.5: the race has ended: nothing is left "to go".
+  EXPECT_FALSE(window_->message().contains("more to go")) << window_->message().toStdString();
   const auto runs = window_->store()->entries();
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_NE(runs[0]->data.dir, runs[1]->data.dir);
@@ -560,6 +563,47 @@ TEST(HardwareChart, EachGpuHasItsLineAndOtherProgramsAreDashed) {
 }
 
 // gpulab-cli export's charts of 21 runs: names and bar labels readable, colours all different.
+// Issue 16.7: a speedup label over a bar that reaches the top of its axis stays visible (inside the
+// bar), and a short value axis keeps more tick labels than "0" (presenter fonts, a low panel).
+TEST(ChartText, LabelsStayInsideThePanelAndAxesKeepTheirTicks) {
+  test::TempDir runs;
+  std::vector<RunData> loaded;
+  for (int r = 0; r < 3; ++r)
+    loaded.push_back(load_run(write_run(runs.path() / ("r" + std::to_string(r)), 1 + r, 64, 60,
+                                        20.0 / (1 + 3 * r), "2026-01-01T10:00:00Z")));
+  std::vector<const RunData*> data;
+  for (const RunData& run : loaded) data.push_back(&run);
+  for (QSize size : {QSize(600, 420), QSize(900, 700)}) {
+    QCustomPlot plot;
+    plot.resize(size);
+    DrawnChart drawn = draw_chart(plot, build_chart(ChartKind::Speedup, data, ChartOptions{}),
+                                  {Qt::red, Qt::blue, Qt::green}, PlotTheme{1.4, true});
+    plot.replot(QCustomPlot::rpImmediateRefresh);
+    for (const auto& bars : drawn.bar_panels)
+      for (QCPItemText* label : bars.labels) {
+        if (!label->visible()) continue;
+        const QCPAxisRect* rect = label->clipAxisRect();
+        const QRectF box(label->topLeft->pixelPosition(), label->bottomRight->pixelPosition());
+        EXPECT_GE(box.top(), rect->top() - 1)
+            << label->text().toStdString() << " is cut off at " << size.width();
+      }
+  }
+  // A loss from 0 to 1.8 in a low panel with presenter fonts: more than "0" on its axis.
+  RunData run = loaded[0];
+  for (StepMetrics& step : run.steps) step.loss = 1.8 * step.step / 60.0;
+  for (int height : {160, 220}) {
+    QCustomPlot plot;
+    plot.resize(500, height);
+    draw_chart(plot, build_chart(ChartKind::Loss, {&run}, ChartOptions{}), {Qt::red},
+               PlotTheme{1.4, true});
+    plot.replot(QCustomPlot::rpImmediateRefresh);
+    QCPAxis* y = plot.axisRect()->axis(QCPAxis::atLeft);
+    int shown = 0;
+    for (double tick : y->tickVector()) shown += y->range().contains(tick) ? 1 : 0;
+    EXPECT_GE(shown, 2) << "at " << height << " px the loss axis shows " << shown << " tick label(s)";
+  }
+}
+
 TEST(ExportLayout, TwentyOneRunsStayReadable) {
   test::TempDir runs;
   std::vector<RunData> loaded;
@@ -695,6 +739,49 @@ TEST_F(Window, PresenterModeShowsTheKeyFiguresLargeAndNamesSayTheThreads) {
   ASSERT_TRUE(wait_until([&] { return window_->store()->checked().empty(); }, 2s));
 }
 
+// Issue 16.4: the presenter's headline and the status line read the same live figures; a dash
+// before the first measurement; a flagged run carries ⚠ and why; of many runs the latest are
+// listed, saying how many are not.
+TEST_F(Window, PresenterHeadlineAgreesWithTheStatusLineAndListsTheLatestRuns) {
+  window_->set_presenter(true);
+  small_setup(100000);
+  QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+  ASSERT_TRUE(window_->any_running());
+  EXPECT_FALSE(window_->key_numbers().contains(">0</b> images/s"))
+      << window_->key_numbers().toStdString();
+  RunEntry* live = only_run();
+  ASSERT_NE(live, nullptr);
+  ASSERT_TRUE(wait_until([&] { return live->data.steps.size() >= 30; }));
+  // Both read at the same moment: the status line's images/s is the headline's.
+  const QRegularExpression rate("(\\d+|–)(</b>)? images/s");
+  QString headline, status;
+  ASSERT_TRUE(wait_until([&] {
+    headline = window_->key_numbers();
+    status = window_->progress()->text(live->id);
+    return rate.match(headline).hasMatch() && rate.match(status).hasMatch() &&
+           rate.match(status).captured(1) != "–";
+  }));
+  EXPECT_EQ(rate.match(headline).captured(1), rate.match(status).captured(1))
+      << headline.toStdString() << "\n"
+      << status.toStdString();
+  QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  // Stopped early: flagged in the headline, with the reason.
+  ASSERT_TRUE(wait_until([&] { return window_->key_numbers().contains("⚠ cancelled after"); }, 5s))
+      << window_->key_numbers().toStdString();
+  // Four more runs: the latest four of five are listed, and the headline says one is not.
+  for (int i = 0; i < 4; ++i) {
+    small_setup(3);
+    QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+    ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  }
+  for (RunEntry* entry : window_->store()->entries())
+    window_->store()->set_checked(entry->id, true);
+  ASSERT_TRUE(
+      wait_until([&] { return window_->key_numbers().contains("1 earlier not listed"); }, 5s))
+      << window_->key_numbers().toStdString();
+}
+
 // Issue 9.7: a value typed out of range is clamped with a word on the message bar, naming the
 // field, the typed value and the limit; so is one from a loaded setup.
 TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
@@ -704,8 +791,8 @@ TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
   QTest::keyClick(batch, Qt::Key_A, Qt::ControlModifier);
   QTest::keyClicks(batch, "100000");
   QTest::keyClick(batch, Qt::Key_Return);
-  EXPECT_EQ(batch->value(), 65536);
-  for (const char* part : {"Batch size", "100000", "65536"})
+  EXPECT_EQ(batch->value(), 60000);  // MNIST's training set
+  for (const char* part : {"Batch size", "100000", "60000"})
     EXPECT_TRUE(window_->message().contains(part))
         << part << ": " << window_->message().toStdString();
 
@@ -724,6 +811,36 @@ TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
   window_->experiment()->set_experiment(e);
   EXPECT_TRUE(window_->message().contains("Step limit: 20000000"))
       << window_->message().toStdString();
+}
+
+// Issue 16.6: what Qt's boxes refused a keystroke at (a minus sign, an exponent) is taken, and
+// the message names the field, the value typed and the value used; a batch larger than MNIST's
+// training set is not kept; several messages in a row all stay on the bar.
+TEST_F(Window, TypedValuesSayWhatWasUsedAndSeveralMessagesStayReadable) {
+  auto type_into = [](QAbstractSpinBox* box, const QString& text) {
+    box->setFocus();
+    QTest::keyClick(box, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClicks(box, text);
+    QTest::keyClick(box, Qt::Key_Return);
+  };
+  auto* lr = window_->findChild<QDoubleSpinBox*>("lr");
+  auto* decay = window_->findChild<QDoubleSpinBox*>("weight-decay");
+  auto* batch = window_->findChild<QSpinBox*>("batch");
+  ASSERT_TRUE(lr && decay && batch);
+  type_into(lr, "-1");
+  EXPECT_DOUBLE_EQ(lr->value(), 0.00001);
+  type_into(decay, "1e9");
+  EXPECT_DOUBLE_EQ(decay->value(), 1.0);
+  type_into(batch, "99999999");
+  EXPECT_EQ(batch->value(), 60000);
+  const QString message = window_->message();
+  for (const char* part : {"Learning rate: -1 is out of range; it was set to the limit, 1e-05.",
+                           "Weight decay: 1e+09 is out of range; it was set to the limit, 1.",
+                           "Batch size: 99999999 is out of range; it was set to the limit, 60000."})
+    EXPECT_TRUE(message.contains(part)) << part << "\n in: " << message.toStdString();
+  // In range, typed with an exponent: taken as typed.
+  type_into(lr, "2e-3");
+  EXPECT_DOUBLE_EQ(lr->value(), 0.002);
 }
 
 // Issue 9.7: a learning rate of 5 leaves LeNet-5's loss finite but far above its start: flagged in
@@ -841,6 +958,55 @@ TEST_F(Window, ShippedDemosAreFoundAndRunWithoutAGpu) {
         << file << ": " << error.toStdString();
   }
   EXPECT_GE(named, 1);
+}
+
+// Issue 16.5: the race demo on a machine without a GPU keeps saying why its GPU half is missing
+// once training has started.
+TEST_F(Window, TheRaceDemoWithoutAGpuKeepsSayingWhyAfterTrainStarts) {
+  QString error;
+  ASSERT_TRUE(window_->open_setup("race.json", &error)) << error.toStdString();
+  ASSERT_TRUE(window_->message().contains("no GPU")) << window_->message().toStdString();
+  QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+  ASSERT_TRUE(window_->any_running()) << window_->message().toStdString();
+  EXPECT_TRUE(window_->message().contains("no GPU")) << window_->message().toStdString();
+  EXPECT_TRUE(window_->message().contains("cuda:0")) << window_->message().toStdString();
+  QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  EXPECT_TRUE(window_->message().contains("no GPU")) << window_->message().toStdString();
+}
+
+// Issue 16.7: an empty bar says why: time to a target no run reached, an epoch-time speedup of
+// runs that never finished an epoch.
+TEST_F(Window, EmptySpeedupBarsSayWhy) {
+  // 512 images at batch 32: 16 steps an epoch, then 4 of the next; too slow a learning rate to
+  // reach 100 % test accuracy.
+  small_setup(20, 0.00001f);
+  QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  small_setup(10, 0.00001f);  // no full epoch
+  QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  window_->compare()->target_box()->setValue(100.0);
+  window_->resize(1920, 1080);  // room for all three panels of the speedup chart
+  window_->show_tab("compare");
+  QApplication::processEvents();
+  ChartView* speedup = window_->compare()->speedup_chart();
+  const Chart& chart = speedup->chart();
+  ASSERT_EQ(chart.panels[2].bars[0].notes, (std::vector<std::string>{"not reached", "not reached"}));
+  speedup->refresh(true);
+  speedup->replot_if_dirty();
+  QStringList shown;
+  for (int i = 0; i < speedup->plot()->itemCount(); ++i)
+    if (auto* text = qobject_cast<QCPItemText*>(speedup->plot()->item(i)); text && text->visible())
+      shown << text->text();
+  EXPECT_EQ(shown.count("not\nreached"), 2) << shown.join(" | ").toStdString();
+  EXPECT_EQ(shown.count("no full\nepoch"), 1) << shown.join(" | ").toStdString();
+  // The table says the second run's epoch time is extrapolated from its 10 steps.
+  QTableWidget* table = window_->compare()->table();
+  EXPECT_TRUE(table->item(1, 4)->text().startsWith("≈ "))
+      << table->item(1, 4)->text().toStdString();
+  EXPECT_TRUE(table->item(1, 4)->text().contains("from 10 steps"))
+      << table->item(1, 4)->text().toStdString();
 }
 
 // The window's own flags: a bad one gets one line naming it and exit code 2, before any run.

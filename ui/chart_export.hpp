@@ -22,7 +22,14 @@ bool export_chart(ChartKind kind, const std::vector<const RunData*>& runs,
                   const QString& path, ExportFormat format, QString* error,
                   int width = kExportWidth, int height = kExportHeight);
 
-// A lab report in `dir` (created): every chart as PNG, SVG and PDF, each chart's data as CSV,
+// The charts that only some runs make, into `dir`: the scaling chart (scaling.png/svg/pdf/csv)
+// where two of them differ only in replicas, and the replica timeline (replica-timeline.png/svg/
+// pdf) of the newest run with replicas. `written` gets the files made.
+bool export_study_charts(const QString& dir, const std::vector<const RunData*>& runs,
+                         QString* error, QStringList* written = nullptr);
+
+// A lab report in `dir` (created): every chart as PNG, SVG and PDF (the scaling chart and the
+// replica timeline too, where the runs make them), each chart's data as CSV,
 // comparison.csv, and summary.md describing each run and the comparison. `written` lists the
 // files made.
 bool write_lab_report(const QString& dir, const std::vector<const RunData*>& runs,

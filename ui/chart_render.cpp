@@ -162,6 +162,18 @@ QString bar_label(const QString& unit, double value) {
   return QString::number(value, 'g', 3);
 }
 
+// Whether a stacked bar set of the step's other time is worth a legend entry: only where it is
+// a visible part (2 % or more) of some run's bar; a sliver needs no name, and the key no row.
+bool other_time_shows(const Panel& panel, size_t other) {
+  for (size_t r = 0; r < panel.bars[other].values.size(); ++r) {
+    double total = 0;
+    for (const BarSet& set : panel.bars)
+      if (std::isfinite(set.values[r])) total += set.values[r];
+    if (total > 0 && panel.bars[other].values[r] >= 0.02 * total) return true;
+  }
+  return false;
+}
+
 // Bars of one panel: stacked phases in their colours, or one bar per run in the run's colour.
 DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart& chart,
                                int panel_index, const std::vector<QColor>& colors,
@@ -200,7 +212,8 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
       if (below) bars->moveAbove(below);
       below = bars;
       drawn.bars.push_back(bars);
-      if (legend) legend->push_back(bars);
+      if (legend && (panel.bars[set].label != kOtherPhase || other_time_shows(panel, set)))
+        legend->push_back(bars);
     }
   } else {
     for (size_t r = 0; r < chart.runs.size(); ++r) {
@@ -229,6 +242,19 @@ void fit_bar_axis(QCPAxis* y, double label_px = 0) {
   const double height = y->axisRect()->height();
   const double room = height > 3 * label_px ? height / (height - label_px - 6) : 1.18;
   y->setRange(0, y->range().upper > 0 ? y->range().upper * std::max(1.08, room) : 1.0);
+}
+
+// A value label over a bar that reaches the top of its axis would be cut off by the panel: it
+// goes inside the top of the bar instead, so it stays visible.
+void keep_labels_inside(DrawnChart::BarPanel& bar_panel, QCPAxis* value_axis) {
+  const QCPAxisRect* rect = value_axis->axisRect();
+  for (QCPItemText* label : bar_panel.labels) {
+    const double value = label->position->value();
+    const double height = QFontMetricsF(label->font()).height() + 3;
+    const bool inside = value > 0 && value_axis->coordToPixel(value) - height < rect->top();
+    label->setPositionAlignment((inside ? Qt::AlignTop : Qt::AlignBottom) | Qt::AlignHCenter);
+    label->setPadding(inside ? QMargins(0, 3, 0, 0) : QMargins(0, 0, 0, 3));
+  }
 }
 
 // How a hardware line is told apart from its run's other lines, which share the run's colour:
@@ -297,7 +323,8 @@ QColor phase_color(int phase) {
   static const QColor colors[kPhaseCount] = {QColor(0x9A, 0x9A, 0x9A), QColor(0xF2, 0x8E, 0x2B),
                                              QColor(0x4E, 0x79, 0xA7), QColor(0x59, 0xA1, 0x4F),
                                              QColor(0xB0, 0x7A, 0xA1), QColor(0xE1, 0x57, 0x59)};
-  return phase >= 0 && phase < kPhaseCount ? colors[phase] : Qt::gray;
+  // Past the phases: the step's other time (kOtherPhase), lighter than data's grey.
+  return phase >= 0 && phase < kPhaseCount ? colors[phase] : QColor(0xD4, 0xD4, 0xD4);
 }
 
 DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<QColor>& colors,
@@ -508,7 +535,10 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
     QCPAxis* x = rect->axis(QCPAxis::atBottom);
     const double tick_h = QFontMetricsF(y->tickLabelFont()).height();
     // As many value ticks as the height holds with room between them.
-    y->ticker()->setTickCount(std::clamp(int(rect->height() / (2.5 * tick_h)), 1, 5));
+    // At least two (three where they fit): with one, a range such as 0 to 1.8 gets a step of 2
+    // and shows "0" alone. A panel too low for two labels keeps one rather than overlap them.
+    const int fewest = rect->height() >= 4 * tick_h ? 3 : rect->height() >= 1.5 * tick_h ? 2 : 1;
+    y->ticker()->setTickCount(std::clamp(int(rect->height() / (2.5 * tick_h)), fewest, 5));
     if (!qSharedPointerDynamicCast<QCPAxisTickerText>(x->ticker())) {
       const double label_w = QFontMetricsF(x->tickLabelFont()).horizontalAdvance("8888.8");
       x->ticker()->setTickCount(std::clamp(int(rect->width() / (2.0 * label_w)), 1, 5));
@@ -538,13 +568,14 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
     bool fit = true;
     for (QCPItemText* label : bar_panel.labels) {
       const QFontMetricsF metrics(label->font());
-      fit &= metrics.horizontalAdvance(label->text()) + 4 <= cell &&
-             3 * (metrics.height() + 3) <= rect->height();
+      const QRectF text = metrics.boundingRect(QRectF(), Qt::AlignCenter, label->text());
+      fit &= text.width() + 4 <= cell && 3 * (metrics.height() + 3) <= rect->height();
     }
     bar_panel.labels_fit = fit;
     for (QCPItemText* label : bar_panel.labels) label->setVisible(fit && label->text() != "n/a");
     fit_bar_axis(x->axisRect()->axis(QCPAxis::atLeft),
                  fit ? QFontMetricsF(bar_panel.labels[0]->font()).height() + 3 : 0);
+    keep_labels_inside(bar_panel, x->axisRect()->axis(QCPAxis::atLeft));
   }
 }
 
@@ -596,14 +627,21 @@ void update_bars(DrawnChart& drawn, const Chart& chart) {
         bar_panel.labels[r]->setText(bar_label(y_label, v));
         bar_panel.labels[r]->setVisible(bar_panel.labels_fit);
       } else {
+        // Empty: why, where the bar would stand ("not reached", "no full epoch").
+        const std::string& note = r < panel.bars[0].notes.size() ? panel.bars[0].notes[r] : "";
         bar_panel.bars[r]->data()->clear();
         bar_panel.labels[r]->position->setCoords(double(r + 1), 0);
-        bar_panel.labels[r]->setText(QStringLiteral("n/a"));
+        // On two lines: a note is read in a bar's narrow cell.
+        QString text = QString::fromStdString(note);
+        if (const qsizetype space = text.lastIndexOf(' '); space > 0) text[space] = '\n';
+        bar_panel.labels[r]->setText(note.empty() ? QStringLiteral("n/a") : text);
+        bar_panel.labels[r]->setVisible(bar_panel.labels_fit && !note.empty());
       }
     }
     fit_bar_axis(value_axis, bar_panel.labels_fit && !bar_panel.labels.empty()
                                  ? QFontMetricsF(bar_panel.labels[0]->font()).height() + 3
                                  : 0);
+    keep_labels_inside(bar_panel, value_axis);
   }
 }
 

@@ -113,7 +113,8 @@ void CompareView::set_runs(const std::vector<RunEntry*>& runs, const std::vector
   }
   speedup_->set_runs(data_, colors);
   step_time_->set_runs(data_, colors);
-  scaling_->set_runs(data_, names);
+  // The scaling chart's names are the ticked runs', index for index.
+  scaling_->set_runs(data_, display_run_names(data_));
   apply_options();
 }
 
@@ -172,24 +173,29 @@ void CompareView::fill_table() {
         QString::fromStdString(row.device),
         row.batch > 0 ? QString::number(row.batch) : QStringLiteral("–"),
         QString::fromStdString(row.precision),
-        or_dash(row.epoch_seconds, 2, " s"),
+        QString::fromStdString(epoch_time_text(row)),
         or_dash(row.images_per_second, 0),
         std::isfinite(row.test_accuracy) ? or_dash(100 * row.test_accuracy, 2, " %") : "–",
         or_dash(row.time_to_target_s, 2, " s"),
         or_dash(row.speedup, 2, "×"),
         allreduce_text(row)};
-    QStringList caveats;
-    for (const std::string& caveat : row.caveats) caveats << QString::fromStdString(caveat);
+    // A flagged run (its times not its own alone, cut short, diverged) is marked on its name,
+    // the reasons in the tip.
+    QStringList flags;
+    for (const std::string& flag : row.flags) flags << QString::fromStdString(flag);
+    if (row.status == "diverged") flags << QString::fromStdString(row.note);
     for (int c = 0; c < cells.size(); ++c) {
-      // A run whose times are not its own alone is marked on its name, the reason in the tip.
-      auto* item = new QTableWidgetItem(c == 0 && !caveats.isEmpty() ? "⚠ " + cells[c] : cells[c]);
+      auto* item = new QTableWidgetItem(c == 0 && !flags.isEmpty() ? "⚠ " + cells[c] : cells[c]);
       if (c >= 2) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       if (c == 0) item->setForeground(runs_[r]->color.darker(120));
-      if (c == 0 && row.status == "diverged") {
-        item->setText(item->text() + tr(" ⚠ diverged"));
-        caveats.prepend(QString::fromStdString(row.note));
-      }
-      if (!caveats.isEmpty()) item->setToolTip(caveats.join("\n"));
+      if (c == 0 && row.status == "diverged") item->setText(item->text() + tr(" ⚠ diverged"));
+      QStringList tip = flags;
+      if (c == 4 && row.epoch_extrapolated)
+        tip.prepend(tr("No full epoch: its mean step time × the steps of an epoch"));
+      if (c == 4 && row.full_epochs > 0)
+        tip.prepend(
+            tr("Mean of %n full epoch(s); an epoch cut short is left out", "", row.full_epochs));
+      if (!tip.isEmpty()) item->setToolTip(tip.join("\n"));
       table_->setItem(r, c, item);
     }
   }

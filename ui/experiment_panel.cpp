@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "datasets/mnist.hpp"
 #include "ui/layer_editor.hpp"
 #include "ui/limited_spin_box.hpp"
 
@@ -54,9 +55,9 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
   layers_ = new LayerEditor(this);
 
   auto* train_box = new QGroupBox(tr("Training"), setup);
-  const ClampReport report = [this](const QString& field, const QString& typed,
-                                    const QString& limit) {
-    emit message(clamp_message(field, typed, limit));
+  const ClampReport report = [this](const QString& field, const QString& typed, const QString& used,
+                                    ClampWhy why) {
+    emit message(clamp_message(field, typed, used, why));
   };
   connect(layers_, &LayerEditor::message, this, &ExperimentPanel::message);
   auto* form = new QFormLayout(train_box);
@@ -74,6 +75,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
   momentum_->setSingleStep(0.05);
   momentum_->setValue(0.9);
   weight_decay_ = new LimitedDoubleSpinBox(tr("Weight decay"), report, train_box);
+  weight_decay_->setObjectName("weight-decay");
   weight_decay_->setDecimals(5);
   weight_decay_->setRange(0.0, 1.0);
   weight_decay_->setSingleStep(0.0001);
@@ -81,7 +83,8 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
   for (const char* name : {"constant", "step", "onecycle"}) schedule_->addItem(name, name);
   batch_ = new LimitedSpinBox(tr("Batch size"), report, train_box);
   batch_->setObjectName("batch");
-  batch_->setRange(1, 65536);
+  // No larger than MNIST's training set (60,000 images): a bigger batch is refused by training.
+  batch_->setRange(1, data::kMnistTrainImages);
   batch_->setValue(64);
   epochs_ = new LimitedSpinBox(tr("Epochs"), report, train_box);
   epochs_->setObjectName("epochs");

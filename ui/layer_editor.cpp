@@ -117,11 +117,13 @@ void LayerEditor::add_row(int row, const LayerSpec& spec) {
   table_->setCellWidget(row, kType, type);
   // A clamped value is reported with the row it is in when it happens (rows move).
   auto report_for = [this](QWidget* box, const QString& column) {
-    return [this, box, column](const QString&, const QString& typed, const QString& limit) {
+    return [this, box, column](const QString&, const QString& typed, const QString& used,
+                               ClampWhy why) {
       for (int r = 0; r < table_->rowCount(); ++r)
         for (int c = kOut; c <= kP; ++c)
           if (table_->cellWidget(r, c) == box)
-            emit message(clamp_message(tr("Layer %1, %2").arg(r + 1).arg(column), typed, limit));
+            emit message(
+                clamp_message(tr("Layer %1, %2").arg(r + 1).arg(column), typed, used, why));
     };
   };
   auto spin = [&](int column, int value, int minimum, int maximum) {

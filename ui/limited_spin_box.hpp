@@ -10,12 +10,20 @@
 
 namespace gpulab::ui {
 
-// (field, typed, limit): "Batch size", "100000", "65536".
-using ClampReport =
-    std::function<void(const QString& field, const QString& typed, const QString& limit)>;
+// What became of a typed value that the box could not keep as typed.
+enum class ClampWhy {
+  OutOfRange,  // set to the limit
+  Rounded,     // to the box's decimals ("1e-7" in a box of 5 decimals)
+  NotANumber,  // "-" or "1e" left alone: the value before it is kept
+};
 
-// The sentence the window shows for a clamp.
-QString clamp_message(const QString& field, const QString& typed, const QString& limit);
+// (field, typed, used, why): "Batch size", "100000", "60000", OutOfRange.
+using ClampReport = std::function<void(const QString& field, const QString& typed,
+                                       const QString& used, ClampWhy why)>;
+
+// The sentence the window shows for it, naming the field, the value typed and the value used.
+QString clamp_message(const QString& field, const QString& typed, const QString& used,
+                      ClampWhy why = ClampWhy::OutOfRange);
 
 class LimitedSpinBox : public QSpinBox {
  public:

@@ -182,8 +182,10 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
     if (tabs_->currentWidget() == compare_) compare_->refresh(true);
   });
   connect(experiment_, &ExperimentPanel::changed, this, &MainWindow::update_controls);
+  // Added, not replacing: several fields clamped in a row all stay readable.
   connect(experiment_, &ExperimentPanel::message, this,
-          [this](const QString& text) { message_->show_message(Banner::Kind::Warning, text); });
+          [this](const QString& text) { message_->add_message(Banner::Kind::Warning, text); });
+  connect(message_, &Banner::closed, this, [this] { setup_note_.clear(); });
   connect(devices_, &DevicePicker::selection_changed, this, &MainWindow::update_controls);
 
   const QStringList problems = store_->load_all();
@@ -230,7 +232,7 @@ void MainWindow::restore_state() {
   compare_target->setValue(100 * state.target_accuracy);
   connect(compare_target, &QDoubleSpinBox::valueChanged, this, [this] {
     save_state();
-    update_key_numbers();
+    update_key_numbers(true);
   });
   saved_state_ = std::make_unique<WindowState>(state);
   saved_state_->present = true;
@@ -496,6 +498,7 @@ int MainWindow::start_requests(std::vector<RunRequest> requests) {
     return 0;
   }
   message_->dismiss();
+  if (!setup_note_.isEmpty()) message_->show_message(Banner::Kind::Warning, setup_note_);
   progress_->clear_finished();
   // A fair race: runs that share hardware go one after another, so each is measured alone.
   std::vector<std::string> devices;
@@ -513,15 +516,23 @@ int MainWindow::start_requests(std::vector<RunRequest> requests) {
   }
   std::vector<RunRequest> first;
   for (size_t index : waves.front()) first.push_back(requests[index]);
+  fair_race_ = waves.size() > 1;
   const int started = start_wave(std::move(first));
-  if (started > 0 && !queued_waves_.empty())
-    message_->show_message(
-        Banner::Kind::Info,
-        tr("Fair race: these runs share hardware, so they run one after another and each is "
-           "measured alone (%1 more to go). Tick \"Run at once\" under Race to run them side by "
-           "side instead.")
-            .arg(queued_runs()));
+  if (started == 0) fair_race_ = false;
+  update_race_line();
   return started;
+}
+
+void MainWindow::update_race_line() {
+  QString text;
+  if (fair_race_ && queued_runs() > 0)
+    text = tr("Fair race: these runs share hardware, so they run one after another and each is "
+              "measured alone (%1 more to go). Tick \"Run at once\" under Race to run them side "
+              "by side instead.")
+               .arg(queued_runs());
+  else if (fair_race_ && !active_.empty())
+    text = tr("Fair race: its last run is running, measured alone.");
+  message_->set_line(QStringLiteral("race"), Banner::Kind::Info, text);
 }
 
 int MainWindow::queued_runs() const {
@@ -582,14 +593,13 @@ void MainWindow::tick() {
   if (started) refresh_run_views();  // the plan places points on the epoch axis
   if (!any) return;
   ++ticks_;
-  if (ticks_ % kProgressEveryTicks == 0)
-    for (const auto& [id, step] : last_step_) progress_->update(id, step, paused_);
   const bool bars = ticks_ % kBarsEveryTicks == 1;  // from the first points on
   for (ChartView* view : charts_) view->refresh(bars);
   if (bars) {
     for (const Active& a : active_) runs_panel_->update_run(a.id);
-    update_key_numbers();  // its medians cost O(steps): with the bars, not at every tick
+    update_key_numbers(true);  // its medians cost O(steps): with the bars, not at every tick
   }
+  if (ticks_ % kProgressEveryTicks == 0) update_progress();  // the status line and headline
   // Draw as often as the budget allows: a cheap chart at the timer's rate, a heavy one (many
   // points, a big screen) less often, never more than kDrawBudget of a core.
   const auto now = std::chrono::steady_clock::now();
@@ -611,7 +621,7 @@ void MainWindow::on_finished(RunController* controller) {
   const int id = it->id;
   tick();  // whatever the feed still holds
   if (auto last = last_step_.find(id); last != last_step_.end()) {
-    progress_->update(id, last->second, false);
+    progress_->update(id, last->second, live_of(id), false);
     last_step_.erase(last);
   }
   const RunSummary& summary = controller->summary();
@@ -639,17 +649,22 @@ void MainWindow::on_finished(RunController* controller) {
   timeline_->refresh();
   compare_->refresh(true);
   runs_panel_->update_run(id);
-  update_key_numbers();
+  update_key_numbers(true);
   if (active_.empty() && !queued_waves_.empty()) {
     std::vector<RunRequest> next = std::move(queued_waves_.front());
     queued_waves_.erase(queued_waves_.begin());
-    if (start_wave(std::move(next)) > 0) return;
+    if (start_wave(std::move(next)) > 0) {
+      update_race_line();
+      return;
+    }
     queued_waves_.clear();
   }
   if (active_.empty()) {
     timer_->stop();
     paused_ = false;
+    fair_race_ = false;  // the race is over: its line goes
   }
+  update_race_line();
   update_controls();
   update_share_warning();
 }
@@ -661,7 +676,7 @@ void MainWindow::set_paused(bool paused) {
     a.controller->set_paused(paused);
     store_->set_paused(a.id, paused);
   }
-  for (const auto& [id, step] : last_step_) progress_->update(id, step, paused);
+  update_progress();
   update_controls();
 }
 
@@ -739,6 +754,7 @@ void MainWindow::refresh_run_views() {
   compare_baseline_id_ = baseline ? baseline->id : 0;
   compare_->set_runs(compared, store_->entries(), compare_baseline_id_);
   update_runs_menu();
+  update_key_numbers(true);  // the headline lists the runs shown
   save_state();
 }
 
@@ -771,7 +787,7 @@ void MainWindow::set_presenter(bool on) {
   compare_->speedup_chart()->set_theme(theme);
   compare_->step_time_chart()->set_theme(theme);
   key_numbers_->setVisible(on);
-  update_key_numbers();
+  update_key_numbers(true);
   if (on) showFullScreen();
   else if (isFullScreen()) showNormal();
 }
@@ -802,32 +818,73 @@ QString MainWindow::key_numbers() const {
   return key_numbers_->isVisible() ? key_numbers_->text() : QString();
 }
 
-void MainWindow::update_key_numbers() {
+LiveFigures MainWindow::live_of(int id) const {
+  const RunEntry* entry = store_->find(id);
+  if (!entry) return {};
+  const auto plan = entry->data.info.find("plan");
+  const int64_t total = plan != entry->data.info.end() && plan->is_object()
+                            ? plan->value("total_steps", int64_t(0))
+                            : 0;
+  return live_figures(entry->data, total);
+}
+
+void MainWindow::update_progress() {
+  for (const auto& [id, step] : last_step_) progress_->update(id, step, live_of(id), paused_);
+  update_key_numbers(false);
+}
+
+void MainWindow::update_key_numbers(bool recompute) {
   if (!presenter_) return;
-  // Live runs while training; otherwise the runs shown, as Compare has them.
-  const std::vector<RunComparison> rows = compare_->rows();
+  // Compare's rows (O(steps)) with the bars; a live run's own figures, the same the status line
+  // shows (live_figures), whenever its status line changes.
+  if (recompute || key_rows_.size() != compare_->runs().size()) key_rows_ = compare_->rows();
+  const std::vector<RunComparison>& rows = key_rows_;
   const std::vector<RunEntry*>& compared = compare_->runs();
+  const int baseline = compare_->baseline_index();
+  const double baseline_rate = baseline >= 0 && baseline < int(rows.size())
+                                   ? rows[size_t(baseline)].images_per_second
+                                   : kNoValue;
+  // Live runs while training; otherwise every run shown, as Compare has them.
+  std::vector<size_t> shown;
+  for (size_t i = 0; i < compared.size() && i < rows.size(); ++i)
+    if (active_.empty() || compared[i]->live) shown.push_back(i);
+  // The room's eye takes in a few lines, not twenty: the latest, saying how many are left out.
+  constexpr size_t kMostLines = 4;
+  const size_t hidden = shown.size() > kMostLines ? shown.size() - kMostLines : 0;
   QStringList lines;
-  for (size_t i = 0; i < compared.size() && i < rows.size(); ++i) {
+  for (size_t k = hidden; k < shown.size(); ++k) {
+    const size_t i = shown[k];
     RunEntry* entry = compared[i];
-    if (!active_.empty() && !entry->live) continue;
+    const RunComparison& row = rows[i];
+    double rate = row.images_per_second;
+    const bool live = entry->live && last_step_.count(entry->id);
+    LiveFigures figures;
+    if (entry->live) {
+      figures = live_of(entry->id);
+      rate = figures.images_per_second;
+    }
     QString line =
         QString("<span style='color:%1'>■</span> %2: <b>%3</b> images/s")
-            .arg(entry->color.name(), QString::fromStdString(rows[i].name).toHtmlEscaped())
-            .arg(std::isfinite(rows[i].images_per_second) ? rows[i].images_per_second : 0.0, 0, 'f',
-                 0);
-    if (auto last = last_step_.find(entry->id); entry->live && last != last_step_.end()) {
-      const double total =
-          entry->data.info.value("plan", nlohmann::json::object()).value("total_steps", 0.0);
-      const StepMetrics& s = last->second;
-      const double eta = s.step > 0 ? s.time_s / double(s.step) * (total - double(s.step)) : NAN;
-      line += tr(" · ETA <b>%1</b>").arg(paused_ ? tr("paused") : duration_text(eta));
+            .arg(entry->color.name(), QString::fromStdString(row.name).toHtmlEscaped(),
+                 std::isfinite(rate) ? QString::number(rate, 'f', 0) : QStringLiteral("–"));
+    if (live)
+      line += tr(" · ETA <b>%1</b>").arg(paused_ ? tr("paused") : duration_text(figures.eta_s));
+    if (int(i) != baseline && std::isfinite(rate / baseline_rate))
+      line += tr(" · <b>%1×</b> the baseline").arg(rate / baseline_rate, 0, 'f', 1);
+    if (!row.flags.empty()) {
+      QStringList flags;
+      for (const std::string& flag : row.flags)
+        flags << QString::fromStdString(flag_headline(flag));
+      line += " <span style='color:#a04000; font-size: small'>⚠ " + flags.join("; ").toHtmlEscaped() +
+              "</span>";
     }
-    if (int(i) != compare_->baseline_index() && std::isfinite(rows[i].speedup))
-      line += tr(" · <b>%1×</b> the baseline").arg(rows[i].speedup, 0, 'f', 1);
     lines << line;
-    if (lines.size() == 4) break;  // the room's eye takes in four lines, not twenty
   }
+  if (hidden > 0)
+    lines.prepend(tr("<i>the latest %1 of %2 runs shown (%3 earlier not listed)</i>")
+                      .arg(shown.size() - hidden)
+                      .arg(shown.size())
+                      .arg(hidden));
   key_numbers_->setText(lines.isEmpty() ? tr("Press ▶ Train: the figures appear here.")
                                         : lines.join("<br>"));
 }
@@ -873,14 +930,18 @@ bool MainWindow::open_setup(const QString& name_or_path, QString* error) {
     } else {
       for (const RunRequest& r : entries) race_->add(r);
     }
-    if (!missing.isEmpty())
-      show_warning(
+    // Kept for the runs of this setup: starting them must not make the reason disappear.
+    setup_note_.clear();
+    if (!missing.isEmpty()) {
+      setup_note_ =
           tr("This machine has no %1 (%2): %3 runs without it.")
               .arg(missing.join(", "),
                    device_list_.gpus.empty()
                        ? tr("no GPU: %1").arg(QString::fromStdString(device_list_.no_gpu_reason))
                        : tr("not among its GPUs"),
-                   QFileInfo(setup.source).fileName()));
+                   QFileInfo(setup.source).fileName());
+      show_warning(setup_note_);
+    }
     return true;
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());
@@ -992,7 +1053,10 @@ bool MainWindow::export_all(const QString& dir, QString* error) {
       const QString path = QDir(dir).filePath(QString(chart_kind_name(view->kind())) + "." + export_format_name(format));
       if (!view->export_to(path, format, error, kExportWidth, kExportHeight)) return false;
     }
-  return true;
+  // And the charts the runs may make besides: the scaling chart and the replica timeline.
+  std::vector<const RunData*> runs;
+  for (RunEntry* entry : store_->checked()) runs.push_back(&entry->data);
+  return export_study_charts(dir, runs, error);
 }
 
 void MainWindow::lab_report_dialog() {

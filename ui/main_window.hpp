@@ -135,7 +135,10 @@ class MainWindow : public QMainWindow {
   void restore_state();
   void save_state();
   void update_runs_menu();
-  void update_key_numbers();
+  // The presenter's headline; `recompute`: Compare's rows too (O(steps)), not only live figures.
+  void update_key_numbers(bool recompute);
+  void update_progress();             // the live runs' status lines, then the headline
+  LiveFigures live_of(int id) const;  // one source for both
 
   WindowOptions options_;
   DeviceList device_list_;
@@ -167,6 +170,10 @@ class MainWindow : public QMainWindow {
   std::vector<Active> active_;
   std::vector<std::vector<RunRequest>> queued_waves_;  // a fair race's runs still to start
   std::map<int, StepMetrics> last_step_;  // per live run, for its progress row
+  std::vector<RunComparison> key_rows_;   // Compare's rows as the headline last read them
+  QString setup_note_;      // why a setup's runs are missing (no GPU), kept while they train
+  bool fair_race_ = false;  // runs of a race going one after another, each alone
+  void update_race_line();  // the message bar's line on the race: runs to go, or none
   bool paused_ = false;
   int ticks_ = 0;
   std::chrono::steady_clock::time_point next_replot_{};

@@ -11,12 +11,6 @@
 namespace gpulab::ui {
 namespace {
 
-int phase_index(const char* name) {
-  for (int p = 0; p < kPhaseCount; ++p)
-    if (std::string_view(phase_name(p)) == name) return p;
-  return -1;
-}
-
 // A replica's step drawn in the order it runs: its compute, then waiting for the slowest, then
 // its part of the exchange (the update after the exchange is counted in compute).
 constexpr int kDrawOrder[] = {0, 2, 1};  // compute, waiting, communication in kReplicaPhases

@@ -161,7 +161,8 @@ void RunStore::append(int id, FeedBatch& batch) {
     // The epoch times, so comparisons see them before the run ends.
     auto& epochs = data.info["summary"]["epochs"];
     if (!epochs.is_array()) epochs = nlohmann::json::array();
-    for (const EpochSummary& e : batch.epochs) epochs.push_back({{"epoch", e.epoch}, {"seconds", e.seconds}});
+    for (const EpochSummary& e : batch.epochs)
+      epochs.push_back({{"epoch", e.epoch}, {"seconds", e.seconds}, {"steps", e.steps}});
     emit run_updated(id);
   }
 }

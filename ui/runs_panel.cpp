@@ -106,7 +106,7 @@ void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {
                                  ? QString::number(row.images_per_second, 'f', 0)
                                  : "");
   item->setText(kEpochTime, std::isfinite(row.epoch_seconds)
-                                ? QString::number(row.epoch_seconds, 'g', 3) + " s"
+                                ? QString::fromStdString(epoch_time_text(row))
                                 : "");
   for (int c = kBatch; c < kColumns; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
 }

@@ -1,6 +1,7 @@
 // The scaling chart.
 #include "ui/scaling_chart.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -12,6 +13,9 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
+
+#include "engine/replica_timeline.hpp"
+#include "engine/run_series.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -48,6 +52,8 @@ ScalingChart::ScalingChart(QWidget* parent) : QWidget(parent) {
   save->setMenu(menu);
   plot_ = new QCustomPlot(this);
   plot_->setMinimumSize(280, 260);
+  plot_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(plot_, &QWidget::customContextMenuRequested, this, &ScalingChart::show_menu);
   auto* header = new QHBoxLayout;
   header->addWidget(title_, 1);
   header->addWidget(save);
@@ -63,11 +69,74 @@ void ScalingChart::set_runs(const std::vector<const RunData*>& runs,
                             std::vector<std::string> names) {
   runs_ = runs;
   names_ = std::move(names);
+  std::erase_if(picked_, [&](const RunData* run) {
+    return std::find(runs_.begin(), runs_.end(), run) == runs_.end();
+  });
   refresh();
 }
 
+void ScalingChart::pick(const RunData* run) {
+  const int replicas = replica_count(*run);
+  std::erase_if(picked_, [&](const RunData* r) { return replica_count(*r) == replicas; });
+  picked_.push_back(run);
+  refresh();
+}
+
+std::vector<std::pair<QString, const RunData*>> ScalingChart::alternatives() const {
+  std::vector<std::pair<QString, const RunData*>> choices;
+  if (!study_) return choices;
+  for (const ScalingPoint& p : study_->points)
+    for (int other : p.others) {
+      const RunData* run = runs_[size_t(other)];
+      const QString flags = QString::fromStdString(flagged_name("", *run));
+      choices.emplace_back(tr("Use %1%2 for %3 replica(s)")
+                               .arg(QString::fromStdString(names_[size_t(other)]), flags)
+                               .arg(p.replicas),
+                           run);
+    }
+  return choices;
+}
+
+void ScalingChart::show_menu(const QPoint& at) {
+  QMenu menu(this);
+  const auto choices = alternatives();
+  if (choices.empty())
+    menu.addAction(tr("One run per replica count: nothing to choose"))->setEnabled(false);
+  for (const auto& [text, run] : choices)
+    menu.addAction(text, this, [this, run = run] { pick(run); });
+  menu.exec(plot_->mapToGlobal(at));
+}
+
+QString ScalingChart::runs_text() const {
+  if (!study_) return {};
+  // Only what the plot cannot say: flagged points, and where a run was chosen among several.
+  QStringList parts;
+  for (const ScalingPoint& p : study_->points) {
+    if (p.flags.empty() && p.others.empty()) continue;
+    QString part = tr("R = %1").arg(p.replicas);
+    if (!p.flags.empty()) {
+      QStringList flags;
+      for (const std::string& flag : p.flags) flags << QString::fromStdString(flag_headline(flag));
+      part += tr(" ⚠ %1").arg(flags.join("; "));
+    }
+    if (!p.others.empty())
+      part += p.picked ? tr(" (%1, picked over %2 other run(s))")
+                             .arg(QString::fromStdString(names_[size_t(p.run)]))
+                             .arg(p.others.size())
+                       : tr(" (%1, the best of %2 runs; right-click to pick another)")
+                             .arg(QString::fromStdString(names_[size_t(p.run)]))
+                             .arg(p.others.size() + 1);
+    parts << part;
+  }
+  return parts.isEmpty() ? QString() : parts.join("; ") + ".";
+}
+
 void ScalingChart::refresh() {
-  auto studies = scaling_studies(runs_);
+  std::vector<int> picked;
+  for (size_t i = 0; i < runs_.size(); ++i)
+    if (std::find(picked_.begin(), picked_.end(), runs_[i]) != picked_.end())
+      picked.push_back(int(i));
+  auto studies = scaling_studies(runs_, picked);
   if (studies.empty())
     study_.reset();
   else
@@ -131,13 +200,38 @@ void ScalingChart::draw() {
   const ScalingModel& m = study.model;
   title_->setText(
       tr("<b>Scaling</b>: %1").arg(QString::fromStdString(study.label).toHtmlEscaped()));
-  model_->setText(model_text());
+  model_->setText((runs_text().isEmpty() ? QString() : runs_text() + " ") + model_text());
   plot_->clearPlottables();
+  plot_->clearItems();
   plot_->plotLayout()->clear();
+  // A flagged baseline is said inside the plot, so an exported file says it too.
+  const QString warning = QString::fromStdString(study.baseline_warning());
+  int row = 0;
+  if (!warning.isEmpty()) {
+    // Each line wrapped to the plot's width, so a narrow chart shows all of it.
+    const QFont note_font(font().family(), font().pointSize());
+    const QFontMetricsF metrics(note_font);
+    QStringList lines;
+    for (const QString& line : warning.split('\n')) {
+      QString wrapped;
+      for (const QString& word : line.split(' ')) {
+        const QString longer = wrapped.isEmpty() ? word : wrapped + ' ' + word;
+        const int last = int(longer.lastIndexOf('\n')) + 1;
+        wrapped = metrics.horizontalAdvance(longer.mid(last)) <= std::max(120, plot_->width() - 12)
+                      ? longer
+                      : wrapped + '\n' + word;
+      }
+      lines << wrapped;
+    }
+    auto* note = new QCPTextElement(plot_, lines.join('\n'), note_font);
+    note->setTextColor(QColor(0xA0, 0x40, 0x00));
+    note->setObjectName("scaling-baseline-warning");
+    plot_->plotLayout()->addElement(row++, 0, note);
+  }
   auto* speed = new QCPAxisRect(plot_);
   auto* efficiency = new QCPAxisRect(plot_);
-  plot_->plotLayout()->addElement(0, 0, speed);
-  plot_->plotLayout()->addElement(1, 0, efficiency);
+  plot_->plotLayout()->addElement(row, 0, speed);
+  plot_->plotLayout()->addElement(row + 1, 0, efficiency);
   auto* group = new QCPMarginGroup(plot_);
   speed->setMarginGroup(QCP::msLeft | QCP::msRight, group);
   efficiency->setMarginGroup(QCP::msLeft | QCP::msRight, group);
@@ -178,9 +272,28 @@ void ScalingChart::draw() {
       ->setData(measured_r, measured_eff, true);
 
   // The key in a row of its own below the panels, so it never covers a point.
+  // Each flagged measurement carries a ⚠ over its point, in both panels.
+  for (const ScalingPoint& p : study.points) {
+    if (p.flags.empty()) continue;
+    for (auto [rect, value] :
+         {std::pair{speed, p.images_per_second}, std::pair{efficiency, 100.0 * p.efficiency}}) {
+      if (!std::isfinite(value)) continue;
+      auto* mark = new QCPItemText(plot_);
+      mark->setClipAxisRect(rect);
+      mark->position->setAxes(rect->axis(QCPAxis::atBottom), rect->axis(QCPAxis::atLeft));
+      mark->position->setCoords(p.replicas, value);
+      mark->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+      mark->setPadding(QMargins(0, 0, 0, 6));
+      mark->setText(QStringLiteral("⚠"));
+      mark->setColor(QColor(0xA0, 0x40, 0x00));
+      mark->setFont(QFont(font().family(), font().pointSize() + 2, QFont::Bold));
+    }
+  }
+
   auto* legend = new QCPLegend;
-  plot_->plotLayout()->addElement(2, 0, legend);
-  plot_->plotLayout()->setRowStretchFactor(2, 0.001);
+  plot_->plotLayout()->addElement(row + 2, 0, legend);
+  plot_->plotLayout()->setRowStretchFactor(row + 2, 0.001);
+  if (row > 0) plot_->plotLayout()->setRowStretchFactor(0, 0.001);
   legend->setLayer("legend");
   legend->setFillOrder(QCPLegend::foColumnsFirst);
   legend->setBorderPen(Qt::NoPen);

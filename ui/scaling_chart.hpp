@@ -31,6 +31,13 @@ class ScalingChart : public QWidget {
   const std::optional<ScalingStudy>& study() const { return study_; }
   QCustomPlot* plot() { return plot_; }
   QString model_text() const;
+  // Which run stands for each replica count and why not another: "1 replica: <name> ⚠ (measured
+  // under outside load)"; the chart's menu lets the user take another.
+  QString runs_text() const;
+  // Takes `run` for its replica count over the automatic choice (from the chart's menu).
+  void pick(const RunData* run);
+  // The menu's choices: for each replica count with more than one run, the runs not shown.
+  std::vector<std::pair<QString, const RunData*>> alternatives() const;
   // The chart as drawn (PNG, PDF, SVG; the widget's size when 0) or the study's numbers (CSV).
   bool export_to(const QString& path, ExportFormat format, QString* error, int width = 0,
                  int height = 0);
@@ -38,8 +45,10 @@ class ScalingChart : public QWidget {
  private:
   void draw();
   void export_dialog(ExportFormat format);
+  void show_menu(const QPoint& at);
 
   std::vector<const RunData*> runs_;
+  std::vector<const RunData*> picked_;  // runs chosen from the menu over the automatic choice
   std::vector<std::string> names_;
   std::optional<ScalingStudy> study_;
   QLabel* title_;

@@ -1,6 +1,7 @@
 // Message bars and progress rows.
 #include "ui/status_widgets.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QHBoxLayout>
@@ -30,7 +31,10 @@ Banner::Banner(QWidget* parent) : QFrame(parent) {
   close->setText(QStringLiteral("✕"));
   close->setToolTip(tr("Dismiss"));
   close->setAutoRaise(true);
-  connect(close, &QToolButton::clicked, this, &Banner::dismiss);
+  connect(close, &QToolButton::clicked, this, [this] {
+    dismiss();
+    emit closed();
+  });
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(10, 6, 6, 6);
   layout->addWidget(label_, 1);
@@ -45,11 +49,51 @@ void Banner::show_message(Kind kind, const QString& text) {
     delete item;
   }
   progress_ = nullptr;
+  lines_ = {{QString(), text, kind}};
+  show_lines();
+}
+
+void Banner::add_message(Kind kind, const QString& text) {
+  if (isHidden()) lines_.clear();
+  for (const Line& line : lines_)
+    if (line.text == text) return;
+  lines_.push_back({QString(), text, kind});
+  if (lines_.size() > size_t(kMostLines)) lines_.erase(lines_.begin());
+  show_lines();
+}
+
+void Banner::set_line(const QString& key, Kind kind, const QString& text) {
+  if (isHidden()) lines_.clear();
+  auto same =
+      std::find_if(lines_.begin(), lines_.end(), [&](const Line& l) { return l.key == key; });
+  if (text.isEmpty()) {
+    if (same == lines_.end()) return;
+    lines_.erase(same);
+    if (lines_.empty())
+      dismiss();
+    else
+      show_lines();
+    return;
+  }
+  if (same != lines_.end())
+    *same = {key, text, kind};
+  else
+    lines_.push_back({key, text, kind});
+  show_lines();
+}
+
+void Banner::show_lines() {
+  Kind kind = Kind::Info;
+  QStringList texts;
+  for (const Line& line : lines_) {
+    kind = std::max(kind, line.kind);
+    texts << line.text;
+  }
   const char* style = kind == Kind::Error     ? "background: #fde2e2; color: #6b0010;"
                       : kind == Kind::Warning ? "background: #fff4d6; color: #5c4100;"
                                               : "background: #e3f0fb; color: #0b3d66;";
   setStyleSheet(QString("gpulab--ui--Banner { %1 border-radius: 4px; } QLabel { %1 }").arg(style));
-  label_->setText(text);
+  label_->setText(texts.join("\n"));
   show();
 }
 
@@ -72,6 +116,7 @@ QString Banner::text() const { return isHidden() ? QString() : label_->text(); }
 
 void Banner::dismiss() {
   label_->clear();
+  lines_.clear();
   hide();
 }
 
@@ -102,24 +147,26 @@ void ProgressList::set_plan(int id, const StepPlan& plan) {
   it->second.bar->setValue(0);
 }
 
-void ProgressList::update(int id, const StepMetrics& last, bool paused) {
+void ProgressList::update(int id, const StepMetrics& last, const LiveFigures& figures,
+                          bool paused) {
   auto it = rows_.find(id);
   if (it == rows_.end() || it->second.finished) return;
   Row& row = it->second;
   const QString name = row.label->property("name").toString();
   const int64_t total = row.plan.total_steps;
   row.bar->setValue(int(std::min<int64_t>(last.step, 1 << 30)));
-  const double eta = last.step > 0 ? last.time_s / double(last.step) * double(total - last.step) : NAN;
   row.bar->setFormat(tr("epoch %1/%2 · step %3/%4 · ETA %5")
                          .arg(last.epoch)
                          .arg(row.plan.epochs)
                          .arg(last.step)
                          .arg(total)
-                         .arg(paused ? tr("paused") : duration_text(eta)));
+                         .arg(paused ? tr("paused") : duration_text(figures.eta_s)));
   row.label->setText(tr("%1: loss %2 · %3 images/s")
                          .arg(name)
                          .arg(last.loss, 0, 'f', 4)
-                         .arg(last.images_per_second, 0, 'f', 0));
+                         .arg(std::isfinite(figures.images_per_second)
+                                  ? QString::number(figures.images_per_second, 'f', 0)
+                                  : QStringLiteral("–")));
 }
 
 void ProgressList::finish(int id, const QString& result) {

@@ -3,11 +3,13 @@
 #pragma once
 
 #include <map>
+#include <vector>
 
 #include <QFrame>
 #include <QWidget>
 
 #include "engine/metrics.hpp"
+#include "engine/run_series.hpp"
 #include "engine/trainer.hpp"
 
 class QHBoxLayout;
@@ -25,13 +27,28 @@ class Banner : public QFrame {
   enum class Kind { Info, Warning, Error };
   explicit Banner(QWidget* parent = nullptr);
 
-  void show_message(Kind kind, const QString& text);  // removes any buttons
+  void show_message(Kind kind, const QString& text);  // removes any buttons and other lines
+  // Adds a line under the ones shown (the same text only once; the last kMostLines stay), so
+  // several messages in a row all stay readable; the bar takes the most serious kind.
+  void add_message(Kind kind, const QString& text);
+  // The line kept under `key` (one per key, replaced in place); an empty text removes it.
+  void set_line(const QString& key, Kind kind, const QString& text);
   QPushButton* add_button(const QString& text);
   QProgressBar* progress();  // shown on first use
   QString text() const;
   void dismiss();
 
+ signals:
+  void closed();  // by its ✕
+
  private:
+  static constexpr int kMostLines = 4;
+  struct Line {
+    QString key, text;
+    Kind kind;
+  };
+  void show_lines();
+  std::vector<Line> lines_;
   QLabel* label_;
   QHBoxLayout* buttons_;
   QProgressBar* progress_ = nullptr;
@@ -45,7 +62,9 @@ class ProgressList : public QWidget {
 
   void add(int id, const QString& name);
   void set_plan(int id, const StepPlan& plan);
-  void update(int id, const StepMetrics& last, bool paused);
+  // The row of a live run: its last step, and images/s and ETA from live_figures (a dash for
+  // what is not measured yet), the figures the presenter's headline shows.
+  void update(int id, const StepMetrics& last, const LiveFigures& figures, bool paused);
   void finish(int id, const QString& result);  // the row keeps the result until the next start
   void clear_finished();
   QString text(int id) const;  // what the row says, for tests and screen readers
