@@ -11,9 +11,11 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "engine/errors.hpp"
+#include "engine/record_reader.hpp"
 #include "engine/telemetry.hpp"
 
 namespace gpulab {
@@ -54,12 +56,6 @@ const std::string& replicas_header() {
   return header;
 }
 
-// The header a record's file has: `current`, or `older` when that is what the file starts with.
-std::string header_of(const fs::path& path, const std::string& current, const std::string& older) {
-  std::string first;
-  std::getline(std::ifstream(path) >> std::ws, first);
-  return first == older ? older : current;
-}
 constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy,train_s";
 constexpr const char* kEvalHeaderWithoutTrainS = "step,epoch,time_s,split,loss,accuracy";
 constexpr const char* kTelemetryHeader =
@@ -107,38 +103,70 @@ double parse_number(const std::string& text) {
   return value;
 }
 
-// Reads a CSV written by RunRecorder: checks the header, parses each complete row. A final line
-// without its newline is what a killed run leaves behind and is skipped.
+// A value of a record that is out of what a run can write (a step of 1e30, replica 1e8).
+struct OutOfRange : std::out_of_range {
+  using std::out_of_range::out_of_range;
+};
+
+// A whole number from a CSV field, within [min, max].
+int64_t whole_field(const std::string& text, const char* what, int64_t min, int64_t max) {
+  const double value = parse_number(text);
+  if (!(value >= double(min) && value <= double(max)) || std::floor(value) != value)
+    throw OutOfRange(std::string(what) + " " + text + " is out of range (a whole number from " +
+                     std::to_string(min) + " to " + std::to_string(max) + ")");
+  return int64_t(value);
+}
+
+int64_t step_field(const std::string& text) {
+  try {
+    return record_step(parse_number(text), text);
+  } catch (const std::out_of_range& e) {
+    throw OutOfRange(e.what());
+  }
+}
+
+int epoch_field(const std::string& text) {
+  return int(whole_field(text, "epoch", 0, std::numeric_limits<int>::max()));
+}
+
+// Reads a CSV written by RunRecorder: checks the header (`current`, or `older` for records from
+// before a column was added), parses each complete row. A final line without its newline is what
+// a killed run leaves behind and is skipped. Lines may end in CRLF (a file saved on Windows).
 template <typename Row>
-std::vector<Row> read_csv(const fs::path& path, const std::string& header,
+std::vector<Row> read_csv(const fs::path& path, const std::string& current, const std::string& older,
                           Row (*parse)(const std::vector<std::string>&)) {
   std::vector<Row> rows;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return rows;  // an older or partial record may lack a file
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream lines(text);
-  std::string line;
-  size_t line_number = 0, consumed = 0;
-  const size_t expected_fields = split_csv_line(header).size();
-  while (std::getline(lines, line)) {
+  std::string text;
+  if (!read_record_file(path, kMaxRecordCsvBytes, &text)) return rows;  // older or partial
+  size_t line_number = 0, expected_fields = 0;
+  std::string header;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = text.find('\n', start);
+    if (end == std::string::npos) break;  // no newline: cut off by a kill
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     ++line_number;
-    consumed += line.size() + 1;
-    if (consumed > text.size()) break;  // no newline: cut off by a kill
     if (line_number == 1) {
+      const size_t first = line.find_first_not_of(" \t");
+      line.erase(0, first == std::string::npos ? line.size() : first);
+      header = !older.empty() && line == older ? older : current;
       if (line != header)
-        throw RecordError(path.string() + ": unexpected header; expected \"" + header + "\"");
+        throw RecordError(path.string() + ": unexpected header; expected \"" + current + "\"");
+      expected_fields = split_csv_line(header).size();
       continue;
     }
     const auto fields = split_csv_line(line);
+    const std::string where = path.string() + ":" + std::to_string(line_number) + ": ";
     if (fields.size() != expected_fields)
-      throw RecordError(path.string() + ":" + std::to_string(line_number) + ": expected " +
-                        std::to_string(expected_fields) + " fields, found " +
+      throw RecordError(where + "expected " + std::to_string(expected_fields) + " fields, found " +
                         std::to_string(fields.size()));
     try {
       rows.push_back(parse(fields));
+    } catch (const OutOfRange& e) {
+      throw RecordError(where + e.what());
     } catch (const std::invalid_argument& e) {
-      throw RecordError(path.string() + ":" + std::to_string(line_number) + ": not a number: \"" +
-                        e.what() + "\"");
+      throw RecordError(where + "not a number: \"" + e.what() + "\"");
     }
   }
   return rows;
@@ -146,8 +174,8 @@ std::vector<Row> read_csv(const fs::path& path, const std::string& header,
 
 StepMetrics parse_step(const std::vector<std::string>& f) {
   StepMetrics m;
-  m.step = static_cast<int64_t>(parse_number(f[0]));
-  m.epoch = static_cast<int>(parse_number(f[1]));
+  m.step = step_field(f[0]);
+  m.epoch = epoch_field(f[1]);
   m.time_s = parse_number(f[2]);
   m.loss = parse_number(f[3]);
   m.accuracy = parse_number(f[4]);
@@ -163,8 +191,8 @@ StepMetrics parse_step(const std::vector<std::string>& f) {
 
 ReplicaStep parse_replica_step(const std::vector<std::string>& f) {
   ReplicaStep r;
-  r.step = static_cast<int64_t>(parse_number(f[0]));
-  r.times.replica = static_cast<int>(parse_number(f[1]));
+  r.step = step_field(f[0]);
+  r.times.replica = int(whole_field(f[1], "replica", 0, kMaxBatch - 1));
   for (size_t p = 0; p < kReplicaPhases.size(); ++p)
     r.times.*kReplicaPhases[p].ms = parse_number(f[2 + p]);
   if (const size_t hidden = 2 + kReplicaPhases.size(); f.size() > hidden)
@@ -174,8 +202,8 @@ ReplicaStep parse_replica_step(const std::vector<std::string>& f) {
 
 EvalMetrics parse_eval(const std::vector<std::string>& f) {
   EvalMetrics e;
-  e.step = static_cast<int64_t>(parse_number(f[0]));
-  e.epoch = static_cast<int>(parse_number(f[1]));
+  e.step = step_field(f[0]);
+  e.epoch = epoch_field(f[1]);
   e.time_s = parse_number(f[2]);
   e.split = f[3] == "train" ? Split::Train : f[3] == "validation" ? Split::Validation : Split::Test;
   e.loss = parse_number(f[4]);
@@ -358,46 +386,76 @@ std::string RunData::status() const {
   return "unknown";
 }
 
+bool holds_run(const fs::path& dir) {
+  std::error_code error;
+  return fs::exists(fs::symlink_status(dir / "run.json", error));
+}
+
 RunData load_run(const fs::path& dir) {
   RunData run;
   run.dir = dir;
   const fs::path json_path = dir / "run.json";
-  std::ifstream in(json_path);
-  if (!in) throw RecordError(json_path.string() + ": no such file; is this a gpulab run folder?");
+  std::string text;
+  if (!read_record_file(json_path, kMaxRunJsonBytes, &text))
+    throw RecordError(json_path.string() + ": no such file; is this a gpulab run folder?");
   try {
-    run.info = json::parse(in);
+    run.info = json::parse(text);
   } catch (const json::exception& e) {
     throw RecordError(json_path.string() + ": not valid JSON: " + e.what());
   }
-  if (!run.info.is_object() || run.info.value("format", "") != kRunFormat)
+  // A record of another format is no run; a format of the wrong type is a damaged field.
+  const auto format = run.info.is_object() ? run.info.find("format") : run.info.end();
+  if (!run.info.is_object() || format == run.info.end() ||
+      (format->is_string() && *format != kRunFormat))
     throw RecordError(json_path.string() + ": not a gpulab run record (format \"" + kRunFormat +
                       "\" expected)");
-  run.steps = read_csv<StepMetrics>(
-      dir / "metrics.csv",
-      header_of(dir / "metrics.csv", metrics_header(), metrics_header_without_hidden()),
-      parse_step);
-  run.replica_steps = read_csv<ReplicaStep>(
-      dir / "replicas.csv",
-      header_of(dir / "replicas.csv", replicas_header(), replicas_header_without_hidden()),
-      parse_replica_step);
+  check_run_info(run.info, json_path);
+  run.steps = read_csv<StepMetrics>(dir / "metrics.csv", metrics_header(),
+                                    metrics_header_without_hidden(), parse_step);
+  run.replica_steps = read_csv<ReplicaStep>(dir / "replicas.csv", replicas_header(),
+                                            replicas_header_without_hidden(), parse_replica_step);
   // Records from before train_s was kept have one column less.
-  run.evals = read_csv<EvalMetrics>(
-      dir / "eval.csv", header_of(dir / "eval.csv", kEvalHeader, kEvalHeaderWithoutTrainS),
-      parse_eval);
-  run.samples = read_csv<DeviceSample>(dir / "telemetry.csv", kTelemetryHeader, parse_sample);
+  run.evals = read_csv<EvalMetrics>(dir / "eval.csv", kEvalHeader, kEvalHeaderWithoutTrainS,
+                                    parse_eval);
+  run.samples = read_csv<DeviceSample>(dir / "telemetry.csv", kTelemetryHeader, "", parse_sample);
   return run;
 }
 
 std::vector<RunData> load_runs(const fs::path& root, std::vector<std::string>* problems) {
   std::vector<RunData> runs;
+  auto problem = [&](const std::string& text) {
+    if (problems) problems->push_back(text);
+  };
   std::error_code error;
-  if (!fs::is_directory(root, error)) return runs;
-  for (const auto& entry : fs::directory_iterator(root, error)) {
-    if (!entry.is_directory() || !fs::exists(entry.path() / "run.json")) continue;
+  const fs::file_status root_status = fs::status(root, error);
+  if (error && error != std::errc::no_such_file_or_directory)
+    problem(root.string() + ": cannot be read: " +
+            (error == std::errc::too_many_symbolic_link_levels ? "a symbolic link that loops"
+                                                               : error.message()));
+  if (!fs::is_directory(root_status)) return runs;
+  fs::directory_iterator entries(root, error);
+  if (error) {
+    problem(root.string() + ": cannot be read: " + error.message());
+    return runs;
+  }
+  for (; entries != fs::directory_iterator(); entries.increment(error)) {
+    if (error) {
+      problem(root.string() + ": cannot be listed further: " + error.message());
+      break;
+    }
+    const fs::path path = entries->path();
+    std::error_code entry_error;
+    const fs::file_status status = fs::status(path, entry_error);
+    if (entry_error == std::errc::too_many_symbolic_link_levels) {
+      problem(path.string() + ": cannot be read: a symbolic link that loops");
+      continue;
+    }
+    if (entry_error || !fs::is_directory(status)) continue;  // a file, or a link to nothing
+    if (!holds_run(path)) continue;
     try {
-      runs.push_back(load_run(entry.path()));
+      runs.push_back(load_run(path));
     } catch (const RecordError& e) {
-      if (problems) problems->push_back(e.what());
+      problem(e.what());
     }
   }
   std::sort(runs.begin(), runs.end(), [](const RunData& a, const RunData& b) {

@@ -81,6 +81,10 @@ struct RunData {
   std::string status() const;
 };
 
+// Whether `dir` holds a run record: run.json in any form (a damaged one too, so that it is
+// reported rather than passed over). Never throws.
+bool holds_run(const std::filesystem::path& dir);
+
 // Throws RecordError naming the file and line when a record cannot be read. A last line cut off
 // by a killed run is skipped.
 RunData load_run(const std::filesystem::path& dir);

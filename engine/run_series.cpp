@@ -193,11 +193,19 @@ double TrailingMean::add(double value) {
   ring_[next_] = value;
   sum_ += value;
   next_ = (next_ + 1) % ring_.size();
-  // Adding and subtracting drifts over millions of points: start the sum afresh now and then.
-  if (++since_resum_ >= (1 << 20)) {
+  largest_ = std::max(largest_, std::abs(value));
+  // A running sum keeps the rounding error of the largest value it has held: once one loss of
+  // 1e17 has left the window, what remains is noise around the true sum, even below zero. When
+  // the sum is small beside the largest value it has held (or not finite), and now and then
+  // against slow drift, it is summed afresh from the window.
+  if (!(std::abs(sum_) >= largest_ * 0x1p-20) || ++since_resum_ >= (1 << 20)) {
     since_resum_ = 0;
     sum_ = 0;
-    for (size_t i = 0; i < filled_; ++i) sum_ += ring_[i];
+    largest_ = 0;
+    for (size_t i = 0; i < filled_; ++i) {
+      sum_ += ring_[i];
+      largest_ = std::max(largest_, std::abs(ring_[i]));
+    }
   }
   return sum_ / double(filled_);
 }

@@ -42,6 +42,7 @@ class TrailingMean {
   std::vector<double> ring_;
   size_t next_ = 0, filled_ = 0;
   double sum_ = 0;
+  double largest_ = 0;  // the largest magnitude in the sum since it was last summed afresh
   int64_t since_resum_ = 0;
 };
 
