@@ -1,6 +1,7 @@
 // Writing and reading run folders.
 #include "engine/run_record.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -278,6 +279,7 @@ RunRecorder::RunRecorder(fs::path dir, json run_info) : dir_(std::move(dir)), in
     throw RecordError(dir_.string() + ": already holds a run; choose another --out folder");
   info_["format"] = kRunFormat;
   info_["status"] = "running";
+  info_["process"] = this_process_json();  // so a reader can tell a run whose process died
   if (!info_.contains("name")) info_["name"] = dir_.filename().string();
   write_json();
   metrics_ = open_csv(dir_ / "metrics.csv", metrics_header());
@@ -381,9 +383,52 @@ std::string RunData::name() const {
   return dir.filename().string();
 }
 
+namespace {
+
+std::string this_host() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+enum class Writer { Unknown, Alive, Gone };
+
+// The process that wrote a record, where run.json names it.
+Writer record_writer(const json& info) {
+  const auto process = info.find("process");
+  if (process == info.end() || !process->is_object()) return Writer::Unknown;
+  const auto host = process->find("host"), pid = process->find("pid");
+  if (host == process->end() || !host->is_string() || pid == process->end() ||
+      !pid->is_number_integer())
+    return Writer::Unknown;
+  if (host->get<std::string>() != this_host()) return Writer::Unknown;
+  const long id = pid->get<long>();
+  if (id <= 0) return Writer::Unknown;
+  // Signal 0 only asks: EPERM means a process of another user has the id, so it lives.
+  return ::kill(pid_t(id), 0) == 0 || errno == EPERM ? Writer::Alive : Writer::Gone;
+}
+
+std::string recorded_status(const json& info) {
+  const auto status = info.find("status");
+  return status != info.end() && status->is_string() ? status->get<std::string>() : "unknown";
+}
+
+}  // namespace
+
+json this_process_json() { return {{"host", this_host()}, {"pid", int(::getpid())}}; }
+
 std::string RunData::status() const {
-  if (info.contains("status") && info["status"].is_string()) return info["status"].get<std::string>();
-  return "unknown";
+  const std::string status = recorded_status(info);
+  if (status == "running" && record_writer(info) == Writer::Gone) return "interrupted";
+  return status;
+}
+
+bool RunData::written_elsewhere() const {
+  if (recorded_status(info) != "running") return false;
+  const Writer writer = record_writer(info);
+  if (writer == Writer::Gone) return false;
+  // A record from before the process was kept: nothing says anyone writes it.
+  return writer == Writer::Alive || info.contains("process");
 }
 
 bool holds_run(const fs::path& dir) {

@@ -78,8 +78,16 @@ struct RunData {
   std::vector<EvalMetrics> evals;
   std::vector<DeviceSample> samples;
   std::string name() const;            // info["name"], else the folder's name
+  // run.json's status, except that a record left at "running" by a process of this machine that
+  // is gone (killed, crashed) is "interrupted".
   std::string status() const;
+  // Whether another process may still be writing the record: it says "running" and its process
+  // is alive, or on another machine, where this one cannot tell.
+  bool written_elsewhere() const;
 };
+
+// run.json's "process": the host and process id of the run's writer, recorded when it starts.
+nlohmann::json this_process_json();
 
 // Whether `dir` holds a run record: run.json in any form (a damaged one too, so that it is
 // reported rather than passed over). Never throws.

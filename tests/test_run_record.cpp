@@ -341,6 +341,42 @@ TEST(RunRecord, ImpossibleStepsAreRefusedWithTheLine) {
   }
 }
 
+// A record left at "running" by a process that is gone reads as interrupted, in the window's list
+// and the CLI's comparison alike; one whose process lives is another program's, still written.
+TEST(RunRecord, ARunWhoseProcessIsGoneIsInterrupted) {
+  test::TempDir dir;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);  // its pid now names no process
+
+  nlohmann::json info = test::complete_run_info();
+  info["status"] = "running";
+  info["process"] = this_process_json();
+  info["process"]["pid"] = int(child);
+  test::write_run(dir.path() / "gone", info);
+  info["process"] = this_process_json();
+  test::write_run(dir.path() / "alive", info);
+  info.erase("process");
+  test::write_run(dir.path() / "older", info);
+
+  const RunData gone = load_run(dir.path() / "gone");
+  EXPECT_EQ(gone.status(), "interrupted");
+  EXPECT_FALSE(gone.written_elsewhere());
+  EXPECT_EQ(compare_runs({&gone}, 0, 0)[0].status, "interrupted");
+  const RunData alive = load_run(dir.path() / "alive");
+  EXPECT_EQ(alive.status(), "running");
+  EXPECT_TRUE(alive.written_elsewhere());
+  const RunData older = load_run(dir.path() / "older");  // nothing says who wrote it
+  EXPECT_EQ(older.status(), "running");
+  EXPECT_FALSE(older.written_elsewhere());
+
+  // A run records its host and process when it starts.
+  RunRecorder recorder(dir.path() / "new", {{"name", "new"}});
+  EXPECT_EQ(load_run(dir.path() / "new").info["process"], this_process_json());
+}
+
 TEST(RunRecord, SigkillKeepsEveryFlushedStep) {
   test::TempDir dir;
   test::write_mnist(dir.path() / "data", test::synthetic_set(640, 1), test::synthetic_set(64, 2));
@@ -365,7 +401,8 @@ TEST(RunRecord, SigkillKeepsEveryFlushedStep) {
   ASSERT_TRUE(WIFSIGNALED(status));
 
   const RunData run = load_run(run_dir);
-  EXPECT_EQ(run.status(), "running");  // it never got to say otherwise
+  EXPECT_EQ(run.info["status"], "running");  // it never got to say otherwise,
+  EXPECT_EQ(run.status(), "interrupted");      // but its process is gone
   ASSERT_GE(run.steps.size(), 11u);
   for (size_t i = 0; i < run.steps.size(); ++i) EXPECT_EQ(run.steps[i].step, int64_t(i + 1));
   EXPECT_FALSE(run.samples.empty());

@@ -71,7 +71,8 @@ QStringList RunStore::load_all() {
   QSettings settings;
   for (const QString& folder : settings.value("runs/imports").toStringList()) {
     const fs::path path = folder.toStdString();
-    if (!fs::exists(path)) continue;  // moved or deleted since: forget it quietly
+    std::error_code missing;
+    if (!fs::exists(path, missing)) continue;  // moved or deleted since: forget it quietly
     import_folder(path, &problems);
   }
   emit runs_changed();
@@ -87,7 +88,7 @@ int RunStore::import_folder(const fs::path& folder, QStringList* problems) {
     });
   };
   std::vector<RunData> runs;
-  if (fs::exists(folder / "run.json")) {
+  if (holds_run(folder)) {
     try {
       runs.push_back(load_run(folder));
     } catch (const RecordError& e) {
@@ -222,8 +223,12 @@ bool RunStore::remove(int id, QString* error) {
     if (error) *error = tr("this run is still training: stop it first");
     return false;
   }
+  if ((*it)->data.written_elsewhere()) {
+    if (error) *error = tr("another process is still writing this run: stop it first");
+    return false;
+  }
   const fs::path dir = (*it)->data.dir;
-  if (!dir.empty() && fs::exists(dir / "run.json")) {
+  if (!dir.empty() && holds_run(dir)) {
     std::error_code failure;
     fs::remove_all(dir, failure);
     if (failure) {
