@@ -195,6 +195,9 @@ inline std::vector<DamagedRun> write_damaged_runs(const std::filesystem::path& r
       ::mkfifo((root / folder / file).c_str(), 0600);
       damaged.push_back({folder, file, ""});
     }
+  // The window's own files in the runs folder: a folder and a FIFO.
+  fs::create_directories(root / ".gpulab-window.json");
+  if (with_fifos) ::mkfifo((root / ".gpulab-setup.json").c_str(), 0600);
   // A file larger than any record (sparse: it takes no disk).
   write_run(root / "huge-metrics.csv", complete_run_info());
   fs::resize_file(root / "huge-metrics.csv" / "metrics.csv", uintmax_t(1) << 40);
