@@ -466,8 +466,8 @@ RunData load_run(const fs::path& dir) {
   return run;
 }
 
-std::vector<RunData> load_runs(const fs::path& root, std::vector<std::string>* problems) {
-  std::vector<RunData> runs;
+std::vector<fs::path> run_folders(const fs::path& root, std::vector<std::string>* problems) {
+  std::vector<fs::path> folders;
   auto problem = [&](const std::string& text) {
     if (problems) problems->push_back(text);
   };
@@ -477,11 +477,11 @@ std::vector<RunData> load_runs(const fs::path& root, std::vector<std::string>* p
     problem(root.string() + ": cannot be read: " +
             (error == std::errc::too_many_symbolic_link_levels ? "a symbolic link that loops"
                                                                : error.message()));
-  if (!fs::is_directory(root_status)) return runs;
+  if (!fs::is_directory(root_status)) return folders;
   fs::directory_iterator entries(root, error);
   if (error) {
     problem(root.string() + ": cannot be read: " + error.message());
-    return runs;
+    return folders;
   }
   for (; entries != fs::directory_iterator(); entries.increment(error)) {
     if (error) {
@@ -496,17 +496,40 @@ std::vector<RunData> load_runs(const fs::path& root, std::vector<std::string>* p
       continue;
     }
     if (entry_error || !fs::is_directory(status)) continue;  // a file, or a link to nothing
-    if (!holds_run(path)) continue;
-    try {
-      runs.push_back(load_run(path));
-    } catch (const RecordError& e) {
-      problem(e.what());
+    if (holds_run(path)) folders.push_back(path);
+  }
+  return folders;
+}
+
+std::uintmax_t record_bytes(const fs::path& dir) {
+  std::uintmax_t bytes = 0;
+  for (const char* file : {"metrics.csv", "replicas.csv", "eval.csv", "telemetry.csv"}) {
+    std::error_code error;
+    if (fs::is_regular_file(dir / file, error)) {
+      const std::uintmax_t size = fs::file_size(dir / file, error);
+      if (!error) bytes += size;
     }
   }
-  std::sort(runs.begin(), runs.end(), [](const RunData& a, const RunData& b) {
+  return bytes;
+}
+
+std::vector<RunData> load_runs(const fs::path& root, std::vector<std::string>* problems) {
+  std::vector<RunData> runs;
+  for (const fs::path& folder : run_folders(root, problems)) {
+    try {
+      runs.push_back(load_run(folder));
+    } catch (const RecordError& e) {
+      if (problems) problems->push_back(e.what());
+    }
+  }
+  sort_newest_first(runs);
+  return runs;
+}
+
+void sort_newest_first(std::vector<RunData>& runs) {
+  std::stable_sort(runs.begin(), runs.end(), [](const RunData& a, const RunData& b) {
     return a.info.value("created", "") > b.info.value("created", "");
   });
-  return runs;
 }
 
 std::string iso_time_now() {

@@ -30,6 +30,11 @@ inline constexpr int kPhaseCount = int(kStepPhases.size());
 const char* phase_name(int phase);  // data, copy, forward, backward, all-reduce, optimizer
 double phase_ms(const StepTimes& times, int phase);
 
+// Thins a large record for drawing: at most `max_steps` steps, each the mean of a run of
+// consecutive steps (placed at the last of them, so the x axes stay true), and replicas.csv rows
+// kept for those steps only. Sets run.steps_per_point. Evaluations and samples stay whole.
+void thin_for_drawing(RunData& run, size_t max_steps);
+
 // Mean of the last `window` values added (fewer at the start); window 1 passes values through.
 class TrailingMean {
  public:

@@ -12,6 +12,7 @@
 #include <QComboBox>
 #include <QCryptographicHash>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
 #include <QFontInfo>
 #include <QHeaderView>
 #include <QLabel>
@@ -51,6 +52,7 @@
 #include "ui/run_store.hpp"
 #include "ui/runs_panel.hpp"
 #include "ui/status_widgets.hpp"
+#include "ui/window_state.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -1029,6 +1031,58 @@ TEST_F(Window, RunsLeftRunningAreInterruptedOrNotDeletable) {
     }
   }
   EXPECT_TRUE(std::filesystem::exists(runs_.path() / "alive" / "run.json"));
+}
+
+// A run of a million steps (a 58 MB metrics.csv) is read on a thread of its own: the event loop
+// keeps answering a 10 ms ping within 200 ms while it loads and while the run, ticked from the
+// last session, is drawn from its thinned copy.
+class LargeRecord : public test::WindowTest {};
+TEST_F(LargeRecord, AMillionStepRunLoadsInTheBackgroundWhileTheWindowAnswers) {
+  const auto dir = runs_.path() / "big";
+  std::string metrics = std::string(test::kGoodMetrics).substr(0, std::string(test::kGoodMetrics).find('\n') + 1);
+  metrics.reserve(size_t(64) << 20);
+  char line[160];
+  for (int step = 1; step <= 1000000; ++step) {
+    const int n = std::snprintf(line, sizeof line, "%d,1,%.3f,%.6f,0.5,6400,0.05,10,1,0,4,4,0,1,0\n",
+                                step, step * 0.01, 2.3 / (1 + step * 1e-4));
+    metrics.append(line, size_t(n));
+  }
+  nlohmann::json info = test::complete_run_info();
+  info["name"] = "big";
+  test::write_run(dir, info, metrics);
+  WindowState state;
+  state.checked = {dir.string()};
+  state.present = true;
+  ASSERT_TRUE(save_window_state(runs_.path(), state));
+
+  open_window();
+  EXPECT_EQ(window_->store()->loading_in_background(), 1) << "read before the window was shown";
+  QElapsedTimer clock;
+  clock.start();
+  qint64 last = 0, longest = 0;
+  QTimer ping;
+  ping.setInterval(10);
+  QObject::connect(&ping, &QTimer::timeout, [&] {
+    longest = std::max(longest, clock.elapsed() - last);
+    last = clock.elapsed();
+  });
+  ping.start();
+  auto big = [&]() -> RunEntry* {
+    for (RunEntry* entry : window_->store()->entries())
+      if (entry->data.name() == "big") return entry;
+    return nullptr;
+  };
+  ASSERT_TRUE(wait_until([&] { return big() != nullptr; }, 120s));
+  QTest::qWait(1000);  // drawn meanwhile
+  ping.stop();
+  RecordProperty("longest_ping_gap_ms", int(longest));
+  EXPECT_LT(longest, 200) << "the event loop did not answer for " << longest << " ms";
+  EXPECT_EQ(window_->store()->loading_in_background(), 0);
+  const RunEntry* entry = big();
+  EXPECT_TRUE(entry->checked);
+  EXPECT_EQ(entry->data.steps_per_point, 20);
+  EXPECT_EQ(entry->data.steps.size(), kMaxDrawnSteps);
+  EXPECT_EQ(entry->data.steps.back().step, 1000000);
 }
 
 // --- The downloader, against file:// sources --------------------------------------------
