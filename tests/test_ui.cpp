@@ -1080,7 +1080,7 @@ TEST_F(LargeRecord, AMillionStepRunLoadsInTheBackgroundWhileTheWindowAnswers) {
   EXPECT_EQ(window_->store()->loading_in_background(), 0);
   const RunEntry* entry = big();
   EXPECT_TRUE(entry->checked);
-  EXPECT_EQ(entry->data.steps_per_point, 20);
+  EXPECT_EQ(entry->data.steps_per_point, 50);
   EXPECT_EQ(entry->data.steps.size(), kMaxDrawnSteps);
   EXPECT_EQ(entry->data.steps.back().step, 1000000);
 }

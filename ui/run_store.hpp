@@ -32,7 +32,7 @@ struct RunEntry {
 // A record whose CSV files are larger than this is read on a thread of its own, so the window
 // answers while it loads, and drawn from a thinned copy of at most kMaxDrawnSteps steps.
 inline constexpr std::uintmax_t kBackgroundLoadBytes = std::uintmax_t(16) << 20;
-inline constexpr size_t kMaxDrawnSteps = 50000;
+inline constexpr size_t kMaxDrawnSteps = 20000;
 
 class RunStore : public QObject {
   Q_OBJECT
