@@ -9,10 +9,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/errors.hpp"
 #include "engine/trainer.hpp"
@@ -177,43 +176,63 @@ const std::vector<Field>& run_fields() {
 
 const char* expected_text(Kind kind) {
   switch (kind) {
-    case Kind::Text: return "a string";
-    case Kind::Number: return "a number";
-    case Kind::NumberOrNull: return "a number or null";
-    case Kind::Whole: return "a whole number";
-    case Kind::WholeOrNull: return "a whole number or null";
-    case Kind::Flag: return "true or false";
-    case Kind::Object: return "an object";
-    case Kind::List: return "a list";
+    case Kind::Text:
+      return "a string";
+    case Kind::Number:
+      return "a number";
+    case Kind::NumberOrNull:
+      return "a number or null";
+    case Kind::Whole:
+      return "a whole number";
+    case Kind::WholeOrNull:
+      return "a whole number or null";
+    case Kind::Flag:
+      return "true or false";
+    case Kind::Object:
+      return "an object";
+    case Kind::List:
+      return "a list";
   }
   return "?";
 }
 
 const char* found_text(const json& value) {
   switch (value.type()) {
-    case json::value_t::string: return "a string";
-    case json::value_t::boolean: return "true or false";
-    case json::value_t::object: return "an object";
-    case json::value_t::array: return "a list";
-    case json::value_t::null: return "null";
-    default: return "a number";
+    case json::value_t::string:
+      return "a string";
+    case json::value_t::boolean:
+      return "true or false";
+    case json::value_t::object:
+      return "an object";
+    case json::value_t::array:
+      return "a list";
+    case json::value_t::null:
+      return "null";
+    default:
+      return "a number";
   }
 }
 
 bool has_kind(const json& value, Kind kind) {
   switch (kind) {
-    case Kind::Text: return value.is_string();
-    case Kind::Number: return value.is_number();
-    case Kind::NumberOrNull: return value.is_number() || value.is_null();
+    case Kind::Text:
+      return value.is_string();
+    case Kind::Number:
+      return value.is_number();
+    case Kind::NumberOrNull:
+      return value.is_number() || value.is_null();
     case Kind::Whole:
     case Kind::WholeOrNull:
       if (value.is_null()) return kind == Kind::WholeOrNull;
       if (value.is_number_integer()) return true;
       return value.is_number_float() && std::isfinite(value.get<double>()) &&
              std::floor(value.get<double>()) == value.get<double>();
-    case Kind::Flag: return value.is_boolean();
-    case Kind::Object: return value.is_object();
-    case Kind::List: return value.is_array();
+    case Kind::Flag:
+      return value.is_boolean();
+    case Kind::Object:
+      return value.is_object();
+    case Kind::List:
+      return value.is_array();
   }
   return false;
 }
@@ -226,16 +245,16 @@ bool has_kind(const json& value, Kind kind) {
 void check_value(const json& value, const Field& field, const std::string& name,
                  const fs::path& file) {
   if (!has_kind(value, field.kind))
-    field_error(file, name,
-                std::string("expected ") + expected_text(field.kind) + ", found " + found_text(value));
+    field_error(
+        file, name,
+        std::string("expected ") + expected_text(field.kind) + ", found " + found_text(value));
   if ((field.kind != Kind::Whole && field.kind != Kind::WholeOrNull) || value.is_null()) return;
-  const bool below = value.is_number_unsigned() ? false
+  const bool below = value.is_number_unsigned()  ? false
                      : value.is_number_integer() ? value.get<int64_t>() < field.min
                                                  : value.get<double>() < double(field.min);
-  const bool above = value.is_number_unsigned()
-                         ? value.get<uint64_t>() > uint64_t(field.max)
-                         : value.is_number_integer() ? value.get<int64_t>() > field.max
-                                                     : value.get<double>() > double(field.max);
+  const bool above = value.is_number_unsigned()  ? value.get<uint64_t>() > uint64_t(field.max)
+                     : value.is_number_integer() ? value.get<int64_t>() > field.max
+                                                 : value.get<double>() > double(field.max);
   if (below || above)
     field_error(file, name,
                 value.dump() + " is out of range (a whole number from " +
@@ -260,7 +279,8 @@ void check_path(const json& node, const std::vector<std::string>& parts, size_t 
   };
   if (!each) return next(*found, here);
   if (!found->is_array()) return;
-  for (size_t i = 0; i < found->size(); ++i) next((*found)[i], here + "[" + std::to_string(i) + "]");
+  for (size_t i = 0; i < found->size(); ++i)
+    next((*found)[i], here + "[" + std::to_string(i) + "]");
 }
 
 }  // namespace
@@ -320,7 +340,8 @@ void check_run_info(const json& info, const fs::path& file) {
 
 int64_t record_step(double value, const std::string& text) {
   if (!(value >= 0 && value <= double(kMaxRecordStep)) || std::floor(value) != value)
-    throw std::out_of_range("step " + text + " is not a step a run can reach (a whole number from 0 to " +
+    throw std::out_of_range("step " + text +
+                            " is not a step a run can reach (a whole number from 0 to " +
                             std::to_string(kMaxRecordStep) + ")");
   return int64_t(value);
 }

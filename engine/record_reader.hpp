@@ -4,9 +4,8 @@
 
 #include <cstdint>
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 namespace gpulab {
 

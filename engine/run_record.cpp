@@ -134,8 +134,8 @@ int epoch_field(const std::string& text) {
 // before a column was added), parses each complete row. A final line without its newline is what
 // a killed run leaves behind and is skipped. Lines may end in CRLF (a file saved on Windows).
 template <typename Row>
-std::vector<Row> read_csv(const fs::path& path, const std::string& current, const std::string& older,
-                          Row (*parse)(const std::vector<std::string>&)) {
+std::vector<Row> read_csv(const fs::path& path, const std::string& current,
+                          const std::string& older, Row (*parse)(const std::vector<std::string>&)) {
   std::vector<Row> rows;
   std::string text;
   if (!read_record_file(path, kMaxRecordCsvBytes, &text)) return rows;  // older or partial
@@ -436,32 +436,37 @@ bool holds_run(const fs::path& dir) {
   return fs::exists(fs::symlink_status(dir / "run.json", error));
 }
 
-RunData load_run(const fs::path& dir) {
-  RunData run;
-  run.dir = dir;
+nlohmann::json load_run_info(const fs::path& dir) {
+  json info;
   const fs::path json_path = dir / "run.json";
   std::string text;
   if (!read_record_file(json_path, kMaxRunJsonBytes, &text))
     throw RecordError(json_path.string() + ": no such file; is this a gpulab run folder?");
   try {
-    run.info = json::parse(text);
+    info = json::parse(text);
   } catch (const json::exception& e) {
     throw RecordError(json_path.string() + ": not valid JSON: " + e.what());
   }
   // A record of another format is no run; a format of the wrong type is a damaged field.
-  const auto format = run.info.is_object() ? run.info.find("format") : run.info.end();
-  if (!run.info.is_object() || format == run.info.end() ||
-      (format->is_string() && *format != kRunFormat))
+  const auto format = info.is_object() ? info.find("format") : info.end();
+  if (!info.is_object() || format == info.end() || (format->is_string() && *format != kRunFormat))
     throw RecordError(json_path.string() + ": not a gpulab run record (format \"" + kRunFormat +
                       "\" expected)");
-  check_run_info(run.info, json_path);
+  check_run_info(info, json_path);
+  return info;
+}
+
+RunData load_run(const fs::path& dir) {
+  RunData run;
+  run.dir = dir;
+  run.info = load_run_info(dir);
   run.steps = read_csv<StepMetrics>(dir / "metrics.csv", metrics_header(),
                                     metrics_header_without_hidden(), parse_step);
   run.replica_steps = read_csv<ReplicaStep>(dir / "replicas.csv", replicas_header(),
                                             replicas_header_without_hidden(), parse_replica_step);
   // Records from before train_s was kept have one column less.
-  run.evals = read_csv<EvalMetrics>(dir / "eval.csv", kEvalHeader, kEvalHeaderWithoutTrainS,
-                                    parse_eval);
+  run.evals =
+      read_csv<EvalMetrics>(dir / "eval.csv", kEvalHeader, kEvalHeaderWithoutTrainS, parse_eval);
   run.samples = read_csv<DeviceSample>(dir / "telemetry.csv", kTelemetryHeader, "", parse_sample);
   return run;
 }

@@ -99,6 +99,9 @@ bool holds_run(const std::filesystem::path& dir);
 // Throws RecordError naming the file and line when a record cannot be read. A last line cut off
 // by a killed run is skipped.
 RunData load_run(const std::filesystem::path& dir);
+// Only run.json, checked as load_run checks it: the status and summary of a run whose steps are
+// already known.
+nlohmann::json load_run_info(const std::filesystem::path& dir);
 // The folders directly under `root` that hold a run (holds_run); a link loop among them or as
 // `root` is a problem.
 std::vector<std::filesystem::path> run_folders(const std::filesystem::path& root,

@@ -211,7 +211,8 @@ void thin_for_drawing(RunData& run, size_t max_steps) {
         mean(from, to, [](const StepMetrics& s) { return s.images_per_second; });
     point.step_ms = mean(from, to, [](const StepMetrics& s) { return s.step_ms; });
     for (const StepPhase& phase : kStepPhases)
-      point.times.*phase.ms = mean(from, to, [&](const StepMetrics& s) { return s.times.*phase.ms; });
+      point.times.*phase.ms =
+          mean(from, to, [&](const StepMetrics& s) { return s.times.*phase.ms; });
     point.times.allreduce_hidden_ms =
         mean(from, to, [](const StepMetrics& s) { return s.times.allreduce_hidden_ms; });
     kept.insert(point.step);

@@ -9,10 +9,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gpulab::test {
 
@@ -138,9 +137,9 @@ inline std::vector<DamagedRun> write_damaged_runs(const std::filesystem::path& r
   // Counts no engine allows.
   for (const auto& [pointer, value] :
        std::vector<std::pair<std::string, nlohmann::json>>{{"/config/replicas", 100000000},
-                                                          {"/config/ranks", 1e12},
-                                                          {"/config/threads", 1e30},
-                                                          {"/plan/total_steps", -5}}) {
+                                                           {"/config/ranks", 1e12},
+                                                           {"/config/threads", 1e30},
+                                                           {"/plan/total_steps", -5}}) {
     nlohmann::json info = complete_run_info();
     info[nlohmann::json::json_pointer(pointer)] = value;
     std::string folder = "count" + pointer;
@@ -150,21 +149,25 @@ inline std::vector<DamagedRun> write_damaged_runs(const std::filesystem::path& r
     damaged.push_back({folder, "run.json", ""});
   }
   // Steps and replica indices no run reaches.
-  const std::string header = std::string(kGoodMetrics).substr(0, std::string(kGoodMetrics).find('\n') + 1);
+  const std::string header =
+      std::string(kGoodMetrics).substr(0, std::string(kGoodMetrics).find('\n') + 1);
   write_run(root / "step-huge", complete_run_info(),
-            header + "1,1,0.1,2.3,0.1,640,0.05,10,1,0,4,4,0,1,0\n"
-                     "9223372036854775807,1,0.2,2.1,0.2,640,0.05,10,1,0,4,4,0,1,0\n");
+            header +
+                "1,1,0.1,2.3,0.1,640,0.05,10,1,0,4,4,0,1,0\n"
+                "9223372036854775807,1,0.2,2.1,0.2,640,0.05,10,1,0,4,4,0,1,0\n");
   damaged.push_back({"step-huge", "metrics.csv:3", ""});
   write_run(root / "step-1e30", complete_run_info(),
             header + "1e30,1,0.2,2.1,0.2,640,0.05,10,1,0,4,4,0,1,0\n");
   damaged.push_back({"step-1e30", "metrics.csv:2", ""});
   write_run(root / "replica-index-huge", complete_run_info());
-  write_text(root / "replica-index-huge" / "replicas.csv",
-             "step,replica,compute_ms,communication_ms,waiting_ms,hidden_ms\n1,100000000,1,1,1,0\n");
+  write_text(
+      root / "replica-index-huge" / "replicas.csv",
+      "step,replica,compute_ms,communication_ms,waiting_ms,hidden_ms\n1,100000000,1,1,1,0\n");
   damaged.push_back({"replica-index-huge", "replicas.csv:2", ""});
 
   // Folders where files belong.
-  for (const char* file : {"run.json", "metrics.csv", "replicas.csv", "eval.csv", "telemetry.csv"}) {
+  for (const char* file :
+       {"run.json", "metrics.csv", "replicas.csv", "eval.csv", "telemetry.csv"}) {
     const std::string folder = std::string("folder-as-") + file;
     write_run(root / folder, complete_run_info());
     fs::remove(root / folder / file);

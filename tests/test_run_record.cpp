@@ -294,13 +294,13 @@ TEST(RunRecord, DamagedRunsAreSkippedWithTheirFileNamed) {
   EXPECT_EQ(runs[0].name(), "good-b");
   EXPECT_EQ(runs[1].name(), "good-a");
   for (const test::DamagedRun& run : damaged) {
-    const std::string file = (dir.path() / run.folder).string() +
-                             (run.folder == run.file ? "" : "/" + run.file);
+    const std::string file =
+        (dir.path() / run.folder).string() + (run.folder == run.file ? "" : "/" + run.file);
     const auto named = std::find_if(problems.begin(), problems.end(), [&](const std::string& p) {
       return p.find(file) != std::string::npos && p.find(run.detail) != std::string::npos;
     });
-    EXPECT_NE(named, problems.end()) << run.folder << ": no problem names " << file << " "
-                                     << run.detail;
+    EXPECT_NE(named, problems.end())
+        << run.folder << ": no problem names " << file << " " << run.detail;
   }
   EXPECT_EQ(problems.size(), damaged.size());
 }
@@ -402,7 +402,7 @@ TEST(RunRecord, SigkillKeepsEveryFlushedStep) {
 
   const RunData run = load_run(run_dir);
   EXPECT_EQ(run.info["status"], "running");  // it never got to say otherwise,
-  EXPECT_EQ(run.status(), "interrupted");      // but its process is gone
+  EXPECT_EQ(run.status(), "interrupted");    // but its process is gone
   ASSERT_GE(run.steps.size(), 11u);
   for (size_t i = 0; i < run.steps.size(); ++i) EXPECT_EQ(run.steps[i].step, int64_t(i + 1));
   EXPECT_FALSE(run.samples.empty());

@@ -918,15 +918,17 @@ TEST(WindowStart, DamagedRunsFoldersNeitherStopNorHangTheWindow) {
   std::filesystem::create_symlink("loop", dir.path() / "loop");
   for (const std::string runs_dir : {"runs", "loop"}) {
     const auto log = dir.path() / ("log-" + runs_dir);
-    const pid_t window = start_window({"--runs-dir", (dir.path() / runs_dir).string()},
-                                      dir.path() / "config", log);
+    const pid_t window =
+        start_window({"--runs-dir", (dir.path() / runs_dir).string()}, dir.path() / "config", log);
     ASSERT_GT(window, 0);
-    EXPECT_EQ(wait_for_exit(window, 4s), -1) << runs_dir << ": the window ended\n" << file_text(log);
+    EXPECT_EQ(wait_for_exit(window, 4s), -1) << runs_dir << ": the window ended\n"
+                                             << file_text(log);
     kill(window, SIGTERM);
     const int status = wait_for_exit(window, 30s);
     if (status == -1) kill(window, SIGKILL), waitpid(window, nullptr, 0);
     EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        << runs_dir << ": status " << status << "\n" << file_text(log);
+        << runs_dir << ": status " << status << "\n"
+        << file_text(log);
   }
 }
 
@@ -944,10 +946,10 @@ TEST(WindowStart, SigtermAndSigintEndTheRunAsCancelledThenQuit) {
   for (const int signal : {SIGTERM, SIGINT}) {
     const auto runs = dir.path() / ("runs-" + std::to_string(signal));
     const auto log = dir.path() / ("log-" + std::to_string(signal));
-    const pid_t window = start_window({"--runs-dir", runs.string(), "--data-dir",
-                                       (dir.path() / "data").string(), "--setup",
-                                       (dir.path() / "setup.json").string(), "--train"},
-                                      dir.path() / "config", log);
+    const pid_t window =
+        start_window({"--runs-dir", runs.string(), "--data-dir", (dir.path() / "data").string(),
+                      "--setup", (dir.path() / "setup.json").string(), "--train"},
+                     dir.path() / "config", log);
     ASSERT_GT(window, 0);
     std::filesystem::path run;
     const bool training = wait_until(
@@ -964,7 +966,8 @@ TEST(WindowStart, SigtermAndSigintEndTheRunAsCancelledThenQuit) {
     if (status == -1) kill(window, SIGKILL), waitpid(window, nullptr, 0);
     ASSERT_TRUE(training) << file_text(log);
     EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        << strsignal(signal) << ": status " << status << "\n" << file_text(log);
+        << strsignal(signal) << ": status " << status << "\n"
+        << file_text(log);
     const RunData record = load_run(run);
     EXPECT_EQ(record.info["status"], "cancelled") << strsignal(signal);
   }
@@ -1039,12 +1042,14 @@ TEST_F(Window, RunsLeftRunningAreInterruptedOrNotDeletable) {
 class LargeRecord : public test::WindowTest {};
 TEST_F(LargeRecord, AMillionStepRunLoadsInTheBackgroundWhileTheWindowAnswers) {
   const auto dir = runs_.path() / "big";
-  std::string metrics = std::string(test::kGoodMetrics).substr(0, std::string(test::kGoodMetrics).find('\n') + 1);
+  std::string metrics =
+      std::string(test::kGoodMetrics).substr(0, std::string(test::kGoodMetrics).find('\n') + 1);
   metrics.reserve(size_t(64) << 20);
   char line[160];
   for (int step = 1; step <= 1000000; ++step) {
-    const int n = std::snprintf(line, sizeof line, "%d,1,%.3f,%.6f,0.5,6400,0.05,10,1,0,4,4,0,1,0\n",
-                                step, step * 0.01, 2.3 / (1 + step * 1e-4));
+    const int n =
+        std::snprintf(line, sizeof line, "%d,1,%.3f,%.6f,0.5,6400,0.05,10,1,0,4,4,0,1,0\n", step,
+                      step * 0.01, 2.3 / (1 + step * 1e-4));
     metrics.append(line, size_t(n));
   }
   nlohmann::json info = test::complete_run_info();

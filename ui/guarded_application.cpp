@@ -5,11 +5,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <QSocketNotifier>
 #include <cerrno>
 #include <cstdio>
 #include <exception>
-
-#include <QSocketNotifier>
 
 namespace gpulab::ui {
 namespace {
@@ -45,7 +44,8 @@ bool GuardedApplication::notify(QObject* receiver, QEvent* event) {
     what = "an error of unknown type";
   }
   std::fprintf(stderr, "gpulab: %s (caught by the window, which goes on)\n", qPrintable(what));
-  QMetaObject::invokeMethod(this, [this, what] { emit error_caught(what); }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      this, [this, what] { emit error_caught(what); }, Qt::QueuedConnection);
   return false;
 }
 

@@ -103,6 +103,7 @@ QStringList RunStore::load_all() {
 }
 
 void RunStore::load_in_background(std::vector<fs::path> folders) {
+  if (loader_.joinable()) loader_.join();  // a load_all before this one (never in the window)
   pending_ = int(folders.size());
   emit background_loading(pending_, {});
   loader_ = std::thread([this, folders = std::move(folders)] {
@@ -234,7 +235,7 @@ void RunStore::finish(int id, RunStatus status, const std::string& message) {
   bool reread = false;
   if (!entry->data.dir.empty()) {
     try {
-      entry->data.info = load_run(entry->data.dir).info;
+      entry->data.info = load_run_info(entry->data.dir);
       reread = true;
     } catch (const RecordError&) {
     }
@@ -259,7 +260,7 @@ bool RunStore::rename(int id, const QString& name, QString* error) {
   if (!entry->live && !entry->data.dir.empty()) {
     try {
       // Re-read first, so a rename never overwrites what the record gained meanwhile.
-      nlohmann::json on_disk = load_run(entry->data.dir).info;
+      nlohmann::json on_disk = load_run_info(entry->data.dir);
       on_disk["name"] = trimmed.toStdString();
       write_file_atomically(entry->data.dir / "run.json", on_disk.dump(2) + "\n");
       info = on_disk;

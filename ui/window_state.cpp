@@ -1,11 +1,10 @@
 // The window's state file.
 #include "ui/window_state.hpp"
 
-#include "engine/record_reader.hpp"
-
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/record_reader.hpp"
 #include "engine/run_record.hpp"
 
 namespace gpulab::ui {
