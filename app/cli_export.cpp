@@ -20,22 +20,43 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Every readable run of the folders given; a run that cannot be read is skipped with its reason.
 std::vector<RunData> load_all(const std::vector<std::string>& folders) {
   std::vector<RunData> runs;
+  auto skipped = [](const std::string& problem) {
+    std::fprintf(stderr, "gpulab-cli: skipped %s\n", problem.c_str());
+  };
+  int unreadable = 0;
   for (const std::string& folder : folders) {
-    if (fs::exists(fs::path(folder) / "run.json")) {
-      runs.push_back(load_run(folder));
+    if (holds_run(folder)) {
+      try {
+        runs.push_back(load_run(folder));
+      } catch (const RecordError& e) {
+        skipped(e.what());
+        ++unreadable;
+      }
       continue;
     }
-    if (!fs::is_directory(folder)) throw ConfigError("--runs " + folder + ": no such folder");
+    std::error_code error;
+    if (!fs::is_directory(folder, error))
+      throw ConfigError("--runs " + folder + ": " +
+                        (error == std::errc::too_many_symbolic_link_levels
+                             ? std::string("a symbolic link that loops")
+                         : error && error != std::errc::no_such_file_or_directory
+                             ? "cannot be read: " + error.message()
+                             : std::string("no such folder")));
     std::vector<std::string> problems;
     std::vector<RunData> found = load_runs(folder, &problems);
-    for (const auto& p : problems) std::fprintf(stderr, "gpulab-cli: skipped %s\n", p.c_str());
-    if (found.empty())
+    for (const auto& p : problems) skipped(p);
+    unreadable += int(problems.size());
+    if (found.empty() && problems.empty())
       throw ConfigError("--runs " + folder + ": no gpulab runs here (a run folder holds run.json)");
     // Oldest first, so colours and the default baseline follow the order the runs were made in.
     for (auto it = found.rbegin(); it != found.rend(); ++it) runs.push_back(std::move(*it));
   }
+  if (runs.empty())
+    throw RecordError("no run could be read (" + std::to_string(unreadable) +
+                      " skipped, see above): nothing to export");
   return runs;
 }
 

@@ -1,6 +1,7 @@
 // gpulab: the window.
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include <QApplication>
@@ -10,10 +11,29 @@
 #include "app/blas_select.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
+#include "ui/guarded_application.hpp"
 #include "ui/race_panel.hpp"
 
 #include "gpulab/build_config.hpp"
 #include "ui/main_window.hpp"
+
+namespace {
+
+// SIGTERM or SIGINT: the runs end as cancelled (their records say so), then the window quits.
+// A run that does not stop within a minute is left to the window's teardown, which cancels it.
+void stop_runs_then_quit(gpulab::ui::MainWindow& window, const QString& signal_name) {
+  std::fprintf(stderr, "gpulab: %s: stopping the runs (recorded as cancelled), then quitting\n",
+               qPrintable(signal_name));
+  window.stop_all();
+  auto* poll = new QTimer(&window);
+  auto waited = std::make_shared<int>(0);
+  QObject::connect(poll, &QTimer::timeout, &window, [&window, waited] {
+    if (!window.any_running() || ++*waited > 1200) QApplication::quit();
+  });
+  poll->start(50);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   gpulab::select_blas_kernels(argc, argv);
@@ -32,7 +52,8 @@ int main(int argc, char** argv) {
                  "xvfb-run, or use gpulab-cli for training without a window\n");
     return 1;
   }
-  QApplication app(argc, argv);
+  gpulab::ui::GuardedApplication app(argc, argv);
+  app.watch_termination_signals();
   QApplication::setOrganizationName("gpulab");
   QApplication::setApplicationName("gpulab");
   QApplication::setApplicationVersion(GPULAB_VERSION);
@@ -68,6 +89,14 @@ int main(int argc, char** argv) {
   }
   gpulab::ui::MainWindow window(options);
   window.show();
+  QObject::connect(&app, &gpulab::ui::GuardedApplication::error_caught, &window,
+                   [&window](const QString& what) {
+                     window.show_warning(QString("Something went wrong: %1. The window goes on; "
+                                                 "what was recorded is kept.")
+                                             .arg(what));
+                   });
+  QObject::connect(&app, &gpulab::ui::GuardedApplication::termination_requested, &window,
+                   [&window](const QString& name) { stop_runs_then_quit(window, name); });
   auto fail = [](const QString& text) {
     std::fprintf(stderr, "gpulab: %s\n", qPrintable(text));
     return 2;

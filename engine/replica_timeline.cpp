@@ -5,6 +5,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "engine/trainer.hpp"
+
 namespace gpulab {
 namespace {
 
@@ -30,14 +32,19 @@ ReplicaStepSpan span_of(const StepMetrics& step, std::vector<ReplicaTimes> repli
 }  // namespace
 
 int replica_count(const RunData& run) {
+  // What the record holds wins over what run.json says: a count there that the replica rows do
+  // not bear out (a damaged or hand-edited record) would lay out lanes and lines for nothing.
+  int seen = 0;
+  for (const StepMetrics& step : run.steps) seen = std::max(seen, int(step.replicas.size()));
+  for (const ReplicaStep& row : run.replica_steps) seen = std::max(seen, row.times.replica + 1);
+  if (seen > 0) return seen;
+  // A run before its first step, or recorded without replica rows. The reader bounds both
+  // numbers by kMaxBatch; their product is bounded here.
   const double replicas = config_number(run, "replicas");
   const double ranks = config_number(run, "ranks");
-  int count = std::isfinite(replicas) && replicas >= 1 ? int(replicas) : 0;
-  if (count > 0 && std::isfinite(ranks) && ranks > 1) count *= int(ranks);
-  if (count > 0) return count;
-  for (const StepMetrics& step : run.steps) count = std::max(count, int(step.replicas.size()));
-  for (const ReplicaStep& row : run.replica_steps) count = std::max(count, row.times.replica + 1);
-  return std::max(count, 1);
+  double count = std::isfinite(replicas) && replicas >= 1 ? replicas : 1;
+  if (std::isfinite(ranks) && ranks > 1) count *= ranks;
+  return int(std::min(count, double(kMaxBatch)));
 }
 
 std::vector<ReplicaStepSpan> recent_replica_steps(const RunData& run, size_t count) {

@@ -1,6 +1,7 @@
 // Writing and reading run folders.
 #include "engine/run_record.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,9 +12,11 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "engine/errors.hpp"
+#include "engine/record_reader.hpp"
 #include "engine/telemetry.hpp"
 
 namespace gpulab {
@@ -54,12 +57,6 @@ const std::string& replicas_header() {
   return header;
 }
 
-// The header a record's file has: `current`, or `older` when that is what the file starts with.
-std::string header_of(const fs::path& path, const std::string& current, const std::string& older) {
-  std::string first;
-  std::getline(std::ifstream(path) >> std::ws, first);
-  return first == older ? older : current;
-}
 constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy,train_s";
 constexpr const char* kEvalHeaderWithoutTrainS = "step,epoch,time_s,split,loss,accuracy";
 constexpr const char* kTelemetryHeader =
@@ -107,38 +104,70 @@ double parse_number(const std::string& text) {
   return value;
 }
 
-// Reads a CSV written by RunRecorder: checks the header, parses each complete row. A final line
-// without its newline is what a killed run leaves behind and is skipped.
+// A value of a record that is out of what a run can write (a step of 1e30, replica 1e8).
+struct OutOfRange : std::out_of_range {
+  using std::out_of_range::out_of_range;
+};
+
+// A whole number from a CSV field, within [min, max].
+int64_t whole_field(const std::string& text, const char* what, int64_t min, int64_t max) {
+  const double value = parse_number(text);
+  if (!(value >= double(min) && value <= double(max)) || std::floor(value) != value)
+    throw OutOfRange(std::string(what) + " " + text + " is out of range (a whole number from " +
+                     std::to_string(min) + " to " + std::to_string(max) + ")");
+  return int64_t(value);
+}
+
+int64_t step_field(const std::string& text) {
+  try {
+    return record_step(parse_number(text), text);
+  } catch (const std::out_of_range& e) {
+    throw OutOfRange(e.what());
+  }
+}
+
+int epoch_field(const std::string& text) {
+  return int(whole_field(text, "epoch", 0, std::numeric_limits<int>::max()));
+}
+
+// Reads a CSV written by RunRecorder: checks the header (`current`, or `older` for records from
+// before a column was added), parses each complete row. A final line without its newline is what
+// a killed run leaves behind and is skipped. Lines may end in CRLF (a file saved on Windows).
 template <typename Row>
-std::vector<Row> read_csv(const fs::path& path, const std::string& header,
-                          Row (*parse)(const std::vector<std::string>&)) {
+std::vector<Row> read_csv(const fs::path& path, const std::string& current,
+                          const std::string& older, Row (*parse)(const std::vector<std::string>&)) {
   std::vector<Row> rows;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return rows;  // an older or partial record may lack a file
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream lines(text);
-  std::string line;
-  size_t line_number = 0, consumed = 0;
-  const size_t expected_fields = split_csv_line(header).size();
-  while (std::getline(lines, line)) {
+  std::string text;
+  if (!read_record_file(path, kMaxRecordCsvBytes, &text)) return rows;  // older or partial
+  size_t line_number = 0, expected_fields = 0;
+  std::string header;
+  for (size_t start = 0; start < text.size();) {
+    const size_t end = text.find('\n', start);
+    if (end == std::string::npos) break;  // no newline: cut off by a kill
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
     ++line_number;
-    consumed += line.size() + 1;
-    if (consumed > text.size()) break;  // no newline: cut off by a kill
     if (line_number == 1) {
+      const size_t first = line.find_first_not_of(" \t");
+      line.erase(0, first == std::string::npos ? line.size() : first);
+      header = !older.empty() && line == older ? older : current;
       if (line != header)
-        throw RecordError(path.string() + ": unexpected header; expected \"" + header + "\"");
+        throw RecordError(path.string() + ": unexpected header; expected \"" + current + "\"");
+      expected_fields = split_csv_line(header).size();
       continue;
     }
     const auto fields = split_csv_line(line);
+    const std::string where = path.string() + ":" + std::to_string(line_number) + ": ";
     if (fields.size() != expected_fields)
-      throw RecordError(path.string() + ":" + std::to_string(line_number) + ": expected " +
-                        std::to_string(expected_fields) + " fields, found " +
+      throw RecordError(where + "expected " + std::to_string(expected_fields) + " fields, found " +
                         std::to_string(fields.size()));
     try {
       rows.push_back(parse(fields));
+    } catch (const OutOfRange& e) {
+      throw RecordError(where + e.what());
     } catch (const std::invalid_argument& e) {
-      throw RecordError(path.string() + ":" + std::to_string(line_number) + ": not a number: \"" +
-                        e.what() + "\"");
+      throw RecordError(where + "not a number: \"" + e.what() + "\"");
     }
   }
   return rows;
@@ -146,8 +175,8 @@ std::vector<Row> read_csv(const fs::path& path, const std::string& header,
 
 StepMetrics parse_step(const std::vector<std::string>& f) {
   StepMetrics m;
-  m.step = static_cast<int64_t>(parse_number(f[0]));
-  m.epoch = static_cast<int>(parse_number(f[1]));
+  m.step = step_field(f[0]);
+  m.epoch = epoch_field(f[1]);
   m.time_s = parse_number(f[2]);
   m.loss = parse_number(f[3]);
   m.accuracy = parse_number(f[4]);
@@ -163,8 +192,8 @@ StepMetrics parse_step(const std::vector<std::string>& f) {
 
 ReplicaStep parse_replica_step(const std::vector<std::string>& f) {
   ReplicaStep r;
-  r.step = static_cast<int64_t>(parse_number(f[0]));
-  r.times.replica = static_cast<int>(parse_number(f[1]));
+  r.step = step_field(f[0]);
+  r.times.replica = int(whole_field(f[1], "replica", 0, kMaxBatch - 1));
   for (size_t p = 0; p < kReplicaPhases.size(); ++p)
     r.times.*kReplicaPhases[p].ms = parse_number(f[2 + p]);
   if (const size_t hidden = 2 + kReplicaPhases.size(); f.size() > hidden)
@@ -174,8 +203,8 @@ ReplicaStep parse_replica_step(const std::vector<std::string>& f) {
 
 EvalMetrics parse_eval(const std::vector<std::string>& f) {
   EvalMetrics e;
-  e.step = static_cast<int64_t>(parse_number(f[0]));
-  e.epoch = static_cast<int>(parse_number(f[1]));
+  e.step = step_field(f[0]);
+  e.epoch = epoch_field(f[1]);
   e.time_s = parse_number(f[2]);
   e.split = f[3] == "train" ? Split::Train : f[3] == "validation" ? Split::Validation : Split::Test;
   e.loss = parse_number(f[4]);
@@ -251,6 +280,7 @@ RunRecorder::RunRecorder(fs::path dir, json run_info) : dir_(std::move(dir)), in
     throw RecordError(dir_.string() + ": already holds a run; choose another --out folder");
   info_["format"] = kRunFormat;
   info_["status"] = "running";
+  info_["process"] = this_process_json();  // so a reader can tell a run whose process died
   if (!info_.contains("name")) info_["name"] = dir_.filename().string();
   write_json();
   metrics_ = open_csv(dir_ / "metrics.csv", metrics_header());
@@ -354,57 +384,158 @@ std::string RunData::name() const {
   return dir.filename().string();
 }
 
+namespace {
+
+std::string this_host() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+enum class Writer { Unknown, Alive, Gone };
+
+// The process that wrote a record, where run.json names it.
+Writer record_writer(const json& info) {
+  const auto process = info.find("process");
+  if (process == info.end() || !process->is_object()) return Writer::Unknown;
+  const auto host = process->find("host"), pid = process->find("pid");
+  if (host == process->end() || !host->is_string() || pid == process->end() ||
+      !pid->is_number_integer())
+    return Writer::Unknown;
+  if (host->get<std::string>() != this_host()) return Writer::Unknown;
+  const long id = pid->get<long>();
+  if (id <= 0) return Writer::Unknown;
+  // Signal 0 only asks: EPERM means a process of another user has the id, so it lives.
+  return ::kill(pid_t(id), 0) == 0 || errno == EPERM ? Writer::Alive : Writer::Gone;
+}
+
+std::string recorded_status(const json& info) {
+  const auto status = info.find("status");
+  return status != info.end() && status->is_string() ? status->get<std::string>() : "unknown";
+}
+
+}  // namespace
+
+json this_process_json() { return {{"host", this_host()}, {"pid", int(::getpid())}}; }
+
 std::string RunData::status() const {
-  if (info.contains("status") && info["status"].is_string()) return info["status"].get<std::string>();
-  return "unknown";
+  const std::string status = recorded_status(info);
+  if (status == "running" && record_writer(info) == Writer::Gone) return "interrupted";
+  return status;
+}
+
+bool RunData::written_elsewhere() const {
+  if (recorded_status(info) != "running") return false;
+  const Writer writer = record_writer(info);
+  if (writer == Writer::Gone) return false;
+  // A record from before the process was kept: nothing says anyone writes it.
+  return writer == Writer::Alive || info.contains("process");
+}
+
+bool holds_run(const fs::path& dir) {
+  std::error_code error;
+  return fs::exists(fs::symlink_status(dir / "run.json", error));
+}
+
+nlohmann::json load_run_info(const fs::path& dir) {
+  json info;
+  const fs::path json_path = dir / "run.json";
+  std::string text;
+  if (!read_record_file(json_path, kMaxRunJsonBytes, &text))
+    throw RecordError(json_path.string() + ": no such file; is this a gpulab run folder?");
+  try {
+    info = json::parse(text);
+  } catch (const json::exception& e) {
+    throw RecordError(json_path.string() + ": not valid JSON: " + e.what());
+  }
+  // A record of another format is no run; a format of the wrong type is a damaged field.
+  const auto format = info.is_object() ? info.find("format") : info.end();
+  if (!info.is_object() || format == info.end() || (format->is_string() && *format != kRunFormat))
+    throw RecordError(json_path.string() + ": not a gpulab run record (format \"" + kRunFormat +
+                      "\" expected)");
+  check_run_info(info, json_path);
+  return info;
 }
 
 RunData load_run(const fs::path& dir) {
   RunData run;
   run.dir = dir;
-  const fs::path json_path = dir / "run.json";
-  std::ifstream in(json_path);
-  if (!in) throw RecordError(json_path.string() + ": no such file; is this a gpulab run folder?");
-  try {
-    run.info = json::parse(in);
-  } catch (const json::exception& e) {
-    throw RecordError(json_path.string() + ": not valid JSON: " + e.what());
-  }
-  if (!run.info.is_object() || run.info.value("format", "") != kRunFormat)
-    throw RecordError(json_path.string() + ": not a gpulab run record (format \"" + kRunFormat +
-                      "\" expected)");
-  run.steps = read_csv<StepMetrics>(
-      dir / "metrics.csv",
-      header_of(dir / "metrics.csv", metrics_header(), metrics_header_without_hidden()),
-      parse_step);
-  run.replica_steps = read_csv<ReplicaStep>(
-      dir / "replicas.csv",
-      header_of(dir / "replicas.csv", replicas_header(), replicas_header_without_hidden()),
-      parse_replica_step);
+  run.info = load_run_info(dir);
+  run.steps = read_csv<StepMetrics>(dir / "metrics.csv", metrics_header(),
+                                    metrics_header_without_hidden(), parse_step);
+  run.replica_steps = read_csv<ReplicaStep>(dir / "replicas.csv", replicas_header(),
+                                            replicas_header_without_hidden(), parse_replica_step);
   // Records from before train_s was kept have one column less.
-  run.evals = read_csv<EvalMetrics>(
-      dir / "eval.csv", header_of(dir / "eval.csv", kEvalHeader, kEvalHeaderWithoutTrainS),
-      parse_eval);
-  run.samples = read_csv<DeviceSample>(dir / "telemetry.csv", kTelemetryHeader, parse_sample);
+  run.evals =
+      read_csv<EvalMetrics>(dir / "eval.csv", kEvalHeader, kEvalHeaderWithoutTrainS, parse_eval);
+  run.samples = read_csv<DeviceSample>(dir / "telemetry.csv", kTelemetryHeader, "", parse_sample);
   return run;
+}
+
+std::vector<fs::path> run_folders(const fs::path& root, std::vector<std::string>* problems) {
+  std::vector<fs::path> folders;
+  auto problem = [&](const std::string& text) {
+    if (problems) problems->push_back(text);
+  };
+  std::error_code error;
+  const fs::file_status root_status = fs::status(root, error);
+  if (error && error != std::errc::no_such_file_or_directory)
+    problem(root.string() + ": cannot be read: " +
+            (error == std::errc::too_many_symbolic_link_levels ? "a symbolic link that loops"
+                                                               : error.message()));
+  if (!fs::is_directory(root_status)) return folders;
+  fs::directory_iterator entries(root, error);
+  if (error) {
+    problem(root.string() + ": cannot be read: " + error.message());
+    return folders;
+  }
+  for (; entries != fs::directory_iterator(); entries.increment(error)) {
+    if (error) {
+      problem(root.string() + ": cannot be listed further: " + error.message());
+      break;
+    }
+    const fs::path path = entries->path();
+    std::error_code entry_error;
+    const fs::file_status status = fs::status(path, entry_error);
+    if (entry_error == std::errc::too_many_symbolic_link_levels) {
+      problem(path.string() + ": cannot be read: a symbolic link that loops");
+      continue;
+    }
+    if (entry_error || !fs::is_directory(status)) continue;  // a file, or a link to nothing
+    if (holds_run(path)) folders.push_back(path);
+  }
+  return folders;
+}
+
+std::uintmax_t record_bytes(const fs::path& dir) {
+  std::uintmax_t bytes = 0;
+  for (const char* file : {"metrics.csv", "replicas.csv", "eval.csv", "telemetry.csv"}) {
+    std::error_code error;
+    if (fs::is_regular_file(dir / file, error)) {
+      const std::uintmax_t size = fs::file_size(dir / file, error);
+      if (!error) bytes += size;
+    }
+  }
+  return bytes;
 }
 
 std::vector<RunData> load_runs(const fs::path& root, std::vector<std::string>* problems) {
   std::vector<RunData> runs;
-  std::error_code error;
-  if (!fs::is_directory(root, error)) return runs;
-  for (const auto& entry : fs::directory_iterator(root, error)) {
-    if (!entry.is_directory() || !fs::exists(entry.path() / "run.json")) continue;
+  for (const fs::path& folder : run_folders(root, problems)) {
     try {
-      runs.push_back(load_run(entry.path()));
+      runs.push_back(load_run(folder));
     } catch (const RecordError& e) {
       if (problems) problems->push_back(e.what());
     }
   }
-  std::sort(runs.begin(), runs.end(), [](const RunData& a, const RunData& b) {
+  sort_newest_first(runs);
+  return runs;
+}
+
+void sort_newest_first(std::vector<RunData>& runs) {
+  std::stable_sort(runs.begin(), runs.end(), [](const RunData& a, const RunData& b) {
     return a.info.value("created", "") > b.info.value("created", "");
   });
-  return runs;
 }
 
 std::string iso_time_now() {

@@ -77,17 +77,44 @@ struct RunData {
   std::vector<ReplicaStep> replica_steps;  // empty for runs recorded before replicas.csv
   std::vector<EvalMetrics> evals;
   std::vector<DeviceSample> samples;
+  // 1, or how many steps each of `steps` stands for in a large record thinned for drawing
+  // (thin_for_drawing).
+  int64_t steps_per_point = 1;
   std::string name() const;            // info["name"], else the folder's name
+  // run.json's status, except that a record left at "running" by a process of this machine that
+  // is gone (killed, crashed) is "interrupted".
   std::string status() const;
+  // Whether another process may still be writing the record: it says "running" and its process
+  // is alive, or on another machine, where this one cannot tell.
+  bool written_elsewhere() const;
 };
+
+// run.json's "process": the host and process id of the run's writer, recorded when it starts.
+nlohmann::json this_process_json();
+
+// Whether `dir` holds a run record: run.json in any form (a damaged one too, so that it is
+// reported rather than passed over). Never throws.
+bool holds_run(const std::filesystem::path& dir);
 
 // Throws RecordError naming the file and line when a record cannot be read. A last line cut off
 // by a killed run is skipped.
 RunData load_run(const std::filesystem::path& dir);
+// Only run.json, checked as load_run checks it: the status and summary of a run whose steps are
+// already known.
+nlohmann::json load_run_info(const std::filesystem::path& dir);
+// The folders directly under `root` that hold a run (holds_run); a link loop among them or as
+// `root` is a problem.
+std::vector<std::filesystem::path> run_folders(const std::filesystem::path& root,
+                                               std::vector<std::string>* problems = nullptr);
+// The bytes of a run folder's CSV files (regular files only): what loading it will read.
+std::uintmax_t record_bytes(const std::filesystem::path& dir);
 // Every run folder directly under `root`, newest first; folders that fail to load are skipped and
 // their errors returned in `problems` when given.
 std::vector<RunData> load_runs(const std::filesystem::path& root,
                                std::vector<std::string>* problems = nullptr);
+
+// Newest first, by run.json's "created".
+void sort_newest_first(std::vector<RunData>& runs);
 
 // Now, as run.json's "created" holds it: 2026-11-22T19:08:15Z.
 std::string iso_time_now();

@@ -6,6 +6,7 @@
 #include <map>
 #include <ostream>
 #include <sstream>
+#include <unordered_set>
 
 #include "engine/errors.hpp"
 #include "engine/replica_timeline.hpp"
@@ -195,6 +196,45 @@ double phase_ms(const StepTimes& t, int phase) {
   return phase >= 0 && phase < kPhaseCount ? t.*kStepPhases[phase].ms : kNoValue;
 }
 
+// --- Thinning large records -------------------------------------------------------------
+
+void thin_for_drawing(RunData& run, size_t max_steps) {
+  const size_t count = run.steps.size();
+  if (max_steps == 0 || count <= max_steps) return;
+  const size_t per = (count + max_steps - 1) / max_steps;
+  // The mean of one field over [from, to), missing values left out.
+  auto mean = [&](size_t from, size_t to, auto&& field) {
+    double sum = 0;
+    int n = 0;
+    for (size_t i = from; i < to; ++i)
+      if (const double v = field(run.steps[i]); std::isfinite(v)) sum += v, ++n;
+    return n > 0 ? sum / n : kNoValue;
+  };
+  std::vector<StepMetrics> thinned;
+  thinned.reserve(count / per + 1);
+  std::unordered_set<int64_t> kept;
+  for (size_t from = 0; from < count; from += per) {
+    const size_t to = std::min(count, from + per);
+    StepMetrics point = run.steps[to - 1];
+    point.replicas.clear();
+    point.loss = mean(from, to, [](const StepMetrics& s) { return s.loss; });
+    point.accuracy = mean(from, to, [](const StepMetrics& s) { return s.accuracy; });
+    point.images_per_second =
+        mean(from, to, [](const StepMetrics& s) { return s.images_per_second; });
+    point.step_ms = mean(from, to, [](const StepMetrics& s) { return s.step_ms; });
+    for (const StepPhase& phase : kStepPhases)
+      point.times.*phase.ms =
+          mean(from, to, [&](const StepMetrics& s) { return s.times.*phase.ms; });
+    point.times.allreduce_hidden_ms =
+        mean(from, to, [](const StepMetrics& s) { return s.times.allreduce_hidden_ms; });
+    kept.insert(point.step);
+    thinned.push_back(std::move(point));
+  }
+  run.steps = std::move(thinned);
+  std::erase_if(run.replica_steps, [&](const ReplicaStep& row) { return !kept.count(row.step); });
+  run.steps_per_point = int64_t(per);
+}
+
 // --- TrailingMean -------------------------------------------------------------------------
 
 TrailingMean::TrailingMean(int window) : window_(std::max(1, window)), ring_(window_, 0.0) {}
@@ -205,11 +245,19 @@ double TrailingMean::add(double value) {
   ring_[next_] = value;
   sum_ += value;
   next_ = (next_ + 1) % ring_.size();
-  // Adding and subtracting drifts over millions of points: start the sum afresh now and then.
-  if (++since_resum_ >= (1 << 20)) {
+  largest_ = std::max(largest_, std::abs(value));
+  // A running sum keeps the rounding error of the largest value it has held: once one loss of
+  // 1e17 has left the window, what remains is noise around the true sum, even below zero. When
+  // the sum is small beside the largest value it has held (or not finite), and now and then
+  // against slow drift, it is summed afresh from the window.
+  if (!(std::abs(sum_) >= largest_ * 0x1p-20) || ++since_resum_ >= (1 << 20)) {
     since_resum_ = 0;
     sum_ = 0;
-    for (size_t i = 0; i < filled_; ++i) sum_ += ring_[i];
+    largest_ = 0;
+    for (size_t i = 0; i < filled_; ++i) {
+      sum_ += ring_[i];
+      largest_ = std::max(largest_, std::abs(ring_[i]));
+    }
   }
   return sum_ / double(filled_);
 }

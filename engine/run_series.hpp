@@ -44,6 +44,11 @@ struct MedianStep {
 };
 MedianStep median_step(const RunData& run);
 
+// Thins a large record for drawing: at most `max_steps` steps, each the mean of a run of
+// consecutive steps (placed at the last of them, so the x axes stay true), and replicas.csv rows
+// kept for those steps only. Sets run.steps_per_point. Evaluations and samples stay whole.
+void thin_for_drawing(RunData& run, size_t max_steps);
+
 // Mean of the last `window` values added (fewer at the start); window 1 passes values through.
 class TrailingMean {
  public:
@@ -56,6 +61,7 @@ class TrailingMean {
   std::vector<double> ring_;
   size_t next_ = 0, filled_ = 0;
   double sum_ = 0;
+  double largest_ = 0;  // the largest magnitude in the sum since it was last summed afresh
   int64_t since_resum_ = 0;
 };
 

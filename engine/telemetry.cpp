@@ -137,7 +137,14 @@ void TelemetrySampler::loop() {
   auto next = std::chrono::steady_clock::now();
   for (bool last = false;;) {
     samples.clear();
-    for (auto& source : sources_) source->sample(samples);
+    for (auto& source : sources_) {
+      try {
+        source->sample(samples);
+      } catch (...) {
+        // An exception must not leave the sampler's thread (that ends the program): a source
+        // that fails only loses its rows of telemetry.csv.
+      }
+    }
     const double time_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
     for (auto& s : samples) {

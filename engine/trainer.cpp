@@ -44,7 +44,8 @@ void validate(const TrainOptions& o) {
   if (o.epochs < 1 && o.max_steps < 1) throw ConfigError("--epochs must be at least 1");
   if (o.max_steps < 0) throw ConfigError("--steps must not be negative");
   if (o.batch < 1) throw ConfigError("--batch must be at least 1");
-  if (o.batch > 65536) throw ConfigError("--batch must be at most 65536");
+  if (o.batch > kMaxBatch)
+    throw ConfigError("--batch must be at most " + std::to_string(kMaxBatch));
   if (!(o.optimizer.lr > 0.0f) || !std::isfinite(o.optimizer.lr))
     throw ConfigError("--lr must be a positive number");
   if (!(o.optimizer.momentum >= 0.0f && o.optimizer.momentum < 1.0f))

@@ -11,6 +11,10 @@
 
 namespace gpulab {
 
+// The largest batch the trainer takes; a replica takes at least one image of it, so no run has
+// more replicas (or MPI ranks) than this.
+inline constexpr int kMaxBatch = 65536;
+
 struct TrainOptions {
   int epochs = 1;
   int64_t max_steps = 0;       // stop after this many optimizer steps; 0: no limit

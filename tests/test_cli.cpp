@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "damaged_runs.hpp"
 #include "engine/run_record.hpp"
 #include "test_support.hpp"
 
@@ -210,6 +211,35 @@ TEST(Cli, ExportsChartsOfRecordedRuns) {
     EXPECT_GT(std::filesystem::file_size(image), 1000u) << format;
   }
 #endif
+}
+
+// A folder of damaged runs beside good ones: export draws the good ones and skips each damaged
+// one with a line naming its file; a damaged run named alone is skipped the same way.
+TEST(Cli, ExportSkipsDamagedRunsNamingTheirFiles) {
+  test::TempDir dir;
+  const auto damaged = test::write_damaged_runs(dir.path());
+  const auto csv = dir.path() / "loss.csv";
+  const Result r =
+      cli("export --runs " + dir.path().string() + " --chart loss --out " + csv.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("chart of 2 runs"), std::string::npos) << r.output;
+  for (const test::DamagedRun& run : damaged) {
+    const std::string file =
+        (dir.path() / run.folder).string() + (run.folder == run.file ? "" : "/" + run.file);
+    EXPECT_NE(r.output.find("skipped " + file), std::string::npos) << run.folder << "\n"
+                                                                   << r.output;
+  }
+  const Result alone =
+      cli("export --runs " + (dir.path() / "type-3").string() + " --runs " +
+          (dir.path() / "good-a").string() + " --chart loss --out " + csv.string());
+  EXPECT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_NE(alone.output.find("skipped " + (dir.path() / "type-3" / "run.json").string()),
+            std::string::npos)
+      << alone.output;
+  std::filesystem::create_symlink("loop", dir.path() / "loop");
+  expect_rejected(
+      "export --runs " + (dir.path() / "loop").string() + " --chart loss --out " + csv.string(),
+      "loop: a symbolic link that loops");
 }
 
 }  // namespace

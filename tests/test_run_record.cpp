@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "engine/run_record.hpp"
 #include "engine/session.hpp"
 #include "engine/telemetry.hpp"
+#include "damaged_runs.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -281,6 +283,100 @@ TEST(RunRecord, CorruptRecordsNameTheFile) {
   EXPECT_THROW(load_run(dir.path()), RecordError);
 }
 
+// Whatever a runs folder holds, the good runs load and each damaged one is a problem naming its
+// folder and file (and field or line), never an exception, a hang or a read without end.
+TEST(RunRecord, DamagedRunsAreSkippedWithTheirFileNamed) {
+  test::TempDir dir;
+  const auto damaged = test::write_damaged_runs(dir.path());
+  std::vector<std::string> problems;
+  const std::vector<RunData> runs = load_runs(dir.path(), &problems);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].name(), "good-b");
+  EXPECT_EQ(runs[1].name(), "good-a");
+  for (const test::DamagedRun& run : damaged) {
+    const std::string file =
+        (dir.path() / run.folder).string() + (run.folder == run.file ? "" : "/" + run.file);
+    const auto named = std::find_if(problems.begin(), problems.end(), [&](const std::string& p) {
+      return p.find(file) != std::string::npos && p.find(run.detail) != std::string::npos;
+    });
+    EXPECT_NE(named, problems.end())
+        << run.folder << ": no problem names " << file << " " << run.detail;
+  }
+  EXPECT_EQ(problems.size(), damaged.size());
+}
+
+TEST(RunRecord, AFieldOfTheWrongTypeIsNamedWithWhatWasExpected) {
+  test::TempDir dir;
+  nlohmann::json info = test::complete_run_info();
+  info["model"]["name"] = 3;
+  test::write_run(dir.path(), info);
+  try {
+    load_run(dir.path());
+    FAIL() << "a number for the model's name was accepted";
+  } catch (const RecordError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              (dir.path() / "run.json").string() +
+                  ": field \"model.name\": expected a string, found a number");
+  }
+  // A complete record of every field reads.
+  test::write_run(dir.path(), test::complete_run_info());
+  EXPECT_EQ(load_run(dir.path()).name(), "good");
+}
+
+// Steps past what a double holds exactly (2^53) would wrap or round in exports and plots.
+TEST(RunRecord, ImpossibleStepsAreRefusedWithTheLine) {
+  test::TempDir dir;
+  const std::string header =
+      std::string(test::kGoodMetrics).substr(0, std::string(test::kGoodMetrics).find('\n') + 1);
+  for (const std::string step : {"9223372036854775807", "1e30", "-3", "2.5", "inf"}) {
+    test::write_run(dir.path(), test::complete_run_info(),
+                    header + step + ",1,0.2,2.1,0.2,640,0.05,10,1,0,4,4,0,1,0\n");
+    try {
+      load_run(dir.path());
+      ADD_FAILURE() << "step " << step << " was accepted";
+    } catch (const RecordError& e) {
+      EXPECT_NE(std::string(e.what()).find("metrics.csv:2: step " + step), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// A record left at "running" by a process that is gone reads as interrupted, in the window's list
+// and the CLI's comparison alike; one whose process lives is another program's, still written.
+TEST(RunRecord, ARunWhoseProcessIsGoneIsInterrupted) {
+  test::TempDir dir;
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  int status = 0;
+  waitpid(child, &status, 0);  // its pid now names no process
+
+  nlohmann::json info = test::complete_run_info();
+  info["status"] = "running";
+  info["process"] = this_process_json();
+  info["process"]["pid"] = int(child);
+  test::write_run(dir.path() / "gone", info);
+  info["process"] = this_process_json();
+  test::write_run(dir.path() / "alive", info);
+  info.erase("process");
+  test::write_run(dir.path() / "older", info);
+
+  const RunData gone = load_run(dir.path() / "gone");
+  EXPECT_EQ(gone.status(), "interrupted");
+  EXPECT_FALSE(gone.written_elsewhere());
+  EXPECT_EQ(compare_runs({&gone}, 0, 0)[0].status, "interrupted");
+  const RunData alive = load_run(dir.path() / "alive");
+  EXPECT_EQ(alive.status(), "running");
+  EXPECT_TRUE(alive.written_elsewhere());
+  const RunData older = load_run(dir.path() / "older");  // nothing says who wrote it
+  EXPECT_EQ(older.status(), "running");
+  EXPECT_FALSE(older.written_elsewhere());
+
+  // A run records its host and process when it starts.
+  RunRecorder recorder(dir.path() / "new", {{"name", "new"}});
+  EXPECT_EQ(load_run(dir.path() / "new").info["process"], this_process_json());
+}
+
 TEST(RunRecord, SigkillKeepsEveryFlushedStep) {
   test::TempDir dir;
   test::write_mnist(dir.path() / "data", test::synthetic_set(640, 1), test::synthetic_set(64, 2));
@@ -305,7 +401,8 @@ TEST(RunRecord, SigkillKeepsEveryFlushedStep) {
   ASSERT_TRUE(WIFSIGNALED(status));
 
   const RunData run = load_run(run_dir);
-  EXPECT_EQ(run.status(), "running");  // it never got to say otherwise
+  EXPECT_EQ(run.info["status"], "running");  // it never got to say otherwise,
+  EXPECT_EQ(run.status(), "interrupted");    // but its process is gone
   ASSERT_GE(run.steps.size(), 11u);
   for (size_t i = 0; i < run.steps.size(); ++i) EXPECT_EQ(run.steps[i].step, int64_t(i + 1));
   EXPECT_FALSE(run.samples.empty());

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -59,6 +60,25 @@ TEST(TrailingMean, AveragesTheLastWindowValues) {
   TrailingMean raw(1);
   EXPECT_DOUBLE_EQ(raw.add(7), 7);
   EXPECT_DOUBLE_EQ(raw.add(-1), -1);
+}
+
+// One absurd loss must not leave the window's sum wrong once it has left it: the smoothed line
+// goes back to the plain mean of the values around it, never below zero.
+TEST(TrailingMean, OneHugeValueLeavesNoTraceOnceItIsOutOfTheWindow) {
+  TrailingMean mean(25);
+  for (int i = 0; i < 100; ++i) mean.add(0.5);
+  mean.add(1e17);
+  for (int i = 0; i < 24; ++i) EXPECT_GT(mean.add(0.25), 1e14);
+  for (int i = 0; i < 200; ++i) {
+    const double smoothed = mean.add(0.25);
+    ASSERT_DOUBLE_EQ(smoothed, 0.25) << "step " << i << " after the spike left the window";
+  }
+  // Infinities and NaNs pass too, and leave no trace either.
+  for (double odd : {std::numeric_limits<double>::infinity(), -1e300, 1e300}) {
+    mean.add(odd);
+    for (int i = 0; i < 24; ++i) mean.add(0.25);
+    EXPECT_DOUBLE_EQ(mean.add(0.25), 0.25) << odd;
+  }
 }
 
 TEST(Timeline, PlacesStepsEvalsAndSamplesOnEachAxis) {

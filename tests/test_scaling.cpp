@@ -52,6 +52,12 @@ TEST(ReplicaTimeline, ReadsARecordedRunFromItsReplicaRows) {
   EXPECT_DOUBLE_EQ(spans[4].replicas[2].compute_ms, 102);
   EXPECT_EQ(replica_count(run), 3);
   EXPECT_EQ(replica_count(RunData{}), 1);
+  // A count in run.json that the rows do not bear out is not believed.
+  run.info["config"]["replicas"] = 60000;
+  run.info["config"]["ranks"] = 60000;
+  EXPECT_EQ(replica_count(run), 3);
+  run.replica_steps.clear();
+  EXPECT_EQ(replica_count(run), kMaxBatch);
 }
 
 TEST(ReplicaTimeline, OverlapIsTheShareOfCommunicationHiddenUnderComputation) {

@@ -3,6 +3,7 @@
 // window usable, missing data, races, and the MNIST downloader against file:// sources.
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <zlib.h>
 
@@ -11,6 +12,7 @@
 #include <QComboBox>
 #include <QCryptographicHash>
 #include <QDoubleSpinBox>
+#include <QElapsedTimer>
 #include <QFontInfo>
 #include <QHeaderView>
 #include <QLabel>
@@ -32,6 +34,7 @@
 
 #include "engine/experiment.hpp"
 #include "engine/run_record.hpp"
+#include "damaged_runs.hpp"
 #include "engine/session.hpp"
 #include "test_support.hpp"
 #include "ui_fixture.hpp"
@@ -42,6 +45,7 @@
 #include "ui/data_fetcher.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
+#include "ui/guarded_application.hpp"
 #include "ui/layer_editor.hpp"
 #include "ui/main_window.hpp"
 #include "ui/plot_check.hpp"
@@ -49,6 +53,7 @@
 #include "ui/run_store.hpp"
 #include "ui/runs_panel.hpp"
 #include "ui/status_widgets.hpp"
+#include "ui/window_state.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -1033,6 +1038,222 @@ TEST(WindowFlags, BadFlagsAreNamedAndNothingStarts) {
     EXPECT_NE(output.find(mention), std::string::npos) << args << "\n" << output;
   }
   EXPECT_TRUE(std::filesystem::is_empty(runs.path())) << "a refused start made a run";
+}
+
+// --- Whatever the runs folder holds, the window starts; signals end its runs as cancelled -----
+
+// The real window binary, started as a person would, with its output in `log`.
+pid_t start_window(const std::vector<std::string>& args, const std::filesystem::path& config,
+                   const std::filesystem::path& log) {
+  const pid_t child = fork();
+  if (child != 0) return child;
+  const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  dup2(out, 1);
+  dup2(out, 2);
+  setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  setenv("XDG_CONFIG_HOME", config.c_str(), 1);
+  std::vector<char*> argv{const_cast<char*>(GPULAB_GUI_PATH)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execv(GPULAB_GUI_PATH, argv.data());
+  _exit(127);
+}
+
+// Waits for `child` to end; its wait status, or -1 when it is still running at the deadline.
+int wait_for_exit(pid_t child, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(child, &status, WNOHANG) == child) return status;
+    std::this_thread::sleep_for(20ms);
+  }
+  return -1;
+}
+
+std::string file_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Damaged records (wrong types in every field, folders and link loops for files, FIFOs, a
+// device, huge counts and files) beside good ones, and a link loop as the runs folder itself:
+// the window starts, keeps running, and quits on SIGTERM, its event loop answering the signal.
+TEST(WindowStart, DamagedRunsFoldersNeitherStopNorHangTheWindow) {
+  test::TempDir dir;
+  test::write_damaged_runs(dir.path() / "runs");
+  std::filesystem::create_symlink("loop", dir.path() / "loop");
+  for (const std::string runs_dir : {"runs", "loop"}) {
+    const auto log = dir.path() / ("log-" + runs_dir);
+    const pid_t window =
+        start_window({"--runs-dir", (dir.path() / runs_dir).string()}, dir.path() / "config", log);
+    ASSERT_GT(window, 0);
+    EXPECT_EQ(wait_for_exit(window, 4s), -1) << runs_dir << ": the window ended\n"
+                                             << file_text(log);
+    kill(window, SIGTERM);
+    const int status = wait_for_exit(window, 30s);
+    if (status == -1) kill(window, SIGKILL), waitpid(window, nullptr, 0);
+    EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << runs_dir << ": status " << status << "\n"
+        << file_text(log);
+  }
+}
+
+// SIGTERM or SIGINT while a run trains: the run ends as cancelled, recorded so, and the window
+// quits with exit code 0 instead of leaving the record at "running" for ever.
+TEST(WindowStart, SigtermAndSigintEndTheRunAsCancelledThenQuit) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(512, 1), test::synthetic_set(64, 2));
+  Experiment e;
+  e.model = preset("mlp");
+  e.train.batch = 16;
+  e.train.epochs = 1000;
+  e.backend.threads = 1;
+  save_experiment(dir.path() / "setup.json", e);
+  for (const int signal : {SIGTERM, SIGINT}) {
+    const auto runs = dir.path() / ("runs-" + std::to_string(signal));
+    const auto log = dir.path() / ("log-" + std::to_string(signal));
+    const pid_t window =
+        start_window({"--runs-dir", runs.string(), "--data-dir", (dir.path() / "data").string(),
+                      "--setup", (dir.path() / "setup.json").string(), "--train"},
+                     dir.path() / "config", log);
+    ASSERT_GT(window, 0);
+    std::filesystem::path run;
+    const bool training = wait_until(
+        [&] {
+          std::error_code ignored;
+          for (const auto& entry : std::filesystem::directory_iterator(runs, ignored))
+            if (entry.is_directory() && file_text(entry.path() / "metrics.csv").size() > 2000)
+              run = entry.path();
+          return !run.empty();
+        },
+        60s);
+    kill(window, signal);
+    const int status = wait_for_exit(window, 60s);
+    if (status == -1) kill(window, SIGKILL), waitpid(window, nullptr, 0);
+    ASSERT_TRUE(training) << file_text(log);
+    EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << strsignal(signal) << ": status " << status << "\n"
+        << file_text(log);
+    const RunData record = load_run(run);
+    EXPECT_EQ(record.info["status"], "cancelled") << strsignal(signal);
+  }
+}
+
+// An exception thrown by an event handler stops at the application's boundary: it is reported
+// and later events are delivered.
+TEST(WindowBoundary, AnExceptionInAnEventHandlerIsReportedAndTheLoopGoesOn) {
+  auto* app = qobject_cast<GuardedApplication*>(QCoreApplication::instance());
+  ASSERT_NE(app, nullptr) << "the window tests run under the window's own application class";
+  struct Throwing : QObject {
+    int delivered = 0;
+    bool event(QEvent* e) override {
+      if (e->type() != QEvent::User) return QObject::event(e);
+      if (++delivered == 1) throw std::runtime_error("a handler failed");
+      return true;
+    }
+  } target;
+  QStringList caught;
+  const auto connection = QObject::connect(app, &GuardedApplication::error_caught,
+                                           [&](const QString& what) { caught << what; });
+  QCoreApplication::postEvent(&target, new QEvent(QEvent::User));
+  EXPECT_TRUE(wait_until([&] { return !caught.isEmpty(); }, 5s));
+  QCoreApplication::postEvent(&target, new QEvent(QEvent::User));
+  EXPECT_TRUE(wait_until([&] { return target.delivered == 2; }, 5s));
+  QObject::disconnect(connection);
+  ASSERT_EQ(caught.size(), 1);
+  EXPECT_EQ(caught[0], "a handler failed");
+}
+
+// A record left "running" by a process that is gone is listed as interrupted; one that a living
+// process still writes cannot be deleted from the window.
+TEST_F(Window, RunsLeftRunningAreInterruptedOrNotDeletable) {
+  window_.reset();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  nlohmann::json info = test::complete_run_info();
+  info["status"] = "running";
+  info["name"] = "gone";
+  info["process"] = this_process_json();
+  info["process"]["pid"] = int(child);
+  test::write_run(runs_.path() / "gone", info);
+  info["name"] = "alive";
+  info["process"] = this_process_json();
+  test::write_run(runs_.path() / "alive", info);
+  window_ = std::make_unique<MainWindow>(options_);
+  QTreeWidget* tree = window_->runs_panel()->tree();
+  ASSERT_EQ(tree->topLevelItemCount(), 2);
+  std::map<QString, QString> status;
+  for (int i = 0; i < 2; ++i)
+    status[tree->topLevelItem(i)->text(0).section(' ', 0, 0)] = tree->topLevelItem(i)->text(3);
+  // (followed by ⚠ and the record's caveat)
+  EXPECT_TRUE(status["gone"].startsWith("interrupted")) << status["gone"].toStdString();
+  EXPECT_TRUE(status["alive"].startsWith("running")) << status["alive"].toStdString();
+  for (RunEntry* entry : window_->store()->entries()) {
+    QString error;
+    const std::string name = entry->data.name();
+    const bool removed = window_->store()->remove(entry->id, &error);
+    EXPECT_EQ(removed, name == "gone") << name;
+    if (!removed) {
+      EXPECT_TRUE(error.contains("another process")) << error.toStdString();
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists(runs_.path() / "alive" / "run.json"));
+}
+
+// A run of a million steps (a 58 MB metrics.csv) is read on a thread of its own: the event loop
+// keeps answering a 10 ms ping within 200 ms while it loads and while the run, ticked from the
+// last session, is drawn from its thinned copy.
+class LargeRecord : public test::WindowTest {};
+TEST_F(LargeRecord, AMillionStepRunLoadsInTheBackgroundWhileTheWindowAnswers) {
+  const auto dir = runs_.path() / "big";
+  std::string metrics =
+      std::string(test::kGoodMetrics).substr(0, std::string(test::kGoodMetrics).find('\n') + 1);
+  metrics.reserve(size_t(64) << 20);
+  char line[160];
+  for (int step = 1; step <= 1000000; ++step) {
+    const int n =
+        std::snprintf(line, sizeof line, "%d,1,%.3f,%.6f,0.5,6400,0.05,10,1,0,4,4,0,1,0\n", step,
+                      step * 0.01, 2.3 / (1 + step * 1e-4));
+    metrics.append(line, size_t(n));
+  }
+  nlohmann::json info = test::complete_run_info();
+  info["name"] = "big";
+  test::write_run(dir, info, metrics);
+  WindowState state;
+  state.checked = {dir.string()};
+  state.present = true;
+  ASSERT_TRUE(save_window_state(runs_.path(), state));
+
+  open_window();
+  EXPECT_EQ(window_->store()->loading_in_background(), 1) << "read before the window was shown";
+  QElapsedTimer clock;
+  clock.start();
+  qint64 last = 0, longest = 0;
+  QTimer ping;
+  ping.setInterval(10);
+  QObject::connect(&ping, &QTimer::timeout, [&] {
+    longest = std::max(longest, clock.elapsed() - last);
+    last = clock.elapsed();
+  });
+  ping.start();
+  auto big = [&]() -> RunEntry* {
+    for (RunEntry* entry : window_->store()->entries())
+      if (entry->data.name() == "big") return entry;
+    return nullptr;
+  };
+  ASSERT_TRUE(wait_until([&] { return big() != nullptr; }, 120s));
+  QTest::qWait(1000);  // drawn meanwhile
+  ping.stop();
+  RecordProperty("longest_ping_gap_ms", int(longest));
+  EXPECT_LT(longest, 200) << "the event loop did not answer for " << longest << " ms";
+  EXPECT_EQ(window_->store()->loading_in_background(), 0);
+  const RunEntry* entry = big();
+  EXPECT_TRUE(entry->checked);
+  EXPECT_EQ(entry->data.steps_per_point, 50);
+  EXPECT_EQ(entry->data.steps.size(), kMaxDrawnSteps);
+  EXPECT_EQ(entry->data.steps.back().step, 1000000);
 }
 
 // --- The downloader, against file:// sources --------------------------------------------

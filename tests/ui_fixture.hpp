@@ -15,6 +15,7 @@
 #include "test_support.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
+#include "ui/guarded_application.hpp"
 #include "ui/main_window.hpp"
 #include "ui_input.hpp"
 
@@ -95,7 +96,7 @@ inline int run_window_tests(int argc, char** argv, bool qt_dialogs = false) {
   TempDir config;
   qputenv("XDG_CONFIG_HOME", QByteArray::fromStdString(config.path().string()));
   if (qt_dialogs) QApplication::setAttribute(Qt::AA_DontUseNativeDialogs);
-  QApplication app(argc, argv);
+  ui::GuardedApplication app(argc, argv);  // the window's own, with its event boundary
   QApplication::setOrganizationName("gpulab-test");
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();

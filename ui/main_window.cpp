@@ -188,6 +188,18 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   connect(message_, &Banner::closed, this, [this] { setup_note_.clear(); });
   connect(devices_, &DevicePicker::selection_changed, this, &MainWindow::update_controls);
 
+  connect(store_, &RunStore::background_loading, this, [this](int pending, const QString& problem) {
+    if (!problem.isEmpty())
+      message_->show_message(Banner::Kind::Warning,
+                             tr("A run record could not be read and is not listed:\n") + problem);
+    else if (pending > 0)
+      message_->show_message(Banner::Kind::Info,
+                             tr("Loading %n large run record(s) in the background; each appears "
+                                "in the list when read, drawn as means of consecutive steps.",
+                                "", pending));
+    else
+      message_->show_message(Banner::Kind::Info, tr("Large run records loaded."));
+  });
   const QStringList problems = store_->load_all();
   if (!problems.isEmpty())
     message_->show_message(Banner::Kind::Warning,

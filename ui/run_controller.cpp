@@ -41,7 +41,7 @@ void RunController::run() {
   bool missing = false;
   try {
     data = cache_->get(data::default_data_dir(request_.data_dir));
-  } catch (const std::exception&) {
+  } catch (...) {
     // execute_run loads again without the cache and records the failure with its message.
     missing = true;
   }
@@ -51,6 +51,9 @@ void RunController::run() {
   } catch (const std::exception& e) {  // the run folder itself could not be made
     summary.status = RunStatus::Failed;
     summary.message = e.what();
+  } catch (...) {  // nothing may leave a thread: that would end the window
+    summary.status = RunStatus::Failed;
+    summary.message = "the run stopped on an error of unknown type";
   }
   // Handed over on the window's thread; the posted call dies with this object if it goes first.
   QMetaObject::invokeMethod(

@@ -6,6 +6,7 @@
 #include <QSettings>
 
 #include "engine/errors.hpp"
+#include "engine/run_series.hpp"
 #include "ui/chart_render.hpp"
 
 namespace gpulab::ui {
@@ -13,6 +14,12 @@ namespace fs = std::filesystem;
 
 RunStore::RunStore(fs::path runs_dir, QObject* parent)
     : QObject(parent), runs_dir_(std::move(runs_dir)) {}
+
+RunStore::~RunStore() {
+  // Results posted after this are dropped with the object; the record being read is finished.
+  stop_loading_ = true;
+  if (loader_.joinable()) loader_.join();
+}
 
 RunEntry* RunStore::add(RunData data) {
   auto entry = std::make_unique<RunEntry>();
@@ -41,6 +48,7 @@ void RunStore::set_color_slot(RunEntry& entry, int slot) {
 void RunStore::restore(const std::vector<std::string>& checked,
                        const std::map<std::string, int>& colors) {
   saved_colors_ = colors;
+  saved_checked_ = checked;
   for (auto& e : entries_) {
     const std::string dir = e->data.dir.string();
     if (auto it = colors.find(dir); it != colors.end()) set_color_slot(*e, it->second);
@@ -66,16 +74,67 @@ std::map<std::string, int> RunStore::color_slots() {
 QStringList RunStore::load_all() {
   QStringList problems;
   std::vector<std::string> errors;
-  for (RunData& run : load_runs(runs_dir_, &errors)) add(std::move(run));
+  std::vector<RunData> runs;
+  std::vector<fs::path> large;
+  for (const fs::path& folder : run_folders(runs_dir_, &errors)) {
+    if (record_bytes(folder) > kBackgroundLoadBytes) {
+      large.push_back(folder);
+      continue;
+    }
+    try {
+      runs.push_back(load_run(folder));
+    } catch (const RecordError& e) {
+      errors.push_back(e.what());
+    }
+  }
+  sort_newest_first(runs);
+  for (RunData& run : runs) add(std::move(run));
   for (const auto& e : errors) problems << QString::fromStdString(e);
   QSettings settings;
   for (const QString& folder : settings.value("runs/imports").toStringList()) {
     const fs::path path = folder.toStdString();
-    if (!fs::exists(path)) continue;  // moved or deleted since: forget it quietly
+    std::error_code missing;
+    if (!fs::exists(path, missing)) continue;  // moved or deleted since: forget it quietly
     import_folder(path, &problems);
   }
   emit runs_changed();
+  if (!large.empty()) load_in_background(std::move(large));
   return problems;
+}
+
+void RunStore::load_in_background(std::vector<fs::path> folders) {
+  if (loader_.joinable()) loader_.join();  // a load_all before this one (never in the window)
+  pending_ = int(folders.size());
+  emit background_loading(pending_, {});
+  loader_ = std::thread([this, folders = std::move(folders)] {
+    for (const fs::path& folder : folders) {
+      if (stop_loading_) return;
+      auto run = std::make_shared<RunData>();
+      auto problem = std::make_shared<QString>();
+      try {
+        *run = load_run(folder);
+        thin_for_drawing(*run, kMaxDrawnSteps);
+      } catch (const RecordError& e) {  // names the file
+        *problem = QString::fromStdString(e.what());
+      } catch (const std::exception& e) {  // memory running out
+        *problem = QString::fromStdString(folder.string() + ": " + e.what());
+      }
+      QMetaObject::invokeMethod(
+          this,
+          [this, run, problem] {
+            --pending_;
+            if (problem->isEmpty()) {
+              RunEntry* entry = add(std::move(*run));
+              const std::string dir = entry->data.dir.string();
+              entry->checked = std::find(saved_checked_.begin(), saved_checked_.end(), dir) !=
+                               saved_checked_.end();
+              emit runs_changed();
+            }
+            emit background_loading(pending_, *problem);
+          },
+          Qt::QueuedConnection);
+    }
+  });
 }
 
 int RunStore::import_folder(const fs::path& folder, QStringList* problems) {
@@ -87,7 +146,7 @@ int RunStore::import_folder(const fs::path& folder, QStringList* problems) {
     });
   };
   std::vector<RunData> runs;
-  if (fs::exists(folder / "run.json")) {
+  if (holds_run(folder)) {
     try {
       runs.push_back(load_run(folder));
     } catch (const RecordError& e) {
@@ -177,7 +236,7 @@ void RunStore::finish(int id, RunStatus status, const std::string& message) {
   bool reread = false;
   if (!entry->data.dir.empty()) {
     try {
-      entry->data.info = load_run(entry->data.dir).info;
+      entry->data.info = load_run_info(entry->data.dir);
       reread = true;
     } catch (const RecordError&) {
     }
@@ -202,7 +261,7 @@ bool RunStore::rename(int id, const QString& name, QString* error) {
   if (!entry->live && !entry->data.dir.empty()) {
     try {
       // Re-read first, so a rename never overwrites what the record gained meanwhile.
-      nlohmann::json on_disk = load_run(entry->data.dir).info;
+      nlohmann::json on_disk = load_run_info(entry->data.dir);
       on_disk["name"] = trimmed.toStdString();
       write_file_atomically(entry->data.dir / "run.json", on_disk.dump(2) + "\n");
       info = on_disk;
@@ -223,8 +282,12 @@ bool RunStore::remove(int id, QString* error) {
     if (error) *error = tr("this run is still training: stop it first");
     return false;
   }
+  if ((*it)->data.written_elsewhere()) {
+    if (error) *error = tr("another process is still writing this run: stop it first");
+    return false;
+  }
   const fs::path dir = (*it)->data.dir;
-  if (!dir.empty() && fs::exists(dir / "run.json")) {
+  if (!dir.empty() && holds_run(dir)) {
     std::error_code failure;
     fs::remove_all(dir, failure);
     if (failure) {

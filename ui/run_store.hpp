@@ -6,10 +6,12 @@
 #include <QColor>
 #include <QObject>
 #include <QStringList>
+#include <atomic>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/run_record.hpp"
@@ -27,15 +29,23 @@ struct RunEntry {
   bool paused = false;   // a live run held by Pause
 };
 
+// A record whose CSV files are larger than this is read on a thread of its own, so the window
+// answers while it loads, and drawn from a thinned copy of at most kMaxDrawnSteps steps.
+inline constexpr std::uintmax_t kBackgroundLoadBytes = std::uintmax_t(16) << 20;
+inline constexpr size_t kMaxDrawnSteps = 20000;
+
 class RunStore : public QObject {
   Q_OBJECT
 
  public:
   explicit RunStore(std::filesystem::path runs_dir, QObject* parent = nullptr);
+  ~RunStore() override;
 
   const std::filesystem::path& runs_dir() const { return runs_dir_; }
   // The runs folder and every remembered import; problems (unreadable records) are returned.
+  // Large records are loaded in the background afterwards (background_loading tells).
   QStringList load_all();
+  int loading_in_background() const { return pending_; }
   // A run folder, or a folder of run folders. Returns how many runs were added.
   int import_folder(const std::filesystem::path& folder, QStringList* problems);
 
@@ -66,9 +76,12 @@ class RunStore : public QObject {
  signals:
   void runs_changed();           // added, removed, renamed, ticked
   void run_updated(int id);      // status or summary changed
+  // Large records still loading in the background; `problem` when the one just read failed.
+  void background_loading(int pending, const QString& problem);
 
  private:
   RunEntry* add(RunData data);
+  void load_in_background(std::vector<std::filesystem::path> folders);
   void remember_imports();
   // The palette slot used by fewest runs (only the ticked ones when `among_checked`), lowest first.
   int free_color_slot(const RunEntry* except, bool among_checked) const;
@@ -79,6 +92,10 @@ class RunStore : public QObject {
   std::vector<std::filesystem::path> imports_;
   int next_id_ = 1;
   std::map<std::string, int> saved_colors_;
+  std::vector<std::string> saved_checked_;  // ticks to give runs that arrive later
+  std::thread loader_;
+  std::atomic<bool> stop_loading_{false};
+  int pending_ = 0;
 };
 
 }  // namespace gpulab::ui

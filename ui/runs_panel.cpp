@@ -180,7 +180,10 @@ void RunsPanel::show_menu(const QPoint& pos) {
   });
   open->setEnabled(!entry->data.dir.empty());
   QAction* remove = menu.addAction(tr("Delete…"), this, [this, id] { delete_run(id); });
-  remove->setEnabled(!entry->live);
+  // A record another process still writes (a gpulab-cli run) is not this window's to delete.
+  const bool elsewhere = !entry->live && entry->data.written_elsewhere();
+  remove->setEnabled(!entry->live && !elsewhere);
+  if (elsewhere) remove->setText(tr("Delete… (another process is still writing this run)"));
   menu.exec(tree_->viewport()->mapToGlobal(pos));
 }
 

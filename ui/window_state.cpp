@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/record_reader.hpp"
 #include "engine/run_record.hpp"
 
 namespace gpulab::ui {
@@ -17,16 +18,17 @@ fs::path setup_path(const fs::path& runs_dir) { return runs_dir / ".gpulab-setup
 
 WindowState load_window_state(const fs::path& runs_dir) {
   WindowState state;
-  std::ifstream in(state_path(runs_dir));
-  if (!in) return state;
   try {
-    const nlohmann::json j = nlohmann::json::parse(in);
+    // Read as a record's files are: a FIFO, a folder or a link loop here is passed over.
+    std::string text;
+    if (!read_record_file(state_path(runs_dir), kMaxRunJsonBytes, &text)) return state;
+    const nlohmann::json j = nlohmann::json::parse(text);
     state.checked = j.value("checked", std::vector<std::string>{});
     state.baseline = j.value("baseline", std::string());
     state.colors = j.value("colors", std::map<std::string, int>{});
     state.target_accuracy = j.value("target_accuracy", state.target_accuracy);
     state.present = true;
-  } catch (const nlohmann::json::exception&) {
+  } catch (const std::exception&) {
     return WindowState{};
   }
   return state;
@@ -47,8 +49,10 @@ bool save_window_state(const fs::path& runs_dir, const WindowState& state) {
 }
 
 std::optional<Experiment> load_saved_setup(const fs::path& runs_dir) {
-  if (!fs::exists(setup_path(runs_dir))) return std::nullopt;
   try {
+    // Only a regular file: a FIFO would block the window's start.
+    std::error_code error;
+    if (!fs::is_regular_file(setup_path(runs_dir), error)) return std::nullopt;
     return load_experiment(setup_path(runs_dir));
   } catch (const std::exception&) {
     return std::nullopt;
