@@ -11,6 +11,7 @@
 #include "app/blas_select.hpp"
 #include "app/cli_bench.hpp"
 #include "app/cli_export.hpp"
+#include "app/cli_lab.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
 #include "engine/checkpoint.hpp"
@@ -391,11 +392,16 @@ int main(int argc, char** argv) {
 
   cli::BenchFlags bench;
   CLI::App* bench_allreduce = cli::add_bench_command(app, bench);
+  cli::MatmulFlags matmul;
+  CLI::App* bench_matmul = cli::add_bench_matmul_command(app, matmul);
+
+  cli::LabFlags lab;
+  const cli::LabCommands lab_commands = cli::add_lab_command(app, lab);
 
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" && first != "eval" &&
-      first != "export" && first != "bench") {
-    std::fprintf(stderr, "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, export, bench (see --help)\n",
+      first != "export" && first != "bench" && first != "lab") {
+    std::fprintf(stderr, "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, export, bench, lab (see --help)\n",
                  argv[1]);
     return 2;
   }
@@ -415,6 +421,18 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("eval")) return run_eval(weights, eval_model, eval_data, eval_batch, eval_threads);
     if (app.got_subcommand("export")) return cli::run_export(x, argc, argv);
     if (bench_allreduce->parsed()) return cli::run_bench_allreduce(bench);
+    if (bench_matmul->parsed()) return cli::run_bench_matmul(matmul);
+    if (lab_commands.list->parsed()) return cli::run_lab_list();
+    if (lab_commands.check->parsed()) return cli::run_lab_check(lab);
+    if (lab_commands.run->parsed()) {
+      RunControl control;
+      g_control = &control;
+      std::signal(SIGINT, on_interrupt);
+      std::signal(SIGTERM, on_interrupt);
+      const int status = cli::run_lab(lab, control, argc, argv);
+      g_control = nullptr;
+      return status;
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
     return 1;
