@@ -96,8 +96,9 @@ int run_bench_allreduce(const BenchFlags& f) {
 
 CLI::App* add_bench_matmul_command(CLI::App& app, MatmulFlags& f) {
   CLI::App* matmul = app.get_subcommand("bench")->add_subcommand(
-      "matmul", "time single-precision n x n matrix products (OpenBLAS, cuBLAS), with and "
-                "without the copies to the GPU and back");
+      "matmul",
+      "time single-precision n x n matrix products (OpenBLAS, cuBLAS), with and without the "
+      "copies to the GPU and back");
   matmul
       ->add_option("--sizes", f.sizes, "matrix sizes, comma-separated; A,...,B doubles from A to B")
       ->capture_default_str();

@@ -1,12 +1,13 @@
 // gpulab-cli lab list|check|run.
 #include "app/cli_lab.hpp"
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
-
-#include <CLI/CLI.hpp>
 
 #include "app/cli_export.hpp"
 #include "app/cli_progress.hpp"
@@ -41,6 +42,14 @@ void write_text(const fs::path& path, const std::string& text) {
   if (!out) throw RecordError(path.string() + ": could not be written (is the disk full?)");
 }
 
+bool skipped_gpu(const Lab& lab, const std::vector<LabRunResult>& results) {
+  for (const auto& r : results)
+    if (const LabExperiment* e = lab.experiment(r.experiment);
+        e && e->needs_gpu() && !r.skipped.empty())
+      return true;
+  return false;
+}
+
 // Writes every table of the lab as it stands: after each experiment, so a run cut short keeps
 // the rows it finished.
 std::vector<fs::path> write_tables(const Lab& lab, const std::vector<LabRunResult>& results,
@@ -50,7 +59,13 @@ std::vector<fs::path> write_tables(const Lab& lab, const std::vector<LabRunResul
     const LabResultsTable table = lab_results_table(lab, lab.tables[i], results);
     const std::string stem = i == 0 ? "results" : "results-" + std::to_string(i + 1);
     write_text(out / (stem + ".csv"), to_csv(table));
-    write_text(out / (stem + ".md"), "# " + lab.title + "\n\n" + to_markdown(table));
+    std::string markdown = "# " + lab.title + "\n\n" + to_markdown(table);
+    if (skipped_gpu(lab, results))
+      markdown +=
+          "\nThe GPU experiments were skipped: this machine has no usable GPU, and no "
+          "recorded GPU runs ship with gpulab yet. Run the lab on a machine with an NVIDIA "
+          "GPU to fill those rows.\n";
+    write_text(out / (stem + ".md"), markdown);
     written.push_back(out / (stem + ".csv"));
     written.push_back(out / (stem + ".md"));
   }
@@ -66,9 +81,9 @@ void write_charts(const Lab& lab, const std::vector<LabRunResult>& results, cons
     x.chart = chart.kind;
     for (const auto& r : results) {
       const LabExperiment* e = lab.experiment(r.experiment);
-      const bool wanted = chart.experiments.empty() ||
-                          std::find(chart.experiments.begin(), chart.experiments.end(),
-                                    r.experiment) != chart.experiments.end();
+      const bool wanted =
+          chart.experiments.empty() || std::find(chart.experiments.begin(), chart.experiments.end(),
+                                                 r.experiment) != chart.experiments.end();
       if (wanted && e && e->bench.empty() && r.summary && !r.run_dir.empty())
         x.runs.push_back(r.run_dir.string());
     }
@@ -81,8 +96,7 @@ void write_charts(const Lab& lab, const std::vector<LabRunResult>& results, cons
       x.format = format;
       x.out = (out / (stem + "." + format)).string();
       try {
-        run_export(x, argc, argv);
-        std::printf("chart: %s\n", x.out.c_str());
+        run_export(x, argc, argv);  // says what it wrote
       } catch (const ConfigError& error) {
         // A build without Qt draws no charts; the table is still there.
         std::printf("chart %s: not drawn: %s\n", chart.kind.c_str(), error.what());
@@ -118,7 +132,8 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
   c.run = lab->add_subcommand("run", "run a lab's experiments and write its results");
   c.run->add_option("lab", f.run, "a built-in lab's name or FILE.md")->required();
   c.run->add_option("--out", f.out, "folder for the results table, charts and runs")->required();
-  c.run->add_flag("--quick", f.quick, "a few steps per experiment and small matrices: a smoke test");
+  c.run->add_flag("--quick", f.quick,
+                  "a few steps per experiment and small matrices: a smoke test");
   c.run->add_option("--data-dir", f.data_dir, "folder with the MNIST files");
   c.run->add_flag("--quiet", f.quiet, "no progress bars, only a line per experiment");
   return c;

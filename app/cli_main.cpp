@@ -399,9 +399,11 @@ int main(int argc, char** argv) {
   const cli::LabCommands lab_commands = cli::add_lab_command(app, lab);
 
   const std::string first = argc > 1 ? argv[1] : "";
-  if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" && first != "eval" &&
-      first != "export" && first != "bench" && first != "lab") {
-    std::fprintf(stderr, "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, export, bench, lab (see --help)\n",
+  if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" &&
+      first != "eval" && first != "export" && first != "bench" && first != "lab") {
+    std::fprintf(stderr,
+                 "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, "
+                 "export, bench, lab (see --help)\n",
                  argv[1]);
     return 2;
   }

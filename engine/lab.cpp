@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/allreduce_bench.hpp"
 #include "engine/errors.hpp"
@@ -55,7 +54,9 @@ class Reader {
   Reader(std::string source, std::filesystem::path base_dir, Lab& lab)
       : source_(std::move(source)), base_dir_(std::move(base_dir)), lab_(lab) {}
 
-  void problem(int line, std::string what) { lab_.problems.push_back({source_, line, std::move(what)}); }
+  void problem(int line, std::string what) {
+    lab_.problems.push_back({source_, line, std::move(what)});
+  }
 
   void header(const std::vector<std::string>& lines, size_t& i);
   void experiment(int line, const std::vector<std::pair<int, std::string>>& body);
@@ -240,13 +241,15 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
     if (key == "name") {
       e.name = value;
     } else if (key == "baseline") {
-      if (!parse_yes_no(value, e.baseline)) problem(n, "baseline: \"" + value + "\" is not yes or no");
+      if (!parse_yes_no(value, e.baseline))
+        problem(n, "baseline: \"" + value + "\" is not yes or no");
     } else if (key == "model") {
       e.model_name = value;
       model_line = n;
     } else if (key == "bench") {
       e.bench = value;
-      if (value != "matmul") problem(n, "bench: unknown \"" + value + "\"; the benchmark is matmul");
+      if (value != "matmul")
+        problem(n, "bench: unknown \"" + value + "\"; the benchmark is matmul");
     } else if (key == "sizes") {
       try {
         for (size_t size : parse_byte_sizes(value)) {
@@ -325,7 +328,8 @@ void Reader::table(int line, const std::vector<std::pair<int, std::string>>& bod
       t.columns = split_list(value);
       for (const auto& c : t.columns)
         if (std::find(lab_columns().begin(), lab_columns().end(), c) == lab_columns().end())
-          problem(n, "columns: unknown column \"" + c + "\"; the columns are " + join(lab_columns()));
+          problem(n,
+                  "columns: unknown column \"" + c + "\"; the columns are " + join(lab_columns()));
     } else if (key == "experiments") {
       t.experiments = split_list(value);
       name_lines.push_back(n);
@@ -385,16 +389,18 @@ void Reader::quiz(int line, const std::vector<std::pair<int, std::string>>& body
     }
     std::string key, value;
     if (!split_key_value(text, key, value)) {
-      problem(n, "\"" + text + "\" is not part of a quiz: use question:, answer:, why: or "
-                 "choices \"- [x] text\" and \"- [ ] text\"");
+      problem(n, "\"" + text +
+                     "\" is not part of a quiz: use question:, answer:, why: or "
+                     "choices \"- [x] text\" and \"- [ ] text\"");
     } else if (key == "question") {
       q.question = value;
     } else if (key == "answer") {
       answer = value;
       answer_line = n;
       if (value != "true" && value != "false")
-        problem(n, "answer: \"" + value + "\" is not true or false (a multiple-choice question "
-                   "marks its right choice \"- [x]\")");
+        problem(n, "answer: \"" + value +
+                       "\" is not true or false (a multiple-choice question "
+                       "marks its right choice \"- [x]\")");
     } else if (key == "why") {
       if (!q.choices.empty()) {
         if (!q.choices.back().why.empty()) problem(n, "a choice has two why: lines");
@@ -414,14 +420,17 @@ void Reader::quiz(int line, const std::vector<std::pair<int, std::string>>& body
     q.true_false = true;
     q.choices = {{"True", answer == "true", why}, {"False", answer == "false", why}};
   } else if (q.choices.empty()) {
-    problem(line, "the quiz has no correct answer: give answer: true|false, or choices with "
-                  "one \"- [x]\"");
+    problem(line,
+            "the quiz has no correct answer: give answer: true|false, or choices with "
+            "one \"- [x]\"");
   } else {
     const auto right = std::count_if(q.choices.begin(), q.choices.end(),
                                      [](const QuizChoice& c) { return c.correct; });
-    if (right == 0) problem(line, "the quiz has no correct answer: mark the right choice \"- [x]\"");
+    if (right == 0)
+      problem(line, "the quiz has no correct answer: mark the right choice \"- [x]\"");
     if (right > 1) problem(line, "the quiz has more than one correct answer; mark one \"- [x]\"");
-    if (q.choices.size() < 2) problem(line, "a multiple-choice question needs at least two choices");
+    if (q.choices.size() < 2)
+      problem(line, "a multiple-choice question needs at least two choices");
     for (const auto& c : q.choices)
       if (c.why.empty()) problem(line, "the choice \"" + c.text + "\" has no why: (its feedback)");
   }
@@ -490,9 +499,9 @@ std::string Lab::hardware_text() const { return join(hardware); }
 
 const std::vector<std::string>& lab_columns() {
   static const std::vector<std::string> columns = {
-      "experiment", "device",   "model",          "batch",         "steps",
-      "images/s",   "ms per step", "speedup",     "time to target", "test accuracy",
-      "size",       "ms",       "ms with copies", "GFLOP/s",       "GFLOP/s with copies"};
+      "experiment", "device",      "model",          "batch",          "steps",
+      "images/s",   "ms per step", "speedup",        "time to target", "test accuracy",
+      "size",       "ms",          "ms with copies", "GFLOP/s",        "GFLOP/s with copies"};
   return columns;
 }
 
@@ -624,7 +633,8 @@ Lab load_lab(const std::string& name_or_path) {
 
 QuizFeedback grade(const QuizQuestion& question, int choice) {
   if (choice < 0 || choice >= int(question.choices.size()))
-    throw ConfigError("choice " + std::to_string(choice + 1) + " does not exist; the question has " +
+    throw ConfigError("choice " + std::to_string(choice + 1) +
+                      " does not exist; the question has " +
                       std::to_string(question.choices.size()));
   const QuizChoice& picked = question.choices[size_t(choice)];
   return {picked.correct, picked.why};

@@ -75,13 +75,20 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
       std::vector<std::string> row;
       for (const auto& column : table.columns) {
         std::string cell;
-        if (column == "experiment") cell = e->name;
-        else if (column == "device") cell = e->experiment.backend.device;
-        else if (column == "model") cell = e->bench.empty() ? e->model_name : "sgemm";
-        else if (column == "batch") cell = e->bench.empty() ? std::to_string(e->experiment.train.batch) : "";
-        else if (column == "size") cell = size > 0 ? std::to_string(size) : "";
-        else if (s && column == "steps") cell = std::to_string(s->steps);
-        else if (s && column == "images/s") cell = fixed(images_per_second(*s), 0);
+        if (column == "experiment")
+          cell = e->name;
+        else if (column == "device")
+          cell = e->experiment.backend.device;
+        else if (column == "model")
+          cell = e->bench.empty() ? e->model_name : "sgemm";
+        else if (column == "batch")
+          cell = e->bench.empty() ? std::to_string(e->experiment.train.batch) : "";
+        else if (column == "size")
+          cell = size > 0 ? std::to_string(size) : "";
+        else if (s && column == "steps")
+          cell = std::to_string(s->steps);
+        else if (s && column == "images/s")
+          cell = fixed(images_per_second(*s), 0);
         else if (s && column == "ms per step" && s->steps > 0)
           cell = fixed(1000.0 * s->train_seconds / double(s->steps), 2);
         else if (s && column == "speedup" && base && base->summary)
@@ -89,13 +96,19 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
         else if (t && column == "speedup" && base_t)
           cell = fixed(base_t->ms_with_copies / t->ms_with_copies, 2);
         else if (s && column == "time to target")
-          cell = s->time_to_target_s ? fixed(*s->time_to_target_s, 2)
-                 : s->target_accuracy > 0 ? "not reached" : "";
-        else if (s && column == "test accuracy") cell = fixed(100.0 * s->test_accuracy, 2);
-        else if (t && column == "ms") cell = fixed(t->ms, 3);
-        else if (t && column == "ms with copies") cell = fixed(t->ms_with_copies, 3);
-        else if (t && column == "GFLOP/s") cell = fixed(gflops(size, t->ms), 1);
-        else if (t && column == "GFLOP/s with copies") cell = fixed(gflops(size, t->ms_with_copies), 1);
+          cell = s->time_to_target_s      ? fixed(*s->time_to_target_s, 2)
+                 : s->target_accuracy > 0 ? "not reached"
+                                          : "";
+        else if (s && column == "test accuracy")
+          cell = fixed(100.0 * s->test_accuracy, 2);
+        else if (t && column == "ms")
+          cell = fixed(t->ms, 3);
+        else if (t && column == "ms with copies")
+          cell = fixed(t->ms_with_copies, 3);
+        else if (t && column == "GFLOP/s")
+          cell = fixed(gflops(size, t->ms), 1);
+        else if (t && column == "GFLOP/s with copies")
+          cell = fixed(gflops(size, t->ms_with_copies), 1);
         row.push_back(cell);
       }
       row.push_back(note(r));

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <thread>
 
 #include "engine/backend.hpp"

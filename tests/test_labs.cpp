@@ -1,14 +1,13 @@
 // Labs: every shipped lab reads cleanly and names only presets, flags and devices that exist;
 // each kind of mistake in a lab file is reported at its line; quizzes grade with their feedback;
 // `gpulab-cli lab check|list|run` and `bench matmul` as an instructor or a learner meets them.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
