@@ -112,11 +112,7 @@ CLI::App* add_bench_matmul_command(CLI::App& app, MatmulFlags& f) {
 
 int run_bench_matmul(const MatmulFlags& f) {
   // Everything is checked before anything is timed.
-  std::vector<int> sizes;
-  for (size_t n : parse_byte_sizes(f.sizes)) {
-    if (n > 65536) throw ConfigError("--sizes: " + std::to_string(n) + " is larger than 65536");
-    sizes.push_back(int(n));
-  }
+  const std::vector<int> sizes = parse_matrix_sizes(f.sizes);
   std::vector<std::string> devices;
   std::stringstream in(f.device);
   for (std::string device; std::getline(in, device, ',');) {

@@ -162,7 +162,7 @@ int run_lab_check(const LabFlags& f) {
       status = 1;
       continue;
     }
-    std::printf("%s: ok: \"%s\", %zu experiments, %zu tables, %zu charts, %zu quiz questions\n",
+    std::printf("%s: ok: \"%s\"; experiments: %zu, tables: %zu, charts: %zu, quiz questions: %zu\n",
                 lab.source.c_str(), lab.title.c_str(), lab.experiments.size(), lab.tables.size(),
                 lab.charts.size(), lab.quiz.size());
   }
@@ -180,7 +180,13 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
   std::printf("lab \"%s\": %zu experiments%s; results in %s\n", lab.title.c_str(),
               lab.experiments.size(), f.quick ? " (quick: a few steps each)" : "",
               out.string().c_str());
-  std::optional<data::MnistData> mnist;  // loaded once, for the first training experiment
+  // The data is read before anything runs, as for `train`: a missing MNIST is one line, not a
+  // failure halfway through the lab.
+  std::optional<data::MnistData> mnist;
+  for (const LabExperiment& e : lab.experiments)
+    if (e.bench.empty() && missing_hardware(e).empty() && !mnist)
+      mnist = data::load_mnist(data::default_data_dir(
+          f.data_dir.empty() ? std::nullopt : std::optional<fs::path>(f.data_dir)));
   std::vector<LabRunResult> results;
   bool failed = false;
   size_t number = 0;
@@ -203,9 +209,6 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     } else {
       std::printf("training %s\n", e.model_name.c_str());
       std::fflush(stdout);
-      if (!mnist)
-        mnist = data::load_mnist(data::default_data_dir(
-            f.data_dir.empty() ? std::nullopt : std::optional<fs::path>(f.data_dir)));
       RunRequest request;
       request.name = e.name;
       request.model = e.experiment.model;

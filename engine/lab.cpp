@@ -9,8 +9,8 @@
 #include <set>
 #include <sstream>
 
-#include "engine/allreduce_bench.hpp"
 #include "engine/errors.hpp"
+#include "engine/matmul_bench.hpp"
 #include "gpulab/build_config.hpp"
 
 namespace gpulab {
@@ -234,7 +234,7 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
   e.line = line;
   e.model_name = "lenet5";  // as `gpulab-cli train`
   int model_line = line;
-  bool epochs_given = false, steps_given = false, train_valid = true;
+  bool epochs_given = false, steps_given = false, sizes_given = false, train_valid = true;
   TrainOptions& train = e.experiment.train;
   BackendOptions& backend = e.experiment.backend;
   for (const auto& [n, key, value] : key_values(body, "experiment")) {
@@ -251,11 +251,9 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
       if (value != "matmul")
         problem(n, "bench: unknown \"" + value + "\"; the benchmark is matmul");
     } else if (key == "sizes") {
+      sizes_given = true;
       try {
-        for (size_t size : parse_byte_sizes(value)) {
-          if (size > 65536) throw ConfigError(std::to_string(size) + " is larger than 65536");
-          e.sizes.push_back(int(size));
-        }
+        e.sizes = parse_matrix_sizes(value);
       } catch (const ConfigError& error) {
         problem(n, std::string("sizes: ") + error.what());
       }
@@ -282,7 +280,7 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
   backend.batch = train.batch;
   backend.seed = train.seed;
   if (!e.bench.empty()) {
-    if (e.sizes.empty()) problem(line, "a bench: matmul experiment needs sizes: (32, 64, ...)");
+    if (!sizes_given) problem(line, "a bench: matmul experiment needs sizes: (32, 64, ...)");
   } else {
     try {
       std::filesystem::path file = e.model_name;

@@ -5,9 +5,11 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <sstream>
 #include <thread>
 
 #include "engine/backend.hpp"
@@ -69,6 +71,37 @@ double median_ms(const std::function<double()>& once) {
   }
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2];
+}
+
+std::vector<int> parse_matrix_sizes(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    part.erase(0, part.find_first_not_of(" \t"));
+    part.erase(part.find_last_not_of(" \t") + 1);
+    parts.push_back(part);
+  }
+  auto one = [](const std::string& part) {
+    int n = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
+    if (ec != std::errc() || end != part.data() + part.size() || n < 1 || n > 65536)
+      throw ConfigError("--sizes: \"" + part + "\" is not a matrix size from 1 to 65536");
+    return n;
+  };
+  std::vector<int> sizes;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i] == "...") {
+      if (sizes.empty() || i + 1 >= parts.size())
+        throw ConfigError("--sizes: \"...\" goes between two sizes, as in 32,...,4096");
+      const int last = one(parts[++i]);
+      for (int n = sizes.back() * 2; n < last; n *= 2) sizes.push_back(n);
+      sizes.push_back(last);
+      continue;
+    }
+    sizes.push_back(one(parts[i]));
+  }
+  if (sizes.empty()) throw ConfigError("--sizes: give at least one size, like 32,...,4096");
+  return sizes;
 }
 
 std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vector<int>& sizes) {

@@ -16,6 +16,11 @@ struct MatmulTiming {
   double ms_with_copies = 0;  // with the copies of A and B to the device and C back (CPU: = ms)
 };
 
+// "32,64,128", or "32,...,4096" for every doubling from 32 to 4096; spaces allowed. Each from 1 to
+// 65536. Throws ConfigError naming --sizes. (Not bench allreduce's byte sizes: no units, and a
+// matrix size need not be a whole number of floats.)
+std::vector<int> parse_matrix_sizes(const std::string& text);
+
 // Times C = A B for each size on `device` ("cpu", or "cuda:N"). The CPU uses every core through
 // the BLAS. Throws ConfigError for a device this machine lacks, naming it.
 std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vector<int>& sizes);

@@ -156,6 +156,18 @@ TEST(Labs, ReportsEachMistakeAtItsLine) {
   EXPECT_EQ(bad_header.problems[1].line, 4);
 }
 
+TEST(Labs, ABenchmarkTakesSizesAsBenchMatmulDoes) {
+  const Lab lab = parse("```experiment\nname: m\nbench: matmul\nsizes: 32,...,256, 1000\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  EXPECT_EQ(lab.experiments[0].sizes, (std::vector<int>{32, 64, 128, 256, 1000}));
+  expect_problem("```experiment\nname: m\nbench: matmul\nsizes: 32, big\n```\n", 9,
+                 "sizes: --sizes: \"big\" is not a matrix size");
+  EXPECT_EQ(parse_matrix_sizes("1, 7,...,28"), (std::vector<int>{1, 7, 14, 28}));
+  EXPECT_THROW(parse_matrix_sizes("0"), ConfigError);
+  EXPECT_THROW(parse_matrix_sizes("...,64"), ConfigError);
+  expect_problem("```experiment\nname: m\nbench: matmul\n```\n", 6, "needs sizes");
+}
+
 TEST(Labs, AModelFileIsFoundBesideTheLab) {
   test::TempDir dir;
   save_experiment(dir.path() / "net.json", Experiment{preset("mlp"), {}, {}});
@@ -350,6 +362,15 @@ TEST(LabCli, BenchMatmulPrintsARowPerSize) {
     EXPECT_EQ(gpu.exit_code, 1);
     EXPECT_NE(gpu.output.find("--device cuda:0: no GPU"), std::string::npos) << gpu.output;
   }
+}
+
+TEST(LabCli, RunSaysFirstWhenTheDataIsMissing) {
+  test::TempDir dir;
+  const Result r = cli("lab run cnn-on-gpu --quick --out " + (dir.path() / "out").string() +
+                       " --data-dir " + (dir.path() / "nothing").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.find("[1/4]"), std::string::npos) << r.output;  // nothing ran
+  EXPECT_NE(r.output.find("nothing"), std::string::npos) << r.output;
 }
 
 }  // namespace
