@@ -233,7 +233,7 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
   LabExperiment e;
   e.line = line;
   e.model_name = "lenet5";  // as `gpulab-cli train`
-  int model_line = line;
+  int model_line = line, compare_line = 0;
   bool epochs_given = false, steps_given = false, sizes_given = false, train_valid = true;
   TrainOptions& train = e.experiment.train;
   BackendOptions& backend = e.experiment.backend;
@@ -243,6 +243,9 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
     } else if (key == "baseline") {
       if (!parse_yes_no(value, e.baseline))
         problem(n, "baseline: \"" + value + "\" is not yes or no");
+    } else if (key == "compare-to") {
+      e.compare_to = value;
+      compare_line = n;
     } else if (key == "model") {
       e.model_name = value;
       model_line = n;
@@ -266,7 +269,7 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
         problem(n, key + ": " + error.what());
       }
     } else {
-      std::string keys = "name, baseline, model, bench, sizes";
+      std::string keys = "name, baseline, compare-to, model, bench, sizes";
       for (const auto& t : kTrainKeys) keys += std::string(", ") + t.flag;
       problem(n, "unknown key \"" + key + "\" in an experiment; the keys are " + keys);
     }
@@ -313,6 +316,7 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
   } catch (const ConfigError& error) {
     problem(line, error.what());
   }
+  if (compare_line) check_names(compare_line, {e.compare_to}, "compare-to", false);
   lab_.blocks.push_back({LabBlock::Kind::Experiment, line, {}, {}, int(lab_.experiments.size())});
   lab_.experiments.push_back(std::move(e));
 }

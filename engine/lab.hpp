@@ -27,6 +27,7 @@ struct LabExperiment {
   int line = 0;
   std::string name;        // unique in the lab: the row of the results table
   bool baseline = false;   // speedups are over this one (the first experiment when none says so)
+  std::string compare_to;  // this row's speedup is over that experiment instead of the baseline
   std::string model_name;  // the preset or file as written
   Experiment experiment;   // model and training settings, checked
   std::string bench;       // "" for training; "matmul" for a matrix-multiply benchmark

@@ -57,8 +57,9 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
     for (const auto& name : table.experiments)
       if (const LabExperiment* e = lab.experiment(name)) experiments.push_back(e);
   const LabExperiment* baseline = lab.baseline();
-  const LabRunResult* base = baseline ? find(results, baseline->name) : nullptr;
   for (const LabExperiment* e : experiments) {
+    const std::string over = e->compare_to.empty() && baseline ? baseline->name : e->compare_to;
+    const LabRunResult* base = find(results, over);
     const LabRunResult* r = find(results, e->name);
     const RunSummary* s = r && r->summary ? &*r->summary : nullptr;
     const bool ran = r && r->skipped.empty();

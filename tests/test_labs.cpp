@@ -145,6 +145,7 @@ TEST(Labs, ReportsEachMistakeAtItsLine) {
   expect_problem("```table\ncolumns: experiment\nexperiments: ghost\n```\n", 8,
                  "no experiment is named \"ghost\"");
   expect_problem("```chart\nkind: pie\n```\n", 7, "unknown chart \"pie\"");
+  expect_problem("```experiment\nname: a\ncompare-to: b\n```\n", 8, "no experiment is named \"b\"");
   expect_problem("```experiment\nname: a\n```\n```experiment\nname: a\n```\n", 9,
                  "two experiments are named \"a\"");
   const Lab no_header = parse_lab("# A lab\n", "y.md");
@@ -208,6 +209,7 @@ TEST(Labs, ResultsTableComputesSpeedupsAndSaysWhatDidNotRun) {
   const Lab lab = parse(
       "```experiment\nname: slow\nsteps: 10\n```\n```experiment\nname: fast\nsteps: 10\n```\n"
       "```experiment\nname: gpu\ndevice: cuda:0\n```\n"
+      "```experiment\nname: fast again\ncompare-to: fast\nsteps: 10\n```\n"
       "```table\ncolumns: experiment, images/s, ms per step, speedup, time to target\n```\n");
   ASSERT_TRUE(lab.ok()) << problems(lab);
   RunSummary slow, fast;
@@ -218,10 +220,13 @@ TEST(Labs, ResultsTableComputesSpeedupsAndSaysWhatDidNotRun) {
   fast.train_seconds = 0.5;
   fast.target_accuracy = 0.9;
   fast.time_to_target_s = 0.25;
-  const std::vector<LabRunResult> results = {
-      {"slow", "", slow, {}, {}}, {"fast", "", fast, {}, {}}, {"gpu", "no GPU here", {}, {}, {}}};
+  const std::vector<LabRunResult> results = {{"slow", "", slow, {}, {}},
+                                             {"fast", "", fast, {}, {}},
+                                             {"gpu", "no GPU here", {}, {}, {}},
+                                             {"fast again", "", fast, {}, {}}};
   const LabResultsTable table = lab_results_table(lab, lab.tables[0], results);
-  ASSERT_EQ(table.rows.size(), 3u);
+  ASSERT_EQ(table.rows.size(), 4u);
+  EXPECT_EQ(table.rows[3][3], "1.00");  // over "fast", not the baseline
   EXPECT_EQ(table.rows[0], (std::vector<std::string>{"slow", "320", "200.00", "1.00", "", ""}));
   EXPECT_EQ(table.rows[1], (std::vector<std::string>{"fast", "1280", "50.00", "4.00", "0.25", ""}));
   EXPECT_EQ(table.rows[2],
