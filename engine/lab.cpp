@@ -456,9 +456,20 @@ void Reader::check_references() {
       else if (p.training_only && !e->bench.empty())
         problem(p.line, "\"" + name + "\" is a benchmark; a chart draws training runs");
     }
-  int baselines = 0;
-  for (const auto& e : lab_.experiments) baselines += e.baseline;
-  if (baselines > 1) problem(1, "more than one experiment says baseline: yes");
+  const LabExperiment* baseline = nullptr;
+  const auto& hardware = lab_.hardware;
+  const bool gpu_lab = std::find(hardware.begin(), hardware.end(), "gpu") != hardware.end() ||
+                       std::find(hardware.begin(), hardware.end(), "multi-gpu") != hardware.end();
+  for (const auto& e : lab_.experiments) {
+    if (e.baseline && baseline)
+      problem(e.line, "\"" + e.name + "\" says baseline: yes, and so does \"" + baseline->name +
+                          "\"; a lab has one baseline");
+    if (e.baseline && !baseline) baseline = &e;
+    // The header is what a learner reads before choosing a lab: it must not hide a GPU.
+    if (e.needs_gpu() && !gpu_lab && !hardware.empty())
+      problem(e.line, "\"" + e.name + "\" runs on " + e.experiment.backend.device +
+                          ", but the header's hardware: does not name gpu");
+  }
 }
 
 }  // namespace

@@ -19,7 +19,7 @@
 namespace gpulab {
 namespace {
 
-const std::string kHeader = "---\ntitle: T\nminutes: 5\nhardware: cpu\n---\n";
+const std::string kHeader = "---\ntitle: T\nminutes: 5\nhardware: cpu, gpu\n---\n";
 
 Lab parse(const std::string& body) { return parse_lab(kHeader + body, "x.md"); }
 
@@ -97,7 +97,7 @@ TEST(Labs, ReadsTheHeaderTextCodeAndBlocksInOrder) {
   ASSERT_TRUE(lab.ok()) << problems(lab);
   EXPECT_EQ(lab.title, "T");
   EXPECT_EQ(lab.minutes, 5);
-  EXPECT_EQ(lab.hardware_text(), "cpu");
+  EXPECT_EQ(lab.hardware_text(), "cpu, gpu");
   ASSERT_EQ(lab.blocks.size(), 7u);
   EXPECT_EQ(lab.blocks[0].kind, LabBlock::Kind::Text);
   EXPECT_EQ(lab.blocks[0].line, 6);
@@ -148,6 +148,17 @@ TEST(Labs, ReportsEachMistakeAtItsLine) {
   expect_problem("```experiment\nname: a\ncompare-to: b\n```\n", 8, "no experiment is named \"b\"");
   expect_problem("```experiment\nname: a\n```\n```experiment\nname: a\n```\n", 9,
                  "two experiments are named \"a\"");
+  expect_problem(
+      "```experiment\nname: a\nbaseline: yes\n```\n```experiment\nname: b\n"
+      "baseline: yes\n```\n",
+      10, "a lab has one baseline");
+  const Lab cpu_only = parse_lab(
+      "---\ntitle: T\nminutes: 5\nhardware: cpu\n---\n```experiment\nname: a\ndevice: "
+      "cuda:0\n```\n",
+      "c.md");
+  ASSERT_EQ(cpu_only.problems.size(), 1u) << problems(cpu_only);
+  EXPECT_EQ(cpu_only.problems[0].line, 6);
+  EXPECT_NE(cpu_only.problems[0].problem.find("hardware: does not name gpu"), std::string::npos);
   const Lab no_header = parse_lab("# A lab\n", "y.md");
   ASSERT_FALSE(no_header.ok());
   EXPECT_EQ(no_header.problems[0].to_string().rfind("y.md:1: ", 0), 0u) << problems(no_header);
