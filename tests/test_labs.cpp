@@ -301,6 +301,10 @@ TEST(LabCli, CheckExitsNonZeroNamingFileAndLine) {
             std::string::npos)
       << wrong.output;
   EXPECT_EQ(cli("lab check " + good.string() + " " + bad.string()).exit_code, 1);
+  const Result run_bad = cli("lab run " + bad.string() + " --out " + (dir.path() / "out").string());
+  EXPECT_EQ(run_bad.exit_code, 1) << run_bad.output;
+  EXPECT_NE(run_bad.output.find(bad.string() + ":8: "), std::string::npos) << run_bad.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));  // nothing ran
   EXPECT_NE(cli("lab check /nonexistent/lab.md").exit_code, 0);
   EXPECT_EQ(cli("lab check cnn-on-gpu gpu-vs-cpu-matmul").exit_code, 0);
 }
