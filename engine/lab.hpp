@@ -70,7 +70,7 @@ struct LabBlock {
   enum class Kind { Text, Code, Experiment, Table, Chart, Quiz };
   Kind kind = Kind::Text;
   int line = 0;
-  std::string text;      // Text: the Markdown; Code: the code; others: the block's body
+  std::string text;      // Text: the Markdown; Code: the code; empty for the declared blocks
   std::string language;  // Code: the info string
   int index = -1;
 };
