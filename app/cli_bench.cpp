@@ -1,14 +1,18 @@
-// gpulab-cli bench allreduce.
+// gpulab-cli bench allreduce and bench matmul.
 #include "app/cli_bench.hpp"
 
 #include <cstdio>
 #include <fstream>
 #include <optional>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 
 #include "engine/allreduce_bench.hpp"
+#include "engine/backend.hpp"
+#include "engine/devices.hpp"
 #include "engine/errors.hpp"
+#include "engine/matmul_bench.hpp"
 #include "engine/process_group.hpp"
 
 namespace gpulab::cli {
@@ -87,6 +91,50 @@ int run_bench_allreduce(const BenchFlags& f) {
     out << allreduce_json(rows, f.device, reducer);
     if (!out) throw std::runtime_error(f.json + ": cannot write the results");
   }
+  return 0;
+}
+
+CLI::App* add_bench_matmul_command(CLI::App& app, MatmulFlags& f) {
+  CLI::App* matmul = app.get_subcommand("bench")->add_subcommand(
+      "matmul",
+      "time single-precision n x n matrix products (OpenBLAS, cuBLAS), with and without the "
+      "copies to the GPU and back");
+  matmul
+      ->add_option("--sizes", f.sizes, "matrix sizes, comma-separated; A,...,B doubles from A to B")
+      ->capture_default_str();
+  matmul->add_option("--device", f.device, "devices, comma-separated: cpu,cuda:0")
+      ->capture_default_str();
+  matmul->add_option("--format", f.format, "csv|table")
+      ->check(CLI::IsMember({"csv", "table"}))
+      ->capture_default_str();
+  return matmul;
+}
+
+int run_bench_matmul(const MatmulFlags& f) {
+  // Everything is checked before anything is timed.
+  const std::vector<int> sizes = parse_matrix_sizes(f.sizes);
+  std::vector<std::string> devices;
+  std::stringstream in(f.device);
+  for (std::string device; std::getline(in, device, ',');) {
+    if (cuda_device_index(device) >= 0) require_gpu(device);
+    devices.push_back(device);
+  }
+  if (devices.empty()) throw ConfigError("--device: give cpu, cuda:0 or both (cpu,cuda:0)");
+  const bool csv = f.format == "csv";
+  if (csv)
+    std::printf("device,size,ms,ms_with_copies,gflops,gflops_with_copies\n");
+  else
+    std::printf("%-8s %6s %12s %16s %10s %20s\n", "device", "size", "ms", "ms with copies",
+                "GFLOP/s", "GFLOP/s with copies");
+  for (const auto& device : devices)
+    for (int n : sizes) {
+      const MatmulTiming t = bench_matmul(device, {n}).front();
+      const double flop = 2.0 * double(n) * n * n;
+      const double gflops = flop / (t.ms * 1e6), gflops_copies = flop / (t.ms_with_copies * 1e6);
+      std::printf(csv ? "%s,%d,%.4f,%.4f,%.2f,%.2f\n" : "%-8s %6d %12.4f %16.4f %10.2f %20.2f\n",
+                  device.c_str(), n, t.ms, t.ms_with_copies, gflops, gflops_copies);
+      std::fflush(stdout);
+    }
   return 0;
 }
 

@@ -1,5 +1,6 @@
 // gpulab-cli bench allreduce: the gradient all-reduce alone, timed per size and replica count
-// with nccl-tests' bandwidth definitions, so a scaling lab can predict what it will measure.
+// with nccl-tests' bandwidth definitions, so a scaling lab can predict what it will measure; and
+// bench matmul: single-precision matrix products on the CPU and GPUs, with and without copies.
 #pragma once
 
 #include <string>
@@ -24,5 +25,14 @@ struct BenchFlags {
 CLI::App* add_bench_command(CLI::App& app, BenchFlags& flags);
 // Returns the exit code; prints one line on stderr naming what was wrong.
 int run_bench_allreduce(const BenchFlags& flags);
+
+struct MatmulFlags {
+  std::string sizes = "32,...,2048";
+  std::string device = "cpu";  // a comma-separated list: cpu,cuda:0
+  std::string format = "table";
+};
+// Adds `matmul` under the `bench` command add_bench_command made.
+CLI::App* add_bench_matmul_command(CLI::App& app, MatmulFlags& flags);
+int run_bench_matmul(const MatmulFlags& flags);
 
 }  // namespace gpulab::cli

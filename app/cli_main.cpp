@@ -11,6 +11,7 @@
 #include "app/blas_select.hpp"
 #include "app/cli_bench.hpp"
 #include "app/cli_export.hpp"
+#include "app/cli_lab.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
 #include "engine/checkpoint.hpp"
@@ -300,7 +301,9 @@ int main(int argc, char** argv) {
 
   TrainFlags f;
   CLI::App* train = app.add_subcommand("train", "train a model and record the run");
-  train->add_option("--model", f.model, "preset (mlp, lenet5, pytorch-example, tf-tutorial) or FILE.json")
+  train
+      ->add_option("--model", f.model,
+                   "preset (mlp, lenet5, pytorch-example, tf-tutorial, vgg-small) or FILE.json")
       ->capture_default_str();
   train->add_option("--device", f.device, "cpu, cuda:N, cuda:0,1 or cuda:all (one replica per GPU), cuda:0x4 (replicas on one GPU); with --dist mpi, cuda or cuda:auto (each rank a GPU of its host)")->capture_default_str();
   train
@@ -404,11 +407,18 @@ int main(int argc, char** argv) {
 
   cli::BenchFlags bench;
   CLI::App* bench_allreduce = cli::add_bench_command(app, bench);
+  cli::MatmulFlags matmul;
+  CLI::App* bench_matmul = cli::add_bench_matmul_command(app, matmul);
+
+  cli::LabFlags lab;
+  const cli::LabCommands lab_commands = cli::add_lab_command(app, lab);
 
   const std::string first = argc > 1 ? argv[1] : "";
-  if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" && first != "eval" &&
-      first != "export" && first != "bench") {
-    std::fprintf(stderr, "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, export, bench (see --help)\n",
+  if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" &&
+      first != "eval" && first != "export" && first != "bench" && first != "lab") {
+    std::fprintf(stderr,
+                 "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, "
+                 "export, bench, lab (see --help)\n",
                  argv[1]);
     return 2;
   }
@@ -428,6 +438,18 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("eval")) return run_eval(weights, eval_model, eval_data, eval_batch, eval_threads);
     if (app.got_subcommand("export")) return cli::run_export(x, argc, argv);
     if (bench_allreduce->parsed()) return cli::run_bench_allreduce(bench);
+    if (bench_matmul->parsed()) return cli::run_bench_matmul(matmul);
+    if (lab_commands.list->parsed()) return cli::run_lab_list();
+    if (lab_commands.check->parsed()) return cli::run_lab_check(lab);
+    if (lab_commands.run->parsed()) {
+      RunControl control;
+      g_control = &control;
+      std::signal(SIGINT, on_interrupt);
+      std::signal(SIGTERM, on_interrupt);
+      const int status = cli::run_lab(lab, control, argc, argv);
+      g_control = nullptr;
+      return status;
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
     return 1;

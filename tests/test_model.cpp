@@ -20,6 +20,8 @@ TEST(ModelConfig, PresetParameterCountsMatchPyTorch) {
   EXPECT_EQ(plan_model(preset("lenet5")).parameter_count, 61706);
   EXPECT_EQ(plan_model(preset("pytorch-example")).parameter_count, 1199882);
   EXPECT_EQ(plan_model(preset("tf-tutorial")).parameter_count, 3274634);
+  // conv 320 + 9248 + 18496 + 36928 + 73856, linear 1152*128+128 and 1290.
+  EXPECT_EQ(plan_model(preset("vgg-small")).parameter_count, 287722);
 }
 
 TEST(ModelConfig, PyTorchNamesAndLayouts) {

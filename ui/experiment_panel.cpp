@@ -29,6 +29,7 @@ QString preset_description(const std::string& name) {
   if (name == "lenet5") return QObject::tr("lenet5: LeNet-5, the classic small CNN");
   if (name == "pytorch-example") return QObject::tr("pytorch-example: PyTorch's MNIST example");
   if (name == "tf-tutorial") return QObject::tr("tf-tutorial: TensorFlow's MNIST CNN, the largest");
+  if (name == "vgg-small") return QObject::tr("vgg-small: 3x3 convolutions, the most arithmetic");
   return QString::fromStdString(name);
 }
 

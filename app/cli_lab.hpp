@@ -1,0 +1,40 @@
+// gpulab-cli lab: list the built-in labs, check a lab file, and run a lab's experiments headless,
+// writing its results table (CSV, Markdown) and charts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace gpulab {
+struct RunControl;
+}
+
+namespace gpulab::cli {
+
+struct LabFlags {
+  std::vector<std::string> check;  // lab check FILE.md...
+  std::string run;                 // lab run NAME|FILE.md
+  std::string out;
+  std::string data_dir;
+  bool quick = false;
+  bool quiet = false;
+};
+
+struct LabCommands {
+  CLI::App* list = nullptr;
+  CLI::App* check = nullptr;
+  CLI::App* run = nullptr;
+};
+LabCommands add_lab_command(CLI::App& app, LabFlags& flags);
+
+int run_lab_list();
+// Prints every problem as "file:line: problem" on stderr; 1 when there is any.
+int run_lab_check(const LabFlags& flags);
+// Runs through execute_run, as `gpulab-cli train` does; `control` cancels (Ctrl-C).
+int run_lab(const LabFlags& flags, RunControl& control, int argc, char** argv);
+
+}  // namespace gpulab::cli

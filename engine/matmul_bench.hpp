@@ -1,0 +1,42 @@
+// The matrix-multiply benchmark of `gpulab-cli bench matmul` and the matrix-multiply lab:
+// single-precision products of square matrices on the CPU (the BLAS) and on a GPU (cuBLAS),
+// timed alone and with the copies to the device and back.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gpulab {
+
+// One size; the times are medians of several repeats, in milliseconds.
+struct MatmulTiming {
+  int size = 0;
+  double ms = 0;              // the product alone
+  double ms_with_copies = 0;  // with the copies of A and B to the device and C back (CPU: = ms)
+};
+
+// "32,64,128", or "32,...,4096" for every doubling from 32 to 4096; spaces allowed. Each from 1 to
+// 65536. Throws ConfigError naming --sizes. (Not bench allreduce's byte sizes: no units, and a
+// matrix size need not be a whole number of floats.)
+std::vector<int> parse_matrix_sizes(const std::string& text);
+
+// Times C = A B for each size on `device` ("cpu", or "cuda:N"). The CPU uses every core through
+// the BLAS. Throws ConfigError for a device this machine lacks, naming it.
+std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vector<int>& sizes);
+
+// The largest difference between the device's product of two n x n matrices of fixed pseudo-
+// random values and a plain triple loop, relative to the largest entry: the check that the
+// benchmark multiplies what it says.
+double matmul_error(const std::string& device, int n);
+
+// The product of row-major n x n matrices on the GPU through cuBLAS (CUDA builds only).
+std::vector<float> matmul_cuda(int gpu, const std::vector<float>& a, const std::vector<float>& b,
+                               int n);
+std::vector<MatmulTiming> bench_matmul_cuda(int gpu, const std::vector<int>& sizes);
+
+// Repeats `once` (it returns milliseconds) after a warm-up until a quarter second has gone, at
+// least 3 and at most 50 times; the median. Both devices time this way.
+double median_ms(const std::function<double()>& once);
+
+}  // namespace gpulab

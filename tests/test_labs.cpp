@@ -1,0 +1,397 @@
+// Labs: every shipped lab reads cleanly and names only presets, flags and devices that exist;
+// each kind of mistake in a lab file is reported at its line; quizzes grade with their feedback;
+// `gpulab-cli lab check|list|run` and `bench matmul` as an instructor or a learner meets them.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "engine/devices.hpp"
+#include "engine/errors.hpp"
+#include "engine/lab.hpp"
+#include "engine/lab_results.hpp"
+#include "engine/matmul_bench.hpp"
+#include "test_support.hpp"
+
+namespace gpulab {
+namespace {
+
+const std::string kHeader = "---\ntitle: T\nminutes: 5\nhardware: cpu, gpu\n---\n";
+
+Lab parse(const std::string& body) { return parse_lab(kHeader + body, "x.md"); }
+
+// The problems of a lab as "line: problem" lines, for failure messages.
+std::string problems(const Lab& lab) {
+  std::string out;
+  for (const auto& p : lab.problems) out += p.to_string() + "\n";
+  return out;
+}
+
+// Expects exactly one problem, at `line`, mentioning `words`.
+void expect_problem(const std::string& body, int line, const std::string& words) {
+  const Lab lab = parse(body);
+  ASSERT_EQ(lab.problems.size(), 1u) << problems(lab);
+  EXPECT_EQ(lab.problems[0].line, line) << problems(lab);
+  EXPECT_EQ(lab.problems[0].file, "x.md");
+  EXPECT_NE(lab.problems[0].problem.find(words), std::string::npos) << problems(lab);
+}
+
+TEST(Labs, EveryShippedLabReadsAndNamesWhatExists) {
+  const std::vector<Lab> labs = builtin_labs();
+  ASSERT_GE(labs.size(), 2u);
+  for (const Lab& lab : labs) {
+    EXPECT_TRUE(lab.ok()) << problems(lab);
+    EXPECT_FALSE(lab.title.empty()) << lab.name;
+    EXPECT_GT(lab.minutes, 0) << lab.name;
+    EXPECT_FALSE(lab.experiments.empty()) << lab.name;
+    EXPECT_FALSE(lab.tables.empty()) << lab.name;
+    EXPECT_FALSE(lab.quiz.empty()) << lab.name;
+    for (const auto& e : lab.experiments) {
+      if (e.bench.empty()) {
+        EXPECT_TRUE(is_preset(e.model_name)) << lab.name << ": " << e.model_name;
+        EXPECT_NO_THROW(plan_model(e.experiment.model)) << lab.name << ": " << e.name;
+      }
+      EXPECT_NO_THROW(cuda_device_index(e.experiment.backend.device)) << e.name;
+    }
+  }
+  // The two labs the course starts with, by the names `lab run` takes.
+  const auto names = builtin_lab_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "cnn-on-gpu"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "gpu-vs-cpu-matmul"), names.end());
+}
+
+TEST(Labs, ShippedQuizzesHaveTheCourseQuestionsWithReasons) {
+  const Lab lab = load_lab("cnn-on-gpu");
+  bool small_chunks = false, many_cores = false;
+  for (const auto& q : lab.quiz) {
+    for (const auto& c : q.choices) EXPECT_FALSE(c.why.empty()) << q.question;
+    if (q.question.find("loading small chunks of data") != std::string::npos) {
+      small_chunks = true;
+      EXPECT_TRUE(q.true_false);
+      EXPECT_FALSE(grade(q, 0).correct);  // "True" is wrong
+      EXPECT_TRUE(grade(q, 1).correct);
+      EXPECT_NE(grade(q, 0).why.find("copied"), std::string::npos) << grade(q, 0).why;
+    }
+    if (q.question.find("many cores") != std::string::npos) {
+      many_cores = true;
+      EXPECT_TRUE(grade(q, 0).correct);
+    }
+  }
+  EXPECT_TRUE(small_chunks);
+  EXPECT_TRUE(many_cores);
+}
+
+TEST(Labs, ReadsTheHeaderTextCodeAndBlocksInOrder) {
+  const Lab lab = parse(
+      "# Intro\nSome text.\n\n```bash\ngpulab-cli devices\n```\n"
+      "```experiment\nname: a\nmodel: mlp\ndevice: cpu\nbatch: 32\nsteps: 10\n"
+      "weight_decay: 0.01\ntarget-accuracy: 90\nshuffle: off\n```\n"
+      "```experiment\nname: b\nbaseline: yes\nmodel: lenet5\nmax_steps: 5\nepochs: 2\n```\n"
+      "```table\ncolumns: experiment, images/s, ms per step, speedup, time to target\n"
+      "experiments: b, a\n```\n"
+      "```chart\nkind: throughput\ntitle: Speed\n```\n"
+      "```quiz\nquestion: Q?\nanswer: true\nwhy: Because.\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  EXPECT_EQ(lab.title, "T");
+  EXPECT_EQ(lab.minutes, 5);
+  EXPECT_EQ(lab.hardware_text(), "cpu, gpu");
+  ASSERT_EQ(lab.blocks.size(), 7u);
+  EXPECT_EQ(lab.blocks[0].kind, LabBlock::Kind::Text);
+  EXPECT_EQ(lab.blocks[0].line, 6);
+  EXPECT_EQ(lab.blocks[1].kind, LabBlock::Kind::Code);
+  EXPECT_EQ(lab.blocks[1].language, "bash");
+  EXPECT_EQ(lab.blocks[1].text, "gpulab-cli devices\n");
+  EXPECT_EQ(lab.blocks[2].kind, LabBlock::Kind::Experiment);
+  EXPECT_EQ(lab.blocks[4].kind, LabBlock::Kind::Table);
+  EXPECT_EQ(lab.blocks[5].kind, LabBlock::Kind::Chart);
+  EXPECT_EQ(lab.blocks[6].kind, LabBlock::Kind::Quiz);
+
+  const LabExperiment& a = lab.experiments[0];
+  EXPECT_EQ(a.experiment.model.name, "mlp");
+  EXPECT_EQ(a.experiment.train.batch, 32);
+  EXPECT_EQ(a.experiment.backend.batch, 32);
+  EXPECT_EQ(a.experiment.train.max_steps, 10);
+  EXPECT_EQ(a.experiment.train.epochs, 0);  // a step budget alone, as on the command line
+  EXPECT_FLOAT_EQ(a.experiment.train.optimizer.weight_decay, 0.01f);
+  EXPECT_DOUBLE_EQ(a.experiment.train.target_accuracy, 0.9);
+  EXPECT_FALSE(a.experiment.train.shuffle);
+  EXPECT_EQ(lab.experiments[1].experiment.train.epochs, 2);
+  EXPECT_EQ(lab.baseline()->name, "b");
+  EXPECT_EQ(lab.tables[0].experiments, (std::vector<std::string>{"b", "a"}));
+}
+
+TEST(Labs, ReportsEachMistakeAtItsLine) {
+  // Lines count from the header's first line; the body starts on line 6.
+  expect_problem("```experiment\nname: a\nbatchsize: 32\n```\n", 8, "unknown key \"batchsize\"");
+  expect_problem("text\n```experiment\nname: a\nmodel: resnet50\n```\n", 9,
+                 "unknown model preset \"resnet50\"");
+  expect_problem("```experiment\nname: a\ndevice: tpu:0\n```\n", 6, "--device tpu:0");
+  expect_problem("```experiment\nname: a\nprecision: fp16\n```\n", 8, "precision");
+  expect_problem("```experiment\nname: a\nbatch: many\n```\n", 8, "not a whole number");
+  expect_problem("```experiment\nname: a\nbatch: 0\n```\n", 6, "--batch");
+  expect_problem("```experiment\nmodel: mlp\n```\n", 6, "no name");
+  expect_problem("```experiment\nname: a\nbench: fft\nsizes: 32\n```\n", 8, "bench: unknown");
+  expect_problem("intro\n\n```quiz\nquestion: Q?\nanswer: true\n", 8, "not closed");
+  expect_problem("```quiz\nquestion: Q?\n- [ ] one\n  why: no\n- [ ] two\n  why: no\n```\n", 6,
+                 "no correct answer");
+  expect_problem("```quiz\nquestion: Q?\n```\n", 6, "no correct answer");
+  expect_problem("```quiz\nquestion: Q?\nanswer: maybe\nwhy: w\n```\n", 8, "not true or false");
+  expect_problem("```quiz\nquestion: Q?\n- [x] one\n  why: yes\n- [ ] two\n```\n", 6,
+                 "\"two\" has no why");
+  expect_problem("```table\ncolumns: experiment, flops\n```\n", 7, "unknown column \"flops\"");
+  expect_problem("```table\ncolumns: experiment\nexperiments: ghost\n```\n", 8,
+                 "no experiment is named \"ghost\"");
+  expect_problem("```chart\nkind: pie\n```\n", 7, "unknown chart \"pie\"");
+  expect_problem("```experiment\nname: a\ncompare-to: b\n```\n", 8, "no experiment is named \"b\"");
+  expect_problem("```experiment\nname: a\n```\n```experiment\nname: a\n```\n", 9,
+                 "two experiments are named \"a\"");
+  expect_problem(
+      "```experiment\nname: a\nbaseline: yes\n```\n```experiment\nname: b\n"
+      "baseline: yes\n```\n",
+      10, "a lab has one baseline");
+  const Lab cpu_only = parse_lab(
+      "---\ntitle: T\nminutes: 5\nhardware: cpu\n---\n```experiment\nname: a\ndevice: "
+      "cuda:0\n```\n",
+      "c.md");
+  ASSERT_EQ(cpu_only.problems.size(), 1u) << problems(cpu_only);
+  EXPECT_EQ(cpu_only.problems[0].line, 6);
+  EXPECT_NE(cpu_only.problems[0].problem.find("hardware: does not name gpu"), std::string::npos);
+  const Lab no_header = parse_lab("# A lab\n", "y.md");
+  ASSERT_FALSE(no_header.ok());
+  EXPECT_EQ(no_header.problems[0].to_string().rfind("y.md:1: ", 0), 0u) << problems(no_header);
+  const Lab bad_header = parse_lab("---\ntitle: T\nminutes: soon\nhardware: tpu\n---\n", "z.md");
+  ASSERT_EQ(bad_header.problems.size(), 2u) << problems(bad_header);
+  EXPECT_EQ(bad_header.problems[0].line, 3);
+  EXPECT_EQ(bad_header.problems[1].line, 4);
+}
+
+TEST(Labs, ABenchmarkTakesSizesAsBenchMatmulDoes) {
+  const Lab lab = parse("```experiment\nname: m\nbench: matmul\nsizes: 32,...,256, 1000\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  EXPECT_EQ(lab.experiments[0].sizes, (std::vector<int>{32, 64, 128, 256, 1000}));
+  expect_problem("```experiment\nname: m\nbench: matmul\nsizes: 32, big\n```\n", 9,
+                 "sizes: --sizes: \"big\" is not a matrix size");
+  EXPECT_EQ(parse_matrix_sizes("1, 7,...,28"), (std::vector<int>{1, 7, 14, 28}));
+  EXPECT_THROW(parse_matrix_sizes("0"), ConfigError);
+  EXPECT_THROW(parse_matrix_sizes("...,64"), ConfigError);
+  expect_problem("```experiment\nname: m\nbench: matmul\n```\n", 6, "needs sizes");
+}
+
+TEST(Labs, AModelFileIsFoundBesideTheLab) {
+  test::TempDir dir;
+  save_experiment(dir.path() / "net.json", Experiment{preset("mlp"), {}, {}});
+  {
+    std::ofstream lab(dir.path() / "mine.md");
+    lab << kHeader << "```experiment\nname: a\nmodel: net.json\n```\n";
+  }
+  const Lab lab = load_lab_file(dir.path() / "mine.md");
+  EXPECT_TRUE(lab.ok()) << problems(lab);
+  EXPECT_EQ(lab.name, "mine");
+  EXPECT_EQ(lab.experiments[0].experiment.model.layers.size(), preset("mlp").layers.size());
+  EXPECT_THROW(load_lab("no-such-lab"), ConfigError);
+}
+
+TEST(Labs, QuizGradesEachAnswerWithItsReasonAndScores) {
+  const Lab lab = parse(
+      "```quiz\nquestion: Pick.\n- [ ] one\n  why: not one\n- [x] two\n  why: two it is\n```\n"
+      "```quiz\nquestion: Yes?\nanswer: false\nwhy: the reason\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  ASSERT_EQ(lab.quiz.size(), 2u);
+  EXPECT_FALSE(lab.quiz[0].true_false);
+  EXPECT_EQ(grade(lab.quiz[0], 0).correct, false);
+  EXPECT_EQ(grade(lab.quiz[0], 0).why, "not one");
+  EXPECT_EQ(grade(lab.quiz[0], 1).correct, true);
+  EXPECT_EQ(grade(lab.quiz[0], 1).why, "two it is");
+  ASSERT_EQ(lab.quiz[1].choices.size(), 2u);
+  EXPECT_EQ(lab.quiz[1].choices[0].text, "True");
+  EXPECT_FALSE(grade(lab.quiz[1], 0).correct);
+  EXPECT_EQ(grade(lab.quiz[1], 0).why, "the reason");
+  EXPECT_THROW(grade(lab.quiz[1], 2), ConfigError);
+  EXPECT_EQ(quiz_score(lab, {1, 1}), 2);
+  EXPECT_EQ(quiz_score(lab, {0, 1}), 1);
+  EXPECT_EQ(quiz_score(lab, {-1, 0}), 0);
+  EXPECT_EQ(quiz_score(lab, {}), 0);
+}
+
+TEST(Labs, ResultsTableComputesSpeedupsAndSaysWhatDidNotRun) {
+  const Lab lab = parse(
+      "```experiment\nname: slow\nsteps: 10\n```\n```experiment\nname: fast\nsteps: 10\n```\n"
+      "```experiment\nname: gpu\ndevice: cuda:0\n```\n"
+      "```experiment\nname: fast again\ncompare-to: fast\nsteps: 10\n```\n"
+      "```table\ncolumns: experiment, images/s, ms per step, speedup, time to target\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  RunSummary slow, fast;
+  slow.status = fast.status = RunStatus::Finished;
+  slow.steps = fast.steps = 10;
+  slow.images = fast.images = 640;
+  slow.train_seconds = 2.0;
+  fast.train_seconds = 0.5;
+  fast.target_accuracy = 0.9;
+  fast.time_to_target_s = 0.25;
+  const std::vector<LabRunResult> results = {{"slow", "", slow, {}, {}},
+                                             {"fast", "", fast, {}, {}},
+                                             {"gpu", "no GPU here", {}, {}, {}},
+                                             {"fast again", "", fast, {}, {}}};
+  const LabResultsTable table = lab_results_table(lab, lab.tables[0], results);
+  ASSERT_EQ(table.rows.size(), 4u);
+  EXPECT_EQ(table.rows[3][3], "1.00");  // over "fast", not the baseline
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"slow", "320", "200.00", "1.00", "", ""}));
+  EXPECT_EQ(table.rows[1], (std::vector<std::string>{"fast", "1280", "50.00", "4.00", "0.25", ""}));
+  EXPECT_EQ(table.rows[2],
+            (std::vector<std::string>{"gpu", "", "", "", "", "skipped: no GPU here"}));
+  EXPECT_EQ(to_csv(table).substr(0, to_csv(table).find('\n')),
+            "experiment,images/s,ms per step,speedup,time to target,note");
+  EXPECT_NE(to_markdown(table).find("| fast | 1280 | 50.00 | 4.00 | 0.25 |  |"), std::string::npos)
+      << to_markdown(table);
+}
+
+TEST(Labs, MatmulOnTheCpuAgreesWithANaiveProduct) {
+  for (int n : {1, 7, 32, 65}) EXPECT_LT(matmul_error("cpu", n), 1e-5) << n;
+  const auto timings = bench_matmul("cpu", {16, 32});
+  ASSERT_EQ(timings.size(), 2u);
+  EXPECT_EQ(timings[1].size, 32);
+  EXPECT_GT(timings[1].ms, 0);
+  EXPECT_EQ(timings[1].ms, timings[1].ms_with_copies);
+}
+
+TEST(Labs, MatmulOnAGpuAgreesWithTheCpu) {
+  if (list_devices().gpus.empty()) GTEST_SKIP() << "no GPU: " << list_devices().no_gpu_reason;
+  for (int n : {1, 7, 64, 257}) EXPECT_LT(matmul_error("cuda:0", n), 1e-4) << n;
+  const auto timings = bench_matmul("cuda:0", {64});
+  ASSERT_EQ(timings.size(), 1u);
+  EXPECT_GE(timings[0].ms_with_copies, timings[0].ms);
+}
+
+struct Result {
+  int exit_code = -1;
+  std::string output;
+};
+
+Result cli(const std::string& args) {
+  const std::string command = std::string(GPULAB_CLI_PATH) + " " + args + " 2>&1";
+  Result result;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  std::array<char, 4096> buffer;
+  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
+    result.output.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+TEST(LabCli, CheckExitsNonZeroNamingFileAndLine) {
+  test::TempDir dir;
+  const auto good = dir.path() / "good.md", bad = dir.path() / "bad.md";
+  std::ofstream(good) << kHeader << "```experiment\nname: a\nmodel: mlp\n```\n";
+  std::ofstream(bad) << kHeader << "```experiment\nname: a\nmodel: nosuch\n```\n";
+  const Result ok = cli("lab check " + good.string());
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("ok"), std::string::npos) << ok.output;
+  const Result wrong = cli("lab check " + bad.string());
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_NE(wrong.output.find(bad.string() + ":8: model: unknown model preset \"nosuch\""),
+            std::string::npos)
+      << wrong.output;
+  EXPECT_EQ(cli("lab check " + good.string() + " " + bad.string()).exit_code, 1);
+  const Result run_bad = cli("lab run " + bad.string() + " --out " + (dir.path() / "out").string());
+  EXPECT_EQ(run_bad.exit_code, 1) << run_bad.output;
+  EXPECT_NE(run_bad.output.find(bad.string() + ":8: "), std::string::npos) << run_bad.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));  // nothing ran
+  EXPECT_NE(cli("lab check /nonexistent/lab.md").exit_code, 0);
+  EXPECT_EQ(cli("lab check cnn-on-gpu gpu-vs-cpu-matmul").exit_code, 0);
+}
+
+TEST(LabCli, ListsTheBuiltInLabsOneALine) {
+  const Result r = cli("lab list");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), int(builtin_labs().size()));
+  EXPECT_NE(r.output.find("cnn-on-gpu"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("A CNN on the GPU"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("30 min  cpu, gpu"), std::string::npos) << r.output;
+}
+
+TEST(LabCli, QuickRunOfACpuLabWritesItsTable) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(128, 1), test::synthetic_set(32, 2));
+  const auto lab = dir.path() / "cpu.md";
+  std::ofstream(lab) << kHeader
+                     << "```experiment\nname: mlp cpu\nmodel: mlp\nbatch: 16\nsteps: 500\n```\n"
+                        "```experiment\nname: lenet5 cpu\nmodel: lenet5\nbatch: 16\nsteps: 500\n"
+                        "threads: 1\n```\n"
+                        "```experiment\nname: on a gpu\nmodel: mlp\ndevice: cuda:0\n```\n"
+                        "```table\ncolumns: experiment, steps, images/s, speedup\n```\n";
+  const auto out = dir.path() / "out";
+  const Result r = cli("lab run " + lab.string() + " --quick --quiet --out " + out.string() +
+                       " --data-dir " + (dir.path() / "data").string());
+  const bool gpu = !list_devices().gpus.empty();
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[1/3] mlp cpu (cpu)"), std::string::npos) << r.output;
+  if (!gpu) {
+    EXPECT_NE(r.output.find("[3/3] on a gpu (cuda:0): skipped: "), std::string::npos) << r.output;
+  }
+  const std::string csv = read(out / "results.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "experiment,steps,images/s,speedup,note") << csv;
+  EXPECT_NE(csv.find("\nmlp cpu,3,"), std::string::npos) << csv;  // --quick: 3 steps
+  EXPECT_NE(csv.find("\nlenet5 cpu,3,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1.00,\n"), std::string::npos) << csv;  // the baseline over itself
+  if (!gpu) {
+    EXPECT_NE(csv.find("\non a gpu,,,,skipped: "), std::string::npos) << csv;
+  }
+  EXPECT_NE(read(out / "results.md").find("| mlp cpu | 3 |"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(out / "runs" / "mlp-cpu" / "run.json"));
+
+  const Result missing = cli("lab run no-such-lab --out " + out.string());
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.output.find("not a built-in lab"), std::string::npos) << missing.output;
+}
+
+TEST(LabCli, QuickRunOfTheMatmulLabWritesItsTable) {
+  test::TempDir dir;
+  const Result r = cli("lab run gpu-vs-cpu-matmul --quick --out " + dir.path().string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = read(dir.path() / "results.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "experiment,device,size,ms,ms with copies,GFLOP/s,GFLOP/s with copies,note")
+      << csv;
+  EXPECT_NE(csv.find("\ncpu,cpu,256,"), std::string::npos) << csv;
+  EXPECT_EQ(csv.find("\ncpu,cpu,512,"), std::string::npos) << csv;  // --quick: small sizes only
+  if (list_devices().gpus.empty()) {  // one row saying why, not one per size
+    EXPECT_NE(csv.find("\ngpu,cuda:0,,,,,,skipped: --device cuda:0: no GPU"), std::string::npos)
+        << csv;
+  }
+}
+
+TEST(LabCli, BenchMatmulPrintsARowPerSize) {
+  const Result r = cli("bench matmul --sizes 16,...,64 --device cpu --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.substr(0, r.output.find('\n')),
+            "device,size,ms,ms_with_copies,gflops,gflops_with_copies");
+  EXPECT_NE(r.output.find("\ncpu,16,"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\ncpu,32,"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\ncpu,64,"), std::string::npos) << r.output;
+  if (list_devices().gpus.empty()) {
+    const Result gpu = cli("bench matmul --sizes 16 --device cpu,cuda:0");
+    EXPECT_EQ(gpu.exit_code, 1);
+    EXPECT_NE(gpu.output.find("--device cuda:0: no GPU"), std::string::npos) << gpu.output;
+  }
+}
+
+TEST(LabCli, RunSaysFirstWhenTheDataIsMissing) {
+  test::TempDir dir;
+  const Result r = cli("lab run cnn-on-gpu --quick --out " + (dir.path() / "out").string() +
+                       " --data-dir " + (dir.path() / "nothing").string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.find("[1/4]"), std::string::npos) << r.output;  // nothing ran
+  EXPECT_NE(r.output.find("nothing"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace gpulab
