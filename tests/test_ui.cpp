@@ -32,6 +32,7 @@
 #include "engine/experiment.hpp"
 #include "engine/run_record.hpp"
 #include "engine/session.hpp"
+#include "recorded_runs.hpp"
 #include "test_support.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
@@ -55,6 +56,7 @@ namespace {
 using namespace std::chrono_literals;
 
 using test::wait_until;
+using test::write_run;
 
 std::string read_head(const QString& path, size_t bytes) {
   std::ifstream in(path.toStdString(), std::ios::binary);
@@ -377,62 +379,6 @@ TEST_F(Window, PresenterModeFillsTheScreenWithThePlots) {
   EXPECT_TRUE(window_->train_button()->isVisible());
   window_->set_presenter(false);
   EXPECT_TRUE(window_->findChild<QWidget*>("setup-column")->isVisible());
-}
-
-// A finished run folder made without training: `steps` steps of `step_ms`, a test evaluation
-// every 20 steps climbing to 99 %, a CPU sample every 0.1 s.
-std::filesystem::path write_run(const std::filesystem::path& dir, int threads, int batch, int steps,
-                                double step_ms, const std::string& created) {
-  nlohmann::json info = {
-      {"created", created},
-      {"model", model_to_json(preset("lenet5"))},
-      {"config",
-       {{"device", "cpu"},
-        {"threads", threads},
-        {"batch", batch},
-        {"optimizer", "adam"},
-        {"lr", 0.001},
-        {"precision", "fp32"}}},
-      {"devices", {{{"id", "cpu"}, {"description", "CPU"}, {"cores", 8}}}},
-      {"plan", {{"epochs", 1}, {"steps_per_epoch", steps}, {"total_steps", steps}}}};
-  info["name"] = auto_run_name(info);
-  RunRecorder recorder(dir, info);
-  RunSummary summary;
-  double time_s = 0, evaluating_s = 0;
-  for (int s = 1; s <= steps; ++s) {
-    StepMetrics m;
-    m.step = s;
-    m.epoch = 1;
-    time_s += step_ms / 1000;
-    m.time_s = time_s;
-    m.loss = 2.3 / s;
-    m.accuracy = 0.5;
-    m.step_ms = step_ms;
-    m.images_per_second = batch / (step_ms / 1000);
-    m.times = {0.1 * step_ms, 0, 0.3 * step_ms, 0.5 * step_ms, 0, 0.1 * step_ms};
-    recorder.on_step(m);
-    if (s % 20 == 0) {
-      time_s += 0.3;  // the evaluation
-      evaluating_s += 0.3;
-      recorder.on_eval({s, 1, time_s, Split::Test, 0.1, std::min(0.99, 0.9 + 0.02 * s / 20),
-                        time_s - evaluating_s});
-    }
-    for (double t = time_s - step_ms / 1000; t < time_s; t += 0.1) {
-      DeviceSample sample;
-      sample.device = "cpu";
-      sample.time_s = t;
-      sample.util_percent = 50 + threads;
-      sample.mem_used_bytes = 1 << 28;
-      recorder.on_sample(sample);
-    }
-  }
-  summary.status = RunStatus::Finished;
-  summary.steps = steps;
-  summary.images = int64_t(steps) * batch;
-  summary.train_seconds = time_s - evaluating_s;
-  summary.wall_seconds = time_s;
-  recorder.finish(summary);
-  return dir;
 }
 
 // Every chart the window shows now, with whatever text in it overlaps or is cut off.

@@ -26,17 +26,6 @@ QFont scaled_font(double scale, bool bold = false) {
   return font;
 }
 
-void style_axis(QCPAxis* axis, const PlotTheme& theme) {
-  axis->setLabelFont(scaled_font(theme.font_scale));
-  axis->setTickLabelFont(scaled_font(theme.font_scale * 0.9));
-  if (theme.presenter) {
-    const QPen pen(Qt::black, 2);
-    axis->setBasePen(pen);
-    axis->setTickPen(pen);
-    axis->setSubTickPen(QPen(Qt::black, 1));
-  }
-}
-
 // `text` broken into lines of at most `width` pixels, at ", " or else at spaces; empty when it
 // takes more than `max_lines` lines or a word is wider than `width` on its own.
 QString wrap_to(const QString& text, const QFont& font, double width, int max_lines) {
@@ -263,6 +252,23 @@ DeviceStyle device_style(const Chart& chart, const LineSeries& line, const QColo
 }
 
 }  // namespace
+
+void style_axis(QCPAxis* axis, const PlotTheme& theme) {
+  axis->setLabelFont(scaled_font(theme.font_scale));
+  axis->setTickLabelFont(scaled_font(theme.font_scale * 0.9));
+  // QCustomPlot's own pens, or thicker ones for a room.
+  const QPen pen(Qt::black, theme.presenter ? 2 : 0, Qt::SolidLine, Qt::SquareCap);
+  axis->setBasePen(pen);
+  axis->setTickPen(pen);
+  axis->setSubTickPen(QPen(Qt::black, theme.presenter ? 1 : 0, Qt::SolidLine, Qt::SquareCap));
+}
+
+PlotTheme presenter_theme(int height) {
+  constexpr double kSmallest = 0.85;  // the numbered bars' key; tick labels are 0.9
+  const double normal_px = QFontMetricsF(scaled_font(kSmallest)).height();
+  const double wanted_px = kPresenterTextPx * height / 1080.0;
+  return {std::max(1.4, wanted_px / std::max(1.0, normal_px)), true};
+}
 
 void DataBounds::add(double x, double y) {
   if (!std::isfinite(x) || !std::isfinite(y)) return;  // a gap in a line

@@ -11,6 +11,7 @@
 #include "engine/run_series.hpp"
 
 class QCustomPlot;
+class QCPAxis;
 class QCPAxisRect;
 class QCPBars;
 class QCPGraph;
@@ -23,6 +24,14 @@ struct PlotTheme {
   double font_scale = 1.0;  // presenter mode: large type for a room
   bool presenter = false;   // thicker lines, black text
 };
+
+// Presenter mode's theme on a screen `height` pixels high: the smallest chart text (a bar chart's
+// key, tick labels, legends) at least kPresenterTextPx * height / 1080 pixels high, read from the
+// back of a room, and never less than 1.4 times the normal size.
+inline constexpr double kPresenterTextPx = 28;
+PlotTheme presenter_theme(int height);
+// An axis's fonts and pens in the theme.
+void style_axis(QCPAxis* axis, const PlotTheme& theme);
 
 // A run's colour, from a palette of kRunColorCount colours that stay readable on white and apart
 // from each other; index is the run's own (RunStore keeps it per run), so a run keeps its colour

@@ -20,26 +20,35 @@ QString number_text(double v) {
 
 }  // namespace
 
+QToolButton* export_button(QWidget* parent, const std::vector<ExportFormat>& formats,
+                           std::function<void(ExportFormat)> chosen) {
+  auto* save = new QToolButton(parent);
+  save->setText(QObject::tr("Export"));
+  save->setPopupMode(QToolButton::InstantPopup);
+  auto* menu = new QMenu(save);
+  for (ExportFormat format : formats) {
+    const QString label = format == ExportFormat::Csv
+                              ? QObject::tr("Data as CSV…")
+                              : export_format_name(format).toUpper() + QStringLiteral("…");
+    menu->addAction(label, parent, [chosen, format] { chosen(format); });
+  }
+  save->setMenu(menu);
+  return save;
+}
+
 ChartView::ChartView(ChartKind kind, QWidget* parent)
     : QWidget(parent), kind_(kind), builder_(kind, ChartOptions{}), plot_(new QCustomPlot(this)) {
   setObjectName(QString("chart-") + chart_kind_name(kind));
-  plot_->setMinimumSize(260, 180);
+  plot_->setMinimumSize(180, 150);  // three side by side beside the setup on a 1024 px screen
   plot_->setMouseTracking(true);
 
   auto* fit = new QToolButton(this);
   fit->setText(tr("Fit"));
   fit->setToolTip(tr("Show all the data again and follow new points (or double-click the plot)"));
   connect(fit, &QToolButton::clicked, this, &ChartView::fit_view);
-  auto* save = new QToolButton(this);
-  save->setText(tr("Export"));
-  save->setPopupMode(QToolButton::InstantPopup);
-  auto* menu = new QMenu(save);
-  for (ExportFormat format : {ExportFormat::Png, ExportFormat::Pdf, ExportFormat::Svg, ExportFormat::Csv}) {
-    const QString label = format == ExportFormat::Csv ? tr("Data as CSV…")
-                                                      : export_format_name(format).toUpper() + "…";
-    menu->addAction(label, this, [this, format] { emit export_requested(this, format); });
-  }
-  save->setMenu(menu);
+  auto* save =
+      export_button(this, {ExportFormat::Png, ExportFormat::Pdf, ExportFormat::Svg, ExportFormat::Csv},
+                    [this](ExportFormat format) { emit export_requested(this, format); });
 
   auto* buttons = new QHBoxLayout;
   buttons->setContentsMargins(0, 0, 0, 0);

@@ -1,10 +1,13 @@
 // The per-replica timeline.
 #include "ui/replica_timeline.hpp"
 
+#include "ui/chart_view.hpp"
+
 #include <cmath>
 #include <string_view>
 
 #include <QLabel>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -43,6 +46,10 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
   hint_->setStyleSheet("color: palette(mid)");
   title_ = new QLabel(this);
   title_->setObjectName("replica-timeline-title");
+  title_->setWordWrap(true);  // a long run name and the key never widen the window
+  export_ = export_button(this, {ExportFormat::Png, ExportFormat::Pdf, ExportFormat::Svg},
+                          [this](ExportFormat format) { emit export_requested(format); });
+  export_->setObjectName("replica-timeline-export");
   overlap_label_ = new QLabel(this);
   overlap_label_->setObjectName("replica-overlap");
   overlap_label_->setToolTip(
@@ -53,14 +60,14 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
          "than these models) waits for the whole backward pass, so nothing is hidden.\nThe bars "
          "show only what the replicas waited for."));
   plot_ = new QCustomPlot(this);
-  plot_->setMinimumHeight(120);
+  plot_->setMinimumSize(200, 120);
   plot_->setNotAntialiasedElements(QCP::aeAll);
   plot_->yAxis->setRangeReversed(true);  // replica 0 on top
   plot_->yAxis->grid()->setVisible(false);
   auto* header = new QHBoxLayout;
-  header->addWidget(title_);
-  header->addStretch();
+  header->addWidget(title_, 1);
   header->addWidget(overlap_label_);
+  header->addWidget(export_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
@@ -87,6 +94,7 @@ void ReplicaTimeline::set_runs(std::vector<const RunData*> runs, std::vector<QSt
   hint_->setVisible(!shown);
   title_->setVisible(shown);
   overlap_label_->setVisible(shown);
+  export_->setVisible(shown);
   plot_->setVisible(shown);
   // A hint takes one line; a run's lanes take their share of the tab.
   setSizePolicy(QSizePolicy::Preferred, shown ? QSizePolicy::Expanding : QSizePolicy::Fixed);
@@ -124,11 +132,14 @@ void ReplicaTimeline::draw() {
   for (int p : kDrawOrder)
     key += QString(" <span style=\"color:%1\">■</span> %2")
                .arg(replica_phase_color(p).name(), kReplicaPhases[size_t(p)].name);
-  title_->setText(tr("<b>%1</b>: %2 replicas, last %3 steps, wall clock (s):%4")
+  // White is the rest of the run's time: loading the batch, test evaluations, pauses.
+  key += tr(" <span style=\"color:#b0b0b0\">□</span> neither (loading data, testing)");
+  const QString steps =
+      steps_.size() == 1 ? tr("last step") : tr("last %1 steps").arg(steps_.size());
+  title_->setText(tr("<b>%1</b>: %2 replicas, %3, wall clock (s):%4")
                       .arg(run_name_.toHtmlEscaped())
                       .arg(lanes_)
-                      .arg(steps_.size())
-                      .arg(key));
+                      .arg(steps, key));
   overlap_label_->setText(overlap_text());
   plot_->clearItems();
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
@@ -158,6 +169,11 @@ void ReplicaTimeline::draw() {
           end, steps_.back().start_s + (r.compute_ms + r.communication_ms + r.waiting_ms) / 1000.0);
     plot_->xAxis->setRange(steps_.front().start_s, end);
   }
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ReplicaTimeline::set_theme(const PlotTheme& theme) {
+  for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) style_axis(axis, theme);
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include <QFileSystemWatcher>
 #include <QSettings>
+#include <QTimer>
 
 #include "engine/errors.hpp"
 #include "ui/chart_render.hpp"
@@ -68,6 +70,7 @@ QStringList RunStore::load_all() {
   std::vector<std::string> errors;
   for (RunData& run : load_runs(runs_dir_, &errors)) add(std::move(run));
   for (const auto& e : errors) problems << QString::fromStdString(e);
+  watch_runs_dir();
   QSettings settings;
   for (const QString& folder : settings.value("runs/imports").toStringList()) {
     const fs::path path = folder.toStdString();
@@ -246,6 +249,74 @@ void RunStore::set_checked(int id, bool checked) {
       }))
     set_color_slot(*entry, free_color_slot(entry, true));
   emit runs_changed();
+}
+
+void RunStore::show_only_latest(int count) {
+  bool changed = false;
+  for (RunEntry* entry : entries()) {  // newest first
+    const bool checked = count-- > 0;
+    if (entry->checked == checked) continue;
+    entry->checked = checked;
+    changed = true;
+    if (checked && std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) {
+          return e.get() != entry && e->checked && e->color_slot == entry->color_slot;
+        }))
+      set_color_slot(*entry, free_color_slot(entry, true));
+  }
+  if (changed) emit runs_changed();
+}
+
+void RunStore::watch_runs_dir() {
+  if (watcher_) return;
+  std::error_code ignored;
+  fs::create_directories(runs_dir_, ignored);  // so that it can be watched before the first run
+  watcher_ = new QFileSystemWatcher(this);
+  watcher_->addPath(QString::fromStdString(runs_dir_.string()));
+  rescan_timer_ = new QTimer(this);
+  rescan_timer_->setSingleShot(true);
+  rescan_timer_->setInterval(300);
+  connect(rescan_timer_, &QTimer::timeout, this, &RunStore::rescan);
+  connect(watcher_, &QFileSystemWatcher::directoryChanged, rescan_timer_,
+          qOverload<>(&QTimer::start));
+}
+
+RunEntry* RunStore::find_dir(const fs::path& dir) {
+  for (auto& e : entries_) {
+    std::error_code ignored;
+    if (e->data.dir == dir || fs::equivalent(e->data.dir, dir, ignored)) return e.get();
+  }
+  return nullptr;
+}
+
+void RunStore::rescan() {
+  bool added = false;
+  std::error_code error;
+  for (const auto& item : fs::directory_iterator(runs_dir_, error)) {
+    const fs::path dir = item.path();
+    if (!item.is_directory() || !fs::exists(dir / "run.json")) continue;
+    RunEntry* known = find_dir(dir);
+    if (known && (known->live || !watched_runs_.count(dir.string()))) continue;
+    RunData run;
+    try {
+      run = load_run(dir);
+    } catch (const RecordError&) {
+      continue;  // being written: looked at again at its next change
+    }
+    // A run still going is read again when its folder changes (run.json is replaced at its end).
+    const bool running = run.status() == "running";
+    if (running && watched_runs_.insert(dir.string()).second)
+      watcher_->addPath(QString::fromStdString(dir.string()));
+    if (!running && watched_runs_.erase(dir.string()) > 0)
+      watcher_->removePath(QString::fromStdString(dir.string()));
+    if (known) {
+      known->data = std::move(run);
+      emit run_updated(known->id);
+    } else {
+      add(std::move(run));
+    }
+    added = true;
+  }
+  if (added) emit runs_changed();
 }
 
 void RunStore::set_paused(int id, bool paused) {

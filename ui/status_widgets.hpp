@@ -32,6 +32,7 @@ class Banner : public QFrame {
   void dismiss();
 
  private:
+  QString text_;  // as given; the label's copy may have places to wrap at added
   QLabel* label_;
   QHBoxLayout* buttons_;
   QProgressBar* progress_ = nullptr;
