@@ -166,14 +166,13 @@ TEST_F(Fit, EveryControlIsReachableAt1280x720And1024x768) {
       for (QToolButton* button : bar->findChildren<QToolButton*>())
         if (button->toolTip() == "Dismiss") close = button;
       ASSERT_NE(close, nullptr);
-      EXPECT_TRUE(window_->rect().contains(
-          QRect(close->mapTo(window_.get(), QPoint()), close->size())));
+      EXPECT_TRUE(
+          window_->rect().contains(QRect(close->mapTo(window_.get(), QPoint()), close->size())));
       QTest::mouseClick(close, Qt::LeftButton);
       EXPECT_TRUE(window_->message().isEmpty());
     }
   }
 }
-
 
 // The Train, Pause and Stop buttons stay where the pointer left them when a run starts and its
 // status line (two lines of text) appears beside them, and when it ends.
@@ -241,8 +240,8 @@ TEST_F(Fit, DisabledButtonsLookDisabledInBothModes) {
     const int enabled = darkest(pause);
     pause->setEnabled(false);
     EXPECT_GE(disabled - enabled, 60)
-        << (presenter ? "presenter: " : "normal: ") << "darkest pixel " << disabled
-        << " disabled, " << enabled << " enabled";
+        << (presenter ? "presenter: " : "normal: ") << "darkest pixel " << disabled << " disabled, "
+        << enabled << " enabled";
   }
 }
 
@@ -356,7 +355,8 @@ TEST_F(Fit, AnUntickedBaselineLeavesCompareAndTheHeadline) {
   ASSERT_EQ(window_->compare()->runs().size(), 2u);
   for (RunEntry* e : window_->compare()->runs()) EXPECT_NE(e->id, r3->id);
   window_->set_presenter(true);
-  EXPECT_FALSE(window_->key_numbers().contains(QString::fromStdString(display_run_names({&r3->data})[0])))
+  EXPECT_FALSE(
+      window_->key_numbers().contains(QString::fromStdString(display_run_names({&r3->data})[0])))
       << window_->key_numbers().toStdString();
 }
 
@@ -374,9 +374,8 @@ TEST_F(Fit, TheReplicaTimelineNamesItsGapsCountsRightAndExports) {
   ASSERT_NE(button, nullptr);
   ASSERT_TRUE(button->isVisible());
   const QString path = QString::fromStdString((runs_.path() / "timeline.png").string());
-  test::answer_file_dialog(path, [&] {
-    EXPECT_TRUE(test::choose_from_button_menu(button, button->menu(), "PNG"));
-  });
+  test::answer_file_dialog(
+      path, [&] { EXPECT_TRUE(test::choose_from_button_menu(button, button->menu(), "PNG")); });
   ASSERT_TRUE(wait_until([&] { return QFileInfo(path).size() > 1000; }, 10s));
   EXPECT_TRUE(window_->message().contains("Saved")) << window_->message().toStdString();
 }
@@ -388,13 +387,15 @@ TEST_F(Fit, RunsAnotherProgramRecordsInTheRunsFolderAppear) {
   ASSERT_TRUE(window_->store()->entries().empty());
   const std::string command = std::string(GPULAB_CLI_PATH) +
                               " train --model mlp --steps 3 --batch 32 --threads 1 --quiet"
-                              " --data-dir " + data_.path().string() +
-                              " --out " + (runs_.path() / "from-cli").string() + " >/dev/null 2>&1";
+                              " --data-dir " +
+                              data_.path().string() + " --out " +
+                              (runs_.path() / "from-cli").string() + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   ASSERT_TRUE(wait_until([&] { return window_->store()->entries().size() == 1; }, 10s));
   RunEntry* run = window_->store()->entries()[0];
   EXPECT_EQ(run->data.status(), "finished");
-  ASSERT_TRUE(wait_until([&] { return window_->runs_panel()->tree()->topLevelItemCount() == 1; }, 5s));
+  ASSERT_TRUE(
+      wait_until([&] { return window_->runs_panel()->tree()->topLevelItemCount() == 1; }, 5s));
 }
 
 // "Untick all" and "Show only the latest 2", from the runs list's Show button and from the

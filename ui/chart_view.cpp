@@ -46,9 +46,9 @@ ChartView::ChartView(ChartKind kind, QWidget* parent)
   fit->setText(tr("Fit"));
   fit->setToolTip(tr("Show all the data again and follow new points (or double-click the plot)"));
   connect(fit, &QToolButton::clicked, this, &ChartView::fit_view);
-  auto* save =
-      export_button(this, {ExportFormat::Png, ExportFormat::Pdf, ExportFormat::Svg, ExportFormat::Csv},
-                    [this](ExportFormat format) { emit export_requested(this, format); });
+  auto* save = export_button(
+      this, {ExportFormat::Png, ExportFormat::Pdf, ExportFormat::Svg, ExportFormat::Csv},
+      [this](ExportFormat format) { emit export_requested(this, format); });
 
   auto* buttons = new QHBoxLayout;
   buttons->setContentsMargins(0, 0, 0, 0);

@@ -1040,8 +1040,8 @@ void MainWindow::export_chart_dialog(ChartView* view, ExportFormat format) {
 void MainWindow::export_dialog(const QString& name, ExportFormat format,
                                const std::function<bool(const QString&, QString*)>& save) {
   const QString ext = export_format_name(format);
-  const QString suggested = QDir(export_dir_.isEmpty() ? QDir::homePath() : export_dir_)
-                                .filePath(name + "." + ext);
+  const QString suggested =
+      QDir(export_dir_.isEmpty() ? QDir::homePath() : export_dir_).filePath(name + "." + ext);
   const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), suggested,
                                                     tr("%1 files (*.%2)").arg(ext.toUpper(), ext));
   if (path.isEmpty()) return;

@@ -186,7 +186,7 @@ class MainWindow : public QMainWindow {
   std::unique_ptr<WindowState> saved_state_;
   std::string saved_setup_;
   int compare_baseline_id_ = 0;
-  std::set<int> shown_ids_;  // the runs ticked at the last refresh
+  std::set<int> shown_ids_;   // the runs ticked at the last refresh
   QToolButton* runs_button_;  // which runs are shown, also in presenter mode
   QLabel* key_numbers_;       // presenter mode: images/s, ETA and speedup, large
   QFont normal_font_;

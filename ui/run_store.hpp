@@ -93,7 +93,7 @@ class RunStore : public QObject {
   int next_id_ = 1;
   std::map<std::string, int> saved_colors_;
   QFileSystemWatcher* watcher_ = nullptr;
-  QTimer* rescan_timer_ = nullptr;  // a burst of changes is looked at once
+  QTimer* rescan_timer_ = nullptr;      // a burst of changes is looked at once
   std::set<std::string> watched_runs_;  // folders of other programs' runs still running
 };
 
