@@ -142,25 +142,26 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   tabs_->addTab(compare_, tr("Compare"));
   runs_panel_ = new RunsPanel(store_, this);
 
-  center_split_ = new QSplitter(Qt::Vertical, this);
-  center_split_->addWidget(tabs_);
-  center_split_->addWidget(runs_panel_);
-  center_split_->setStretchFactor(0, 4);
-  center_split_->setStretchFactor(1, 1);
-  // The plots and the runs list scroll when the window is smaller than they need: charts shrink
-  // to their minimum height first, and the replica timeline or presenter mode's large figures
-  // never make the window larger than the screen (a 1280x720 or 1024x768 projector). The run
-  // controls and the messages stay above, always in view; messages wrap to the width.
+  // The plots scroll when the window is smaller than they need: charts shrink to their minimum
+  // height first, and the replica timeline or presenter mode's large figures never make the
+  // window larger than the screen (a 1280x720 or 1024x768 projector). The run controls, the
+  // messages (wrapped to the width) and the runs list stay in view.
   auto* content = new QWidget(this);
   auto* content_layout = new QVBoxLayout(content);
   content_layout->setContentsMargins(0, 0, 0, 0);
   content_layout->addWidget(key_numbers_);
-  content_layout->addWidget(center_split_, 1);
+  content_layout->addWidget(tabs_, 1);
   auto* center_scroll = new QScrollArea(this);
   center_scroll->setObjectName("center");
   center_scroll->setWidget(content);
   center_scroll->setWidgetResizable(true);
   center_scroll->setFrameShape(QFrame::NoFrame);
+  center_split_ = new QSplitter(Qt::Vertical, this);
+  center_split_->addWidget(center_scroll);
+  center_split_->addWidget(runs_panel_);
+  center_split_->setStretchFactor(0, 4);
+  center_split_->setStretchFactor(1, 1);
+  center_split_->setCollapsible(0, false);
   auto* center = new QWidget(this);
   auto* center_layout = new QVBoxLayout(center);
   center_layout->setContentsMargins(4, 4, 4, 4);
@@ -168,7 +169,7 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   center_layout->addWidget(message_);
   center_layout->addWidget(share_);
   center_layout->addWidget(data_);
-  center_layout->addWidget(center_scroll, 1);
+  center_layout->addWidget(center_split_, 1);
 
   auto* split = new QSplitter(Qt::Horizontal, this);
   setup_column_ = build_setup_column();
@@ -357,11 +358,17 @@ QWidget* MainWindow::build_live_tab() {
       return timeline_->export_to(path, format, error, kExportWidth, kExportHeight / 2);
     });
   });
+  run_key_ = new QLabel(tab);
+  run_key_->setObjectName("run-key");
+  run_key_->setTextFormat(Qt::RichText);
+  run_key_->setWordWrap(true);
+  run_key_->hide();
   auto* layout = new QVBoxLayout(tab);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(row);
+  layout->addWidget(run_key_);
   layout->addLayout(grid, 2);
-  layout->addWidget(timeline_, 1);  // a third of the height when it shows a run
+  layout->addWidget(timeline_);  // the height its lanes need when it shows a run
 
   connect(x_axis_, &QComboBox::currentIndexChanged, this, &MainWindow::apply_chart_options);
   connect(smoothing_, &QSlider::valueChanged, this, &MainWindow::apply_chart_options);
@@ -770,6 +777,15 @@ void MainWindow::refresh_run_views() {
   for (const std::string& name : display_run_names(data))
     names.push_back(QString::fromStdString(name));
   timeline_->set_runs(data, names);
+  // Many runs are named once, above the charts, rather than in a legend in each of them.
+  QStringList key;
+  for (size_t i = 0; i < names.size(); ++i)
+    key << QString("%1&nbsp;<span style='color:%2'>■</span>&nbsp;%3")  // numbered as in bars
+               .arg(i + 1)
+               .arg(colors[i].name(), names[i].toHtmlEscaped().replace(' ', "&nbsp;"));
+  run_key_->setText(key.join(" &nbsp; "));
+  run_key_->setVisible(checked.size() >= kFoldLegendRuns);
+  apply_chart_theme();
   // The baseline may be any run; one not ticked joins the comparison, first.
   RunEntry* baseline = store_->find(runs_panel_->baseline());
   if (!baseline && !checked.empty()) baseline = checked.front();
@@ -822,8 +838,10 @@ void MainWindow::set_presenter(bool on) {
 
 void MainWindow::apply_chart_theme() {
   // In presenter mode the charts' text grows with the screen: the window fills it.
-  const PlotTheme theme = presenter_ ? presenter_theme(height()) : PlotTheme{};
-  if (theme.font_scale == chart_theme_.font_scale && theme.presenter == chart_theme_.presenter)
+  PlotTheme theme = presenter_ ? presenter_theme(height()) : PlotTheme{};
+  theme.run_legend = run_key_->isHidden();
+  if (theme.font_scale == chart_theme_.font_scale && theme.presenter == chart_theme_.presenter &&
+      theme.run_legend == chart_theme_.run_legend)
     return;
   chart_theme_ = theme;
   for (ChartView* view : charts_) view->set_theme(theme);

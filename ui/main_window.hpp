@@ -167,6 +167,7 @@ class MainWindow : public QMainWindow {
   QComboBox* x_axis_;
   QSlider* smoothing_;
   QLabel* smoothing_label_;
+  QLabel* run_key_;  // the shown runs' colours and names, once for all charts, when many
   QWidget* setup_column_;
   QSplitter* center_split_;
   QAction* presenter_action_;

@@ -3,6 +3,7 @@
 
 #include "ui/chart_view.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 
@@ -77,7 +78,15 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
   set_runs({}, {});
 }
 
-QSize ReplicaTimeline::sizeHint() const { return {600, plot_->isVisible() ? 200 : 20}; }
+// A lane a replica, high enough to tell its phases apart, and no more: the charts above keep the
+// rest of the height.
+QSize ReplicaTimeline::sizeHint() const {
+  const int text = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
+  const int lanes = std::max(2, lanes_);
+  return {600, plot_->isVisible()
+                   ? std::clamp(title_->sizeHint().height() + 3 * text + lanes * 2 * text, 160, 420)
+                   : 20};
+}
 
 void ReplicaTimeline::set_runs(std::vector<const RunData*> runs, std::vector<QString> names) {
   runs_ = std::move(runs);
@@ -96,8 +105,8 @@ void ReplicaTimeline::set_runs(std::vector<const RunData*> runs, std::vector<QSt
   overlap_label_->setVisible(shown);
   export_->setVisible(shown);
   plot_->setVisible(shown);
-  // A hint takes one line; a run's lanes take their share of the tab.
-  setSizePolicy(QSizePolicy::Preferred, shown ? QSizePolicy::Expanding : QSizePolicy::Fixed);
+  // A hint takes one line; a run's lanes the height its replicas need (sizeHint).
+  setSizePolicy(QSizePolicy::Preferred, shown ? QSizePolicy::Preferred : QSizePolicy::Fixed);
   updateGeometry();
   drawn_step_ = -1;
   drawn_steps_ = 0;
@@ -121,6 +130,7 @@ bool ReplicaTimeline::refresh() {
   steps_ = recent_replica_steps(*run_, kSteps);
   lanes_ = replica_count(*run_);
   for (const ReplicaStepSpan& step : steps_) lanes_ = std::max(lanes_, int(step.replicas.size()));
+  updateGeometry();
   overlap_ = communication_overlap_percent(steps_);
   draw();
   return true;
@@ -174,6 +184,7 @@ void ReplicaTimeline::draw() {
 
 void ReplicaTimeline::set_theme(const PlotTheme& theme) {
   for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) style_axis(axis, theme);
+  updateGeometry();  // its lanes' height follows the type
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
