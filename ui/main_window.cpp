@@ -845,8 +845,11 @@ void MainWindow::apply_chart_theme() {
     return;
   chart_theme_ = theme;
   for (ChartView* view : charts_) view->set_theme(theme);
-  compare_->speedup_chart()->set_theme(theme);
-  compare_->step_time_chart()->set_theme(theme);
+  // Compare has no key of the runs above its charts: they name them themselves.
+  PlotTheme compare_theme = theme;
+  compare_theme.run_legend = true;
+  compare_->speedup_chart()->set_theme(compare_theme);
+  compare_->step_time_chart()->set_theme(compare_theme);
   timeline_->set_theme(theme);
 }
 
