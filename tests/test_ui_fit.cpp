@@ -126,6 +126,7 @@ class Fit : public test::WindowTest {
     EXPECT_TRUE(problems.isEmpty()) << state << ":\n" << problems.join("\n").toStdString();
     // The plots need no sideways scrolling, even beside the setup on a 1024 px screen.
     auto* center = window_->findChild<QScrollArea*>("center");
+    ASSERT_NE(center, nullptr) << "the plots are in no scroll area";
     EXPECT_LE(center->widget()->minimumSizeHint().width(), center->viewport()->width())
         << state << ": the plots need more width than they have";
   }

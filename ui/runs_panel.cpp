@@ -48,6 +48,8 @@ RunsPanel::RunsPanel(RunStore* store, QWidget* parent) : QWidget(parent), store_
   for (int c = kDevice; c < kColumns; ++c)
     tree_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   tree_->setToolTip(tr("Tick runs to overlay them in the plots; right-click for more"));
+  // A few runs stay in view however small the window: the plots above it scroll instead.
+  tree_->setMinimumHeight(6 * tree_->fontMetrics().height());
 
   auto* import = new QPushButton(tr("Import…"), this);
   import->setToolTip(tr("Add runs recorded elsewhere: a run folder or a folder of runs"));
