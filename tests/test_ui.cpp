@@ -36,6 +36,7 @@
 #include "engine/run_record.hpp"
 #include "damaged_runs.hpp"
 #include "engine/session.hpp"
+#include "recorded_runs.hpp"
 #include "test_support.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
@@ -50,6 +51,7 @@
 #include "ui/main_window.hpp"
 #include "ui/plot_check.hpp"
 #include "ui/race_panel.hpp"
+#include "ui/replica_timeline.hpp"
 #include "ui/run_store.hpp"
 #include "ui/runs_panel.hpp"
 #include "ui/status_widgets.hpp"
@@ -61,6 +63,7 @@ namespace {
 using namespace std::chrono_literals;
 
 using test::wait_until;
+using test::write_run;
 
 std::string read_head(const QString& path, size_t bytes) {
   std::ifstream in(path.toStdString(), std::ios::binary);
@@ -387,90 +390,42 @@ TEST_F(Window, PresenterModeFillsTheScreenWithThePlots) {
   EXPECT_TRUE(window_->findChild<QWidget*>("setup-column")->isVisible());
 }
 
-// A finished run folder made without training: `steps` steps of `step_ms`, a test evaluation
-// every 20 steps climbing to 99 %, a CPU sample every 0.1 s.
-std::filesystem::path write_run(const std::filesystem::path& dir, int threads, int batch, int steps,
-                                double step_ms, const std::string& created) {
-  nlohmann::json info = {
-      {"created", created},
-      {"model", model_to_json(preset("lenet5"))},
-      {"config",
-       {{"device", "cpu"},
-        {"threads", threads},
-        {"batch", batch},
-        {"optimizer", "adam"},
-        {"lr", 0.001},
-        {"precision", "fp32"}}},
-      {"devices", {{{"id", "cpu"}, {"description", "CPU"}, {"cores", 8}}}},
-      {"plan", {{"epochs", 1}, {"steps_per_epoch", steps}, {"total_steps", steps}}}};
-  info["name"] = auto_run_name(info);
-  RunRecorder recorder(dir, info);
-  RunSummary summary;
-  double time_s = 0, evaluating_s = 0;
-  for (int s = 1; s <= steps; ++s) {
-    StepMetrics m;
-    m.step = s;
-    m.epoch = 1;
-    time_s += step_ms / 1000;
-    m.time_s = time_s;
-    m.loss = 2.3 / s;
-    m.accuracy = 0.5;
-    m.step_ms = step_ms;
-    m.images_per_second = batch / (step_ms / 1000);
-    m.times = {0.1 * step_ms, 0, 0.3 * step_ms, 0.5 * step_ms, 0, 0.1 * step_ms};
-    recorder.on_step(m);
-    if (s % 20 == 0) {
-      time_s += 0.3;  // the evaluation
-      evaluating_s += 0.3;
-      recorder.on_eval({s, 1, time_s, Split::Test, 0.1, std::min(0.99, 0.9 + 0.02 * s / 20),
-                        time_s - evaluating_s});
-    }
-    for (double t = time_s - step_ms / 1000; t < time_s; t += 0.1) {
-      DeviceSample sample;
-      sample.device = "cpu";
-      sample.time_s = t;
-      sample.util_percent = 50 + threads;
-      sample.mem_used_bytes = 1 << 28;
-      recorder.on_sample(sample);
-    }
-  }
-  summary.status = RunStatus::Finished;
-  summary.steps = steps;
-  summary.images = int64_t(steps) * batch;
-  summary.train_seconds = time_s - evaluating_s;
-  summary.wall_seconds = time_s;
-  recorder.finish(summary);
-  return dir;
-}
-
 // Every chart the window shows now, with whatever text in it overlaps or is cut off.
 QStringList window_layout_problems(MainWindow& window) {
   QStringList problems;
   std::vector<ChartView*> views = window.live_charts();
   views.push_back(window.compare()->speedup_chart());
   views.push_back(window.compare()->step_time_chart());
-  for (ChartView* view : views) {
-    if (!view->isVisible()) continue;
-    view->plot()->replot(QCustomPlot::rpImmediateRefresh);
-    for (const QString& problem : layout_problems(*view->plot()))
+  std::vector<std::pair<QString, QCustomPlot*>> plots;
+  for (ChartView* view : views)
+    if (view->isVisible()) plots.emplace_back(chart_kind_name(view->kind()), view->plot());
+  if (window.replica_timeline()->plot()->isVisible())
+    plots.emplace_back("replica timeline", window.replica_timeline()->plot());
+  for (const auto& [name, plot] : plots) {
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    for (const QString& problem : layout_problems(*plot))
       problems << QString("%1 at %2x%3: %4")
-                      .arg(chart_kind_name(view->kind()))
-                      .arg(view->plot()->width())
-                      .arg(view->plot()->height())
+                      .arg(name)
+                      .arg(plot->width())
+                      .arg(plot->height())
                       .arg(problem);
   }
   return problems;
 }
 
-// The window at a screen's size, with runs of each kind this machine has (CPU runs on 1, 2 and 4
-// threads), normal and presenter, live and Compare: no text overlaps or is cut off. With
-// GPULAB_SCREENSHOTS set, each state is saved there as a PNG.
+// The window at a screen's size, with six runs of the kinds this machine has (CPU runs on 1 to 8
+// threads, one on two replicas, so the replica timeline shows), normal and presenter, live and
+// Compare: no text overlaps or is cut off, and no chart is crushed. With GPULAB_SCREENSHOTS set,
+// each state is saved there as a PNG.
 TEST(WindowLayout, NoTextOverlapsAt1280x720And1920x1080) {
   test::TempDir runs, data;
   test::write_mnist(data.path(), test::synthetic_set(64, 1), test::synthetic_set(32, 2));
   write_run(runs.path() / "a", 1, 64, 300, 20, "2026-01-01T10:00:00Z");
   write_run(runs.path() / "b", 2, 64, 300, 11, "2026-01-01T10:01:00Z");
   write_run(runs.path() / "c", 4, 64, 300, 6, "2026-01-01T10:02:00Z");
+  write_run(runs.path() / "d", 6, 64, 300, 5, "2026-01-01T10:03:00Z");
+  write_run(runs.path() / "e", 8, 64, 300, 5, "2026-01-01T10:04:00Z");
+  write_run(runs.path() / "f", 2, 64, 300, 12, "2026-01-01T10:05:00Z", 2);
   const QString shots = qEnvironmentVariable("GPULAB_SCREENSHOTS");
   for (const QSize size : {QSize(1280, 720), QSize(1920, 1080)}) {
     WindowOptions options;
@@ -478,7 +433,8 @@ TEST(WindowLayout, NoTextOverlapsAt1280x720And1920x1080) {
     options.data_dir = data.path();
     options.devices = test::no_gpu_devices();
     MainWindow window(options);
-    window.show_recent(3);
+    window.show_recent(6);
+    ASSERT_NE(window.replica_timeline()->run(), nullptr);
     window.resize(size);
     window.show();
     for (bool presenter : {false, true}) {
@@ -613,8 +569,8 @@ TEST(ExportLayout, TwentyOneRunsStayReadable) {
   test::TempDir runs;
   std::vector<RunData> loaded;
   for (int r = 0; r < 21; ++r) {
-    const auto dir = write_run(runs.path() / ("r" + std::to_string(r)), 1 + r % 8, 32 << (r / 8),
-                               60, 5 + r, "2026-01-01T10:00:00Z");
+    const auto dir = write_run(runs.path() / std::to_string(r).insert(0, 1, 'r'), 1 + r % 8,
+                               32 << (r / 8), 60, 5 + r, "2026-01-01T10:00:00Z");
     loaded.push_back(load_run(dir));
   }
   std::vector<const RunData*> data;
@@ -736,9 +692,13 @@ TEST_F(Window, PresenterModeShowsTheKeyFiguresLargeAndNamesSayTheThreads) {
   EXPECT_TRUE(window_->key_numbers().contains("images/s")) << window_->key_numbers().toStdString();
   auto* key = window_->findChild<QLabel*>("key-numbers");
   EXPECT_GE(QFontInfo(key->font()).pointSizeF(), 2 * QFontInfo(QApplication::font()).pointSizeF());
-  // The presenter picks the runs shown from the menu.
+  // The presenter picks the runs shown from the menu: one entry a run, then Untick all and
+  // Show only the latest.
   QMenu* menu = window_->runs_button()->menu();
-  ASSERT_EQ(menu->actions().size(), 1);
+  const QList<QAction*> actions = menu->actions();
+  ASSERT_EQ(
+      std::count_if(actions.begin(), actions.end(), [](QAction* a) { return a->isCheckable(); }),
+      1);
   EXPECT_TRUE(window_->runs_button()->isVisible());
   menu->actions()[0]->setChecked(false);
   ASSERT_TRUE(wait_until([&] { return window_->store()->checked().empty(); }, 2s));

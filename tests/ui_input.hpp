@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 #include <QAbstractButton>
+#include <QAction>
 #include <QAbstractItemView>
 #include <QApplication>
 #include <QComboBox>
@@ -24,6 +25,7 @@
 #include <QMenuBar>
 #include <QStyledItemDelegate>
 #include <QTimer>
+#include <QWheelEvent>
 #include <QtTest/QTest>
 
 namespace gpulab::test {
@@ -92,6 +94,29 @@ inline void drag(QWidget* widget, QPoint from, QPoint to, int steps = 8) {
   QTest::mouseRelease(widget, Qt::LeftButton, {}, to);
 }
 
+// One notch of the mouse wheel at `pos` in `window` (negative: toward the user, scrolling down),
+// delivered as Qt delivers a real one: the widget under the pointer takes the focus if its policy
+// says the wheel gives it, then the event goes to that widget and up its parents until one
+// accepts it. Returns the widget that accepted it, or null.
+inline QWidget* turn_wheel(QWidget* window, QPoint pos, int notches) {
+  QWidget* under = window->childAt(pos);
+  if (!under) under = window;
+  for (QWidget* w = under; w; w = w->isWindow() ? nullptr : w->parentWidget())
+    if (w->isEnabled() && (w->focusPolicy() & Qt::WheelFocus) == Qt::WheelFocus) {
+      w->setFocus(Qt::MouseFocusReason);
+      break;
+    }
+  for (QWidget* w = under; w; w = w->isWindow() ? nullptr : w->parentWidget()) {
+    const QPointF at = w->mapFrom(window, pos);
+    QWheelEvent wheel(at, w->mapToGlobal(at), QPoint(), QPoint(0, 120 * notches), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    wheel.setAccepted(true);
+    const bool handled = QApplication::sendEvent(w, &wheel);
+    if (handled && wheel.isAccepted()) return w;
+  }
+  return nullptr;
+}
+
 inline QString plain_text(QString text) { return text.remove('&').remove(QChar(0x2026)).trimmed(); }
 
 // Opens the menu bar's `menu` with a click on its title, then clicks `entry` in it. Returns false
@@ -112,6 +137,52 @@ inline bool choose_from_menu_bar(QMainWindow* window, const QString& menu, const
     popup->close();
   }
   return false;
+}
+
+// Opens the menu of `button` (a tool button that pops one up) with a click, as a person does, and
+// clicks `entry` in it, and then `sub_entry` in the submenu `entry` opens, when given. The popup
+// blocks the click that opened it, so the entries are clicked from a timer. Returns false, with
+// the menus closed, when an entry is missing or disabled.
+inline bool choose_from_button_menu(QAbstractButton* button, QMenu* menu, const QString& entry,
+                                    const QString& sub_entry = {}) {
+  enum class Stage { Menu, Submenu, Done } stage = Stage::Menu;
+  bool found = false;
+  QMenu* submenu = nullptr;
+  auto click = [](QMenu* in, const QString& text) -> QAction* {
+    for (QAction* action : in->actions())
+      if (plain_text(action->text()) == text && action->isEnabled()) {
+        QTest::mouseClick(in, Qt::LeftButton, {}, in->actionGeometry(action).center());
+        return action;
+      }
+    return nullptr;
+  };
+  QTimer poll;
+  poll.setInterval(20);
+  QObject::connect(&poll, &QTimer::timeout, [&] {
+    if (stage == Stage::Menu && menu->isVisible()) {
+      stage = sub_entry.isEmpty() ? Stage::Done : Stage::Submenu;
+      QAction* action = click(menu, entry);
+      if (!action || (!sub_entry.isEmpty() && !action->menu())) {
+        stage = Stage::Done;
+        menu->close();
+        return;
+      }
+      found = sub_entry.isEmpty();
+      submenu = action->menu();
+    } else if (stage == Stage::Submenu && submenu->isVisible()) {
+      stage = Stage::Done;
+      found = click(submenu, sub_entry) != nullptr;
+      if (!found) {
+        submenu->close();
+        menu->close();
+      }
+    }
+  });
+  poll.start();
+  QTest::mouseClick(button, Qt::LeftButton);
+  wait_until([&] { return stage == Stage::Done; }, 5s);
+  poll.stop();
+  return found;
 }
 
 // Chooses `text` in a combo box as a person does: a click opens its list, a click on the entry.

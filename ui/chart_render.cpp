@@ -26,17 +26,6 @@ QFont scaled_font(double scale, bool bold = false) {
   return font;
 }
 
-void style_axis(QCPAxis* axis, const PlotTheme& theme) {
-  axis->setLabelFont(scaled_font(theme.font_scale));
-  axis->setTickLabelFont(scaled_font(theme.font_scale * 0.9));
-  if (theme.presenter) {
-    const QPen pen(Qt::black, 2);
-    axis->setBasePen(pen);
-    axis->setTickPen(pen);
-    axis->setSubTickPen(QPen(Qt::black, 1));
-  }
-}
-
 // `text` broken into lines of at most `width` pixels, at ", " or else at spaces; empty when it
 // takes more than `max_lines` lines or a word is wider than `width` on its own.
 QString wrap_to(const QString& text, const QFont& font, double width, int max_lines) {
@@ -96,6 +85,64 @@ std::vector<QString> legend_names(const std::vector<std::string>& runs, const QF
   return compact;
 }
 
+// How a hardware line is told apart from its run's other lines, which share the run's colour:
+// other programs' CPU time is dashed, and a run on several GPUs draws its second and later GPUs
+// darker; each of these gets a legend entry "<run> · other programs", "<run> · cuda:1" (past a
+// few runs, one shared entry per kind: see fold_legend).
+struct DeviceStyle {
+  QColor color;
+  Qt::PenStyle style = Qt::SolidLine;
+  QString legend;  // what the legend adds to the run's name; empty: no entry of its own
+};
+
+DeviceStyle device_style(const Chart& chart, const LineSeries& line, const QColor& color) {
+  DeviceStyle style;
+  style.color = color;
+  if (line.device == kOtherProgramsDevice) {
+    style.style = Qt::DashLine;
+    style.legend = QObject::tr("other programs");
+    return style;
+  }
+  if (line.device.rfind("cuda", 0) != 0) return style;
+  std::vector<std::string> gpus;  // the run's GPUs, in the order they were first sampled
+  for (const Panel& panel : chart.panels)
+    for (const LineSeries& other : panel.lines)
+      if (other.run == line.run && other.device.rfind("cuda", 0) == 0 &&
+          std::find(gpus.begin(), gpus.end(), other.device) == gpus.end())
+        gpus.push_back(other.device);
+  if (gpus.size() < 2) return style;
+  const int rank = int(std::find(gpus.begin(), gpus.end(), line.device) - gpus.begin());
+  style.color = color.darker(100 + 50 * std::min(rank, 3));
+  style.legend = QString::fromStdString(line.device);
+  return style;
+}
+
+// The folded legend's entry for a kind of hardware line, drawn in grey.
+QString shared_legend_label(const LineSeries& line) {
+  return line.device == kOtherProgramsDevice ? QObject::tr("other programs (dashed)")
+                                             : QObject::tr("a run's further GPUs (darker)");
+}
+
+bool fold_legend(const Chart& chart) { return chart.runs.size() >= kFoldLegendRuns; }
+
+// The legend's entries beside the runs' own: "<run> · other programs", "<run> · cuda:1", or,
+// folded, the shared ones. `names`: the runs' legend names.
+QStringList device_legend_labels(const Chart& chart, const std::vector<QString>& names) {
+  QStringList labels;
+  const bool fold = fold_legend(chart);
+  for (const Panel& panel : chart.panels) {
+    if (!panel.visible || panel.is_bars()) continue;
+    for (const LineSeries& line : panel.lines) {
+      const QString kind = device_style(chart, line, QColor()).legend;
+      if (kind.isEmpty() || line.points.size() == 0) continue;
+      const QString label =
+          fold ? shared_legend_label(line) : names[size_t(line.run)] + QStringLiteral(" · ") + kind;
+      if (!labels.contains(label)) labels << label;
+    }
+  }
+  return labels;
+}
+
 // Which panels to draw: those with data, less the ones that would be crushed at this size, least
 // telling first (a simpler chart rather than an unreadable one).
 std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
@@ -113,9 +160,11 @@ std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
   if (entries.isEmpty())
     for (const Panel& panel : chart.panels)
       if (panel.visible && !panel.is_bars() && !panel.lines.empty()) {
-        for (const QString& name :
-             legend_names(chart.runs, scaled_font(theme.font_scale * 0.95), plot.width() - 10))
-          entries << name;
+        const std::vector<QString> names =
+            legend_names(chart.runs, scaled_font(theme.font_scale * 0.95), plot.width() - 10);
+        if (theme.run_legend)
+          for (const QString& name : names) entries << name;
+        entries << device_legend_labels(chart, names);
         break;
       }
   const QFontMetricsF legend_font(scaled_font(theme.font_scale * 0.95));
@@ -124,18 +173,32 @@ std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
     widest = std::max(widest, legend_font.horizontalAdvance(entry) + 40);
   const int per_row = std::max(1, int((plot.width() - 10) / std::max(1.0, widest)));
   const int legend_rows = (int(entries.size()) + per_row - 1) / per_row;
-  const double legend_h = legend_rows * (legend_font.height() + 4) + 8;
+  const double legend_h = legend_rows * (legend_font.height() + 6) + 8;
   const double panel_h = 4.0 * tick_h;  // a few tick labels apart, and a line to see
   // Run names under bars take as many lines as they are wrapped to.
   int name_lines = 1;
   const double cell = (plot.width() - 100.0) / std::max<size_t>(1, chart.runs.size()) - 6;
-  for (const std::string& run : chart.runs)
-    name_lines = std::max<int>(name_lines, int(wrap_to(QString::fromStdString(run),
-                                                       scaled_font(theme.font_scale * 0.9), cell, 3)
-                                                   .count('\n')) +
-                                               1);
+  const QFont tick_font = scaled_font(theme.font_scale * 0.9);
+  bool numbered = false;
+  for (const QString& run : legend_names(chart.runs, tick_font, plot.width() - 10)) {
+    const QString wrapped = wrap_to(run, tick_font, cell, 3);
+    numbered |= wrapped.isEmpty();
+    name_lines = std::max<int>(name_lines, int(wrapped.count('\n')) + 1);
+  }
+  // Numbered bars have their key under the chart: about as many lines as its text is widths.
+  double key_h = 0;
+  if (numbered && theme.run_legend &&
+      std::any_of(chart.panels.begin(), chart.panels.end(),
+                  [](const Panel& p) { return p.visible && p.is_bars(); })) {
+    const QFont key_font = scaled_font(theme.font_scale * 0.85);
+    double key_w = 0;
+    for (const QString& name : legend_names(chart.runs, key_font, plot.width() - 20))
+      key_w += QFontMetricsF(key_font).horizontalAdvance("00 " + name + "   ");
+    key_h = (std::ceil(key_w / std::max(1.0, plot.width() - 20.0)) + 0.5) *
+            QFontMetricsF(key_font).height();
+  }
   auto needed = [&] {
-    double h = title_h + legend_h + tick_h + 6;  // the x axis label
+    double h = title_h + legend_h + key_h + tick_h + 6;  // the x axis label
     const bool one = std::count(shown.begin(), shown.end(), true) == 1;
     for (size_t p = 0; p < shown.size(); ++p)
       if (shown[p])
@@ -189,8 +252,8 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
   const QFont tick_font = scaled_font(theme.font_scale * 0.9);
   const double cell = (plot.width() - 100.0) / std::max<size_t>(1, chart.runs.size()) - 6;
   std::vector<QString> names;
-  for (const std::string& run : chart.runs) {
-    names.push_back(wrap_to(QString::fromStdString(run), tick_font, cell, 3));
+  for (const QString& run : legend_names(chart.runs, tick_font, plot.width() - 10)) {
+    names.push_back(wrap_to(run, tick_font, cell, 3));
     if (names.back().isEmpty()) drawn.numbered = true;
   }
   for (size_t r = 0; r < chart.runs.size(); ++r)
@@ -257,38 +320,24 @@ void keep_labels_inside(DrawnChart::BarPanel& bar_panel, QCPAxis* value_axis) {
   }
 }
 
-// How a hardware line is told apart from its run's other lines, which share the run's colour:
-// other programs' CPU time is dashed, and a run on several GPUs draws its second and later GPUs
-// darker; each of these gets a legend entry "<run> · other programs", "<run> · cuda:1".
-struct DeviceStyle {
-  QColor color;
-  Qt::PenStyle style = Qt::SolidLine;
-  QString legend;  // what the legend adds to the run's name; empty: no entry of its own
-};
+}  // namespace
 
-DeviceStyle device_style(const Chart& chart, const LineSeries& line, const QColor& color) {
-  DeviceStyle style;
-  style.color = color;
-  if (line.device == kOtherProgramsDevice) {
-    style.style = Qt::DashLine;
-    style.legend = QObject::tr("other programs");
-    return style;
-  }
-  if (line.device.rfind("cuda", 0) != 0) return style;
-  std::vector<std::string> gpus;  // the run's GPUs, in the order they were first sampled
-  for (const Panel& panel : chart.panels)
-    for (const LineSeries& other : panel.lines)
-      if (other.run == line.run && other.device.rfind("cuda", 0) == 0 &&
-          std::find(gpus.begin(), gpus.end(), other.device) == gpus.end())
-        gpus.push_back(other.device);
-  if (gpus.size() < 2) return style;
-  const int rank = int(std::find(gpus.begin(), gpus.end(), line.device) - gpus.begin());
-  style.color = color.darker(100 + 50 * std::min(rank, 3));
-  style.legend = QString::fromStdString(line.device);
-  return style;
+void style_axis(QCPAxis* axis, const PlotTheme& theme) {
+  axis->setLabelFont(scaled_font(theme.font_scale));
+  axis->setTickLabelFont(scaled_font(theme.font_scale * 0.9));
+  // QCustomPlot's own pens, or thicker ones for a room.
+  const QPen pen(Qt::black, theme.presenter ? 2 : 0, Qt::SolidLine, Qt::SquareCap);
+  axis->setBasePen(pen);
+  axis->setTickPen(pen);
+  axis->setSubTickPen(QPen(Qt::black, theme.presenter ? 1 : 0, Qt::SolidLine, Qt::SquareCap));
 }
 
-}  // namespace
+PlotTheme presenter_theme(int height) {
+  constexpr double kSmallest = 0.85;  // the numbered bars' key; tick labels are 0.9
+  const double normal_px = QFontMetricsF(scaled_font(kSmallest)).height();
+  const double wanted_px = kPresenterTextPx * height / 1080.0;
+  return {std::max(1.4, wanted_px / std::max(1.0, normal_px)), true, true};
+}
 
 void DataBounds::add(double x, double y) {
   if (!std::isfinite(x) || !std::isfinite(y)) return;  // a gap in a line
@@ -356,6 +405,8 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
   std::vector<QCPAxisRect*> line_rects;
   std::vector<bool> run_in_legend(chart.runs.size(), false);
   std::set<std::pair<int, QString>> device_in_legend;  // (run, "other programs" or a GPU)
+  const bool fold = fold_legend(chart);
+  std::vector<const LineSeries*> shared_in_legend;  // folded: one line of each kind
 
   // A chart with a stacked bar panel names its runs under the bars, and its legend keeps to the
   // stacks' parts, so that it stays small.
@@ -431,19 +482,37 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
           out.smooth->setPen(QPen(color, smooth_width));
         }
       }
-      if (!device.legend.isEmpty()) {
+      if (fold && !device.legend.isEmpty() && line.points.size() > 0 && !stacked_bars &&
+          std::none_of(shared_in_legend.begin(), shared_in_legend.end(), [&](const LineSeries* l) {
+            return shared_legend_label(*l) == shared_legend_label(line);
+          }))
+        shared_in_legend.push_back(&line);
+      if (fold && line.device == kOtherProgramsDevice) {
+        // In the shared entry.
+      } else if (!device.legend.isEmpty() && !fold) {
         // Named once per run, where the line has points (a lane with none is not its own).
         if (line.points.size() > 0 && device_in_legend.insert({line.run, device.legend}).second) {
           out.raw->setName(run_legend[size_t(line.run)] + " · " + device.legend);
           legend.push_back(out.raw);
         }
-      } else if (!run_in_legend[line.run] && !line.markers && !stacked_bars) {
+      } else if (!run_in_legend[line.run] && !line.markers && !stacked_bars && theme.run_legend) {
         run_in_legend[line.run] = true;
         (out.smooth ? out.smooth : out.raw)->setName(run_legend[size_t(line.run)]);
         legend.push_back(out.smooth ? out.smooth : out.raw);
       }
       drawn.lines.push_back(out);
     }
+  }
+  // The folded legend's shared entries: a grey sample of each kind, on a graph with no points.
+  for (const LineSeries* line : shared_in_legend) {
+    const DeviceStyle device = device_style(chart, *line, QColor(0x50, 0x50, 0x50));
+    QCPGraph* sample = plot.addGraph(line_rects.front()->axis(QCPAxis::atBottom),
+                                     line_rects.front()->axis(QCPAxis::atLeft));
+    sample->setPen(QPen(line->device == kOtherProgramsDevice ? QColor(0x50, 0x50, 0x50)
+                                                             : QColor(0x50, 0x50, 0x50).darker(150),
+                        smooth_width, device.style));
+    sample->setName(shared_legend_label(*line));
+    legend.push_back(sample);
   }
   // Line panels move together along x.
   for (QCPAxisRect* a : line_rects)
@@ -484,14 +553,15 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
     plot.plotLayout()->setRowStretchFactor(row++, 0.001);
     drawn.legend = box;
   }
-  if (numbered) {
+  if (numbered && theme.run_legend) {  // else the window's key above the charts numbers them
     // The key to the numbered bars: "1 lenet5 cpu, 1 thread · 2 ...", wrapped to the width.
     const QFont font = scaled_font(theme.font_scale * 0.85);
     const QFontMetricsF metrics(font);
     QStringList lines;
     QString line;
+    const std::vector<QString> names = legend_names(chart.runs, font, plot.width() - 20);
     for (size_t r = 0; r < chart.runs.size(); ++r) {
-      const QString entry = QString("%1 %2").arg(r + 1).arg(QString::fromStdString(chart.runs[r]));
+      const QString entry = QString("%1 %2").arg(r + 1).arg(names[r]);
       const QString longer = line.isEmpty() ? entry : line + "   " + entry;
       if (!line.isEmpty() && metrics.horizontalAdvance(longer) > plot.width() - 20) {
         lines << line;
@@ -542,7 +612,15 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
     if (!qSharedPointerDynamicCast<QCPAxisTickerText>(x->ticker())) {
       const double label_w = QFontMetricsF(x->tickLabelFont()).horizontalAdvance("8888.8");
       x->ticker()->setTickCount(std::clamp(int(rect->width() / (2.0 * label_w)), 1, 5));
+      // A tick at the right end has half its label beyond the axis: room for it in the margin.
+      rect->setMinimumMargins(QMargins(0, 0, int(label_w / 2), 0));
     }
+    // The top tick's label reaches half its height above the panel, and the bottom one's as far
+    // below, toward the x axis's labels: room for both in large type.
+    QMargins margins = rect->minimumMargins();
+    margins.setTop(int(tick_h / 2));
+    rect->setMinimumMargins(margins);
+    x->setTickLabelPadding(std::max(5, int(tick_h / 2) - 2));
   }
   lay_out();
   for (QCPAxisRect* rect : drawn.rects) {

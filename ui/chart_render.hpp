@@ -11,6 +11,7 @@
 #include "engine/run_series.hpp"
 
 class QCustomPlot;
+class QCPAxis;
 class QCPAxisRect;
 class QCPBars;
 class QCPGraph;
@@ -22,7 +23,24 @@ namespace gpulab::ui {
 struct PlotTheme {
   double font_scale = 1.0;  // presenter mode: large type for a room
   bool presenter = false;   // thicker lines, black text
+  // false: the legend leaves the runs out (it keeps the kinds of line and a bar's parts), as the
+  // window names them once, above its charts, when it shows many.
+  bool run_legend = true;
 };
+
+// From this many runs a legend folds: each run once, in its colour, and one shared entry for each
+// kind of hardware line (other programs dashed, a run's further GPUs darker) instead of one per
+// run and kind, so that the lanes keep their height; the window then names the runs once for all
+// its charts (PlotTheme::run_legend).
+inline constexpr size_t kFoldLegendRuns = 3;
+
+// Presenter mode's theme on a screen `height` pixels high: the smallest chart text (a bar chart's
+// key, tick labels, legends) at least kPresenterTextPx * height / 1080 pixels high, read from the
+// back of a room, and never less than 1.4 times the normal size.
+inline constexpr double kPresenterTextPx = 28;
+PlotTheme presenter_theme(int height);
+// An axis's fonts and pens in the theme.
+void style_axis(QCPAxis* axis, const PlotTheme& theme);
 
 // A run's colour, from a palette of kRunColorCount colours that stay readable on white and apart
 // from each other; index is the run's own (RunStore keeps it per run), so a run keeps its colour

@@ -20,26 +20,37 @@ QString number_text(double v) {
 
 }  // namespace
 
+QToolButton* export_button(QWidget* parent, const std::vector<ExportFormat>& formats,
+                           std::function<void(ExportFormat)> chosen) {
+  auto* save = new QToolButton(parent);
+  save->setText(QObject::tr("Export"));
+  save->setPopupMode(QToolButton::InstantPopup);
+  auto* menu = new QMenu(save);
+  for (ExportFormat format : formats) {
+    const QString label = format == ExportFormat::Csv
+                              ? QObject::tr("Data as CSV…")
+                              : export_format_name(format).toUpper() + QStringLiteral("…");
+    menu->addAction(label, parent, [chosen, format] { chosen(format); });
+  }
+  save->setMenu(menu);
+  return save;
+}
+
 ChartView::ChartView(ChartKind kind, QWidget* parent)
     : QWidget(parent), kind_(kind), builder_(kind, ChartOptions{}), plot_(new QCustomPlot(this)) {
   setObjectName(QString("chart-") + chart_kind_name(kind));
-  plot_->setMinimumSize(260, 180);
+  // Three side by side beside the setup on a 1024 px screen; high enough for a panel, a title and
+  // the axes: below it the plots scroll.
+  plot_->setMinimumSize(180, 200);
   plot_->setMouseTracking(true);
 
   auto* fit = new QToolButton(this);
   fit->setText(tr("Fit"));
   fit->setToolTip(tr("Show all the data again and follow new points (or double-click the plot)"));
   connect(fit, &QToolButton::clicked, this, &ChartView::fit_view);
-  auto* save = new QToolButton(this);
-  save->setText(tr("Export"));
-  save->setPopupMode(QToolButton::InstantPopup);
-  auto* menu = new QMenu(save);
-  for (ExportFormat format : {ExportFormat::Png, ExportFormat::Pdf, ExportFormat::Svg, ExportFormat::Csv}) {
-    const QString label = format == ExportFormat::Csv ? tr("Data as CSV…")
-                                                      : export_format_name(format).toUpper() + "…";
-    menu->addAction(label, this, [this, format] { emit export_requested(this, format); });
-  }
-  save->setMenu(menu);
+  auto* save = export_button(
+      this, {ExportFormat::Png, ExportFormat::Pdf, ExportFormat::Svg, ExportFormat::Csv},
+      [this](ExportFormat format) { emit export_requested(this, format); });
 
   auto* buttons = new QHBoxLayout;
   buttons->setContentsMargins(0, 0, 0, 0);
@@ -74,6 +85,8 @@ void ChartView::set_options(const ChartOptions& options) {
 
 void ChartView::set_theme(const PlotTheme& theme) {
   theme_ = theme;
+  // Larger type needs a taller plot before it is crushed: below that, the window scrolls.
+  plot_->setMinimumHeight(int(200 * std::max(1.0, theme.font_scale / 1.4)));
   redraw();
 }
 
@@ -149,9 +162,21 @@ bool ChartView::export_to(const QString& path, ExportFormat format, QString* err
     }
     return true;
   }
+  // A file names its runs itself: the window's shared legend is not in it.
+  const bool shared_legend = !theme_.run_legend, follow = autoscroll_;
+  if (shared_legend) {
+    theme_.run_legend = true;
+    redraw();
+  }
   plot_->replot(QCustomPlot::rpImmediateRefresh);
-  return save_plot(*plot_, path, format, width > 0 ? width : plot_->width(),
-                   height > 0 ? height : plot_->height(), error);
+  const bool saved = save_plot(*plot_, path, format, width > 0 ? width : plot_->width(),
+                               height > 0 ? height : plot_->height(), error);
+  if (shared_legend) {
+    theme_.run_legend = false;
+    redraw();
+    autoscroll_ = follow;
+  }
+  return saved;
 }
 
 QString ChartView::bar_tooltip(int rect_index, double key) const {

@@ -3,6 +3,7 @@
 // moved the view, a hover tooltip with exact values, and export.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include <QWidget>
@@ -69,5 +70,9 @@ class ChartView : public QWidget {
   bool bars_dirty_ = false;   // bar heights changed: they are not on the data layer
   int drawn_width_ = 0, drawn_height_ = 0;  // the size the chart was fitted to
 };
+
+// An "Export" button whose menu offers `formats` ("PNG…", "Data as CSV…"): every chart's.
+QToolButton* export_button(QWidget* parent, const std::vector<ExportFormat>& formats,
+                           std::function<void(ExportFormat)> chosen);
 
 }  // namespace gpulab::ui

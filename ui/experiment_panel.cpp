@@ -33,6 +33,14 @@ QString preset_description(const std::string& name) {
   return QString::fromStdString(name);
 }
 
+// The preset whose layers these are, or kCustom: a model edited back to LeNet-5 is LeNet-5.
+QString preset_of(const ModelConfig& model) {
+  const auto layers = model_to_json(model)["layers"];
+  for (const std::string& name : preset_names())
+    if (model_to_json(preset(name))["layers"] == layers) return QString::fromStdString(name);
+  return kCustom;
+}
+
 }  // namespace
 
 ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
@@ -147,9 +155,9 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
     model_status_->setStyleSheet(problem.isEmpty() ? "" : "color: #b00020; font-weight: bold");
     setTabText(1, problem.isEmpty() ? tr("Layers") : tr("Layers (!)"));
     if (applying_) return;
-    // An edited preset is a custom model from then on.
+    // An edited preset is a custom model, until its layers are a preset's again.
     const QSignalBlocker block(model_);
-    model_->setCurrentIndex(model_->findData(kCustom));
+    model_->setCurrentIndex(model_->findData(preset_of(layers_->model())));
     emit changed();
   });
   for (QComboBox* box : {optimizer_, schedule_, precision_})
@@ -220,13 +228,9 @@ QString ExperimentPanel::problem() const { return layers_->problem(); }
 
 void ExperimentPanel::set_experiment(const Experiment& e) {
   applying_ = true;
-  const int preset_index = model_->findData(QString::fromStdString(e.model.name));
-  const bool is_preset_unchanged =
-      preset_index >= 0 && e.model.name != kCustom &&
-      model_to_json(preset(e.model.name))["layers"] == model_to_json(e.model)["layers"];
   {
     const QSignalBlocker block(model_);
-    model_->setCurrentIndex(is_preset_unchanged ? preset_index : model_->findData(kCustom));
+    model_->setCurrentIndex(model_->findData(preset_of(e.model)));
   }
   layers_->set_model(e.model);
   const TrainOptions& t = e.train;

@@ -26,6 +26,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <ctime>
+#include <set>
 
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
@@ -46,6 +47,7 @@
 #include "ui/run_store.hpp"
 #include "ui/runs_panel.hpp"
 #include "ui/status_widgets.hpp"
+#include "ui/wheel_guard.hpp"
 #include "ui/window_state.hpp"
 
 namespace gpulab::ui {
@@ -127,11 +129,11 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   key_numbers_->setWordWrap(true);
   key_numbers_->hide();
 
+  // The buttons keep to the top of their row: a progress row that wraps to two lines when a run
+  // starts makes the row taller, and a centred button would move under the user's pointer.
   auto* controls = new QHBoxLayout;
-  controls->addWidget(train_);
-  controls->addWidget(pause_);
-  controls->addWidget(stop_);
-  controls->addWidget(runs_button_);
+  for (QWidget* button : std::initializer_list<QWidget*>{train_, pause_, stop_, runs_button_})
+    controls->addWidget(button, 0, Qt::AlignTop);
   controls->addWidget(progress_, 1);
 
   tabs_ = new QTabWidget(this);
@@ -140,16 +142,30 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   tabs_->addTab(compare_, tr("Compare"));
   runs_panel_ = new RunsPanel(store_, this);
 
+  // The plots scroll when the window is smaller than they need: charts shrink to their minimum
+  // height first, and the replica timeline or presenter mode's large figures never make the
+  // window larger than the screen (a 1280x720 or 1024x768 projector). The run controls, the
+  // messages (wrapped to the width) and the runs list stay in view.
+  auto* content = new QWidget(this);
+  auto* content_layout = new QVBoxLayout(content);
+  content_layout->setContentsMargins(0, 0, 0, 0);
+  content_layout->addWidget(key_numbers_);
+  content_layout->addWidget(tabs_, 1);
+  auto* center_scroll = new QScrollArea(this);
+  center_scroll->setObjectName("center");
+  center_scroll->setWidget(content);
+  center_scroll->setWidgetResizable(true);
+  center_scroll->setFrameShape(QFrame::NoFrame);
   center_split_ = new QSplitter(Qt::Vertical, this);
-  center_split_->addWidget(tabs_);
+  center_split_->addWidget(center_scroll);
   center_split_->addWidget(runs_panel_);
   center_split_->setStretchFactor(0, 4);
   center_split_->setStretchFactor(1, 1);
+  center_split_->setCollapsible(0, false);
   auto* center = new QWidget(this);
   auto* center_layout = new QVBoxLayout(center);
   center_layout->setContentsMargins(4, 4, 4, 4);
   center_layout->addLayout(controls);
-  center_layout->addWidget(key_numbers_);
   center_layout->addWidget(message_);
   center_layout->addWidget(share_);
   center_layout->addWidget(data_);
@@ -159,6 +175,7 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   setup_column_ = build_setup_column();
   split->addWidget(setup_column_);
   split->addWidget(center);
+  split->setCollapsible(1, false);
   split->setStretchFactor(1, 1);
   split->setSizes({430, 1100});
   setCentralWidget(split);
@@ -305,6 +322,7 @@ QWidget* MainWindow::build_setup_column() {
   scroll->setWidgetResizable(true);
   scroll->setMinimumWidth(400);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  new WheelGuard(scroll);
   return scroll;
 }
 
@@ -319,8 +337,7 @@ QWidget* MainWindow::build_live_tab() {
   smoothing_->setRange(1, 200);
   smoothing_->setValue(25);
   smoothing_->setMaximumWidth(220);
-  smoothing_label_ = new QLabel(tab);
-  smoothing_label_->setMinimumWidth(260);
+  smoothing_label_ = new QLabel(tab);  // its length changes, but the stretch after it moves
   auto* fit = new QPushButton(tr("Fit all"), tab);
   fit->setToolTip(tr("Show all the data in every plot and follow new points again"));
   auto* row = new QHBoxLayout;
@@ -350,11 +367,22 @@ QWidget* MainWindow::build_live_tab() {
   grid->setRowStretch(0, 1);
   grid->setRowStretch(1, 1);
   timeline_ = new ReplicaTimeline(tab);
+  connect(timeline_, &ReplicaTimeline::export_requested, this, [this](ExportFormat format) {
+    export_dialog("replica-timeline", format, [this, format](const QString& path, QString* error) {
+      return timeline_->export_to(path, format, error, kExportWidth, kExportHeight / 2);
+    });
+  });
+  run_key_ = new QLabel(tab);
+  run_key_->setObjectName("run-key");
+  run_key_->setTextFormat(Qt::RichText);
+  run_key_->setWordWrap(true);
+  run_key_->hide();
   auto* layout = new QVBoxLayout(tab);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(row);
+  layout->addWidget(run_key_);
   layout->addLayout(grid, 2);
-  layout->addWidget(timeline_, 1);  // a third of the height when it shows a run
+  layout->addWidget(timeline_);  // the height its lanes need when it shows a run
 
   connect(x_axis_, &QComboBox::currentIndexChanged, this, &MainWindow::apply_chart_options);
   connect(smoothing_, &QSlider::valueChanged, this, &MainWindow::apply_chart_options);
@@ -450,9 +478,13 @@ std::filesystem::path MainWindow::data_dir() const {
   }
 }
 
+QString MainWindow::cannot_build_text(const QString& problem) {
+  return tr("The model cannot be built: %1").arg(problem);
+}
+
 std::optional<RunRequest> MainWindow::request_for(const std::string& device, QString* problem) {
   if (!experiment_->problem().isEmpty()) {
-    *problem = tr("The model cannot be built: %1").arg(experiment_->problem());
+    *problem = cannot_build_text(experiment_->problem());
     return std::nullopt;
   }
   const Experiment e = experiment_->experiment();
@@ -707,6 +739,9 @@ void MainWindow::update_controls() {
                      : chosen.size() > 1 ? devices_->plan()
                                          : tr("Train the setup on %1").arg(QString::fromStdString(chosen[0])));
   train_->setText(chosen.size() > 1 ? tr("▶ Race %1 runs").arg(chosen.size()) : tr("▶ Train"));
+  // A message that the model cannot be built goes once the model can be.
+  if (problem.isEmpty() && message_->text().startsWith(cannot_build_text(QString())))
+    message_->dismiss();
   pause_->setEnabled(running);
   pause_->setText(paused_ ? tr("Resume") : tr("Pause"));
   stop_->setEnabled(running);
@@ -746,6 +781,18 @@ void MainWindow::update_share_warning() {
 
 void MainWindow::refresh_run_views() {
   const std::vector<RunEntry*> checked = store_->checked();
+  // A baseline the user unticks leaves the comparison (one chosen unticked from Compare's list
+  // joins it, and stays until it is ticked and unticked).
+  std::set<int> checked_ids;
+  for (RunEntry* entry : checked) checked_ids.insert(entry->id);
+  const int chosen_baseline = runs_panel_->baseline();
+  if (chosen_baseline != 0 && shown_ids_.count(chosen_baseline) &&
+      !checked_ids.count(chosen_baseline)) {
+    shown_ids_ = checked_ids;
+    runs_panel_->set_baseline(0);  // refreshes the views again
+    return;
+  }
+  shown_ids_ = checked_ids;
   std::vector<const RunData*> data;
   std::vector<QColor> colors;
   for (RunEntry* entry : checked) {
@@ -757,6 +804,15 @@ void MainWindow::refresh_run_views() {
   for (const std::string& name : display_run_names(data))
     names.push_back(QString::fromStdString(name));
   timeline_->set_runs(data, names);
+  // Many runs are named once, above the charts, rather than in a legend in each of them.
+  QStringList key;
+  for (size_t i = 0; i < names.size(); ++i)
+    key << QString("%1&nbsp;<span style='color:%2'>■</span>&nbsp;%3")  // numbered as in bars
+               .arg(i + 1)
+               .arg(colors[i].name(), names[i].toHtmlEscaped().replace(' ', "&nbsp;"));
+  run_key_->setText(key.join(" &nbsp; "));
+  run_key_->setVisible(checked.size() >= kFoldLegendRuns);
+  apply_chart_theme();
   // The baseline may be any run; one not ticked joins the comparison, first.
   RunEntry* baseline = store_->find(runs_panel_->baseline());
   if (!baseline && !checked.empty()) baseline = checked.front();
@@ -788,20 +844,46 @@ void MainWindow::set_presenter(bool on) {
   // Through the style sheet, so that rows made later (a run's status line) are large too: a
   // widget under a style sheet takes its font from it, not from its parent.
   const double points = normal_font_.pointSizeF() > 0 ? normal_font_.pointSizeF() : 10;
+  // Disabled controls keep a grey text: black for every state would make them look enabled.
   setStyleSheet(
       on ? QString("QMainWindow, QWidget { background: white; color: black; font-size: %1pt; }"
+                   " QWidget:disabled { color: #9a9a9a; }"
                    " QLabel#key-numbers { font-size: %2pt; }")
                .arg(points * 1.5, 0, 'f', 1)
                .arg(points * 2.4, 0, 'f', 1)
          : QString());
-  const PlotTheme theme{on ? 1.4 : 1.0, on};
-  for (ChartView* view : charts_) view->set_theme(theme);
-  compare_->speedup_chart()->set_theme(theme);
-  compare_->step_time_chart()->set_theme(theme);
+  if (!on) {
+    // Widgets the style sheet gave a font keep it when the sheet goes (spin boxes' editors, the
+    // runs list's header): each is told to take its parent's again (none has one of its own).
+    for (QWidget* widget : findChildren<QWidget*>()) widget->setFont(QFont());
+  }
+  apply_chart_theme();
   key_numbers_->setVisible(on);
   update_key_numbers(true);
   if (on) showFullScreen();
   else if (isFullScreen()) showNormal();
+}
+
+void MainWindow::apply_chart_theme() {
+  // In presenter mode the charts' text grows with the screen: the window fills it.
+  PlotTheme theme = presenter_ ? presenter_theme(height()) : PlotTheme{};
+  theme.run_legend = run_key_->isHidden();
+  if (theme.font_scale == chart_theme_.font_scale && theme.presenter == chart_theme_.presenter &&
+      theme.run_legend == chart_theme_.run_legend)
+    return;
+  chart_theme_ = theme;
+  for (ChartView* view : charts_) view->set_theme(theme);
+  // Compare has no key of the runs above its charts: they name them themselves.
+  PlotTheme compare_theme = theme;
+  compare_theme.run_legend = true;
+  compare_->speedup_chart()->set_theme(compare_theme);
+  compare_->step_time_chart()->set_theme(compare_theme);
+  timeline_->set_theme(theme);
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  if (presenter_) apply_chart_theme();
 }
 
 void MainWindow::update_runs_menu() {
@@ -824,6 +906,8 @@ void MainWindow::update_runs_menu() {
     });
   }
   if (entries.empty()) menu->addAction(tr("No runs yet"))->setEnabled(false);
+  menu->addSeparator();
+  add_show_actions(menu, store_);
 }
 
 QString MainWindow::key_numbers() const {
@@ -1041,15 +1125,23 @@ void MainWindow::choose_data_folder() {
 }
 
 void MainWindow::export_chart_dialog(ChartView* view, ExportFormat format) {
+  export_dialog(chart_kind_name(view->kind()), format,
+                [view, format](const QString& path, QString* error) {
+                  return view->export_to(path, format, error, kExportWidth, kExportHeight);
+                });
+}
+
+void MainWindow::export_dialog(const QString& name, ExportFormat format,
+                               const std::function<bool(const QString&, QString*)>& save) {
   const QString ext = export_format_name(format);
-  const QString suggested = QDir(export_dir_.isEmpty() ? QDir::homePath() : export_dir_)
-                                .filePath(QString(chart_kind_name(view->kind())) + "." + ext);
+  const QString suggested =
+      QDir(export_dir_.isEmpty() ? QDir::homePath() : export_dir_).filePath(name + "." + ext);
   const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), suggested,
                                                     tr("%1 files (*.%2)").arg(ext.toUpper(), ext));
   if (path.isEmpty()) return;
   export_dir_ = QFileInfo(path).absolutePath();
   QString error;
-  if (view->export_to(path, format, &error, kExportWidth, kExportHeight))
+  if (save(path, &error))
     message_->show_message(Banner::Kind::Info, tr("Saved %1").arg(path));
   else
     message_->show_message(Banner::Kind::Error, error);

@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include <QMainWindow>
@@ -105,6 +107,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   struct Active {
@@ -128,6 +131,9 @@ class MainWindow : public QMainWindow {
   void fetch_data();
   void choose_data_folder();
   void export_chart_dialog(ChartView* view, ExportFormat format);
+  // Asks where to save a chart (named `name` by default) and saves it there with `save`.
+  void export_dialog(const QString& name, ExportFormat format,
+                     const std::function<bool(const QString&, QString*)>& save);
   void lab_report_dialog();
   void use_setup_of(int run_id);
   std::filesystem::path data_dir() const;
@@ -139,6 +145,8 @@ class MainWindow : public QMainWindow {
   void update_key_numbers(bool recompute);
   void update_progress();             // the live runs' status lines, then the headline
   LiveFigures live_of(int id) const;  // one source for both
+  void apply_chart_theme();
+  static QString cannot_build_text(const QString& problem);
 
   WindowOptions options_;
   DeviceList device_list_;
@@ -162,6 +170,7 @@ class MainWindow : public QMainWindow {
   QComboBox* x_axis_;
   QSlider* smoothing_;
   QLabel* smoothing_label_;
+  QLabel* run_key_;  // the shown runs' colours and names, once for all charts, when many
   QWidget* setup_column_;
   QSplitter* center_split_;
   QAction* presenter_action_;
@@ -178,12 +187,14 @@ class MainWindow : public QMainWindow {
   int ticks_ = 0;
   std::chrono::steady_clock::time_point next_replot_{};
   bool presenter_ = false;
+  PlotTheme chart_theme_;  // the charts' now
   bool restoring_ = true;  // no state is saved until it has been read
   // What the state file and the setup file hold: they are written only when that changes, so a
   // window that was only looked at leaves the runs folder as it found it.
   std::unique_ptr<WindowState> saved_state_;
   std::string saved_setup_;
   int compare_baseline_id_ = 0;
+  std::set<int> shown_ids_;   // the runs ticked at the last refresh
   QToolButton* runs_button_;  // which runs are shown, also in presenter mode
   QLabel* key_numbers_;       // presenter mode: images/s, ETA and speedup, large
   QFont normal_font_;

@@ -1,10 +1,14 @@
 // The per-replica timeline.
 #include "ui/replica_timeline.hpp"
 
+#include "ui/chart_view.hpp"
+
+#include <algorithm>
 #include <cmath>
 #include <string_view>
 
 #include <QLabel>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
@@ -37,6 +41,10 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
   hint_->setStyleSheet("color: palette(mid)");
   title_ = new QLabel(this);
   title_->setObjectName("replica-timeline-title");
+  title_->setWordWrap(true);  // a long run name and the key never widen the window
+  export_ = export_button(this, {ExportFormat::Png, ExportFormat::Pdf, ExportFormat::Svg},
+                          [this](ExportFormat format) { emit export_requested(format); });
+  export_->setObjectName("replica-timeline-export");
   overlap_label_ = new QLabel(this);
   overlap_label_->setObjectName("replica-overlap");
   overlap_label_->setToolTip(
@@ -47,14 +55,14 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
          "than these models) waits for the whole backward pass, so nothing is hidden.\nThe bars "
          "show only what the replicas waited for."));
   plot_ = new QCustomPlot(this);
-  plot_->setMinimumHeight(120);
+  plot_->setMinimumSize(200, 120);
   plot_->setNotAntialiasedElements(QCP::aeAll);
   plot_->yAxis->setRangeReversed(true);  // replica 0 on top
   plot_->yAxis->grid()->setVisible(false);
   auto* header = new QHBoxLayout;
-  header->addWidget(title_);
-  header->addStretch();
+  header->addWidget(title_, 1);
   header->addWidget(overlap_label_);
+  header->addWidget(export_);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
@@ -64,7 +72,15 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
   set_runs({}, {});
 }
 
-QSize ReplicaTimeline::sizeHint() const { return {600, plot_->isVisible() ? 200 : 20}; }
+// A lane a replica, high enough to tell its phases apart, and no more: the charts above keep the
+// rest of the height.
+QSize ReplicaTimeline::sizeHint() const {
+  const int text = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
+  const int lanes = std::max(2, lanes_);
+  return {600, plot_->isVisible()
+                   ? std::clamp(title_->sizeHint().height() + 3 * text + lanes * 2 * text, 160, 420)
+                   : 20};
+}
 
 void ReplicaTimeline::set_runs(std::vector<const RunData*> runs, std::vector<QString> names) {
   runs_ = std::move(runs);
@@ -81,9 +97,10 @@ void ReplicaTimeline::set_runs(std::vector<const RunData*> runs, std::vector<QSt
   hint_->setVisible(!shown);
   title_->setVisible(shown);
   overlap_label_->setVisible(shown);
+  export_->setVisible(shown);
   plot_->setVisible(shown);
-  // A hint takes one line; a run's lanes take their share of the tab.
-  setSizePolicy(QSizePolicy::Preferred, shown ? QSizePolicy::Expanding : QSizePolicy::Fixed);
+  // A hint takes one line; a run's lanes the height its replicas need (sizeHint).
+  setSizePolicy(QSizePolicy::Preferred, shown ? QSizePolicy::Preferred : QSizePolicy::Fixed);
   updateGeometry();
   drawn_step_ = -1;
   drawn_steps_ = 0;
@@ -107,6 +124,7 @@ bool ReplicaTimeline::refresh() {
   steps_ = recent_replica_steps(*run_, kSteps);
   lanes_ = replica_count(*run_);
   for (const ReplicaStepSpan& step : steps_) lanes_ = std::max(lanes_, int(step.replicas.size()));
+  updateGeometry();
   overlap_ = communication_overlap_percent(steps_);
   draw();
   return true;
@@ -118,11 +136,14 @@ void ReplicaTimeline::draw() {
   for (int p : kDrawOrder)
     key += QString(" <span style=\"color:%1\">■</span> %2")
                .arg(replica_phase_color(p).name(), kReplicaPhases[size_t(p)].name);
-  title_->setText(tr("<b>%1</b>: %2 replicas, last %3 steps, wall clock (s):%4")
+  // White is the rest of the run's time: loading the batch, test evaluations, pauses.
+  key += tr(" <span style=\"color:#b0b0b0\">□</span> neither (loading data, testing)");
+  const QString steps =
+      steps_.size() == 1 ? tr("last step") : tr("last %1 steps").arg(steps_.size());
+  title_->setText(tr("<b>%1</b>: %2 replicas, %3, wall clock (s):%4")
                       .arg(run_name_.toHtmlEscaped())
                       .arg(lanes_)
-                      .arg(steps_.size())
-                      .arg(key));
+                      .arg(steps, key));
   overlap_label_->setText(overlap_text());
   plot_->clearItems();
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
@@ -152,6 +173,12 @@ void ReplicaTimeline::draw() {
           end, steps_.back().start_s + (r.compute_ms + r.communication_ms + r.waiting_ms) / 1000.0);
     plot_->xAxis->setRange(steps_.front().start_s, end);
   }
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ReplicaTimeline::set_theme(const PlotTheme& theme) {
+  for (QCPAxis* axis : {plot_->xAxis, plot_->yAxis}) style_axis(axis, theme);
+  updateGeometry();  // its lanes' height follows the type
   plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 

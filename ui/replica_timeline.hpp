@@ -12,6 +12,7 @@
 
 class QCustomPlot;
 class QLabel;
+class QToolButton;
 
 namespace gpulab::ui {
 
@@ -37,10 +38,14 @@ class ReplicaTimeline : public QWidget {
   QString overlap_text() const;
   QCustomPlot* plot() { return plot_; }
   QSize sizeHint() const override;
+  void set_theme(const PlotTheme& theme);  // presenter mode's large type
   // PNG, PDF or SVG of the timeline as drawn (the widget's size when 0). Returns false with a
   // message naming the file.
   bool export_to(const QString& path, ExportFormat format, QString* error, int width = 0,
                  int height = 0);
+
+ signals:
+  void export_requested(gpulab::ui::ExportFormat format);  // its Export menu: the window asks where
 
  private:
   void draw();
@@ -57,6 +62,7 @@ class ReplicaTimeline : public QWidget {
   QLabel* hint_;
   QLabel* title_;
   QLabel* overlap_label_;
+  QToolButton* export_;
   QCustomPlot* plot_;
 };
 

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include <QFileSystemWatcher>
 #include <QSettings>
+#include <QTimer>
 
 #include "engine/errors.hpp"
 #include "engine/run_series.hpp"
@@ -90,6 +92,7 @@ QStringList RunStore::load_all() {
   sort_newest_first(runs);
   for (RunData& run : runs) add(std::move(run));
   for (const auto& e : errors) problems << QString::fromStdString(e);
+  watch_runs_dir();
   QSettings settings;
   for (const QString& folder : settings.value("runs/imports").toStringList()) {
     const fs::path path = folder.toStdString();
@@ -105,6 +108,7 @@ QStringList RunStore::load_all() {
 void RunStore::load_in_background(std::vector<fs::path> folders) {
   if (loader_.joinable()) loader_.join();  // a load_all before this one (never in the window)
   pending_ = int(folders.size());
+  for (const fs::path& folder : folders) loading_dirs_.insert(folder.string());
   emit background_loading(pending_, {});
   loader_ = std::thread([this, folders = std::move(folders)] {
     for (const fs::path& folder : folders) {
@@ -121,8 +125,9 @@ void RunStore::load_in_background(std::vector<fs::path> folders) {
       }
       QMetaObject::invokeMethod(
           this,
-          [this, run, problem] {
+          [this, run, problem, folder] {
             --pending_;
+            loading_dirs_.erase(folder.string());
             if (problem->isEmpty()) {
               RunEntry* entry = add(std::move(*run));
               const std::string dir = entry->data.dir.string();
@@ -310,6 +315,81 @@ void RunStore::set_checked(int id, bool checked) {
       }))
     set_color_slot(*entry, free_color_slot(entry, true));
   emit runs_changed();
+}
+
+void RunStore::show_only_latest(int count) {
+  bool changed = false;
+  for (RunEntry* entry : entries()) {  // newest first
+    const bool checked = count-- > 0;
+    if (entry->checked == checked) continue;
+    entry->checked = checked;
+    changed = true;
+    if (checked && std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) {
+          return e.get() != entry && e->checked && e->color_slot == entry->color_slot;
+        }))
+      set_color_slot(*entry, free_color_slot(entry, true));
+  }
+  if (changed) emit runs_changed();
+}
+
+void RunStore::watch_runs_dir() {
+  if (watcher_) return;
+  std::error_code ignored;
+  fs::create_directories(runs_dir_, ignored);  // so that it can be watched before the first run
+  watcher_ = new QFileSystemWatcher(this);
+  watcher_->addPath(QString::fromStdString(runs_dir_.string()));
+  rescan_timer_ = new QTimer(this);
+  rescan_timer_->setSingleShot(true);
+  rescan_timer_->setInterval(300);
+  connect(rescan_timer_, &QTimer::timeout, this, &RunStore::rescan);
+  connect(watcher_, &QFileSystemWatcher::directoryChanged, rescan_timer_,
+          qOverload<>(&QTimer::start));
+}
+
+RunEntry* RunStore::find_dir(const fs::path& dir) {
+  for (auto& e : entries_) {
+    std::error_code ignored;
+    if (e->data.dir == dir || fs::equivalent(e->data.dir, dir, ignored)) return e.get();
+  }
+  return nullptr;
+}
+
+void RunStore::rescan() {
+  bool added = false;
+  std::vector<std::string> unreadable;  // reported at start; here they wait for their next change
+  std::vector<fs::path> large;
+  for (const fs::path& dir : run_folders(runs_dir_, &unreadable)) {
+    if (loading_dirs_.count(dir.string())) continue;  // the background load adds it
+    RunEntry* known = find_dir(dir);
+    if (known && (known->live || !watched_runs_.count(dir.string()))) continue;
+    // A large record is read as at start, on the loader's thread, never on the window's.
+    if (!known && record_bytes(dir) > kBackgroundLoadBytes) {
+      large.push_back(dir);
+      continue;
+    }
+    RunData run;
+    try {
+      run = load_run(dir);
+    } catch (const RecordError&) {
+      continue;  // being written: looked at again at its next change
+    }
+    // A run still going is read again when its folder changes (run.json is replaced at its end).
+    const bool running = run.status() == "running";
+    if (running && watched_runs_.insert(dir.string()).second)
+      watcher_->addPath(QString::fromStdString(dir.string()));
+    if (!running && watched_runs_.erase(dir.string()) > 0)
+      watcher_->removePath(QString::fromStdString(dir.string()));
+    if (known) {
+      known->data = std::move(run);
+      emit run_updated(known->id);
+    } else {
+      add(std::move(run));
+    }
+    added = true;
+  }
+  if (added) emit runs_changed();
+  // One background load at a time: with one under way, the next change of the folder asks again.
+  if (!large.empty() && pending_ == 0) load_in_background(std::move(large));
 }
 
 void RunStore::set_paused(int id, bool paused) {

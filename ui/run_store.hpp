@@ -1,12 +1,14 @@
 // Every run the window knows: those recorded in the runs folder (loaded at start, so nothing is
-// lost between launches), imported folders (remembered), and live runs that grow as their feeds
-// are drained. Entries never move in memory, so charts can point at their records.
+// lost between launches, and watched, so runs another program records there appear), imported
+// folders (remembered), and live runs that grow as their feeds are drained. Entries never move in
+// memory, so charts can point at their records.
 #pragma once
 
 #include <QColor>
 #include <QObject>
 #include <QStringList>
 #include <atomic>
+#include <set>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -16,6 +18,9 @@
 
 #include "engine/run_record.hpp"
 #include "ui/run_feed.hpp"
+
+class QFileSystemWatcher;
+class QTimer;
 
 namespace gpulab::ui {
 
@@ -60,12 +65,18 @@ class RunStore : public QObject {
   // Deletes the run's folder (the caller asks first). Returns false with a message.
   bool remove(int id, QString* error);
   void set_checked(int id, bool checked);
+  // Ticks the `count` newest runs and unticks the rest (0: unticks every run), in one change.
+  void show_only_latest(int count);
   // What survives a restart (window_state.hpp): ticks and colours, by run folder. Applied to the
   // runs loaded so far and to runs imported later.
   void restore(const std::vector<std::string>& checked, const std::map<std::string, int>& colors);
   std::vector<std::string> checked_dirs();
   std::map<std::string, int> color_slots();
   void set_paused(int id, bool paused);
+  // Looks at the runs folder again: runs another program (gpulab-cli) started there are added,
+  // and those of them still running are read again as they change. The folder is watched, so
+  // this runs by itself a moment after the folder changes.
+  void rescan();
 
   RunEntry* find(int id);
   std::vector<RunEntry*> entries();  // newest first
@@ -83,6 +94,8 @@ class RunStore : public QObject {
   RunEntry* add(RunData data);
   void load_in_background(std::vector<std::filesystem::path> folders);
   void remember_imports();
+  void watch_runs_dir();
+  RunEntry* find_dir(const std::filesystem::path& dir);
   // The palette slot used by fewest runs (only the ticked ones when `among_checked`), lowest first.
   int free_color_slot(const RunEntry* except, bool among_checked) const;
   void set_color_slot(RunEntry& entry, int slot);
@@ -96,6 +109,10 @@ class RunStore : public QObject {
   std::thread loader_;
   std::atomic<bool> stop_loading_{false};
   int pending_ = 0;
+  QFileSystemWatcher* watcher_ = nullptr;
+  QTimer* rescan_timer_ = nullptr;      // a burst of changes is looked at once
+  std::set<std::string> watched_runs_;  // folders of other programs' runs still running
+  std::set<std::string> loading_dirs_;  // large records the background load has not added yet
 };
 
 }  // namespace gpulab::ui

@@ -12,6 +12,8 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QTimer>
+#include <QToolButton>
 #include <QTreeWidget>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -46,6 +48,8 @@ RunsPanel::RunsPanel(RunStore* store, QWidget* parent) : QWidget(parent), store_
   for (int c = kDevice; c < kColumns; ++c)
     tree_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   tree_->setToolTip(tr("Tick runs to overlay them in the plots; right-click for more"));
+  // A few runs stay in view however small the window: the plots above it scroll instead.
+  tree_->setMinimumHeight(6 * tree_->fontMetrics().height());
 
   auto* import = new QPushButton(tr("Import…"), this);
   import->setToolTip(tr("Add runs recorded elsewhere: a run folder or a folder of runs"));
@@ -56,8 +60,17 @@ RunsPanel::RunsPanel(RunStore* store, QWidget* parent) : QWidget(parent), store_
   hint->setWordWrap(true);
   hint->setStyleSheet("color: palette(mid)");
 
+  auto* show = new QToolButton(this);
+  show->setObjectName("runs-show");
+  show->setText(tr("Show"));
+  show->setToolTip(tr("Untick every run, or show only the latest ones"));
+  show->setPopupMode(QToolButton::InstantPopup);
+  show->setMenu(new QMenu(show));
+  add_show_actions(show->menu(), store_);
+
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(hint, 1);
+  buttons->addWidget(show);
   buttons->addWidget(import);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -76,6 +89,20 @@ RunsPanel::RunsPanel(RunStore* store, QWidget* parent) : QWidget(parent), store_
   connect(tree_, &QTreeWidget::customContextMenuRequested, this, &RunsPanel::show_menu);
   connect(store_, &RunStore::runs_changed, this, &RunsPanel::rebuild);
   connect(store_, &RunStore::run_updated, this, &RunsPanel::update_run);
+}
+
+void add_show_actions(QMenu* menu, RunStore* store) {
+  // After the menu is done with the action: the change may rebuild the menu it sits in.
+  auto later = [store](int count) {
+    QTimer::singleShot(0, store, [store, count] { store->show_only_latest(count); });
+  };
+  QAction* none = menu->addAction(QObject::tr("Untick all"), store, [later] { later(0); });
+  none->setObjectName("untick-all");
+  QMenu* latest = menu->addMenu(QObject::tr("Show only the latest"));
+  latest->setObjectName("show-latest");
+  for (int count : {1, 2, 3, 4, 6, 8})
+    latest->addAction(count == 1 ? QObject::tr("1 run") : QObject::tr("%1 runs").arg(count), store,
+                      [later, count] { later(count); });
 }
 
 void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {

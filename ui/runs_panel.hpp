@@ -4,6 +4,7 @@
 
 #include <QWidget>
 
+class QMenu;
 class QTreeWidget;
 class QTreeWidgetItem;
 
@@ -45,5 +46,9 @@ class RunsPanel : public QWidget {
   int baseline_ = 0;
   bool filling_ = false;
 };
+
+// "Untick all" and "Show only the latest N", for the runs list's Show button and the window's
+// "Runs shown" menu.
+void add_show_actions(QMenu* menu, RunStore* store);
 
 }  // namespace gpulab::ui

@@ -7,6 +7,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QPushButton>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -20,6 +21,37 @@ QString duration_text(double seconds) {
   if (h > 0) return QString("%1:%2:%3").arg(h).arg(m, 2, 10, QChar('0')).arg(s, 2, 10, QChar('0'));
   return QString("%1:%2").arg(m).arg(s, 2, 10, QChar('0'));
 }
+
+namespace {
+
+// `text` with a zero-width space, where QLabel may wrap, after each '/', '_', '-', '.' and ',' of
+// a word too long for a line (a path, a run folder's name), and every kLongWord characters of one
+// that has none: a message never needs more width than the window has, and its close button
+// stays on screen.
+QString breakable(const QString& text) {
+  constexpr int kLongWord = 40;
+  static const QRegularExpression words(QStringLiteral("\\S{%1,}").arg(kLongWord));
+  QString out = text;
+  QRegularExpressionMatch match;
+  qsizetype from = 0;
+  while ((match = words.match(out, from)).hasMatch()) {
+    QString word;
+    int since_break = 0;
+    for (const QChar c : match.captured()) {
+      word += c;
+      const bool separator = QStringLiteral("/_-.,\\").contains(c);
+      if (separator || ++since_break >= kLongWord) {
+        word += QChar(0x200B);
+        since_break = 0;
+      }
+    }
+    out.replace(match.capturedStart(), match.capturedLength(), word);
+    from = match.capturedStart() + word.size();
+  }
+  return out;
+}
+
+}  // namespace
 
 Banner::Banner(QWidget* parent) : QFrame(parent) {
   setFrameShape(QFrame::StyledPanel);
@@ -93,7 +125,8 @@ void Banner::show_lines() {
                       : kind == Kind::Warning ? "background: #fff4d6; color: #5c4100;"
                                               : "background: #e3f0fb; color: #0b3d66;";
   setStyleSheet(QString("gpulab--ui--Banner { %1 border-radius: 4px; } QLabel { %1 }").arg(style));
-  label_->setText(texts.join("\n"));
+  text_ = texts.join("\n");
+  label_->setText(breakable(text_));
   show();
 }
 
@@ -112,9 +145,10 @@ QProgressBar* Banner::progress() {
   return progress_;
 }
 
-QString Banner::text() const { return isHidden() ? QString() : label_->text(); }
+QString Banner::text() const { return isHidden() ? QString() : text_; }
 
 void Banner::dismiss() {
+  text_.clear();
   label_->clear();
   lines_.clear();
   hide();

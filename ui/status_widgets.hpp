@@ -49,6 +49,7 @@ class Banner : public QFrame {
   };
   void show_lines();
   std::vector<Line> lines_;
+  QString text_;  // as given; the label's copy may have places to wrap at added
   QLabel* label_;
   QHBoxLayout* buttons_;
   QProgressBar* progress_ = nullptr;

@@ -1,0 +1,428 @@
+// The window on a projector's screen, driven as a person drives it: at 1280x720 and 1024x768 it
+// never needs more room than the screen (many runs ticked, one with replicas, a long message,
+// presenter mode), every control stays reachable, controls stay put and say when they are off,
+// presenter mode is readable from the back of a room, and the smaller behaviours around runs.
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include <gtest/gtest.h>
+#include <qcustomplot.h>
+#include <QAbstractButton>
+#include <QAbstractSpinBox>
+#include <QApplication>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QFontInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSpinBox>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QToolButton>
+#include <QTreeWidget>
+#include <QtTest/QTest>
+
+#include "engine/run_names.hpp"
+#include "engine/run_record.hpp"
+#include "recorded_runs.hpp"
+#include "test_support.hpp"
+#include "ui/chart_view.hpp"
+#include "ui/compare_view.hpp"
+#include "ui/experiment_panel.hpp"
+#include "ui/layer_editor.hpp"
+#include "ui/main_window.hpp"
+#include "ui/replica_timeline.hpp"
+#include "ui/run_store.hpp"
+#include "ui/runs_panel.hpp"
+#include "ui_fixture.hpp"
+#include "ui_input.hpp"
+
+namespace gpulab::ui {
+namespace {
+
+using namespace std::chrono_literals;
+using test::wait_until;
+
+// Every control a person may need (buttons, spin boxes, combo boxes, sliders, tabs) that is shown
+// but cannot be reached: cut off by a widget around it, or outside the window, where a scroll area
+// around it cannot scroll it into view.
+QStringList controls_out_of_reach(QWidget* window) {
+  QStringList problems;
+  for (QWidget* control : window->findChildren<QWidget*>()) {
+    if (!control->isVisible()) continue;
+    const bool is_control =
+        qobject_cast<QAbstractButton*>(control) || qobject_cast<QAbstractSpinBox*>(control) ||
+        qobject_cast<QComboBox*>(control) || qobject_cast<QTabBar*>(control) ||
+        (qobject_cast<QAbstractSlider*>(control) && !qobject_cast<QScrollBar*>(control));
+    if (!is_control || qobject_cast<QScrollBar*>(control->parentWidget())) continue;
+    if (qobject_cast<QTabBar*>(control->parentWidget())) continue;  // its scroll arrows
+    QRect rect = control->rect();
+    for (QWidget* at = control; at != window; at = at->parentWidget()) {
+      QWidget* parent = at->parentWidget();
+      rect.translate(at->pos());
+      auto* area = qobject_cast<QAbstractScrollArea*>(parent->parentWidget());
+      const QRect room = parent->rect().adjusted(-1, -1, 1, 1);
+      if (area && area->viewport() == parent) {
+        // Inside a scroll area: out of its view is fine where it scrolls that way.
+        const bool h = area->horizontalScrollBarPolicy() != Qt::ScrollBarAlwaysOff ||
+                       (rect.left() >= room.left() && rect.right() <= room.right());
+        const bool v = area->verticalScrollBarPolicy() != Qt::ScrollBarAlwaysOff ||
+                       (rect.top() >= room.top() && rect.bottom() <= room.bottom());
+        if (!h || !v) {
+          problems << QString("%1 \"%2\" is cut off by the scroll area %3")
+                          .arg(control->metaObject()->className(), control->objectName(),
+                               area->objectName());
+          break;
+        }
+        rect = parent->rect();  // from here on, the view it scrolls into must be reachable
+      } else if (!room.contains(rect)) {
+        problems << QString("%1 \"%2\" (%3) at %4,%5 %6x%7 is outside %8 \"%9\" (%10x%11)")
+                        .arg(control->metaObject()->className(), control->objectName())
+                        .arg(qobject_cast<QAbstractButton*>(control)
+                                 ? qobject_cast<QAbstractButton*>(control)->text()
+                                 : QString())
+                        .arg(rect.x())
+                        .arg(rect.y())
+                        .arg(rect.width())
+                        .arg(rect.height())
+                        .arg(parent->metaObject()->className(), parent->objectName())
+                        .arg(parent->width())
+                        .arg(parent->height());
+        break;
+      }
+    }
+  }
+  return problems;
+}
+
+class Fit : public test::WindowTest {
+ protected:
+  // Six finished runs, the newest on two replicas.
+  void write_six_runs() {
+    for (int r = 0; r < 6; ++r)
+      test::write_run(runs_.path() / ("r" + std::to_string(r)), 1 + r, 64, 120, 8 + r,
+                      "2026-01-01T10:0" + std::to_string(r) + ":00Z", r == 5 ? 2 : 1);
+  }
+  void show_at(QSize size) {
+    window_->showNormal();  // offscreen, "full screen" is whatever size it had
+    window_->resize(size);
+    wait_until([] { return false; }, 150ms);
+  }
+  void expect_fits(QSize size, const std::string& state) {
+    EXPECT_LE(window_->minimumSizeHint().width(), size.width()) << state;
+    EXPECT_LE(window_->minimumSizeHint().height(), size.height()) << state;
+    EXPECT_LE(window_->minimumSize().width(), size.width()) << state;
+    EXPECT_LE(window_->minimumSize().height(), size.height()) << state;
+    EXPECT_EQ(window_->size(), size) << state;
+    const QStringList problems = controls_out_of_reach(window_.get());
+    EXPECT_TRUE(problems.isEmpty()) << state << ":\n" << problems.join("\n").toStdString();
+    // The plots need no sideways scrolling, even beside the setup on a 1024 px screen.
+    auto* center = window_->findChild<QScrollArea*>("center");
+    ASSERT_NE(center, nullptr) << "the plots are in no scroll area";
+    EXPECT_LE(center->widget()->minimumSizeHint().width(), center->viewport()->width())
+        << state << ": the plots need more width than they have";
+  }
+};
+
+TEST_F(Fit, EveryControlIsReachableAt1280x720And1024x768) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(6);
+  ASSERT_NE(window_->replica_timeline()->run(), nullptr);
+  for (const QSize size : {QSize(1280, 720), QSize(1024, 768)}) {
+    for (bool presenter : {false, true}) {
+      window_->set_presenter(presenter);
+      for (bool message : {false, true}) {
+        if (message)
+          window_->show_warning(
+              "Run lenet5 cpu, 6 threads, 2 replicas, b64 failed: " +
+              QString::fromStdString((runs_.path() / "a_folder_name_that_is_much_longer_than_any_"
+                                                     "line_of_the_message_bar_could_hold_at_once/"
+                                                     "2026-01-01_100000_lenet5_cpu_6t_2r/run.json")
+                                         .string()) +
+              " could not be written: no space left on device. Free some space and train again.");
+        for (const char* tab : {"live", "compare"}) {
+          window_->show_tab(tab);
+          show_at(size);
+          expect_fits(size, QString("%1x%2%3%4 %5")
+                                .arg(size.width())
+                                .arg(size.height())
+                                .arg(presenter ? " presenter" : "")
+                                .arg(message ? " with a long message" : "")
+                                .arg(tab)
+                                .toStdString());
+        }
+      }
+      // The message's close button dismisses it: it is on screen.
+      auto* bar = window_->findChild<QWidget*>("message");
+      QToolButton* close = nullptr;
+      for (QToolButton* button : bar->findChildren<QToolButton*>())
+        if (button->toolTip() == "Dismiss") close = button;
+      ASSERT_NE(close, nullptr);
+      EXPECT_TRUE(
+          window_->rect().contains(QRect(close->mapTo(window_.get(), QPoint()), close->size())));
+      QTest::mouseClick(close, Qt::LeftButton);
+      EXPECT_TRUE(window_->message().isEmpty());
+    }
+  }
+}
+
+// The Train, Pause and Stop buttons stay where the pointer left them when a run starts and its
+// status line (two lines of text) appears beside them, and when it ends.
+TEST_F(Fit, TheTrainRowStaysPutWhenTrainingStartsAndEnds) {
+  open_window();
+  small_setup(40);
+  show_at(QSize(1280, 720));
+  auto where = [&](QWidget* w) { return w->mapTo(window_.get(), QPoint()); };
+  const QPoint train = where(window_->train_button()), pause = where(window_->pause_button());
+  QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+  ASSERT_TRUE(window_->any_running()) << window_->message().toStdString();
+  wait_until([] { return false; }, 100ms);
+  EXPECT_EQ(where(window_->train_button()), train);
+  EXPECT_EQ(where(window_->pause_button()), pause);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  wait_until([] { return false; }, 100ms);
+  EXPECT_EQ(where(window_->train_button()), train);
+  EXPECT_EQ(where(window_->pause_button()), pause);
+}
+
+// Presenter mode on and off again from the View menu: every widget has the font it had before
+// (spin boxes and the runs list's header kept the large one).
+TEST_F(Fit, LeavingPresenterModeGivesEveryWidgetItsFontBack) {
+  write_six_runs();
+  open_window();
+  std::map<QWidget*, double> before;
+  for (QWidget* w : window_->findChildren<QWidget*>()) before[w] = QFontInfo(w->font()).pixelSize();
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+  ASSERT_TRUE(wait_until([&] { return window_->key_numbers().size() > 0; }, 5s));
+  auto* batch = window_->findChild<QSpinBox*>("batch");
+  EXPECT_GT(QFontInfo(batch->font()).pixelSize(), before[batch]);
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+  ASSERT_TRUE(wait_until([&] { return window_->key_numbers().isEmpty(); }, 5s));
+  QStringList changed;
+  for (QWidget* w : window_->findChildren<QWidget*>())
+    if (before.count(w) && QFontInfo(w->font()).pixelSize() != before[w])
+      changed << QString("%1 \"%2\": %3 px, was %4 px")
+                     .arg(w->metaObject()->className(), w->objectName())
+                     .arg(QFontInfo(w->font()).pixelSize())
+                     .arg(before[w]);
+  EXPECT_TRUE(changed.isEmpty()) << changed.join("\n").toStdString();
+  EXPECT_EQ(QFontInfo(window_->runs_panel()->tree()->header()->font()).pixelSize(),
+            QFontInfo(window_->font()).pixelSize());
+}
+
+// The darkest pixel of a widget as drawn: its text.
+int darkest(QWidget* widget) {
+  const QImage image = widget->grab().toImage();
+  int dark = 255;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) dark = std::min(dark, qGray(image.pixel(x, y)));
+  return dark;
+}
+
+// Pause and Stop are off while nothing trains, and look it, in both modes: their text is grey.
+TEST_F(Fit, DisabledButtonsLookDisabledInBothModes) {
+  open_window();
+  for (bool presenter : {false, true}) {
+    window_->set_presenter(presenter);
+    show_at(QSize(1280, 720));
+    QPushButton* pause = window_->pause_button();
+    ASSERT_FALSE(pause->isEnabled());
+    const int disabled = darkest(pause);
+    pause->setEnabled(true);
+    const int enabled = darkest(pause);
+    pause->setEnabled(false);
+    EXPECT_GE(disabled - enabled, 60)
+        << (presenter ? "presenter: " : "normal: ") << "darkest pixel " << disabled << " disabled, "
+        << enabled << " enabled";
+  }
+}
+
+// The wheel over the setup panel scrolls the panel, also where a spin box is under the pointer;
+// a spin box clicked into takes the wheel.
+TEST_F(Fit, TheWheelOverTheSetupPanelScrollsItNotItsSpinBoxes) {
+  open_window();
+  show_at(QSize(1280, 720));
+  auto* column = window_->findChild<QScrollArea*>("setup-column");
+  ASSERT_GT(column->verticalScrollBar()->maximum(), 0) << "the setup panel does not scroll";
+  auto* batch = window_->findChild<QSpinBox*>("batch");
+  const int value = batch->value();
+  const QPoint at = batch->mapTo(window_.get(), batch->rect().center());
+  QWidget* took = test::turn_wheel(window_.get(), at, -1);
+  EXPECT_EQ(batch->value(), value);
+  EXPECT_GT(column->verticalScrollBar()->value(), 0);
+  EXPECT_FALSE(batch->hasFocus());
+  EXPECT_NE(took, nullptr);
+  // Clicked into, it is the spin box's.
+  const QPoint now = batch->mapTo(window_.get(), batch->rect().center());
+  QTest::mouseClick(batch->findChild<QLineEdit*>(), Qt::LeftButton);
+  ASSERT_TRUE(batch->hasFocus());
+  test::turn_wheel(window_.get(), now, 1);
+  EXPECT_NE(batch->value(), value);
+}
+
+// Presenter mode on a 1920x1080 screen: every chart's text (ticks, axis labels, legends, titles)
+// is at least ~28 px high, not only the headline.
+TEST_F(Fit, PresenterModeChartTextIsReadableFromTheBackOfARoom) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(3);
+  window_->set_presenter(true);
+  show_at(QSize(1920, 1080));
+  for (const char* tab : {"live", "compare"}) {
+    window_->show_tab(tab);
+    wait_until([] { return false; }, 150ms);
+    std::vector<ChartView*> views = window_->live_charts();
+    views.push_back(window_->compare()->speedup_chart());
+    views.push_back(window_->compare()->step_time_chart());
+    for (ChartView* view : views) {
+      if (!view->isVisible()) continue;
+      QCustomPlot* plot = view->plot();
+      for (QCPAxisRect* rect : plot->axisRects())
+        for (QCPAxis* axis : rect->axes()) {
+          if (!axis->visible()) continue;
+          EXPECT_GE(QFontMetricsF(axis->tickLabelFont()).height(), 27.5)
+              << chart_kind_name(view->kind());
+          EXPECT_GE(QFontMetricsF(axis->labelFont()).height(), 27.5);
+        }
+      for (int i = 0; i < plot->plotLayout()->elementCount(); ++i) {
+        QFont font;
+        if (auto* legend = qobject_cast<QCPLegend*>(plot->plotLayout()->elementAt(i)))
+          font = legend->font();
+        else if (auto* text = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i)))
+          font = text->font();
+        else
+          continue;
+        EXPECT_GE(QFontMetricsF(font).height(), 27.5) << chart_kind_name(view->kind());
+      }
+    }
+  }
+}
+
+// A layer made invalid, Train pressed: the message says the model cannot be built. The layer put
+// right again: the message goes, and the model is LeNet-5 again, not "custom".
+TEST_F(Fit, AFixedModelClearsItsMessageAndIsItsPresetAgain) {
+  open_window();
+  LayerEditor* layers = window_->experiment()->layers();
+  auto* model = window_->findChild<QComboBox*>("model");
+  ASSERT_EQ(model->currentData().toString(), "lenet5");
+  layers->set_value(0, "kernel", 40);
+  EXPECT_EQ(model->currentData().toString(), "custom");
+  EXPECT_EQ(window_->start_training(), 0);
+  EXPECT_TRUE(window_->message().contains("cannot be built")) << window_->message().toStdString();
+  layers->set_value(0, "kernel", 5);
+  EXPECT_TRUE(window_->message().isEmpty()) << window_->message().toStdString();
+  EXPECT_EQ(model->currentData().toString(), "lenet5");
+  EXPECT_EQ(window_->experiment()->experiment().model.name, "lenet5");
+}
+
+// The row of `dir`'s run in the runs list.
+QTreeWidgetItem* row_of(RunsPanel* panel, RunStore* store, const std::string& dir) {
+  for (int i = 0; i < panel->tree()->topLevelItemCount(); ++i) {
+    QTreeWidgetItem* item = panel->tree()->topLevelItem(i);
+    RunEntry* entry = store->find(item->data(0, Qt::UserRole).toInt());
+    if (entry && entry->data.dir.filename() == dir) return item;
+  }
+  return nullptr;
+}
+
+// The baseline unticked in the runs list leaves Compare and the presenter's headline.
+TEST_F(Fit, AnUntickedBaselineLeavesCompareAndTheHeadline) {
+  write_six_runs();
+  open_window();
+  show_at(QSize(1280, 720));
+  window_->show_recent(3);  // r3, r4, r5
+  RunEntry* r3 = nullptr;
+  for (RunEntry* e : window_->store()->entries())
+    if (e->data.dir.filename() == "r3") r3 = e;
+  ASSERT_NE(r3, nullptr);
+  window_->runs_panel()->set_baseline(r3->id);
+  ASSERT_EQ(window_->compare()->runs().size(), 3u);
+  QTreeWidget* tree = window_->runs_panel()->tree();
+  QTreeWidgetItem* item = row_of(window_->runs_panel(), window_->store(), "r3");
+  ASSERT_NE(item, nullptr);
+  tree->scrollToItem(item);
+  test::click_check_box(tree, tree->indexFromItem(item));
+  ASSERT_TRUE(wait_until([&] { return !r3->checked; }, 5s));
+  wait_until([] { return false; }, 100ms);
+  ASSERT_EQ(window_->compare()->runs().size(), 2u);
+  for (RunEntry* e : window_->compare()->runs()) EXPECT_NE(e->id, r3->id);
+  window_->set_presenter(true);
+  EXPECT_FALSE(
+      window_->key_numbers().contains(QString::fromStdString(display_run_names({&r3->data})[0])))
+      << window_->key_numbers().toStdString();
+}
+
+// The replica timeline's key names its white gaps, says "1 step" for one, and exports.
+TEST_F(Fit, TheReplicaTimelineNamesItsGapsCountsRightAndExports) {
+  test::write_run(runs_.path() / "one", 2, 64, 1, 10, "2026-01-01T10:00:00Z", 2);
+  open_window();
+  window_->show_recent(1);
+  ReplicaTimeline* timeline = window_->replica_timeline();
+  ASSERT_NE(timeline->run(), nullptr);
+  auto* title = window_->findChild<QLabel*>("replica-timeline-title");
+  EXPECT_TRUE(title->text().contains("last step,")) << title->text().toStdString();
+  EXPECT_TRUE(title->text().contains("□")) << title->text().toStdString();
+  auto* button = window_->findChild<QToolButton*>("replica-timeline-export");
+  ASSERT_NE(button, nullptr);
+  ASSERT_TRUE(button->isVisible());
+  const QString path = QString::fromStdString((runs_.path() / "timeline.png").string());
+  test::answer_file_dialog(
+      path, [&] { EXPECT_TRUE(test::choose_from_button_menu(button, button->menu(), "PNG")); });
+  ASSERT_TRUE(wait_until([&] { return QFileInfo(path).size() > 1000; }, 10s));
+  EXPECT_TRUE(window_->message().contains("Saved")) << window_->message().toStdString();
+}
+
+// A run gpulab-cli records into the runs folder while the window is open is listed without a
+// restart, and its status follows the run's record.
+TEST_F(Fit, RunsAnotherProgramRecordsInTheRunsFolderAppear) {
+  open_window();
+  ASSERT_TRUE(window_->store()->entries().empty());
+  const std::string command = std::string(GPULAB_CLI_PATH) +
+                              " train --model mlp --steps 3 --batch 32 --threads 1 --quiet"
+                              " --data-dir " +
+                              data_.path().string() + " --out " +
+                              (runs_.path() / "from-cli").string() + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  ASSERT_TRUE(wait_until([&] { return window_->store()->entries().size() == 1; }, 10s));
+  RunEntry* run = window_->store()->entries()[0];
+  EXPECT_EQ(run->data.status(), "finished");
+  ASSERT_TRUE(
+      wait_until([&] { return window_->runs_panel()->tree()->topLevelItemCount() == 1; }, 5s));
+}
+
+// "Untick all" and "Show only the latest 2", from the runs list's Show button and from the
+// window's "Runs shown" menu.
+TEST_F(Fit, UntickAllAndShowOnlyTheLatestRuns) {
+  write_six_runs();
+  open_window();
+  show_at(QSize(1280, 720));
+  window_->show_recent(5);
+  auto* show = window_->findChild<QToolButton*>("runs-show");
+  ASSERT_NE(show, nullptr);
+  ASSERT_TRUE(test::choose_from_button_menu(show, show->menu(), "Untick all"));
+  ASSERT_TRUE(wait_until([&] { return window_->store()->checked().empty(); }, 5s));
+  ASSERT_TRUE(test::choose_from_button_menu(show, show->menu(), "Show only the latest", "2 runs"));
+  ASSERT_TRUE(wait_until([&] { return window_->store()->checked().size() == 2; }, 5s));
+  const auto checked = window_->store()->checked();
+  EXPECT_EQ(checked[0]->data.dir.filename(), "r4");
+  EXPECT_EQ(checked[1]->data.dir.filename(), "r5");
+  ASSERT_TRUE(test::choose_from_button_menu(window_->runs_button(), window_->runs_button()->menu(),
+                                            "Untick all"));
+  ASSERT_TRUE(wait_until([&] { return window_->store()->checked().empty(); }, 5s));
+}
+
+}  // namespace
+}  // namespace gpulab::ui
+
+int main(int argc, char** argv) {
+  return gpulab::test::run_window_tests(argc, argv, /*qt_dialogs=*/true);
+}
