@@ -192,6 +192,10 @@ RunRequest make_request(const TrainFlags& f) {
 
 int run_train(const TrainFlags& flags) {
   RunRequest request = make_request(flags);
+  // Outputs are refused before the data is read and before any rank meets another.
+  std::vector<std::filesystem::path> inputs;
+  if (!is_preset(flags.model)) inputs.push_back(flags.model);
+  check_outputs(request, inputs);
   // A missing GPU and data problems are reported before a run folder is made for them.
   if (cuda_device_index(request.backend.device) >= 0) require_gpu(request.backend.device);
   const auto data_dir = data::default_data_dir(request.data_dir);

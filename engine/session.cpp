@@ -16,6 +16,7 @@
 #include "engine/gpu_ranks.hpp"
 #include "engine/init.hpp"
 #include "engine/nvml.hpp"
+#include "engine/output_paths.hpp"
 #include "engine/process_group.hpp"
 #include "engine/replicated_backend.hpp"
 #include "engine/run_names.hpp"
@@ -101,6 +102,12 @@ std::string auto_run_name(const RunRequest& request, int ranks) {
   return auto_run_name(info);
 }
 
+void check_outputs(const RunRequest& request, const std::vector<std::filesystem::path>& inputs) {
+  check_run_folder(request.out_dir, "--out");
+  if (request.save_weights)
+    check_output_file(*request.save_weights, "--save", inputs, request.out_dir);
+}
+
 RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,
                        const data::MnistData* preloaded) {
   // In an MPI job only rank 0 keeps the record; the other ranks train beside it.
@@ -108,6 +115,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
   if (request.backend.dist == Distribution::Mpi)
     group = mpi_world(request.backend.collective_timeout_s);
   const bool records = !group || group->rank() == 0;
+  if (records) check_outputs(request);
   std::filesystem::path dir;
   if (records)
     dir = request.out_dir.empty() ? new_run_dir(default_runs_dir(), run_label(request))

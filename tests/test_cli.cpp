@@ -1,13 +1,13 @@
 // gpulab-cli as a user meets it: bad flags and missing data give one clear line and a non-zero
 // exit code; a small training run and an evaluation work end to end.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
-#include <fstream>
 #include <cstdio>
+#include <fstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "engine/run_record.hpp"
 #include "test_support.hpp"
@@ -147,6 +147,56 @@ TEST(Cli, ASavedSetupGivesTheDefaultsAndFlagsWin) {
   std::ofstream(dir.path() / "bad.json") << R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
     "train": {"optimizer": "rmsprop"}})";
   expect_rejected("train --model " + (dir.path() / "bad.json").string() + data, "rmsprop");
+}
+
+// Every output is checked before the first step: a target that is a folder, a FIFO, a file of a
+// run's record (another run's, or this run's own) or the setup it reads is refused with the flag
+// and the path, nothing is trained or recorded for it, and no temporary file is left.
+TEST(Cli, RefusesOutputsThatWouldDestroySomethingBeforeTraining) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  const std::string train =
+      "train --model mlp --steps 2 --batch 16 --quiet --data-dir " + (dir.path() / "data").string();
+  const auto other = dir.path() / "other";
+  ASSERT_EQ(cli(train + " --out " + other.string()).exit_code, 0);
+  const std::string other_record = [&] {
+    std::ifstream in(other / "run.json");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  std::filesystem::create_directory(dir.path() / "folder");
+  const auto fifo = dir.path() / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const auto setup = dir.path() / "setup.json";
+  std::ofstream(setup)
+      << R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}]})";
+  const auto out = dir.path() / "new";
+  const std::string to_new = " --out " + out.string() + " --save ";
+  expect_rejected(train + to_new + (dir.path() / "folder").string(), "is a folder");
+  expect_rejected(train + to_new + fifo.string(), "is not a regular file");
+  expect_rejected(train + to_new + (other / "run.json").string(), "is a file of the run folder");
+  expect_rejected(train + to_new + (out / "metrics.csv").string(), "is a file of the run folder");
+  expect_rejected(train + to_new + (out / "run.json").string(), "is a file of the run folder");
+  expect_rejected("train --model " + setup.string() + " --steps 1 --data-dir " +
+                      (dir.path() / "data").string() + to_new + setup.string(),
+                  "--save " + setup.string() + ": is also an input");
+  expect_rejected(train + " --out " + fifo.string(),
+                  "--out " + fifo.string() + ": is not a folder");
+  expect_rejected(train + " --out " + other.string(), "already holds a run");
+  expect_rejected("export --runs " + other.string() + " --chart loss --format csv --out " +
+                      (other / "run.json").string(),
+                  "--out " + (other / "run.json").string() + ": is a file of the run folder");
+  EXPECT_FALSE(std::filesystem::exists(out));  // refused before a folder was made for it
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  std::ifstream in(other / "run.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), other_record);
+  EXPECT_EQ(load_run(other).steps.size(), 2u);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path()))
+    EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+
+  // Weights saved into the folder the run is making still work.
+  const Result inside = cli(train + to_new + (out / "w.safetensors").string());
+  EXPECT_EQ(inside.exit_code, 0) << inside.output;
+  EXPECT_TRUE(std::filesystem::exists(out / "w.safetensors"));
 }
 
 TEST(Cli, ExportsChartsOfRecordedRuns) {
