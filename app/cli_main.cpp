@@ -148,6 +148,11 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   if (unset("--threads")) f.threads = b.threads;
   if (unset("--precision")) f.precision = precision_name(b.precision);
   if (unset("--cuda-graph")) f.cuda_graph = b.cuda_graph ? "on" : "off";
+  if (unset("--replicas")) f.replicas = b.replicas;
+  if (unset("--sync")) f.sync = sync_name(b.sync);
+  if (unset("--bucket-mb")) f.bucket_mb = b.bucket_mb;
+  if (unset("--collective-timeout")) f.collective_timeout_s = b.collective_timeout_s;
+  if (unset("--dist")) f.dist = dist_name(b.dist);
 }
 
 RunRequest make_request(const TrainFlags& f) {

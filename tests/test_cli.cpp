@@ -152,6 +152,37 @@ TEST(Cli, ASavedSetupGivesTheDefaultsAndFlagsWin) {
 // Every output is checked before the first step: a target that is a folder, a FIFO, a file of a
 // run's record (another run's, or this run's own) or the setup it reads is refused with the flag
 // and the path, nothing is trained or recorded for it, and no temporary file is left.
+// A setup saved by the window for a 2-replica parameter-server run trains as such from the CLI:
+// replicas, sync, bucket size and timeout come from the file, and flags still win.
+TEST(Cli, ASavedDataParallelSetupTrainsAsSaved) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  const auto setup = dir.path() / "setup.json";
+  std::ofstream(setup)
+      << R"({"name": "tiny", "layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
+    "train": {"batch": 16, "max_steps": 2, "epochs": 0, "device": "cpu", "threads": 2,
+              "replicas": 2, "sync": "parameter-server", "bucket_mb": 0.5,
+              "collective_timeout_s": 30, "dist": "none"}})";
+  const Result r = cli("train --quiet --model " + setup.string() + data + " --out " +
+                       (dir.path() / "a").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunData run = load_run(dir.path() / "a");
+  EXPECT_EQ(run.info["config"]["replicas"], 2);
+  EXPECT_EQ(run.info["config"]["sync"], "parameter-server");
+  EXPECT_EQ(run.info["config"]["bucket_mb"], 0.5);
+  EXPECT_EQ(run.info["config"]["collective_timeout_s"], 30);
+  EXPECT_EQ(run.info["reduction"]["replicas"], 2);
+  EXPECT_EQ(run.replica_steps.size(), 4u);  // 2 steps of 2 replicas
+
+  const Result flags =
+      cli("train --quiet --model " + setup.string() + " --replicas 1 --sync allreduce" + data +
+          " --out " + (dir.path() / "b").string());
+  ASSERT_EQ(flags.exit_code, 0) << flags.output;
+  EXPECT_EQ(load_run(dir.path() / "b").info["config"]["replicas"], 1);
+  EXPECT_EQ(load_run(dir.path() / "b").info["config"]["sync"], "allreduce");
+}
+
 TEST(Cli, RefusesOutputsThatWouldDestroySomethingBeforeTraining) {
   test::TempDir dir;
   test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
