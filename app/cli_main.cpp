@@ -107,6 +107,7 @@ struct TrainFlags {
   double target_accuracy = 0;
   uint64_t seed = 1;
   bool quiet = false;
+  std::vector<std::string> from_setup;  // the flags whose values came from --model's "train"
 };
 
 // A model file saved by the window carries its training settings in "train": they are the
@@ -128,7 +129,11 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   } catch (const ConfigError& e) {
     throw ConfigError("--model " + f.model + ": \"train\": " + e.what());
   }
-  auto unset = [&](const char* flag) { return train.count(flag) == 0; };
+  auto unset = [&](const char* flag) {
+    if (train.count(flag) > 0) return false;
+    f.from_setup.push_back(flag);
+    return true;
+  };
   if (unset("--epochs") && unset("--steps")) {
     f.epochs = t.epochs;
     f.steps = t.max_steps;
@@ -190,8 +195,17 @@ RunRequest make_request(const TrainFlags& f) {
   if (!f.init_weights.empty()) r.init_weights = f.init_weights;
   if (!f.save.empty()) r.save_weights = f.save;
   r.validation = f.validation;
-  validate(r.train);
-  validate(r.backend);
+  try {
+    validate(r.train);
+    validate(r.backend);
+  } catch (const ConfigError& e) {
+    // A value the setup file gave is named as the file's, since no flag was typed.
+    const std::string message = e.what();
+    for (const std::string& flag : f.from_setup)
+      if (message.starts_with(flag + " ") || message.starts_with(flag + ":"))
+        throw ConfigError("--model " + f.model + ": \"train\": " + message);
+    throw;
+  }
   return r;
 }
 
@@ -276,6 +290,7 @@ int run_eval(const std::string& weights, const std::string& model_flag, const st
   BackendOptions options;
   options.batch = batch;
   options.threads = threads;
+  validate(options);
   CpuBackend backend(plan, no_update, sets, options);
   backend.set_parameters(params);
   std::vector<int32_t> indices(mnist.test.count);

@@ -59,6 +59,25 @@ TEST(Cli, RejectsGpuFlagsNamingThem) {
   expect_rejected("train --device cuda:x", "--device cuda:x");
 }
 
+// Counts and times beyond what the machine or a clock holds are refused before any work (the data
+// folder here does not exist): OpenMP crashed on a million threads, and a timeout of 1e10 s
+// overflowed the deadline and failed at the first step. A setup file's value is named as its.
+TEST(Cli, RefusesThreadsAndTimeoutsBeyondWhatTheMachineHolds) {
+  const std::string no_data = " --data-dir /nonexistent";
+  expect_rejected("train --threads 1000000" + no_data, "--threads 1000000: more than 4 per core");
+  expect_rejected("train --replicas 60000 --batch 65536" + no_data,
+                  "--replicas 60000: each CPU replica is a thread");
+  expect_rejected("train --collective-timeout 1e10" + no_data,
+                  "--collective-timeout 1e+10: at most 2592000 s (30 days)");
+  test::TempDir dir;
+  const auto setup = dir.path() / "setup.json";
+  std::ofstream(setup)
+      << R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
+    "train": {"threads": 1000000}})";
+  expect_rejected("train --model " + setup.string() + no_data,
+                  "--model " + setup.string() + ": \"train\": --threads 1000000");
+}
+
 TEST(Cli, GpuTrainingWithoutAGpuFailsInOneLine) {
   if (cli("devices").output.find("no GPU: ") == std::string::npos)
     GTEST_SKIP() << "this machine has a GPU";

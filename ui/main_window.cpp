@@ -182,8 +182,11 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
     if (tabs_->currentWidget() == compare_) compare_->refresh(true);
   });
   connect(experiment_, &ExperimentPanel::changed, this, &MainWindow::update_controls);
-  connect(experiment_, &ExperimentPanel::message, this,
-          [this](const QString& text) { message_->show_message(Banner::Kind::Warning, text); });
+  const auto warn = [this](const QString& text) {
+    message_->show_message(Banner::Kind::Warning, text);
+  };
+  connect(experiment_, &ExperimentPanel::message, this, warn);
+  connect(devices_, &DevicePicker::message, this, warn);
   connect(devices_, &DevicePicker::selection_changed, this, &MainWindow::update_controls);
 
   const QStringList problems = store_->load_all();
