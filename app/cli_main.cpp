@@ -10,6 +10,7 @@
 
 #include "app/blas_select.hpp"
 #include "app/cli_bench.hpp"
+#include "app/cli_bounds.hpp"
 #include "app/cli_export.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
@@ -330,13 +331,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   train->add_option("--telemetry-hz", f.telemetry_hz, "device samples per second")
-      ->check(CLI::Range(0.1, 1000.0))
+      ->check(cli::between(0.1, 1000.0))
       ->capture_default_str();
   train
       ->add_option(
           "--threads", f.threads,
           "CPU threads (0: all cores); with --replicas R each replica gets threads / R, at least 1")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::not_negative());
   train
       ->add_option("--replicas", f.replicas,
                    "data parallel replicas on the CPU, each on its own threads; the batch is split "
@@ -357,32 +358,38 @@ int main(int argc, char** argv) {
                    "none|mpi: one process per CPU replica or per GPU, under mpirun -np N (with "
                    "--device cuda each rank takes a GPU of its host)")
       ->capture_default_str();
-  train->add_option("--epochs", f.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
-  train->add_option("--steps", f.steps, "stop after N optimizer steps")->check(CLI::PositiveNumber);
-  train->add_option("--batch", f.batch, "batch size")->check(CLI::Range(1, 65536))->capture_default_str();
+  train->add_option("--epochs", f.epochs, "epochs")->check(cli::at_least(1))->capture_default_str();
+  train->add_option("--steps", f.steps, "stop after N optimizer steps")->check(cli::at_least(1));
+  train->add_option("--batch", f.batch, "batch size")
+      ->check(cli::between(1, 65536))
+      ->capture_default_str();
   train->add_option("--optimizer", f.optimizer, "sgd|momentum|adam|adamw")
       ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}))->capture_default_str();
-  train->add_option("--lr", f.lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  train->add_option("--momentum", f.momentum, "momentum (momentum optimizer)")->check(CLI::Range(0.0, 0.9999));
-  train->add_option("--weight-decay", f.weight_decay, "weight decay")->check(CLI::NonNegativeNumber);
+  train->add_option("--lr", f.lr, "learning rate")->check(cli::positive())->capture_default_str();
+  train->add_option("--momentum", f.momentum, "momentum (momentum optimizer)")
+      ->check(cli::between(0.0, 0.9999));
+  train->add_option("--weight-decay", f.weight_decay, "weight decay")->check(cli::not_negative());
   train->add_option("--schedule", f.schedule, "constant|step|onecycle")
       ->check(CLI::IsMember({"constant", "step", "onecycle"}))->capture_default_str();
-  train->add_option("--gamma", f.gamma, "step schedule: lr factor per epoch")->check(CLI::Range(0.0, 1.0));
+  train->add_option("--gamma", f.gamma, "step schedule: lr factor per epoch")
+      ->check(cli::between(0.0, 1.0));
   train->add_option("--seed", f.seed, "seed for initialization, shuffling and dropout")->capture_default_str();
   train->add_option("--shuffle", f.shuffle, "on|off")->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   train->add_option("--dropout", f.dropout, "override every dropout layer's p (0 disables)")
-      ->check(CLI::Range(0.0, 0.999));
+      ->check(cli::between(0.0, 0.999));
   train->add_option("--init-weights", f.init_weights, "start from FILE.safetensors")->check(CLI::ExistingFile);
   train->add_option("--save", f.save, "save the final weights to FILE.safetensors");
   train->add_option("--data-dir", f.data_dir, "folder with the MNIST files");
   train->add_option("--out", f.out, "run folder (default: a new folder under the runs folder)");
   train->add_option("--name", f.name, "name of the run in comparisons");
-  train->add_option("--target-accuracy", f.target_accuracy, "report time to this test accuracy (0.99 or 99)")
-      ->check(CLI::Range(0.0, 100.0));
+  train
+      ->add_option("--target-accuracy", f.target_accuracy,
+                   "report time to this test accuracy (0.99 or 99)")
+      ->check(cli::between(0.0, 100.0));
   train->add_option("--eval-every", f.eval_every, "also evaluate on the test set every N steps")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::not_negative());
   train->add_option("--validation", f.validation, "hold out N training images as a validation set")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::not_negative());
   train->add_flag("--quiet", f.quiet, "print only the result");
 
   std::string weights, eval_model, eval_data;
@@ -391,8 +398,9 @@ int main(int argc, char** argv) {
   eval->add_option("--weights", weights, "FILE.safetensors")->required()->check(CLI::ExistingFile);
   eval->add_option("--model", eval_model, "preset or FILE.json (default: the config in the file)");
   eval->add_option("--data-dir", eval_data, "folder with the MNIST files");
-  eval->add_option("--batch", eval_batch, "evaluation batch size")->check(CLI::Range(1, 65536));
-  eval->add_option("--threads", eval_threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  eval->add_option("--batch", eval_batch, "evaluation batch size")->check(cli::between(1, 65536));
+  eval->add_option("--threads", eval_threads, "CPU threads (0: all cores)")
+      ->check(cli::not_negative());
 
   cli::ExportFlags x;
   CLI::App* exporter = app.add_subcommand("export", "charts of recorded runs as PNG, PDF, SVG or CSV");
@@ -406,12 +414,18 @@ int main(int argc, char** argv) {
   exporter->add_option("--x", x.x, "x axis: step|time|epoch")->check(CLI::IsMember({"step", "time", "epoch"}))
       ->capture_default_str();
   exporter->add_option("--smoothing", x.smoothing, "trailing mean over N points (1: raw)")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(cli::between(1, 100000))
+      ->capture_default_str();
   exporter->add_option("--baseline", x.baseline, "the run the speedup is relative to: its name or position (default: the first)");
   exporter->add_option("--target-accuracy", x.target_accuracy, "for time to target (98 or 0.98)")
-      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
-  exporter->add_option("--width", x.width, "image width in pixels")->check(CLI::Range(200, 10000))->capture_default_str();
-  exporter->add_option("--height", x.height, "image height in pixels")->check(CLI::Range(150, 10000))->capture_default_str();
+      ->check(cli::between(0.0, 100.0))
+      ->capture_default_str();
+  exporter->add_option("--width", x.width, "image width in pixels")
+      ->check(cli::between(200, 10000))
+      ->capture_default_str();
+  exporter->add_option("--height", x.height, "image height in pixels")
+      ->check(cli::between(150, 10000))
+      ->capture_default_str();
 
   cli::BenchFlags bench;
   CLI::App* bench_allreduce = cli::add_bench_command(app, bench);

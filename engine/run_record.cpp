@@ -60,6 +60,7 @@ const std::string& replicas_header() {
 std::string header_of(const fs::path& path, const std::string& current, const std::string& older) {
   std::string first;
   std::getline(std::ifstream(path) >> std::ws, first);
+  if (!first.empty() && first.back() == '\r') first.pop_back();
   return first == older ? older : current;
 }
 constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy,train_s";
@@ -126,6 +127,7 @@ std::vector<Row> read_csv(const fs::path& path, const std::string& header,
     ++line_number;
     consumed += line.size() + 1;
     if (consumed > text.size()) break;  // no newline: cut off by a kill
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // a file saved with CRLF
     if (line_number == 1) {
       if (line != header)
         throw RecordError(path.string() + ": unexpected header; expected \"" + header + "\"");

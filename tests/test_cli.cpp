@@ -78,6 +78,77 @@ TEST(Cli, RefusesThreadsAndTimeoutsBeyondWhatTheMachineHolds) {
                   "--model " + setup.string() + ": \"train\": --threads 1000000");
 }
 
+// Bounds as people read them (CLI11's own printed 179769313486231570814527...000000 as the
+// upper limit of --epochs), a validation set the training set cannot spare in the user's terms,
+// and a model too large for memory or padded past any image refused before anything is
+// allocated, with what it needs.
+TEST(Cli, LimitsAndSizesAreSaidInTheUsersTerms) {
+  for (const auto& [args, mention] : std::vector<std::pair<std::string, std::string>>{
+           {"train --epochs 0", "--epochs: must be at least 1 (not 0)"},
+           {"train --lr inf", "--lr: must be a positive number (not inf)"},
+           {"train --threads -1", "--threads: must be a number not below 0 (not -1)"},
+           {"train --momentum 2", "--momentum: must be from 0 to 0.9999 (not 2)"},
+           {"export --runs x --chart loss --out x.csv --smoothing 0",
+            "--smoothing: must be from 1 to 100000 (not 0)"}}) {
+    expect_rejected(args, mention);
+    EXPECT_EQ(cli(args).output.find("179769"), std::string::npos) << args;
+  }
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  const Result validation = cli("train --model mlp --validation 64" + data);
+  EXPECT_NE(validation.output.find("--validation 64: the training set has 64 images, and some "
+                                   "must be left to train on; hold out fewer (a tenth, 6, is "
+                                   "usual)"),
+            std::string::npos)
+      << validation.output;
+
+  auto model = [&](const std::string& name, const std::string& conv) {
+    const auto path = dir.path() / (name + ".json");
+    std::ofstream(path) << R"({"name": ")" << name << R"(", "layers": [{"type": "conv2d", )" << conv
+                        << R"(}, {"type": "flatten"}, {"type": "linear", "out_features": 10}]})";
+    return path.string();
+  };
+  // Some 35 PB at a batch of 65536: more than any machine has, so nothing is tried.
+  const Result huge =
+      cli("train --model " + model("wide", R"("out_channels": 100000, "kernel": 3)") +
+          " --batch 65536 --steps 1" + data);
+  EXPECT_EQ(huge.exit_code, 1);
+  EXPECT_NE(huge.output.find("model \"wide\" needs at least "), std::string::npos) << huge.output;
+  EXPECT_NE(huge.output.find("GiB to train on a batch of 65536"), std::string::npos) << huge.output;
+  expect_rejected("train --model " +
+                      model("padded", R"("out_channels": 4, "kernel": 3, "padding": 1000000000)") +
+                      data,
+                  "layer 1 (conv1): padding 1000000000 is more than 1024 pixels a side");
+}
+
+// Run records saved with CRLF line ends (a spreadsheet or an editor on Windows) read as they are.
+TEST(Cli, ExportsRecordsWithCrlfLineEnds) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  const auto run = dir.path() / "run";
+  ASSERT_EQ(cli("train --model mlp --steps 4 --batch 16 --quiet --eval-every 2 --data-dir " +
+                (dir.path() / "data").string() + " --out " + run.string())
+                .exit_code,
+            0);
+  const std::string export_loss =
+      "export --runs " + run.string() + " --chart loss --out " + (dir.path() / "loss.csv").string();
+  ASSERT_EQ(cli(export_loss).exit_code, 0);
+  std::ifstream before_in(dir.path() / "loss.csv");
+  const std::string before(std::istreambuf_iterator<char>(before_in), {});
+  for (const char* file : {"metrics.csv", "eval.csv", "telemetry.csv", "replicas.csv"}) {
+    std::ifstream in(run / file);
+    std::string text, line;
+    while (std::getline(in, line)) text += line + "\r\n";
+    in.close();
+    std::ofstream(run / file, std::ios::binary) << text;
+  }
+  const Result crlf = cli(export_loss);
+  ASSERT_EQ(crlf.exit_code, 0) << crlf.output;
+  std::ifstream after_in(dir.path() / "loss.csv");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(after_in), {}), before);
+}
+
 TEST(Cli, GpuTrainingWithoutAGpuFailsInOneLine) {
   if (cli("devices").output.find("no GPU: ") == std::string::npos)
     GTEST_SKIP() << "this machine has a GPU";

@@ -869,6 +869,27 @@ TEST(WindowFlags, BadFlagsAreNamedAndNothingStarts) {
   EXPECT_TRUE(std::filesystem::is_empty(runs.path())) << "a refused start made a run";
 }
 
+// --runs-dir naming a file or a folder that is not there says so, rather than showing an empty
+// list (the window is never shown: `timeout` ends a start that was not refused).
+TEST(WindowFlags, ARunsFolderThatIsAFileOrMissingIsNamed) {
+  test::TempDir dir;
+  std::ofstream(dir.path() / "file") << "not a folder";
+  for (const auto& [runs, mention] : std::vector<std::pair<std::string, std::string>>{
+           {(dir.path() / "file").string(), ": is a file, not a folder of runs"},
+           {(dir.path() / "missing").string(), ": no such folder; create it first"}}) {
+    const std::string command = "QT_QPA_PLATFORM=offscreen timeout 20 " +
+                                std::string(GPULAB_GUI_PATH) + " --runs-dir " + runs + " 2>&1";
+    std::FILE* pipe = popen(command.c_str(), "r");
+    std::string output;
+    char buffer[4096];
+    while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+    const int status = pclose(pipe);
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << output;
+    EXPECT_NE(output.find("--runs-dir " + runs + mention), std::string::npos) << output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "missing"));
+}
+
 // --- The downloader, against file:// sources --------------------------------------------
 
 void write_gzip(const std::filesystem::path& path, const std::vector<uint8_t>& bytes) {
