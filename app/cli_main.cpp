@@ -34,8 +34,11 @@ namespace {
 using namespace gpulab;
 
 RunControl* g_control = nullptr;
-extern "C" void on_interrupt(int) {
-  if (g_control) g_control->cancel.store(true);
+extern "C" void on_interrupt(int signal) {
+  if (g_control) {
+    g_control->cancelled_by.store(signal == SIGTERM ? "SIGTERM" : "SIGINT (Ctrl-C)");
+    g_control->cancel.store(true);
+  }
   interrupt_collectives();  // an MPI rank waiting for a dead peer stops waiting
 }
 
@@ -237,8 +240,12 @@ int run_train(const TrainFlags& flags) {
   progress.finish_line();
   if (summary.status == RunStatus::Failed) {
     if (mpi && rank != 0) {
-      // Rank 0 records why the job ends, then ends it: tell it (and the others) and wait.
-      mpi_world(request.backend.collective_timeout_s)->tell_failure(summary.message);
+      // Rank 0 records why the job ends, then ends it: tell it (and the others) and wait. A
+      // signal that broke off a collective is the reason, not the collective.
+      const char* by = control.cancelled_by.load();
+      mpi_world(request.backend.collective_timeout_s)
+          ->tell_failure(by ? "cancelled by " + std::string(by) + " (" + summary.message + ")"
+                            : summary.message);
       // Rank 0 may be a whole step (or an evaluation) away from its next collective.
       mpi_wait_for_abort(
           "gpulab-cli: rank " + std::to_string(rank) + ": run failed: " + summary.message,
@@ -249,7 +256,17 @@ int run_train(const TrainFlags& flags) {
     std::fprintf(stderr, "gpulab-cli: run failed: %s\n", summary.message.c_str());
     return 1;
   }
-  if (rank != 0) return summary.status == RunStatus::Cancelled ? 130 : 0;
+  if (mpi && summary.status == RunStatus::Cancelled) {
+    // The other ranks wait in a collective for this one: a rank other than 0 tells them why (rank
+    // 0 records it and ends the job); rank 0, its record written, ends the job itself.
+    const std::string message = "run cancelled: " + summary.message;
+    if (rank != 0) {
+      mpi_world(request.backend.collective_timeout_s)->tell_failure(summary.message);
+      mpi_wait_for_abort("gpulab-cli: " + message, 2 * request.backend.collective_timeout_s, 130);
+    }
+    mpi_abort("gpulab-cli: " + message, 130);
+  }
+  if (rank != 0) return 0;
   std::printf("%s after %lld steps in %.1f s (%.0f images/s)", run_status_name(summary.status),
               static_cast<long long>(summary.steps), summary.train_seconds,
               summary.train_seconds > 0 ? summary.images / summary.train_seconds : 0.0);

@@ -279,6 +279,11 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
 
     summary = train(*backend, data, request.train, fanout, control);
     sampler->stop();
+    // In an MPI job the record names the rank that was cancelled.
+    if (group && summary.status == RunStatus::Cancelled)
+      summary.message = "rank " + std::to_string(group->rank()) + " of " +
+                        std::to_string(group->size()) + " (" + group->host() +
+                        "): " + summary.message;
 
     if (request.save_weights && summary.status != RunStatus::Failed && records) {
       backend->synchronize();  // no checkpoint of weights that a device fault has spoiled
