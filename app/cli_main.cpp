@@ -235,7 +235,15 @@ int run_train(const TrainFlags& flags) {
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   cli::ProgressPrinter progress(stdout, flags.quiet || rank != 0);
-  const RunSummary summary = execute_run(request, progress, control, &mnist);
+  RunSummary summary;
+  try {
+    summary = execute_run(request, progress, control, &mnist);
+  } catch (const std::exception& e) {
+    // Rank 0 could not make its record (the folder was taken after every rank checked it): the
+    // other ranks wait for it in their first collective, so end them all with the reason.
+    if (mpi) mpi_abort("gpulab-cli: " + std::string(e.what()));
+    throw;
+  }
   g_control = nullptr;
   progress.finish_line();
   if (summary.status == RunStatus::Failed) {

@@ -734,6 +734,27 @@ TEST(DataParallelMpi, AnOutputEveryRankRefusesEndsTheJobWithTheReason) {
   EXPECT_EQ(load_run(dir.path() / "run").status(), "finished");
 }
 
+// The folder is taken after rank 0 checked it and before it claims it (rank 1 writes a run.json
+// there 2 s after the start, then joins): rank 0's refusal comes after MPI started, and it ends
+// the job with its reason instead of leaving rank 1 to wait out the 30 s timeout.
+TEST(DataParallelMpi, RankZerosRefusalAfterTheStartEndsTheJobWithTheReason) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  const std::string cli = std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30);
+  const auto taken = dir.path() / "run";  // rank 0's --out
+  std::string rank1 = cli;                // rank 1 records nothing; its --out is elsewhere
+  rank1.replace(rank1.find(taken.string()), taken.string().size(), (dir.path() / "other").string());
+  const auto script = dir.path() / "rank1.sh";
+  std::ofstream(script) << "sleep 2\nmkdir -p " << taken.string() << " && echo '{}' > "
+                        << (taken / "run.json").string() << "\nexec " << rank1 << " --steps 4\n";
+  const MpiJob job = run_mpmd(cli + " --steps 4", "sh " + script.string());
+  EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+  EXPECT_LT(job.seconds, 20.0) << job.result.output;
+  EXPECT_NE(job.result.output.find("--out " + taken.string() + ": already holds a run"),
+            std::string::npos)
+      << job.result.output;
+}
+
 TEST(AllreduceBench, SizesAndBandwidthsFollowNcclTests) {
   EXPECT_EQ(parse_byte_sizes("4K,...,32K"), (std::vector<size_t>{4096, 8192, 16384, 32768}));
   EXPECT_EQ(parse_byte_sizes("1M,10"), (std::vector<size_t>{1 << 20, 8}));  // whole floats
