@@ -869,6 +869,33 @@ TEST(WindowFlags, BadFlagsAreNamedAndNothingStarts) {
   EXPECT_TRUE(std::filesystem::is_empty(runs.path())) << "a refused start made a run";
 }
 
+// The window's exports are checked as gpulab-cli's are: a chart saved over a run's record is
+// refused with the reason, and the record is kept.
+TEST(ChartFiles, AnExportNeverReplacesARunsRecord) {
+  test::TempDir dir;
+  {
+    RunRecorder record(dir.path() / "run", {{"name", "a"}});
+    StepMetrics step;
+    step.step = 1;
+    step.loss = 2;
+    record.on_step(step);
+    RunSummary summary;
+    summary.status = RunStatus::Finished;
+    record.finish(summary);
+  }
+  const RunData run = load_run(dir.path() / "run");
+  for (const char* file : {"metrics.csv", "run.json"}) {
+    const QString path = QString::fromStdString((dir.path() / "run" / file).string());
+    QString error;
+    EXPECT_FALSE(
+        export_chart(ChartKind::Loss, {&run}, {}, ChartOptions{}, path, ExportFormat::Csv, &error));
+    EXPECT_TRUE(error.contains("is a file of the run folder")) << error.toStdString();
+  }
+  const RunData after = load_run(dir.path() / "run");
+  EXPECT_EQ(after.status(), "finished");
+  EXPECT_EQ(after.steps.size(), 1u);
+}
+
 // --runs-dir naming a file or a folder that is not there says so, rather than showing an empty
 // list (the window is never shown: `timeout` ends a start that was not refused).
 TEST(WindowFlags, ARunsFolderThatIsAFileOrMissingIsNamed) {
