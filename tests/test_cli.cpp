@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -318,6 +320,41 @@ TEST(Cli, RefusesOutputsThatWouldDestroySomethingBeforeTraining) {
   const Result inside = cli(train + to_new + (out / "w.safetensors").string());
   EXPECT_EQ(inside.exit_code, 0) << inside.output;
   EXPECT_TRUE(std::filesystem::exists(out / "w.safetensors"));
+}
+
+// Two `gpulab-cli train` started together with one --out: one records, the other is told at once
+// that the folder holds a run, and the record is whole (both used to write it: "cannot rename
+// ... run.json.tmp", or a record without its metrics).
+TEST(Cli, TwoRunsGivenOneFolderNeverShareIt) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  for (int pair = 0; pair < 5; ++pair) {
+    const auto out = dir.path() / ("run" + std::to_string(pair));
+    const std::string train = std::string(GPULAB_CLI_PATH) +
+                              " train --model mlp --steps 2 --batch 16 --quiet --data-dir " +
+                              (dir.path() / "data").string() + " --out " + out.string();
+    std::string script;
+    for (int i = 0; i < 2; ++i)
+      script += "(" + train + " > " + (dir.path() / ("o" + std::to_string(i))).string() +
+                " 2>&1; echo $? > " + (dir.path() / ("c" + std::to_string(i))).string() + ") & ";
+    ASSERT_EQ(std::system((script + "wait").c_str()), 0);
+    std::vector<std::pair<int, std::string>> results;
+    for (int i = 0; i < 2; ++i) {
+      std::ifstream code(dir.path() / ("c" + std::to_string(i)));
+      std::ifstream output(dir.path() / ("o" + std::to_string(i)));
+      int exit_code = -1;
+      code >> exit_code;
+      results.emplace_back(exit_code, std::string(std::istreambuf_iterator<char>(output), {}));
+    }
+    std::sort(results.begin(), results.end());
+    ASSERT_EQ(results[0].first, 0) << results[0].second;
+    EXPECT_EQ(results[1].first, 1) << results[1].second;
+    EXPECT_NE(results[1].second.find(out.string() + ": already holds a run"), std::string::npos)
+        << results[1].second;
+    const RunData run = load_run(out);
+    EXPECT_EQ(run.status(), "finished");
+    EXPECT_EQ(run.steps.size(), 2u);
+  }
 }
 
 TEST(Cli, ExportsChartsOfRecordedRuns) {
