@@ -98,7 +98,9 @@ TEST(Cli, LimitsAndSizesAreSaidInTheUsersTerms) {
   test::TempDir dir;
   test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
   const std::string data = " --data-dir " + (dir.path() / "data").string();
-  const Result validation = cli("train --model mlp --validation 64" + data);
+  // Each a run folder of its own in `dir`: nothing goes to the user's runs folder.
+  auto out = [&](const char* name) { return data + " --out " + (dir.path() / name).string(); };
+  const Result validation = cli("train --model mlp --validation 64" + out("validation"));
   EXPECT_NE(validation.output.find("--validation 64: the training set has 64 images, and some "
                                    "must be left to train on; hold out fewer (a tenth, 6, is "
                                    "usual)"),
@@ -114,13 +116,13 @@ TEST(Cli, LimitsAndSizesAreSaidInTheUsersTerms) {
   // Some 35 PB at a batch of 65536: more than any machine has, so nothing is tried.
   const Result huge =
       cli("train --model " + model("wide", R"("out_channels": 100000, "kernel": 3)") +
-          " --batch 65536 --steps 1" + data);
+          " --batch 65536 --steps 1" + out("wide"));
   EXPECT_EQ(huge.exit_code, 1);
   EXPECT_NE(huge.output.find("model \"wide\" needs at least "), std::string::npos) << huge.output;
   EXPECT_NE(huge.output.find("GiB to train on a batch of 65536"), std::string::npos) << huge.output;
   expect_rejected("train --model " +
                       model("padded", R"("out_channels": 4, "kernel": 3, "padding": 1000000000)") +
-                      data,
+                      out("padded"),
                   "layer 1 (conv1): padding 1000000000 is more than 1024 pixels a side");
 }
 
