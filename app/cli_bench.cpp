@@ -1,13 +1,13 @@
 // gpulab-cli bench allreduce and bench matmul.
 #include "app/cli_bench.hpp"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
 #include <optional>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
-
+#include "app/cli_bounds.hpp"
 #include "engine/allreduce_bench.hpp"
 #include "engine/backend.hpp"
 #include "engine/devices.hpp"
@@ -34,10 +34,11 @@ CLI::App* add_bench_command(CLI::App& app, BenchFlags& f) {
   allreduce->add_option("--dist", f.dist, "none|mpi: one replica per process, under mpirun -np N")
       ->capture_default_str();
   allreduce->add_option("--bucket-mb", f.bucket_mb, "reduce in buckets of this many MiB (0: one)")
-      ->check(CLI::NonNegativeNumber);
-  allreduce->add_option("--collective-timeout", f.collective_timeout_s,
-                        "seconds a reduction waits for a replica or rank")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::not_negative());
+  allreduce
+      ->add_option("--collective-timeout", f.collective_timeout_s,
+                   "seconds a reduction waits for a replica or rank")
+      ->check(cli::positive());
   allreduce->add_option("--json", f.json, "also write the results to FILE.json");
   return allreduce;
 }

@@ -4,9 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include "engine/errors.hpp"
+#include "engine/output_paths.hpp"
 #include "engine/run_series.hpp"
 
 #ifdef GPULAB_HAVE_CHARTS
@@ -82,9 +83,7 @@ int run_export(const ExportFlags& f, int argc, char** argv) {
   if (format.empty()) format = fs::path(f.out).extension().string().substr(std::min<size_t>(1, fs::path(f.out).extension().string().size()));
   if (format != "png" && format != "pdf" && format != "svg" && format != "csv")
     throw ConfigError("--format must be png, pdf, svg or csv (or give --out a file name ending in one)");
-  if (!fs::path(f.out).parent_path().empty() && !fs::is_directory(fs::path(f.out).parent_path()))
-    throw ConfigError("--out " + f.out + ": the folder " + fs::path(f.out).parent_path().string() +
-                      " does not exist");
+  check_output_file(f.out, "--out");  // before any run is read
   const std::vector<RunData> loaded = load_all(f.runs);
   std::vector<const RunData*> runs;
   for (const RunData& run : loaded) runs.push_back(&run);
@@ -95,13 +94,12 @@ int run_export(const ExportFlags& f, int argc, char** argv) {
   options.target_accuracy = f.target_accuracy > 1 ? f.target_accuracy / 100 : f.target_accuracy;
 
   if (format == "csv") {
-    std::ofstream out(f.out);
+    std::ostringstream out;
     if (kind == ChartKind::Speedup)
       write_comparison_csv(compare_runs(runs, options.baseline, options.target_accuracy), out);
     else
       write_chart_csv(build_chart(kind, runs, options), out);
-    out.close();
-    if (!out) throw RecordError(f.out + ": could not be written (is the disk full?)");
+    write_file_atomically(f.out, out.str());
   } else {
 #ifdef GPULAB_HAVE_CHARTS
     // Drawing needs a QApplication but never a screen.

@@ -10,6 +10,7 @@
 
 #include "app/blas_select.hpp"
 #include "app/cli_bench.hpp"
+#include "app/cli_bounds.hpp"
 #include "app/cli_export.hpp"
 #include "app/cli_lab.hpp"
 #include "app/cli_progress.hpp"
@@ -34,8 +35,11 @@ namespace {
 using namespace gpulab;
 
 RunControl* g_control = nullptr;
-extern "C" void on_interrupt(int) {
-  if (g_control) g_control->cancel.store(true);
+extern "C" void on_interrupt(int signal) {
+  if (g_control) {
+    g_control->cancelled_by.store(signal == SIGTERM ? "SIGTERM" : "SIGINT (Ctrl-C)");
+    g_control->cancel.store(true);
+  }
   interrupt_collectives();  // an MPI rank waiting for a dead peer stops waiting
 }
 
@@ -108,6 +112,7 @@ struct TrainFlags {
   double target_accuracy = 0, stop_at_accuracy = 0;
   uint64_t seed = 1;
   bool quiet = false;
+  std::vector<std::string> from_setup;  // the flags whose values came from --model's "train"
 };
 
 // A model file saved by the window carries its training settings in "train": they are the
@@ -129,7 +134,11 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   } catch (const ConfigError& e) {
     throw ConfigError("--model " + f.model + ": \"train\": " + e.what());
   }
-  auto unset = [&](const char* flag) { return train.count(flag) == 0; };
+  auto unset = [&](const char* flag) {
+    if (train.count(flag) > 0) return false;
+    f.from_setup.push_back(flag);
+    return true;
+  };
   if (unset("--epochs") && unset("--steps")) {
     f.epochs = t.epochs;
     f.steps = t.max_steps;
@@ -150,6 +159,11 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   if (unset("--threads")) f.threads = b.threads;
   if (unset("--precision")) f.precision = precision_name(b.precision);
   if (unset("--cuda-graph")) f.cuda_graph = b.cuda_graph ? "on" : "off";
+  if (unset("--replicas")) f.replicas = b.replicas;
+  if (unset("--sync")) f.sync = sync_name(b.sync);
+  if (unset("--bucket-mb")) f.bucket_mb = b.bucket_mb;
+  if (unset("--collective-timeout")) f.collective_timeout_s = b.collective_timeout_s;
+  if (unset("--dist")) f.dist = dist_name(b.dist);
 }
 
 RunRequest make_request(const TrainFlags& f) {
@@ -191,13 +205,26 @@ RunRequest make_request(const TrainFlags& f) {
   if (!f.init_weights.empty()) r.init_weights = f.init_weights;
   if (!f.save.empty()) r.save_weights = f.save;
   r.validation = f.validation;
-  validate(r.train);
-  validate(r.backend);
+  try {
+    validate(r.train);
+    validate(r.backend);
+  } catch (const ConfigError& e) {
+    // A value the setup file gave is named as the file's, since no flag was typed.
+    const std::string message = e.what();
+    for (const std::string& flag : f.from_setup)
+      if (message.starts_with(flag + " ") || message.starts_with(flag + ":"))
+        throw ConfigError("--model " + f.model + ": \"train\": " + message);
+    throw;
+  }
   return r;
 }
 
 int run_train(const TrainFlags& flags) {
   RunRequest request = make_request(flags);
+  // Outputs are refused before the data is read and before any rank meets another.
+  std::vector<std::filesystem::path> inputs;
+  if (!is_preset(flags.model)) inputs.push_back(flags.model);
+  check_outputs(request, inputs);
   // A missing GPU and data problems are reported before a run folder is made for them.
   if (cuda_device_index(request.backend.device) >= 0) require_gpu(request.backend.device);
   const auto data_dir = data::default_data_dir(request.data_dir);
@@ -214,13 +241,25 @@ int run_train(const TrainFlags& flags) {
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   cli::ProgressPrinter progress(stdout, flags.quiet || rank != 0);
-  const RunSummary summary = execute_run(request, progress, control, &mnist);
+  RunSummary summary;
+  try {
+    summary = execute_run(request, progress, control, &mnist);
+  } catch (const std::exception& e) {
+    // Rank 0 could not make its record (the folder was taken after every rank checked it): the
+    // other ranks wait for it in their first collective, so end them all with the reason.
+    if (mpi) mpi_abort("gpulab-cli: " + std::string(e.what()));
+    throw;
+  }
   g_control = nullptr;
   progress.finish_line();
   if (summary.status == RunStatus::Failed) {
     if (mpi && rank != 0) {
-      // Rank 0 records why the job ends, then ends it: tell it (and the others) and wait.
-      mpi_world(request.backend.collective_timeout_s)->tell_failure(summary.message);
+      // Rank 0 records why the job ends, then ends it: tell it (and the others) and wait. A
+      // signal that broke off a collective is the reason, not the collective.
+      const char* by = control.cancelled_by.load();
+      mpi_world(request.backend.collective_timeout_s)
+          ->tell_failure(by ? "cancelled by " + std::string(by) + " (" + summary.message + ")"
+                            : summary.message);
       // Rank 0 may be a whole step (or an evaluation) away from its next collective.
       mpi_wait_for_abort(
           "gpulab-cli: rank " + std::to_string(rank) + ": run failed: " + summary.message,
@@ -231,7 +270,17 @@ int run_train(const TrainFlags& flags) {
     std::fprintf(stderr, "gpulab-cli: run failed: %s\n", summary.message.c_str());
     return 1;
   }
-  if (rank != 0) return summary.status == RunStatus::Cancelled ? 130 : 0;
+  if (mpi && summary.status == RunStatus::Cancelled) {
+    // The other ranks wait in a collective for this one: a rank other than 0 tells them why (rank
+    // 0 records it and ends the job); rank 0, its record written, ends the job itself.
+    const std::string message = "run cancelled: " + summary.message;
+    if (rank != 0) {
+      mpi_world(request.backend.collective_timeout_s)->tell_failure(summary.message);
+      mpi_wait_for_abort("gpulab-cli: " + message, 2 * request.backend.collective_timeout_s, 130);
+    }
+    mpi_abort("gpulab-cli: " + message, 130);
+  }
+  if (rank != 0) return 0;
   std::printf("%s after %lld steps in %.1f s (%.0f images/s)", run_status_name(summary.status),
               static_cast<long long>(summary.steps), summary.train_seconds,
               summary.train_seconds > 0 ? summary.images / summary.train_seconds : 0.0);
@@ -276,6 +325,7 @@ int run_eval(const std::string& weights, const std::string& model_flag, const st
   BackendOptions options;
   options.batch = batch;
   options.threads = threads;
+  validate(options);
   CpuBackend backend(plan, no_update, sets, options);
   backend.set_parameters(params);
   std::vector<int32_t> indices(mnist.test.count);
@@ -317,13 +367,13 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
   train->add_option("--telemetry-hz", f.telemetry_hz, "device samples per second")
-      ->check(CLI::Range(0.1, 1000.0))
+      ->check(cli::between(0.1, 1000.0))
       ->capture_default_str();
   train
       ->add_option(
           "--threads", f.threads,
           "CPU threads (0: all cores); with --replicas R each replica gets threads / R, at least 1")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::not_negative());
   train
       ->add_option("--replicas", f.replicas,
                    "data parallel replicas on the CPU, each on its own threads; the batch is split "
@@ -344,37 +394,43 @@ int main(int argc, char** argv) {
                    "none|mpi: one process per CPU replica or per GPU, under mpirun -np N (with "
                    "--device cuda each rank takes a GPU of its host)")
       ->capture_default_str();
-  train->add_option("--epochs", f.epochs, "epochs")->check(CLI::PositiveNumber)->capture_default_str();
-  train->add_option("--steps", f.steps, "stop after N optimizer steps")->check(CLI::PositiveNumber);
-  train->add_option("--batch", f.batch, "batch size")->check(CLI::Range(1, 65536))->capture_default_str();
+  train->add_option("--epochs", f.epochs, "epochs")->check(cli::at_least(1))->capture_default_str();
+  train->add_option("--steps", f.steps, "stop after N optimizer steps")->check(cli::at_least(1));
+  train->add_option("--batch", f.batch, "batch size")
+      ->check(cli::between(1, 65536))
+      ->capture_default_str();
   train->add_option("--optimizer", f.optimizer, "sgd|momentum|adam|adamw")
       ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}))->capture_default_str();
-  train->add_option("--lr", f.lr, "learning rate")->check(CLI::PositiveNumber)->capture_default_str();
-  train->add_option("--momentum", f.momentum, "momentum (momentum optimizer)")->check(CLI::Range(0.0, 0.9999));
-  train->add_option("--weight-decay", f.weight_decay, "weight decay")->check(CLI::NonNegativeNumber);
+  train->add_option("--lr", f.lr, "learning rate")->check(cli::positive())->capture_default_str();
+  train->add_option("--momentum", f.momentum, "momentum (momentum optimizer)")
+      ->check(cli::between(0.0, 0.9999));
+  train->add_option("--weight-decay", f.weight_decay, "weight decay")->check(cli::not_negative());
   train->add_option("--schedule", f.schedule, "constant|step|onecycle")
       ->check(CLI::IsMember({"constant", "step", "onecycle"}))->capture_default_str();
-  train->add_option("--gamma", f.gamma, "step schedule: lr factor per epoch")->check(CLI::Range(0.0, 1.0));
+  train->add_option("--gamma", f.gamma, "step schedule: lr factor per epoch")
+      ->check(cli::between(0.0, 1.0));
   train->add_option("--seed", f.seed, "seed for initialization, shuffling and dropout")->capture_default_str();
   train->add_option("--shuffle", f.shuffle, "on|off")->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   train->add_option("--dropout", f.dropout, "override every dropout layer's p (0 disables)")
-      ->check(CLI::Range(0.0, 0.999));
+      ->check(cli::between(0.0, 0.999));
   train->add_option("--init-weights", f.init_weights, "start from FILE.safetensors")->check(CLI::ExistingFile);
   train->add_option("--save", f.save, "save the final weights to FILE.safetensors");
   train->add_option("--data-dir", f.data_dir, "folder with the MNIST files");
   train->add_option("--out", f.out, "run folder (default: a new folder under the runs folder)");
   train->add_option("--name", f.name, "name of the run in comparisons");
-  train->add_option("--target-accuracy", f.target_accuracy, "report time to this test accuracy (0.99 or 99)")
-      ->check(CLI::Range(0.0, 100.0));
+  train
+      ->add_option("--target-accuracy", f.target_accuracy,
+                   "report time to this test accuracy (0.99 or 99)")
+      ->check(cli::between(0.0, 100.0));
   train
       ->add_option(
           "--stop-at-accuracy", f.stop_at_accuracy,
           "end the run at the first test evaluation at or above this accuracy (0.99 or 99)")
-      ->check(CLI::Range(0.0, 100.0));
+      ->check(cli::between(0.0, 100.0));
   train->add_option("--eval-every", f.eval_every, "also evaluate on the test set every N steps")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::not_negative());
   train->add_option("--validation", f.validation, "hold out N training images as a validation set")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::not_negative());
   train->add_flag("--quiet", f.quiet, "print only the result");
 
   std::string weights, eval_model, eval_data;
@@ -383,8 +439,9 @@ int main(int argc, char** argv) {
   eval->add_option("--weights", weights, "FILE.safetensors")->required()->check(CLI::ExistingFile);
   eval->add_option("--model", eval_model, "preset or FILE.json (default: the config in the file)");
   eval->add_option("--data-dir", eval_data, "folder with the MNIST files");
-  eval->add_option("--batch", eval_batch, "evaluation batch size")->check(CLI::Range(1, 65536));
-  eval->add_option("--threads", eval_threads, "CPU threads (0: all cores)")->check(CLI::NonNegativeNumber);
+  eval->add_option("--batch", eval_batch, "evaluation batch size")->check(cli::between(1, 65536));
+  eval->add_option("--threads", eval_threads, "CPU threads (0: all cores)")
+      ->check(cli::not_negative());
 
   cli::ExportFlags x;
   CLI::App* exporter = app.add_subcommand("export", "charts of recorded runs as PNG, PDF, SVG or CSV");
@@ -398,12 +455,18 @@ int main(int argc, char** argv) {
   exporter->add_option("--x", x.x, "x axis: step|time|epoch")->check(CLI::IsMember({"step", "time", "epoch"}))
       ->capture_default_str();
   exporter->add_option("--smoothing", x.smoothing, "trailing mean over N points (1: raw)")
-      ->check(CLI::Range(1, 100000))->capture_default_str();
+      ->check(cli::between(1, 100000))
+      ->capture_default_str();
   exporter->add_option("--baseline", x.baseline, "the run the speedup is relative to: its name or position (default: the first)");
   exporter->add_option("--target-accuracy", x.target_accuracy, "for time to target (98 or 0.98)")
-      ->check(CLI::Range(0.0, 100.0))->capture_default_str();
-  exporter->add_option("--width", x.width, "image width in pixels")->check(CLI::Range(200, 10000))->capture_default_str();
-  exporter->add_option("--height", x.height, "image height in pixels")->check(CLI::Range(150, 10000))->capture_default_str();
+      ->check(cli::between(0.0, 100.0))
+      ->capture_default_str();
+  exporter->add_option("--width", x.width, "image width in pixels")
+      ->check(cli::between(200, 10000))
+      ->capture_default_str();
+  exporter->add_option("--height", x.height, "image height in pixels")
+      ->check(cli::between(150, 10000))
+      ->capture_default_str();
 
   cli::BenchFlags bench;
   CLI::App* bench_allreduce = cli::add_bench_command(app, bench);

@@ -1,21 +1,19 @@
 // gpulab: the window.
-#include <cstdio>
-#include <cstdlib>
-#include <memory>
-#include <string>
-
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
 
 #include "app/blas_select.hpp"
+#include "gpulab/build_config.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
 #include "ui/guarded_application.hpp"
-#include "ui/race_panel.hpp"
-
-#include "gpulab/build_config.hpp"
 #include "ui/main_window.hpp"
+#include "ui/race_panel.hpp"
 
 namespace {
 
@@ -76,7 +74,24 @@ int main(int argc, char** argv) {
 
   gpulab::ui::WindowOptions options;
   options.presenter = parser.isSet(presenter);
-  if (parser.isSet(runs_dir)) options.runs_dir = parser.value(runs_dir).toStdString();
+  if (parser.isSet(runs_dir)) {
+    // Named by hand, it must be a folder: a typo or a file would show an empty list.
+    options.runs_dir = parser.value(runs_dir).toStdString();
+    std::error_code error;
+    const auto status = std::filesystem::status(options.runs_dir, error);
+    std::string problem;
+    if (error && error != std::errc::no_such_file_or_directory)
+      problem = "cannot be read: " + error.message();
+    else if (!std::filesystem::exists(status))
+      problem = "no such folder; create it first (mkdir -p " + options.runs_dir.string() + ")";
+    else if (!std::filesystem::is_directory(status))
+      problem = "is a file, not a folder of runs";
+    if (!problem.empty()) {
+      std::fprintf(stderr, "gpulab: --runs-dir %s: %s\n", options.runs_dir.c_str(),
+                   problem.c_str());
+      return 2;
+    }
+  }
   if (parser.isSet(data_dir)) options.data_dir = parser.value(data_dir).toStdString();
   if (parser.isSet(telemetry)) {
     bool ok = false;

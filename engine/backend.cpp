@@ -1,12 +1,15 @@
 // Choosing a backend from the options: device names, precisions, and the factory.
 #include "engine/backend.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "engine/cpu_backend.hpp"
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
 #include "engine/gpu_ranks.hpp"
+#include "engine/gradient_reducer.hpp"
 #include "engine/process_group.hpp"
 #include "gpulab/build_config.hpp"
 
@@ -109,8 +112,20 @@ int cuda_device_index(const std::string& device) {
   return devices.all ? 0 : devices.replicas.front();
 }
 
+int max_cpu_threads() {
+  return kThreadsPerCore * std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+}
+
 void validate(const BackendOptions& options) {
   const int gpu = cuda_device_index(options.device);
+  const int most_threads = max_cpu_threads();
+  const std::string per_core = " per core of this machine's " +
+                               std::to_string(most_threads / kThreadsPerCore) + " cores (at most " +
+                               std::to_string(most_threads) + ")";
+  if (options.threads < 0) throw ConfigError("--threads must not be negative (0: every core)");
+  if (options.threads > most_threads)
+    throw ConfigError("--threads " + std::to_string(options.threads) + ": more than " +
+                      std::to_string(kThreadsPerCore) + per_core + "; 0 uses every core");
   if (gpu < 0 && options.precision != Precision::Fp32)
     throw ConfigError(std::string("--precision ") + precision_name(options.precision) +
                       ": the CPU computes in fp32 only; use --precision fp32, or a GPU "
@@ -124,6 +139,10 @@ void validate(const BackendOptions& options) {
     throw ConfigError("--replicas " + std::to_string(options.replicas) +
                       ": more replicas than images in a batch (--batch " +
                       std::to_string(options.batch) + ")");
+  if (gpu < 0 && options.replicas > most_threads)
+    throw ConfigError("--replicas " + std::to_string(options.replicas) +
+                      ": each CPU replica is a thread; more than " +
+                      std::to_string(kThreadsPerCore) + per_core);
   if (gpu >= 0 && options.replicas > 1)
     throw ConfigError(
         "--replicas " + std::to_string(options.replicas) +
@@ -139,6 +158,10 @@ void validate(const BackendOptions& options) {
   if (!(options.bucket_mb > 0)) throw ConfigError("--bucket-mb must be a positive number");
   if (!(options.collective_timeout_s > 0))
     throw ConfigError("--collective-timeout must be a positive number of seconds");
+  if (!(options.collective_timeout_s <= kMaxCollectiveTimeoutS))
+    throw ConfigError(
+        "--collective-timeout " + seconds_text(options.collective_timeout_s) + ": at most " +
+        std::to_string(static_cast<long long>(kMaxCollectiveTimeoutS)) + " s (30 days)");
   if (options.dist == Distribution::Mpi) {
     if (const std::string why = mpi_unavailable_reason(); !why.empty()) throw ConfigError(why);
     if (options.replicas > 1)

@@ -113,7 +113,16 @@ CudaDevices parse_cuda_devices(const std::string& device);
 // The first GPU a device name asks for ("cuda:all": 0), -1 for "cpu"; throws ConfigError
 // otherwise.
 int cuda_device_index(const std::string& device);
-// Checks the device name and the precision it supports; throws ConfigError naming the flag.
+// CPU threads (and CPU replicas, a thread each) beyond a few per core only oversubscribe, and far
+// beyond that OpenMP fails to create them (--threads 100000) or crashes (1000000): refused.
+inline constexpr int kThreadsPerCore = 4;
+int max_cpu_threads();  // kThreadsPerCore × this machine's logical cores
+// 30 days: far beyond any reduction, and far inside what a clock's deadline can hold (1e10 s
+// overflowed it and failed at once).
+inline constexpr double kMaxCollectiveTimeoutS = 30 * 24 * 3600.0;
+
+// Checks the device name and the precision it supports, and that counts and times are within
+// what the machine and the clocks hold; throws ConfigError naming the flag.
 void validate(const BackendOptions& options);
 
 // Builds the backend for options.device; throws ConfigError when the device is unknown or absent.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 
 #include "engine/backend.hpp"
 #include "engine/errors.hpp"
@@ -20,6 +21,17 @@ namespace detail {
 void list_cuda_gpus(DeviceList& list);  // engine/cuda_devices.cpp
 }
 #endif
+
+int64_t available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024;
+    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
 
 CpuInfo cpu_info() {
   CpuInfo info;

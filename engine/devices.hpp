@@ -1,6 +1,7 @@
 // What hardware this machine offers: the CPU, and the GPUs or why there are none.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct DeviceList {
 };
 
 CpuInfo cpu_info();
+// Memory the system could give a new program now (MemAvailable), in bytes; 0 when unknown.
+int64_t available_memory_bytes();
 DeviceList list_devices();
 
 // Why there is no usable GPU, in words for the learner, from what cudaGetDeviceCount returned

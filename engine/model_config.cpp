@@ -2,10 +2,10 @@
 #include "engine/model_config.hpp"
 
 #include <fstream>
+#include <limits>
 #include <map>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "engine/errors.hpp"
 
@@ -53,6 +53,11 @@ std::vector<LayerSpec> named_layers(const std::vector<LayerSpec>& layers) {
   return named;
 }
 
+// Far beyond any model an image of 28x28 pixels needs, and within the int sizes of the kernels:
+// a padding of 1e9 overflowed into a request for more memory than a vector can hold.
+constexpr int kMaxPadding = 1024;
+constexpr int64_t kMaxActivationValues = std::numeric_limits<int32_t>::max();
+
 // Infers one layer's output; returns the problem, or an empty string when the layer fits.
 std::string infer_layer(LayerInfo& info) {
   const LayerSpec& s = info.spec;
@@ -66,6 +71,9 @@ std::string infer_layer(LayerInfo& info) {
       if (s.kernel < 1) return "kernel must be at least 1";
       if (s.stride < 1) return "stride must be at least 1";
       if (s.padding < 0) return "padding must not be negative";
+      if (s.padding > kMaxPadding)
+        return "padding " + std::to_string(s.padding) + " is more than " +
+               std::to_string(kMaxPadding) + " pixels a side; use less";
       if (in.height + 2 * s.padding < s.kernel || in.width + 2 * s.padding < s.kernel)
         return "kernel " + std::to_string(s.kernel) + "x" + std::to_string(s.kernel) +
                " is larger than its input " + shape_text(in) + " with padding " +
@@ -120,6 +128,10 @@ Inference infer(const ModelConfig& config) {
     info.spec = spec;
     info.input = shape;
     std::string problem = infer_layer(info);
+    if (problem.empty() && info.output.size() > kMaxActivationValues)
+      problem = "its output " + shape_text(info.output) + " holds " +
+                std::to_string(info.output.size()) + " values per image; at most " +
+                std::to_string(kMaxActivationValues);
     if (!problem.empty()) info.output = shape;  // best guess to keep checking the rest
     result.problems.push_back(problem);
     shape = info.output;
@@ -166,6 +178,17 @@ std::vector<LayerCheck> check_layers(const ModelConfig& config) {
   for (size_t i = 0; i < inference.layers.size(); ++i)
     checks.push_back({inference.layers[i], problems[i]});
   return checks;
+}
+
+int64_t training_memory_bytes(const ModelPlan& plan, int batch, int replicas) {
+  int64_t activations = 0;
+  for (const LayerInfo& layer : plan.layers)  // a flatten layer's output is its input's memory
+    if (layer.spec.type != LayerType::Flatten) activations += layer.output.size();
+  // Per replica its parameters and gradients; one optimizer's two moments; per image each
+  // layer's output and its gradient.
+  const int64_t floats =
+      plan.parameter_count * (2 * int64_t(replicas) + 2) + 2 * int64_t(batch) * activations;
+  return floats * int64_t(sizeof(float));
 }
 
 ModelPlan plan_model(const ModelConfig& config) {

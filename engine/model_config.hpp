@@ -65,6 +65,11 @@ struct ModelPlan {
 // (index and name) and what does not fit.
 ModelPlan plan_model(const ModelConfig& config);
 
+// A lower bound of the memory training `plan` takes, in bytes: each replica's parameters and
+// gradients, the optimizer's two moments, and every layer's output and its gradient for each
+// image of the batch (the replicas share the batch).
+int64_t training_memory_bytes(const ModelPlan& plan, int batch, int replicas = 1);
+
 // Per layer: an empty string where the layer is valid, else the problem, so an editor can show
 // every problem at once. Layers after the first invalid one are checked with a best guess.
 std::vector<std::string> validate_layers(const ModelConfig& config);

@@ -2,9 +2,11 @@
 #include "engine/run_record.hpp"
 
 #include <signal.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -64,7 +66,7 @@ constexpr const char* kTelemetryHeader =
     "temperature_c,sm_clock_mhz";
 
 std::FILE* open_csv(const fs::path& path, const std::string& header) {
-  std::FILE* file = std::fopen(path.c_str(), "w");
+  std::FILE* file = std::fopen(path.c_str(), "wx");  // a file already there is another run's
   if (!file) throw RecordError(path.string() + ": cannot create: " + std::strerror(errno));
   std::fprintf(file, "%s\n", header.c_str());
   std::fflush(file);
@@ -229,20 +231,46 @@ DeviceSample parse_sample(const std::vector<std::string>& f) {
 
 }  // namespace
 
-void write_file_atomically(const fs::path& path, const std::string& text) {
-  const fs::path temporary = path.string() + ".tmp";
-  std::FILE* file = std::fopen(temporary.c_str(), "w");
-  if (!file) throw RecordError(temporary.string() + ": cannot create: " + std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size() &&
-                       std::fflush(file) == 0 && ::fsync(fileno(file)) == 0;
+void write_file_atomically(const fs::path& requested, const std::string& text) {
+  std::error_code error;
+  // Through a symbolic link its target is replaced and the link kept.
+  fs::path path = requested;
+  if (fs::is_symlink(fs::symlink_status(requested, error))) {
+    path = fs::weakly_canonical(requested, error);
+    if (error)
+      throw RecordError(requested.string() + ": cannot follow the link: " + error.message());
+  }
+  const fs::file_status status = fs::status(path, error);
+  if (fs::exists(status) && !fs::is_regular_file(status))
+    throw RecordError(path.string() +
+                      ": is not a regular file (a folder, device or FIFO) and is never replaced");
+  // Named by process and call, so two writers of one file never share a temporary.
+  static std::atomic<int> writes{0};
+  const fs::path temporary =
+      path.string() + "." + std::to_string(::getpid()) + "-" + std::to_string(writes++) + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) throw RecordError(temporary.string() + ": cannot create: " + std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += size_t(n);
+  }
+  const bool written = done == text.size() && ::fsync(fd) == 0;
   const int saved_errno = errno;
-  std::fclose(file);
+  ::close(fd);
   if (!written) {
-    fs::remove(temporary);
+    fs::remove(temporary, error);
     throw RecordError(path.string() + ": write failed: " + std::strerror(saved_errno) +
                       " (is the disk full?)");
   }
-  fs::rename(temporary, path);
+  fs::rename(temporary, path, error);
+  if (error) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw RecordError(path.string() + ": cannot be replaced: " + error.message());
+  }
 }
 
 json summary_to_json(const RunSummary& s) {
@@ -276,17 +304,35 @@ RunRecorder::RunRecorder(fs::path dir, json run_info) : dir_(std::move(dir)), in
   std::error_code error;
   fs::create_directories(dir_, error);
   if (error) throw RecordError(dir_.string() + ": cannot create the run folder: " + error.message());
-  if (fs::exists(dir_ / "run.json"))
-    throw RecordError(dir_.string() + ": already holds a run; choose another --out folder");
+  const std::string taken = ": already holds a run; choose another --out folder";
+  for (const char* file : kRunFiles)
+    if (fs::exists(fs::symlink_status(dir_ / file, error)))
+      throw RecordError(dir_.string() + taken);
   info_["format"] = kRunFormat;
   info_["status"] = "running";
   info_["process"] = this_process_json();  // so a reader can tell a run whose process died
   if (!info_.contains("name")) info_["name"] = dir_.filename().string();
-  write_json();
-  metrics_ = open_csv(dir_ / "metrics.csv", metrics_header());
-  replicas_ = open_csv(dir_ / "replicas.csv", replicas_header());
-  evals_ = open_csv(dir_ / "eval.csv", kEvalHeader);
-  telemetry_ = open_csv(dir_ / "telemetry.csv", kTelemetryHeader);
+  // The claim: creating run.json exclusively succeeds for one run only, however close the others
+  // come; it is written in place, and replaced atomically from then on.
+  const fs::path json_path = dir_ / "run.json";
+  const int fd = ::open(json_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0 && errno == EEXIST) throw RecordError(dir_.string() + taken);
+  if (fd < 0) throw RecordError(json_path.string() + ": cannot create: " + std::strerror(errno));
+  const std::string text = info_.dump(2) + "\n";
+  const bool written = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
+  ::close(fd);
+  try {
+    if (!written) throw RecordError(json_path.string() + ": write failed: " + std::strerror(errno));
+    metrics_ = open_csv(dir_ / "metrics.csv", metrics_header());
+    replicas_ = open_csv(dir_ / "replicas.csv", replicas_header());
+    evals_ = open_csv(dir_ / "eval.csv", kEvalHeader);
+    telemetry_ = open_csv(dir_ / "telemetry.csv", kTelemetryHeader);
+  } catch (const RecordError& e) {
+    info_["status"] = "failed";
+    info_["message"] = e.what();
+    write_json();
+    throw;
+  }
 }
 
 RunRecorder::~RunRecorder() {

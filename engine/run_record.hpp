@@ -2,13 +2,13 @@
 // eval.csv, telemetry.csv), and reading them back for comparisons and charts.
 #pragma once
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/metrics.hpp"
 #include "engine/trainer.hpp"
@@ -17,11 +17,17 @@ namespace gpulab {
 
 inline constexpr const char* kRunFormat = "gpulab-run/1";
 
+// The files of a run folder's record: RunRecorder writes them, and nothing else may.
+inline constexpr std::array<const char*, 5> kRunFiles = {"run.json", "metrics.csv", "replicas.csv",
+                                                         "eval.csv", "telemetry.csv"};
+
 // Writes a run folder. CSV rows are appended and flushed as they come, and run.json is replaced
 // atomically (temporary file, then rename), so a killed run leaves readable files.
 class RunRecorder final : public TrainObserver {
  public:
-  // Creates `dir` (which must not hold another run) and writes run.json with status running.
+  // Creates `dir` and claims it by creating run.json exclusively (status running), so of two
+  // runs given the same folder exactly one gets it; the other gets a RecordError at once, as
+  // does a folder that already holds a run or any file of a record.
   RunRecorder(std::filesystem::path dir, nlohmann::json run_info);
   ~RunRecorder() override;
   RunRecorder(const RunRecorder&) = delete;
@@ -60,7 +66,9 @@ nlohmann::json outside_load_json(double mean_percent, double max_percent, int sa
 
 nlohmann::json summary_to_json(const RunSummary& summary);
 
-// Replaces `path` with `text` atomically: write a temporary file beside it, flush, rename.
+// Replaces `path` with `text` atomically: write a temporary file beside it, flush, rename. Never
+// replaces anything but a regular file (a symbolic link's target is replaced, the link kept), and
+// leaves no temporary file behind when it fails.
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 // A row of replicas.csv.

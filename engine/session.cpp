@@ -6,16 +6,19 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "engine/checkpoint.hpp"
 #include "engine/devices.hpp"
+#include "engine/errors.hpp"
 #include "engine/experiment.hpp"
 #include "engine/gpu_ranks.hpp"
 #include "engine/init.hpp"
 #include "engine/nvml.hpp"
+#include "engine/output_paths.hpp"
 #include "engine/process_group.hpp"
 #include "engine/replicated_backend.hpp"
 #include "engine/run_names.hpp"
@@ -84,6 +87,26 @@ std::vector<std::unique_ptr<TelemetrySource>> telemetry_sources(const std::vecto
   return sources;
 }
 
+std::string gib_text(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", double(bytes) / double(int64_t(1) << 30));
+  return text;
+}
+
+// Before anything is allocated: a model whose training cannot fit in the memory free now is
+// refused with what it needs (a convolution of 100,000 channels ended in std::bad_alloc after
+// 14 s, or in the kernel's out-of-memory killer).
+void check_host_memory(const RunRequest& request, const ModelPlan& plan) {
+  const int64_t available = available_memory_bytes();
+  const int64_t needed =
+      training_memory_bytes(plan, request.train.batch, std::max(1, request.backend.replicas));
+  if (available <= 0 || needed <= available) return;
+  throw ConfigError("model \"" + request.model.name + "\" needs at least " + gib_text(needed) +
+                    " to train on a batch of " + std::to_string(request.train.batch) +
+                    ", and this machine has " + gib_text(available) +
+                    " free; use fewer channels or features, or a smaller --batch");
+}
+
 }  // namespace
 
 std::string run_label(const RunRequest& request) {
@@ -101,6 +124,12 @@ std::string auto_run_name(const RunRequest& request, int ranks) {
   return auto_run_name(info);
 }
 
+void check_outputs(const RunRequest& request, const std::vector<std::filesystem::path>& inputs) {
+  check_run_folder(request.out_dir, "--out");
+  if (request.save_weights)
+    check_output_file(*request.save_weights, "--save", inputs, request.out_dir);
+}
+
 RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,
                        const data::MnistData* preloaded) {
   // In an MPI job only rank 0 keeps the record; the other ranks train beside it.
@@ -108,6 +137,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
   if (request.backend.dist == Distribution::Mpi)
     group = mpi_world(request.backend.collective_timeout_s);
   const bool records = !group || group->rank() == 0;
+  if (records) check_outputs(request);
   std::filesystem::path dir;
   if (records)
     dir = request.out_dir.empty() ? new_run_dir(default_runs_dir(), run_label(request))
@@ -141,12 +171,18 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     validate(request.train);
     const ModelPlan plan = plan_model(request.model);
     update_info({{"parameters", plan.parameter_count}});
+    if (request.backend.device == "cpu") check_host_memory(request, plan);
 
     data::MnistData loaded;
     if (!preloaded) loaded = data::load_mnist(data::default_data_dir(request.data_dir));
     const data::MnistData& mnist = preloaded ? *preloaded : loaded;
     data::ImageSet train_set = mnist.train;
     data::ImageSet validation_set;
+    if (request.validation >= train_set.count)
+      throw ConfigError("--validation " + std::to_string(request.validation) +
+                        ": the training set has " + std::to_string(train_set.count) +
+                        " images, and some must be left to train on; hold out fewer (a tenth, " +
+                        std::to_string(train_set.count / 10) + ", is usual)");
     if (request.validation > 0) validation_set = data::split_off(train_set, request.validation);
     DataSets data{&train_set, request.validation > 0 ? &validation_set : nullptr, &mnist.test};
 
@@ -243,6 +279,11 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
 
     summary = train(*backend, data, request.train, fanout, control);
     sampler->stop();
+    // In an MPI job the record names the rank that was cancelled.
+    if (group && summary.status == RunStatus::Cancelled)
+      summary.message = "rank " + std::to_string(group->rank()) + " of " +
+                        std::to_string(group->size()) + " (" + group->host() +
+                        "): " + summary.message;
 
     if (request.save_weights && summary.status != RunStatus::Failed && records) {
       backend->synchronize();  // no checkpoint of weights that a device fault has spoiled

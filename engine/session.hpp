@@ -41,10 +41,16 @@ class RunObserver : public TrainObserver {
   virtual void on_sample(const DeviceSample&) {}
 };
 
+// Refuses, before any work, a run folder or weights file that cannot be written or would
+// overwrite what was not named as an output (engine/output_paths.hpp). `inputs`: files the run
+// reads (a setup file) that --save must not replace. Throws ConfigError.
+void check_outputs(const RunRequest& request,
+                   const std::vector<std::filesystem::path>& inputs = {});
+
 // Already-loaded data may be passed in (tests, the GUI's cache); otherwise it is loaded from
 // request.data_dir. Never throws for a run that fails once its folder exists: the summary has
-// status Failed and the message, and run.json says the same. Throws RecordError when the run
-// folder itself cannot be created.
+// status Failed and the message, and run.json says the same. Throws ConfigError for outputs
+// check_outputs refuses and RecordError when the run folder itself cannot be created or claimed.
 RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,
                        const data::MnistData* preloaded = nullptr);
 

@@ -133,6 +133,8 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
       if (control.cancel.load()) {
         summary.status = RunStatus::Cancelled;
         summary.message = "cancelled at step " + std::to_string(summary.steps);
+        if (const char* by = control.cancelled_by.load())
+          summary.message += std::string(" by ") + by;
         break;
       }
       const int64_t step = summary.steps + 1;

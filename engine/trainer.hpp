@@ -35,6 +35,9 @@ struct TrainOptions {
 struct RunControl {
   std::atomic<bool> cancel{false};
   std::atomic<bool> pause{false};
+  // Why cancel was set, when something other than the user's button set it: a literal a signal
+  // handler can store ("SIGTERM"); the record's message says it.
+  std::atomic<const char*> cancelled_by{nullptr};
 };
 
 // Called on the training thread; implementations must not block for long.

@@ -1,8 +1,11 @@
 // safetensors checkpoints: round trips, PyTorch-written files, and clear errors for bad files.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "engine/checkpoint.hpp"
 #include "engine/errors.hpp"
@@ -92,6 +95,37 @@ TEST(Checkpoint, BadFilesGiveClearErrors) {
   garbled[8] = '#';  // the opening brace of the JSON header
   EXPECT_NE(error_of([&] { load_checkpoint(write("garbled", garbled)); }).find("not valid JSON"),
             std::string::npos);
+}
+
+// Saving never replaces what is not a regular file (as root, rename() would put a regular file in
+// place of a device node), follows a symbolic link to its target, and leaves no temporary file
+// behind when it fails.
+TEST(Checkpoint, SavingReplacesOnlyRegularFiles) {
+  test::TempDir dir;
+  const ModelConfig config = preset("mlp");
+  const ModelPlan plan = plan_model(config);
+  std::vector<float> params(plan.parameter_count, 0.5f);
+  const auto fifo = dir.path() / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_directory(dir.path() / "folder");
+  for (const auto& target : {fifo, dir.path() / "folder"}) {
+    const std::string message = error_of([&] { save_checkpoint(target, plan, config, params); });
+    EXPECT_NE(message.find("not a regular file"), std::string::npos) << message;
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  EXPECT_TRUE(std::filesystem::is_directory(dir.path() / "folder"));
+  if (geteuid() == 0) {  // a device node, as only root can make one: /dev/null's numbers
+    const auto device = dir.path() / "null";
+    ASSERT_EQ(mknod(device.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0);
+    EXPECT_THROW(save_checkpoint(device, plan, config, params), CheckpointError);
+    EXPECT_TRUE(std::filesystem::is_character_file(device));
+  }
+  save_checkpoint(dir.path() / "w.safetensors", plan, config, params);
+  std::filesystem::create_symlink("w.safetensors", dir.path() / "link");
+  save_checkpoint(dir.path() / "link", plan, config, params);
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.path() / "link"));
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path()))
+    EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
 }
 
 // The other direction: PyTorch loads a gpulab checkpoint into its own module. Needs python3 with

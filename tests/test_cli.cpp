@@ -1,10 +1,14 @@
 // gpulab-cli as a user meets it: bad flags and missing data give one clear line and a non-zero
 // exit code; a small training run and an evaluation work end to end.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
-#include <fstream>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -58,6 +62,98 @@ TEST(Cli, RejectsGpuFlagsNamingThem) {
   expect_rejected("train --cuda-graph maybe", "--cuda-graph");
   expect_rejected("train --telemetry-hz 0", "--telemetry-hz");
   expect_rejected("train --device cuda:x", "--device cuda:x");
+}
+
+// Counts and times beyond what the machine or a clock holds are refused before any work (the data
+// folder here does not exist): OpenMP crashed on a million threads, and a timeout of 1e10 s
+// overflowed the deadline and failed at the first step. A setup file's value is named as its.
+TEST(Cli, RefusesThreadsAndTimeoutsBeyondWhatTheMachineHolds) {
+  const std::string no_data = " --data-dir /nonexistent";
+  expect_rejected("train --threads 1000000" + no_data, "--threads 1000000: more than 4 per core");
+  expect_rejected("train --replicas 60000 --batch 65536" + no_data,
+                  "--replicas 60000: each CPU replica is a thread");
+  expect_rejected("train --collective-timeout 1e10" + no_data,
+                  "--collective-timeout 1e+10: at most 2592000 s (30 days)");
+  test::TempDir dir;
+  const auto setup = dir.path() / "setup.json";
+  std::ofstream(setup)
+      << R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
+    "train": {"threads": 1000000}})";
+  expect_rejected("train --model " + setup.string() + no_data,
+                  "--model " + setup.string() + ": \"train\": --threads 1000000");
+}
+
+// Bounds as people read them (CLI11's own printed 179769313486231570814527...000000 as the
+// upper limit of --epochs), a validation set the training set cannot spare in the user's terms,
+// and a model too large for memory or padded past any image refused before anything is
+// allocated, with what it needs.
+TEST(Cli, LimitsAndSizesAreSaidInTheUsersTerms) {
+  for (const auto& [args, mention] : std::vector<std::pair<std::string, std::string>>{
+           {"train --epochs 0", "--epochs: must be at least 1 (not 0)"},
+           {"train --lr inf", "--lr: must be a positive number (not inf)"},
+           {"train --threads -1", "--threads: must be a number not below 0 (not -1)"},
+           {"train --momentum 2", "--momentum: must be from 0 to 0.9999 (not 2)"},
+           {"export --runs x --chart loss --out x.csv --smoothing 0",
+            "--smoothing: must be from 1 to 100000 (not 0)"}}) {
+    expect_rejected(args, mention);
+    EXPECT_EQ(cli(args).output.find("179769"), std::string::npos) << args;
+  }
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  // Each a run folder of its own in `dir`: nothing goes to the user's runs folder.
+  auto out = [&](const char* name) { return data + " --out " + (dir.path() / name).string(); };
+  const Result validation = cli("train --model mlp --validation 64" + out("validation"));
+  EXPECT_NE(validation.output.find("--validation 64: the training set has 64 images, and some "
+                                   "must be left to train on; hold out fewer (a tenth, 6, is "
+                                   "usual)"),
+            std::string::npos)
+      << validation.output;
+
+  auto model = [&](const std::string& name, const std::string& conv) {
+    const auto path = dir.path() / (name + ".json");
+    std::ofstream(path) << R"({"name": ")" << name << R"(", "layers": [{"type": "conv2d", )" << conv
+                        << R"(}, {"type": "flatten"}, {"type": "linear", "out_features": 10}]})";
+    return path.string();
+  };
+  // Some 35 PB at a batch of 65536: more than any machine has, so nothing is tried.
+  const Result huge =
+      cli("train --model " + model("wide", R"("out_channels": 100000, "kernel": 3)") +
+          " --batch 65536 --steps 1" + out("wide"));
+  EXPECT_EQ(huge.exit_code, 1);
+  EXPECT_NE(huge.output.find("model \"wide\" needs at least "), std::string::npos) << huge.output;
+  EXPECT_NE(huge.output.find("GiB to train on a batch of 65536"), std::string::npos) << huge.output;
+  expect_rejected("train --model " +
+                      model("padded", R"("out_channels": 4, "kernel": 3, "padding": 1000000000)") +
+                      out("padded"),
+                  "layer 1 (conv1): padding 1000000000 is more than 1024 pixels a side");
+}
+
+// Run records saved with CRLF line ends (a spreadsheet or an editor on Windows) read as they are.
+TEST(Cli, ExportsRecordsWithCrlfLineEnds) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  const auto run = dir.path() / "run";
+  ASSERT_EQ(cli("train --model mlp --steps 4 --batch 16 --quiet --eval-every 2 --data-dir " +
+                (dir.path() / "data").string() + " --out " + run.string())
+                .exit_code,
+            0);
+  const std::string export_loss =
+      "export --runs " + run.string() + " --chart loss --out " + (dir.path() / "loss.csv").string();
+  ASSERT_EQ(cli(export_loss).exit_code, 0);
+  std::ifstream before_in(dir.path() / "loss.csv");
+  const std::string before(std::istreambuf_iterator<char>(before_in), {});
+  for (const char* file : {"metrics.csv", "eval.csv", "telemetry.csv", "replicas.csv"}) {
+    std::ifstream in(run / file);
+    std::string text, line;
+    while (std::getline(in, line)) text += line + "\r\n";
+    in.close();
+    std::ofstream(run / file, std::ios::binary) << text;
+  }
+  const Result crlf = cli(export_loss);
+  ASSERT_EQ(crlf.exit_code, 0) << crlf.output;
+  std::ifstream after_in(dir.path() / "loss.csv");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(after_in), {}), before);
 }
 
 TEST(Cli, GpuTrainingWithoutAGpuFailsInOneLine) {
@@ -167,6 +263,122 @@ TEST(Cli, ASavedSetupGivesTheDefaultsAndFlagsWin) {
   std::ofstream(dir.path() / "bad.json") << R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
     "train": {"optimizer": "rmsprop"}})";
   expect_rejected("train --model " + (dir.path() / "bad.json").string() + data, "rmsprop");
+}
+
+// Every output is checked before the first step: a target that is a folder, a FIFO, a file of a
+// run's record (another run's, or this run's own) or the setup it reads is refused with the flag
+// and the path, nothing is trained or recorded for it, and no temporary file is left.
+// A setup saved by the window for a 2-replica parameter-server run trains as such from the CLI:
+// replicas, sync, bucket size and timeout come from the file, and flags still win.
+TEST(Cli, ASavedDataParallelSetupTrainsAsSaved) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  const auto setup = dir.path() / "setup.json";
+  std::ofstream(setup)
+      << R"({"name": "tiny", "layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
+    "train": {"batch": 16, "max_steps": 2, "epochs": 0, "device": "cpu", "threads": 2,
+              "replicas": 2, "sync": "parameter-server", "bucket_mb": 0.5,
+              "collective_timeout_s": 30, "dist": "none"}})";
+  const Result r = cli("train --quiet --model " + setup.string() + data + " --out " +
+                       (dir.path() / "a").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunData run = load_run(dir.path() / "a");
+  EXPECT_EQ(run.info["config"]["replicas"], 2);
+  EXPECT_EQ(run.info["config"]["sync"], "parameter-server");
+  EXPECT_EQ(run.info["config"]["bucket_mb"], 0.5);
+  EXPECT_EQ(run.info["config"]["collective_timeout_s"], 30);
+  EXPECT_EQ(run.info["reduction"]["replicas"], 2);
+  EXPECT_EQ(run.replica_steps.size(), 4u);  // 2 steps of 2 replicas
+
+  const Result flags =
+      cli("train --quiet --model " + setup.string() + " --replicas 1 --sync allreduce" + data +
+          " --out " + (dir.path() / "b").string());
+  ASSERT_EQ(flags.exit_code, 0) << flags.output;
+  EXPECT_EQ(load_run(dir.path() / "b").info["config"]["replicas"], 1);
+  EXPECT_EQ(load_run(dir.path() / "b").info["config"]["sync"], "allreduce");
+}
+
+TEST(Cli, RefusesOutputsThatWouldDestroySomethingBeforeTraining) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  const std::string train =
+      "train --model mlp --steps 2 --batch 16 --quiet --data-dir " + (dir.path() / "data").string();
+  const auto other = dir.path() / "other";
+  ASSERT_EQ(cli(train + " --out " + other.string()).exit_code, 0);
+  const std::string other_record = [&] {
+    std::ifstream in(other / "run.json");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  std::filesystem::create_directory(dir.path() / "folder");
+  const auto fifo = dir.path() / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const auto setup = dir.path() / "setup.json";
+  std::ofstream(setup)
+      << R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}]})";
+  const auto out = dir.path() / "new";
+  const std::string to_new = " --out " + out.string() + " --save ";
+  expect_rejected(train + to_new + (dir.path() / "folder").string(), "is a folder");
+  expect_rejected(train + to_new + fifo.string(), "is not a regular file");
+  expect_rejected(train + to_new + (other / "run.json").string(), "is a file of the run folder");
+  expect_rejected(train + to_new + (out / "metrics.csv").string(), "is a file of the run folder");
+  expect_rejected(train + to_new + (out / "run.json").string(), "is a file of the run folder");
+  expect_rejected("train --model " + setup.string() + " --steps 1 --data-dir " +
+                      (dir.path() / "data").string() + to_new + setup.string(),
+                  "--save " + setup.string() + ": is also an input");
+  expect_rejected(train + " --out " + fifo.string(),
+                  "--out " + fifo.string() + ": is not a folder");
+  expect_rejected(train + " --out " + other.string(), "already holds a run");
+  expect_rejected("export --runs " + other.string() + " --chart loss --format csv --out " +
+                      (other / "run.json").string(),
+                  "--out " + (other / "run.json").string() + ": is a file of the run folder");
+  EXPECT_FALSE(std::filesystem::exists(out));  // refused before a folder was made for it
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  std::ifstream in(other / "run.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), other_record);
+  EXPECT_EQ(load_run(other).steps.size(), 2u);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path()))
+    EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+
+  // Weights saved into the folder the run is making still work.
+  const Result inside = cli(train + to_new + (out / "w.safetensors").string());
+  EXPECT_EQ(inside.exit_code, 0) << inside.output;
+  EXPECT_TRUE(std::filesystem::exists(out / "w.safetensors"));
+}
+
+// Two `gpulab-cli train` started together with one --out: one records, the other is told at once
+// that the folder holds a run, and the record is whole (both used to write it: "cannot rename
+// ... run.json.tmp", or a record without its metrics).
+TEST(Cli, TwoRunsGivenOneFolderNeverShareIt) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  for (int pair = 0; pair < 5; ++pair) {
+    const auto out = dir.path() / ("run" + std::to_string(pair));
+    const std::string train = std::string(GPULAB_CLI_PATH) +
+                              " train --model mlp --steps 2 --batch 16 --quiet --data-dir " +
+                              (dir.path() / "data").string() + " --out " + out.string();
+    std::string script;
+    for (int i = 0; i < 2; ++i)
+      script += "(" + train + " > " + (dir.path() / ("o" + std::to_string(i))).string() +
+                " 2>&1; echo $? > " + (dir.path() / ("c" + std::to_string(i))).string() + ") & ";
+    ASSERT_EQ(std::system((script + "wait").c_str()), 0);
+    std::vector<std::pair<int, std::string>> results;
+    for (int i = 0; i < 2; ++i) {
+      std::ifstream code(dir.path() / ("c" + std::to_string(i)));
+      std::ifstream output(dir.path() / ("o" + std::to_string(i)));
+      int exit_code = -1;
+      code >> exit_code;
+      results.emplace_back(exit_code, std::string(std::istreambuf_iterator<char>(output), {}));
+    }
+    std::sort(results.begin(), results.end());
+    ASSERT_EQ(results[0].first, 0) << results[0].second;
+    EXPECT_EQ(results[1].first, 1) << results[1].second;
+    EXPECT_NE(results[1].second.find(out.string() + ": already holds a run"), std::string::npos)
+        << results[1].second;
+    const RunData run = load_run(out);
+    EXPECT_EQ(run.status(), "finished");
+    EXPECT_EQ(run.steps.size(), 2u);
+  }
 }
 
 TEST(Cli, ExportsChartsOfRecordedRuns) {

@@ -685,6 +685,96 @@ TEST(DataParallelMpi, ADeadRankEndsTheJobAndRankZeroRecordsIt) {
   EXPECT_EQ(run.info["summary"]["steps"], run.steps.size());
 }
 
+// Runs a two-rank job in which rank `target` is sent `signal` (TERM, INT) once rank 0 has recorded
+// 5 steps; the collective timeout is 30 s, so a job that ends in seconds did not wait for it.
+MpiJob signal_one_rank(const test::TempDir& dir, int target, const std::string& signal) {
+  const std::string cli =
+      std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30) + " --steps 100000";
+  const auto script = dir.path() / "signalled.sh";
+  std::ofstream(script) << cli << " & pid=$!\n"
+                        << "n=0\n"
+                        << "while [ \"$(cat " << (dir.path() / "run" / "metrics.csv").string()
+                        << " 2>/dev/null | wc -l)\" -le 5 ] && [ $n -lt 600 ]; do\n"
+                        << "  sleep 0.1; n=$((n + 1))\n"
+                        << "done\n"
+                        << "kill -" << signal << " $pid\n"
+                        << "wait $pid\n";
+  const std::string signalled = "sh " + script.string();
+  return target == 0 ? run_mpmd(signalled, cli) : run_mpmd(cli, signalled);
+}
+
+// A rank stopped by a signal tells the others: rank 0 records its cancel and ends the job, and a
+// cancelled rank 1 is named in rank 0's record with its signal; either way every rank exits in
+// seconds (rank 1 used to wait out the timeout and then 120 s more for rank 0's MPI_Finalize,
+// and a cancelled rank 1 read as "another rank never arrived").
+TEST(DataParallelMpi, ASignalledRankEndsTheJobAtOnceAndIsNamed) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  {
+    test::TempDir dir;
+    const MpiJob job = signal_one_rank(dir, 0, "TERM");
+    EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+    EXPECT_LT(job.seconds, 20.0) << job.result.output;
+    const RunData run = load_run(dir.path() / "run");
+    EXPECT_EQ(run.status(), "cancelled");
+    const std::string message = run.info["message"];
+    EXPECT_EQ(message.rfind("rank 0 of 2", 0), 0u) << message;
+    EXPECT_NE(message.find("by SIGTERM"), std::string::npos) << message;
+    EXPECT_GE(run.steps.size(), 5u);
+  }
+  {
+    test::TempDir dir;
+    const MpiJob job = signal_one_rank(dir, 1, "INT");
+    EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+    EXPECT_LT(job.seconds, 20.0) << job.result.output;
+    const RunData run = load_run(dir.path() / "run");
+    EXPECT_EQ(run.status(), "failed");
+    const std::string message = run.info["message"];
+    EXPECT_EQ(message.rfind("rank 1 of 2", 0), 0u) << message;
+    EXPECT_NE(message.find("SIGINT"), std::string::npos) << message;
+    EXPECT_EQ(message.find("never arrived"), std::string::npos) << message;
+    EXPECT_NE(job.result.output.find("run failed: " + message), std::string::npos)
+        << job.result.output;
+  }
+}
+
+// A refusal every rank makes (an --out that holds a run) is made before the ranks meet: the job
+// ends in seconds with the reason, and the run there is untouched.
+TEST(DataParallelMpi, AnOutputEveryRankRefusesEndsTheJobWithTheReason) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  const std::string args = mpi_train_args(dir, 30) + " --steps 2";
+  ASSERT_EQ(run_two_ranks(args, "", "").result.exit_code, 0);
+  const MpiJob again = run_two_ranks(args, "", "");
+  EXPECT_NE(again.result.exit_code, 0) << again.result.output;
+  EXPECT_LT(again.seconds, 20.0) << again.result.output;
+  EXPECT_NE(
+      again.result.output.find("--out " + (dir.path() / "run").string() + ": already holds a run"),
+      std::string::npos)
+      << again.result.output;
+  EXPECT_EQ(load_run(dir.path() / "run").status(), "finished");
+}
+
+// The folder is taken after rank 0 checked it and before it claims it (rank 1 writes a run.json
+// there 2 s after the start, then joins): rank 0's refusal comes after MPI started, and it ends
+// the job with its reason instead of leaving rank 1 to wait out the 30 s timeout.
+TEST(DataParallelMpi, RankZerosRefusalAfterTheStartEndsTheJobWithTheReason) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  const std::string cli = std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30);
+  const auto taken = dir.path() / "run";  // rank 0's --out
+  std::string rank1 = cli;                // rank 1 records nothing; its --out is elsewhere
+  rank1.replace(rank1.find(taken.string()), taken.string().size(), (dir.path() / "other").string());
+  const auto script = dir.path() / "rank1.sh";
+  std::ofstream(script) << "sleep 2\nmkdir -p " << taken.string() << " && echo '{}' > "
+                        << (taken / "run.json").string() << "\nexec " << rank1 << " --steps 4\n";
+  const MpiJob job = run_mpmd(cli + " --steps 4", "sh " + script.string());
+  EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+  EXPECT_LT(job.seconds, 20.0) << job.result.output;
+  EXPECT_NE(job.result.output.find("--out " + taken.string() + ": already holds a run"),
+            std::string::npos)
+      << job.result.output;
+}
+
 TEST(AllreduceBench, SizesAndBandwidthsFollowNcclTests) {
   EXPECT_EQ(parse_byte_sizes("4K,...,32K"), (std::vector<size_t>{4096, 8192, 16384, 32768}));
   EXPECT_EQ(parse_byte_sizes("1M,10"), (std::vector<size_t>{1 << 20, 8}));  // whole floats

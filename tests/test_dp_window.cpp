@@ -2,13 +2,9 @@
 // device picker shows the all-reduce phase and a lane per replica, and runs that differ only in
 // replicas get a scaling chart in Compare. On a GPU, a run the GPU fails under says what the
 // reset came to, and the window keeps working.
-#include <chrono>
-#include <cmath>
-#include <fstream>
-#include <functional>
-#include <thread>
-
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
+
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
@@ -21,24 +17,29 @@
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTest>
-#include <qcustomplot.h>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <thread>
 
 #include "engine/devices.hpp"
 #include "engine/experiment.hpp"
 #include "gpulab/build_config.hpp"
 #include "test_support.hpp"
-#include "ui_fixture.hpp"
-#include "ui_input.hpp"
 #include "ui/chart_export.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
+#include "ui/limited_spin_box.hpp"
 #include "ui/main_window.hpp"
 #include "ui/race_panel.hpp"
 #include "ui/replica_timeline.hpp"
 #include "ui/run_store.hpp"
 #include "ui/scaling_chart.hpp"
+#include "ui_fixture.hpp"
+#include "ui_input.hpp"
 
 #if GPULAB_CUDA_ENABLED
 namespace gpulab::test {
@@ -148,6 +149,36 @@ TEST_F(DataParallelWindow, ReplicasAndSyncAreSavedWithTheSetupAndComeBack) {
   ASSERT_TRUE(window_->open_setup(path, &error)) << error.toStdString();
   EXPECT_EQ(picker->replicas(), 3);
   EXPECT_EQ(picker->sync(), SyncMode::ParameterServer);
+}
+
+// A setup whose threads or replicas this machine cannot give is clamped to the picker's limits
+// with the message the setup's other fields give (issue 17.7), not silently.
+TEST_F(DataParallelWindow, ASetupsThreadsAndReplicasBeyondTheMachineAreClampedWithAMessage) {
+  DevicePicker* picker = window_->device_picker();
+  const int most_threads = window_->findChild<QSpinBox*>("cpu-threads")->maximum();
+  const int most_replicas = window_->findChild<QSpinBox*>("cpu-replicas")->maximum();
+  auto open = [&](const char* file, const char* train) {
+    const auto path = runs_.path() / file;
+    std::ofstream(path) << R"({"name": "tiny", "layers": [{"type": "flatten"},
+        {"type": "linear", "out_features": 10}], "train": )"
+                        << train << "}";
+    QString error;
+    ASSERT_TRUE(window_->open_setup(QString::fromStdString(path.string()), &error))
+        << error.toStdString();
+  };
+  open("threads.json", R"({"device": "cpu", "threads": 1000000})");
+  EXPECT_EQ(picker->threads(), most_threads);
+  EXPECT_EQ(window_->message().toStdString(),
+            clamp_message("CPU threads", "1000000", QString::number(most_threads)).toStdString());
+  open("replicas.json", R"({"device": "cpu", "threads": 1, "replicas": 1000})");
+  EXPECT_EQ(picker->replicas(), most_replicas);
+  // Each clamped field stays on the message bar, the newest last.
+  const QStringList lines = window_->message().split('\n');
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().toStdString(),
+            clamp_message("CPU replicas", "1000", QString::number(most_replicas)).toStdString());
+  EXPECT_TRUE(lines.contains(clamp_message("CPU threads", "1000000", QString::number(most_threads))))
+      << window_->message().toStdString();
 }
 
 // The picker on a machine with two GPUs (a fake list: nothing trains on them here, so the test

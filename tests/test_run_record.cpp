@@ -1,7 +1,8 @@
 // Run records: written as the run goes, readable back, and intact after a SIGKILL.
+#include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,12 +12,10 @@
 #include <mutex>
 #include <thread>
 
-#include <gtest/gtest.h>
-
 #include "engine/errors.hpp"
 #include "engine/hardware_share.hpp"
-#include "engine/run_series.hpp"
 #include "engine/run_record.hpp"
+#include "engine/run_series.hpp"
 #include "engine/session.hpp"
 #include "engine/telemetry.hpp"
 #include "damaged_runs.hpp"
@@ -266,6 +265,55 @@ TEST(RunRecord, RefusesToOverwriteARun) {
   test::TempDir dir;
   RunRecorder first(dir.path() / "run", {{"name", "a"}});
   EXPECT_THROW(RunRecorder(dir.path() / "run", {{"name", "b"}}), RecordError);
+}
+
+// Two runs given one folder at the same moment: exactly one claims it and records, the other is
+// refused at once, and the winner's record is whole. Forked processes released together, many
+// times, as two `gpulab-cli train --out SAME` would race.
+TEST(RunRecord, OfTwoRunsRacingForAFolderExactlyOneGetsIt) {
+  test::TempDir dir;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    const auto run_dir = dir.path() / ("run" + std::to_string(attempt));
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    pid_t children[2];
+    for (pid_t& child : children) {
+      child = fork();
+      ASSERT_GE(child, 0);
+      if (child == 0) {
+        close(go[1]);
+        char byte;
+        if (read(go[0], &byte, 1) != 0) _exit(9);  // wait until the parent lets both go
+        try {
+          RunRecorder record(run_dir, {{"name", std::to_string(getpid())}});
+          StepMetrics step;
+          step.step = 1;
+          record.on_step(step);
+          RunSummary summary;
+          summary.status = RunStatus::Finished;
+          record.finish(summary);
+          _exit(0);
+        } catch (const RecordError& e) {
+          _exit(std::string(e.what()).find("already holds a run") != std::string::npos ? 3 : 1);
+        } catch (...) {
+          _exit(2);
+        }
+      }
+    }
+    close(go[0]);
+    close(go[1]);  // both children read end-of-file at once
+    std::vector<int> codes;
+    for (pid_t child : children) {
+      int status = 0;
+      waitpid(child, &status, 0);
+      codes.push_back(WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    std::sort(codes.begin(), codes.end());
+    ASSERT_EQ(codes, (std::vector<int>{0, 3})) << "attempt " << attempt;
+    const RunData run = load_run(run_dir);
+    EXPECT_EQ(run.status(), "finished");
+    EXPECT_EQ(run.steps.size(), 1u);
+  }
 }
 
 TEST(RunRecord, CorruptRecordsNameTheFile) {

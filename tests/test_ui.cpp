@@ -1036,26 +1036,37 @@ std::string file_text(const std::filesystem::path& path) {
 }
 
 // Damaged records (wrong types in every field, folders and link loops for files, FIFOs, a
-// device, huge counts and files) beside good ones, and a link loop as the runs folder itself:
-// the window starts, keeps running, and quits on SIGTERM, its event loop answering the signal.
+// device, huge counts and files) beside good ones: the window starts, keeps running, and quits on
+// SIGTERM, its event loop answering the signal. A link loop as the runs folder itself is named
+// and refused at once (exit code 2), as a file or a missing folder is, never an abort.
 TEST(WindowStart, DamagedRunsFoldersNeitherStopNorHangTheWindow) {
   test::TempDir dir;
   test::write_damaged_runs(dir.path() / "runs");
+  const auto log = dir.path() / "log";
+  const pid_t window =
+      start_window({"--runs-dir", (dir.path() / "runs").string()}, dir.path() / "config", log);
+  ASSERT_GT(window, 0);
+  EXPECT_EQ(wait_for_exit(window, 4s), -1) << "the window ended\n" << file_text(log);
+  kill(window, SIGTERM);
+  int status = wait_for_exit(window, 30s);
+  if (status == -1) kill(window, SIGKILL), waitpid(window, nullptr, 0);
+  EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "status " << status << "\n"
+      << file_text(log);
+
   std::filesystem::create_symlink("loop", dir.path() / "loop");
-  for (const std::string runs_dir : {"runs", "loop"}) {
-    const auto log = dir.path() / ("log-" + runs_dir);
-    const pid_t window =
-        start_window({"--runs-dir", (dir.path() / runs_dir).string()}, dir.path() / "config", log);
-    ASSERT_GT(window, 0);
-    EXPECT_EQ(wait_for_exit(window, 4s), -1) << runs_dir << ": the window ended\n"
-                                             << file_text(log);
-    kill(window, SIGTERM);
-    const int status = wait_for_exit(window, 30s);
-    if (status == -1) kill(window, SIGKILL), waitpid(window, nullptr, 0);
-    EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        << runs_dir << ": status " << status << "\n"
-        << file_text(log);
-  }
+  const auto loop_log = dir.path() / "log-loop";
+  const pid_t refused =
+      start_window({"--runs-dir", (dir.path() / "loop").string()}, dir.path() / "config", loop_log);
+  ASSERT_GT(refused, 0);
+  status = wait_for_exit(refused, 30s);
+  if (status == -1) kill(refused, SIGKILL), waitpid(refused, nullptr, 0);
+  EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 2)
+      << "status " << status << "\n"
+      << file_text(loop_log);
+  EXPECT_NE(file_text(loop_log).find((dir.path() / "loop").string() + ": cannot be read"),
+            std::string::npos)
+      << file_text(loop_log);
 }
 
 // SIGTERM or SIGINT while a run trains: the run ends as cancelled, recorded so, and the window
@@ -1071,6 +1082,7 @@ TEST(WindowStart, SigtermAndSigintEndTheRunAsCancelledThenQuit) {
   save_experiment(dir.path() / "setup.json", e);
   for (const int signal : {SIGTERM, SIGINT}) {
     const auto runs = dir.path() / ("runs-" + std::to_string(signal));
+    std::filesystem::create_directories(runs);  // a --runs-dir must exist
     const auto log = dir.path() / ("log-" + std::to_string(signal));
     const pid_t window =
         start_window({"--runs-dir", runs.string(), "--data-dir", (dir.path() / "data").string(),
@@ -1214,6 +1226,54 @@ TEST_F(LargeRecord, AMillionStepRunLoadsInTheBackgroundWhileTheWindowAnswers) {
   EXPECT_EQ(entry->data.steps_per_point, 50);
   EXPECT_EQ(entry->data.steps.size(), kMaxDrawnSteps);
   EXPECT_EQ(entry->data.steps.back().step, 1000000);
+}
+
+// The window's exports are checked as gpulab-cli's are: a chart saved over a run's record is
+// refused with the reason, and the record is kept.
+TEST(ChartFiles, AnExportNeverReplacesARunsRecord) {
+  test::TempDir dir;
+  {
+    RunRecorder record(dir.path() / "run", {{"name", "a"}});
+    StepMetrics step;
+    step.step = 1;
+    step.loss = 2;
+    record.on_step(step);
+    RunSummary summary;
+    summary.status = RunStatus::Finished;
+    record.finish(summary);
+  }
+  const RunData run = load_run(dir.path() / "run");
+  for (const char* file : {"metrics.csv", "run.json"}) {
+    const QString path = QString::fromStdString((dir.path() / "run" / file).string());
+    QString error;
+    EXPECT_FALSE(
+        export_chart(ChartKind::Loss, {&run}, {}, ChartOptions{}, path, ExportFormat::Csv, &error));
+    EXPECT_TRUE(error.contains("is a file of the run folder")) << error.toStdString();
+  }
+  const RunData after = load_run(dir.path() / "run");
+  EXPECT_EQ(after.status(), "finished");
+  EXPECT_EQ(after.steps.size(), 1u);
+}
+
+// --runs-dir naming a file or a folder that is not there says so, rather than showing an empty
+// list (the window is never shown: `timeout` ends a start that was not refused).
+TEST(WindowFlags, ARunsFolderThatIsAFileOrMissingIsNamed) {
+  test::TempDir dir;
+  std::ofstream(dir.path() / "file") << "not a folder";
+  for (const auto& [runs, mention] : std::vector<std::pair<std::string, std::string>>{
+           {(dir.path() / "file").string(), ": is a file, not a folder of runs"},
+           {(dir.path() / "missing").string(), ": no such folder; create it first"}}) {
+    const std::string command = "QT_QPA_PLATFORM=offscreen timeout 20 " +
+                                std::string(GPULAB_GUI_PATH) + " --runs-dir " + runs + " 2>&1";
+    std::FILE* pipe = popen(command.c_str(), "r");
+    std::string output;
+    char buffer[4096];
+    while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+    const int status = pclose(pipe);
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << output;
+    EXPECT_NE(output.find("--runs-dir " + runs + mention), std::string::npos) << output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "missing"));
 }
 
 // --- The downloader, against file:// sources --------------------------------------------

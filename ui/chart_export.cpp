@@ -1,14 +1,18 @@
 // Exporting charts and lab reports.
 #include "ui/chart_export.hpp"
 
-#include <cmath>
+#include <qcustomplot.h>
+
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 
 #include <QDateTime>
 #include <QDir>
-#include <qcustomplot.h>
+#include <cmath>
+#include <sstream>
+
+#include "engine/output_paths.hpp"
+#include "engine/run_record.hpp"
 
 #include "ui/replica_timeline.hpp"
 #include "ui/scaling_chart.hpp"
@@ -17,11 +21,10 @@ namespace gpulab::ui {
 namespace {
 
 bool write_text(const QString& path, const std::string& text, QString* error) {
-  std::ofstream out(path.toStdString());
-  out << text;
-  out.close();
-  if (!out) {
-    if (error) *error = path + ": could not be written (is the folder writable and the disk not full?)";
+  try {
+    write_file_atomically(path.toStdString(), text);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
     return false;
   }
   return true;
@@ -157,6 +160,7 @@ bool export_study_charts(const QString& dir, const std::vector<const RunData*>& 
 bool export_chart(ChartKind kind, const std::vector<const RunData*>& runs,
                   const std::vector<QColor>& colors, const ChartOptions& options,
                   const QString& path, ExportFormat format, QString* error, int width, int height) {
+  if (!may_write(path, error)) return false;
   const Chart chart = build_chart(kind, runs, options);
   if (format == ExportFormat::Csv) {
     std::ostringstream text;
@@ -197,6 +201,8 @@ bool write_lab_report(const QString& dir, const std::vector<const RunData*>& run
     }
   }
   if (!export_study_charts(dir, runs, error, written)) return false;
+  for (const char* name : {"comparison.csv", "summary.md"})
+    if (!may_write(folder.filePath(name), error)) return false;
   std::ostringstream table;
   write_comparison_csv(compare_runs(runs, options.baseline, options.target_accuracy), table);
   if (!write_text(folder.filePath("comparison.csv"), table.str(), error)) return false;

@@ -9,6 +9,7 @@
 #include <QSvgGenerator>
 #include <qcustomplot.h>
 
+#include "engine/output_paths.hpp"
 #include "engine/telemetry.hpp"
 
 namespace gpulab::ui {
@@ -808,8 +809,19 @@ QString export_format_name(ExportFormat format) {
   return "?";
 }
 
+bool may_write(const QString& path, QString* error) {
+  try {
+    check_output_file(path.toStdString(), "Export");
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return true;
+}
+
 bool save_plot(QCustomPlot& plot, const QString& path, ExportFormat format, int width, int height,
                QString* error) {
+  if (!may_write(path, error)) return false;
   const QFileInfo info(path);
   if (!info.absoluteDir().exists()) {
     if (error) *error = path + ": the folder " + info.absolutePath() + " does not exist";

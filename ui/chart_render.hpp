@@ -112,8 +112,13 @@ enum class ExportFormat { Png, Pdf, Svg, Csv };
 std::optional<ExportFormat> export_format_from_name(const QString& name);  // png, pdf, svg, csv
 QString export_format_name(ExportFormat format);
 
+// Whether a chart file may be written at `path`: never over a run's record, a folder, a device
+// or a FIFO (engine/output_paths.hpp). False with the reason in `error`.
+bool may_write(const QString& path, QString* error);
+
 // Saves the plot as it is drawn, at width x height pixels (points for PDF). CSV is not a plot
-// format: write_chart_csv writes it. Returns false with a message naming the file on failure.
+// format: write_chart_csv writes it. Returns false with a message naming the file on failure,
+// or where may_write refuses the path.
 bool save_plot(QCustomPlot& plot, const QString& path, ExportFormat format, int width, int height,
                QString* error);
 

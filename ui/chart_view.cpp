@@ -153,6 +153,7 @@ void ChartView::fit_view() {
 bool ChartView::export_to(const QString& path, ExportFormat format, QString* error, int width,
                           int height) {
   if (format == ExportFormat::Csv) {
+    if (!may_write(path, error)) return false;
     std::ofstream out(path.toStdString());
     if (out) write_chart_csv(builder_.chart(), out);
     out.close();

@@ -1,16 +1,16 @@
 // The device picker.
 #include "ui/device_picker.hpp"
 
-#include <algorithm>
-
 #include <QCheckBox>
 #include <QComboBox>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QSpinBox>
+#include <algorithm>
 
 #include "engine/errors.hpp"
+#include "ui/limited_spin_box.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -38,13 +38,17 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
     : QGroupBox(tr("Device"), parent), devices_(devices) {
   auto* grid = new QGridLayout(this);
   const CpuInfo& cpu = devices.cpu;
+  const ClampReport report = [this](const QString& field, const QString& typed, const QString& used,
+                                    ClampWhy why) {
+    emit message(clamp_message(field, typed, used, why));
+  };
   cpu_box_ = new QCheckBox(tr("CPU: %1").arg(QString::fromStdString(cpu.model)), this);
   cpu_box_->setObjectName("device-cpu");
   cpu_box_->setChecked(true);
   cpu_box_->setToolTip(tr("%1 logical cores, %2; %3")
                            .arg(cpu.logical_cores)
                            .arg(QString::fromStdString(cpu.simd), QString::fromStdString(cpu.blas)));
-  threads_ = new QSpinBox(this);
+  threads_ = new LimitedSpinBox(tr("CPU threads"), report, this);
   threads_->setObjectName("cpu-threads");
   threads_->setRange(1, std::max(1, cpu.logical_cores));
   threads_->setValue(std::max(1, cpu.logical_cores));
@@ -61,7 +65,7 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
 
   // Data parallelism on the CPU: R model copies on threads of their own, the batch split among
   // them. More replicas than cores is allowed, to show what oversubscription costs.
-  replicas_ = new QSpinBox(this);
+  replicas_ = new LimitedSpinBox(tr("CPU replicas"), report, this);
   replicas_->setObjectName("cpu-replicas");
   replicas_->setRange(1, 2 * std::max(1, cpu.logical_cores));
   replicas_->setValue(1);
@@ -128,7 +132,7 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
 
   // Data parallelism on GPUs: replicas on each ticked GPU (cuda:0x2), and the ticked GPUs as
   // one run (cuda:0,1) rather than a race of one run per GPU.
-  gpu_replicas_ = new QSpinBox(this);
+  gpu_replicas_ = new LimitedSpinBox(tr("Replicas per GPU"), report, this);
   gpu_replicas_->setObjectName("gpu-replicas");
   gpu_replicas_->setRange(1, kMaxReplicasPerGpu);
   gpu_replicas_->setPrefix(tr("replicas per GPU: "));
@@ -245,12 +249,12 @@ bool DevicePicker::apply(const BackendOptions& backend) {
 int DevicePicker::threads() const { return threads_->value(); }
 
 void DevicePicker::set_threads(int threads) {
-  if (threads > 0) threads_->setValue(threads);
+  if (threads > 0) threads_->set_checked_value(threads);  // 0: every core, as the box starts
 }
 
 int DevicePicker::replicas() const { return replicas_->value(); }
 
-void DevicePicker::set_replicas(int replicas) { replicas_->setValue(std::max(1, replicas)); }
+void DevicePicker::set_replicas(int replicas) { replicas_->set_checked_value(replicas); }
 
 SyncMode DevicePicker::sync() const { return SyncMode(sync_->currentData().toInt()); }
 
@@ -258,7 +262,7 @@ void DevicePicker::set_sync(SyncMode sync) { sync_->setCurrentIndex(sync_->findD
 
 int DevicePicker::gpu_replicas() const { return gpu_replicas_->value(); }
 
-void DevicePicker::set_gpu_replicas(int replicas) { gpu_replicas_->setValue(std::max(1, replicas)); }
+void DevicePicker::set_gpu_replicas(int replicas) { gpu_replicas_->set_checked_value(replicas); }
 
 bool DevicePicker::one_gpu_run() const { return one_gpu_run_->isChecked(); }
 

@@ -18,6 +18,8 @@ class QSpinBox;
 
 namespace gpulab::ui {
 
+class LimitedSpinBox;
+
 class DevicePicker : public QGroupBox {
   Q_OBJECT
 
@@ -61,6 +63,9 @@ class DevicePicker : public QGroupBox {
 
  signals:
   void selection_changed();
+  // A value set out of range (a setup's threads or replicas) and clamped, as the setup's other
+  // fields say it (clamp_message).
+  void message(const QString& text);
 
  private:
   struct GpuChoice {
@@ -73,10 +78,10 @@ class DevicePicker : public QGroupBox {
 
   DeviceList devices_;
   QCheckBox* cpu_box_;
-  QSpinBox* threads_;
-  QSpinBox* replicas_;
+  LimitedSpinBox* threads_;
+  LimitedSpinBox* replicas_;
   QComboBox* sync_;
-  QSpinBox* gpu_replicas_;
+  LimitedSpinBox* gpu_replicas_;
   QCheckBox* one_gpu_run_;
   QLabel* plan_;
   std::vector<QCheckBox*> gpu_boxes_;

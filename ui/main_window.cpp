@@ -200,8 +200,11 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   });
   connect(experiment_, &ExperimentPanel::changed, this, &MainWindow::update_controls);
   // Added, not replacing: several fields clamped in a row all stay readable.
-  connect(experiment_, &ExperimentPanel::message, this,
-          [this](const QString& text) { message_->add_message(Banner::Kind::Warning, text); });
+  const auto warn = [this](const QString& text) {
+    message_->add_message(Banner::Kind::Warning, text);
+  };
+  connect(experiment_, &ExperimentPanel::message, this, warn);
+  connect(devices_, &DevicePicker::message, this, warn);
   connect(message_, &Banner::closed, this, [this] { setup_note_.clear(); });
   connect(devices_, &DevicePicker::selection_changed, this, &MainWindow::update_controls);
 

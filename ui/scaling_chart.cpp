@@ -318,6 +318,7 @@ bool ScalingChart::export_to(const QString& path, ExportFormat format, QString* 
     return false;
   }
   if (format == ExportFormat::Csv) {
+    if (!may_write(path, error)) return false;
     std::ofstream out(path.toStdString());
     write_scaling_csv(*study_, names_, out);
     out.close();
