@@ -651,6 +651,22 @@ TEST(DataParallelMpi, ARankThatNeverArrivesTimesOut) {
   EXPECT_EQ(run.steps.size(), 2u);
 }
 
+// A command line for one rank: it runs `cli` and sends it `signal` (9, TERM, INT) once rank 0 has
+// recorded 5 steps (or after a minute).
+std::string signal_after_five_steps(const test::TempDir& dir, const std::string& cli,
+                                    const std::string& signal) {
+  const auto script = dir.path() / ("signal-" + signal + ".sh");
+  std::ofstream(script) << cli << " & pid=$!\n"
+                        << "n=0\n"
+                        << "while [ \"$(cat " << (dir.path() / "run" / "metrics.csv").string()
+                        << " 2>/dev/null | wc -l)\" -le 5 ] && [ $n -lt 600 ]; do\n"
+                        << "  sleep 0.1; n=$((n + 1))\n"
+                        << "done\n"
+                        << "kill -" << signal << " $pid\n"
+                        << "wait $pid\n";
+  return "sh " + script.string();
+}
+
 // Rank 1 is killed (kill -9) once rank 0 has recorded 5 steps; mpirun then signals rank 0 and
 // kills it a moment later. Rank 0, waiting for the dead rank, records the run's end with its
 // steps first, and the job ends non-zero in seconds. mpirun's pause between its signal and its
@@ -660,16 +676,8 @@ TEST(DataParallelMpi, ADeadRankEndsTheJobAndRankZeroRecordsIt) {
   test::TempDir dir;
   const std::string cli =
       std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30) + " --steps 100000";
-  const auto script = dir.path() / "rank1.sh";
-  std::ofstream(script) << cli << " & pid=$!\n"
-                        << "n=0\n"
-                        << "while [ \"$(cat " << (dir.path() / "run" / "metrics.csv").string()
-                        << " 2>/dev/null | wc -l)\" -le 5 ] && [ $n -lt 600 ]; do\n"
-                        << "  sleep 0.1; n=$((n + 1))\n"
-                        << "done\n"
-                        << "kill -9 $pid\n"
-                        << "wait $pid\n";
-  const MpiJob job = run_mpmd(cli, "sh " + script.string(), "--mca odls_base_sigkill_timeout 2");
+  const std::string rank1 = signal_after_five_steps(dir, cli, "9");
+  const MpiJob job = run_mpmd(cli, rank1, "--mca odls_base_sigkill_timeout 2");
   EXPECT_NE(job.result.exit_code, 0) << job.result.output;
   EXPECT_LT(job.seconds, 30.0) << job.result.output;
   const RunData run = load_run(dir.path() / "run");
@@ -690,16 +698,7 @@ TEST(DataParallelMpi, ADeadRankEndsTheJobAndRankZeroRecordsIt) {
 MpiJob signal_one_rank(const test::TempDir& dir, int target, const std::string& signal) {
   const std::string cli =
       std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30) + " --steps 100000";
-  const auto script = dir.path() / "signalled.sh";
-  std::ofstream(script) << cli << " & pid=$!\n"
-                        << "n=0\n"
-                        << "while [ \"$(cat " << (dir.path() / "run" / "metrics.csv").string()
-                        << " 2>/dev/null | wc -l)\" -le 5 ] && [ $n -lt 600 ]; do\n"
-                        << "  sleep 0.1; n=$((n + 1))\n"
-                        << "done\n"
-                        << "kill -" << signal << " $pid\n"
-                        << "wait $pid\n";
-  const std::string signalled = "sh " + script.string();
+  const std::string signalled = signal_after_five_steps(dir, cli, signal);
   return target == 0 ? run_mpmd(signalled, cli) : run_mpmd(cli, signalled);
 }
 

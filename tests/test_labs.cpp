@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
-#include <array>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -265,21 +264,10 @@ TEST(Labs, MatmulOnAGpuAgreesWithTheCpu) {
   EXPECT_GE(timings[0].ms_with_copies, timings[0].ms);
 }
 
-struct Result {
-  int exit_code = -1;
-  std::string output;
-};
+using Result = test::CliResult;
 
 Result cli(const std::string& args) {
-  const std::string command = std::string(GPULAB_CLI_PATH) + " " + args + " 2>&1";
-  Result result;
-  std::FILE* pipe = popen(command.c_str(), "r");
-  std::array<char, 4096> buffer;
-  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
-    result.output.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
+  return test::run_command(std::string(GPULAB_CLI_PATH) + " " + args);
 }
 
 std::string read(const std::filesystem::path& path) {
