@@ -36,6 +36,7 @@
 #include "test_support.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
+#include "ui/scaling_chart.hpp"
 #include "ui/experiment_panel.hpp"
 #include "ui/layer_editor.hpp"
 #include "ui/main_window.hpp"
@@ -134,9 +135,14 @@ class Fit : public test::WindowTest {
 
 TEST_F(Fit, EveryControlIsReachableAt1280x720And1024x768) {
   write_six_runs();
+  // The 2-replica run's twin on one replica: Compare shows their scaling chart beside the others.
+  test::write_run(runs_.path() / "r6", 6, 64, 120, 14, "2026-01-01T09:59:00Z", 1);
   open_window();
-  window_->show_recent(6);
+  window_->show_recent(7);
   ASSERT_NE(window_->replica_timeline()->run(), nullptr);
+  window_->show_tab("compare");
+  window_->compare()->scaling_chart()->refresh();
+  ASSERT_TRUE(window_->compare()->scaling_chart()->study().has_value());
   for (const QSize size : {QSize(1280, 720), QSize(1024, 768)}) {
     for (bool presenter : {false, true}) {
       window_->set_presenter(presenter);

@@ -37,6 +37,8 @@ ScalingChart::ScalingChart(QWidget* parent) : QWidget(parent) {
   setObjectName("scaling-chart");
   title_ = new QLabel(this);
   title_->setObjectName("scaling-title");
+  // A long study name wraps rather than widen Compare past a 1024-pixel screen.
+  title_->setWordWrap(true);
   model_ = new QLabel(this);
   model_->setObjectName("scaling-model");
   model_->setWordWrap(true);
@@ -51,7 +53,8 @@ ScalingChart::ScalingChart(QWidget* parent) : QWidget(parent) {
                     [this, format] { export_dialog(format); });
   save->setMenu(menu);
   plot_ = new QCustomPlot(this);
-  plot_->setMinimumSize(280, 260);
+  // Narrower than the charts beside it: their three columns fit beside the setup at 1024 px.
+  plot_->setMinimumSize(160, 260);
   plot_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(plot_, &QWidget::customContextMenuRequested, this, &ScalingChart::show_menu);
   auto* header = new QHBoxLayout;
