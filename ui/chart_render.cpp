@@ -295,8 +295,26 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
       label->setPadding(QMargins(0, 0, 0, 3));
       drawn.labels.push_back(label);
     }
+    drawn.empty_note = new QCPItemText(&plot);
+    drawn.empty_note->setClipAxisRect(rect);
+    drawn.empty_note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    drawn.empty_note->position->setAxisRect(rect);
+    drawn.empty_note->position->setCoords(0.5, 0.5);
+    drawn.empty_note->setPositionAlignment(Qt::AlignCenter);
+    drawn.empty_note->setFont(scaled_font(theme.font_scale * 0.9));
+    drawn.empty_note->setColor(QColor(0x60, 0x60, 0x60));
+    drawn.empty_note->setVisible(false);
   }
   return drawn;
+}
+
+// The one reason every bar of a panel is empty, or "" where a bar has a value or the reasons
+// differ.
+std::string shared_empty_note(const BarSet& set) {
+  if (set.values.empty() || set.notes.size() != set.values.size()) return {};
+  for (size_t r = 0; r < set.values.size(); ++r)
+    if (std::isfinite(set.values[r]) || set.notes[r] != set.notes.front()) return {};
+  return set.notes.front();
 }
 
 // A bar panel's value axis: from zero to above its tallest stack, with room for the labels
@@ -651,7 +669,9 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
       fit &= text.width() + 4 <= cell && 3 * (metrics.height() + 3) <= rect->height();
     }
     bar_panel.labels_fit = fit;
-    for (QCPItemText* label : bar_panel.labels) label->setVisible(fit && label->text() != "n/a");
+    const bool one_note = bar_panel.empty_note && bar_panel.empty_note->visible();
+    for (QCPItemText* label : bar_panel.labels)
+      label->setVisible(fit && !one_note && label->text() != "n/a");
     fit_bar_axis(x->axisRect()->axis(QCPAxis::atLeft),
                  fit ? QFontMetricsF(bar_panel.labels[0]->font()).height() + 3 : 0);
     keep_labels_inside(bar_panel, x->axisRect()->axis(QCPAxis::atLeft));
@@ -721,6 +741,13 @@ void update_bars(DrawnChart& drawn, const Chart& chart) {
                                  ? QFontMetricsF(bar_panel.labels[0]->font()).height() + 3
                                  : 0);
     keep_labels_inside(bar_panel, value_axis);
+    if (bar_panel.empty_note) {
+      const std::string note = shared_empty_note(panel.bars[0]);
+      bar_panel.empty_note->setText(QString::fromStdString(note) + QObject::tr("\n(every run)"));
+      bar_panel.empty_note->setVisible(!note.empty());
+      if (!note.empty())
+        for (QCPItemText* label : bar_panel.labels) label->setVisible(false);
+    }
   }
 }
 

@@ -77,6 +77,9 @@ struct DrawnChart {
     std::vector<QCPItemText*> labels;   // value labels over single-set bars
     bool numbered = false;              // runs numbered under the bars, with a key below
     bool labels_fit = true;             // value labels have room beside and above the bars
+    // A panel whose every bar is empty for one reason says it once, in its middle, whether or
+    // not the labels fit ("not reached" over six runs in a narrow panel).
+    QCPItemText* empty_note = nullptr;
   };
   std::vector<BarPanel> bar_panels;
   QCPLegend* legend = nullptr;
