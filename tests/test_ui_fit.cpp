@@ -279,25 +279,32 @@ TEST_F(Fit, TheWheelOverTheSetupPanelScrollsItNotItsSpinBoxes) {
 // is at least ~28 px high, not only the headline.
 TEST_F(Fit, PresenterModeChartTextIsReadableFromTheBackOfARoom) {
   write_six_runs();
+  // The 2-replica run's twin on one replica: Compare draws their scaling chart too.
+  test::write_run(runs_.path() / "r6", 6, 64, 120, 14, "2026-01-01T09:59:00Z", 1);
   open_window();
-  window_->show_recent(3);
+  window_->show_recent(7);
   window_->set_presenter(true);
   show_at(QSize(1920, 1080));
   for (const char* tab : {"live", "compare"}) {
     window_->show_tab(tab);
     wait_until([] { return false; }, 150ms);
+    std::vector<std::pair<std::string, QCustomPlot*>> plots;
     std::vector<ChartView*> views = window_->live_charts();
     views.push_back(window_->compare()->speedup_chart());
     views.push_back(window_->compare()->step_time_chart());
-    for (ChartView* view : views) {
-      if (!view->isVisible()) continue;
-      QCustomPlot* plot = view->plot();
+    for (ChartView* view : views)
+      if (view->isVisible()) plots.emplace_back(chart_kind_name(view->kind()), view->plot());
+    if (ScalingChart* scaling = window_->compare()->scaling_chart(); scaling->isVisible())
+      plots.emplace_back("scaling", scaling->plot());
+    if (std::string(tab) == "compare") {
+      ASSERT_TRUE(window_->compare()->scaling_chart()->isVisible());
+    }
+    for (const auto& [name, plot] : plots) {
       for (QCPAxisRect* rect : plot->axisRects())
         for (QCPAxis* axis : rect->axes()) {
           if (!axis->visible()) continue;
-          EXPECT_GE(QFontMetricsF(axis->tickLabelFont()).height(), 27.5)
-              << chart_kind_name(view->kind());
-          EXPECT_GE(QFontMetricsF(axis->labelFont()).height(), 27.5);
+          EXPECT_GE(QFontMetricsF(axis->tickLabelFont()).height(), 27.5) << name;
+          EXPECT_GE(QFontMetricsF(axis->labelFont()).height(), 27.5) << name;
         }
       for (int i = 0; i < plot->plotLayout()->elementCount(); ++i) {
         QFont font;
@@ -307,7 +314,7 @@ TEST_F(Fit, PresenterModeChartTextIsReadableFromTheBackOfARoom) {
           font = text->font();
         else
           continue;
-        EXPECT_GE(QFontMetricsF(font).height(), 27.5) << chart_kind_name(view->kind());
+        EXPECT_GE(QFontMetricsF(font).height(), 27.5) << name;
       }
     }
   }

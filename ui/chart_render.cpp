@@ -20,12 +20,6 @@ QColor lighter(const QColor& c, double toward_white) {
   return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
 }
 
-QFont scaled_font(double scale, bool bold = false) {
-  QFont font = QApplication::font();
-  font.setPointSizeF(font.pointSizeF() * scale);
-  font.setBold(bold);
-  return font;
-}
 
 // `text` broken into lines of at most `width` pixels, at ", " or else at spaces; empty when it
 // takes more than `max_lines` lines or a word is wider than `width` on its own.
@@ -340,6 +334,13 @@ void keep_labels_inside(DrawnChart::BarPanel& bar_panel, QCPAxis* value_axis) {
 }
 
 }  // namespace
+
+QFont scaled_font(double scale, bool bold) {
+  QFont font = QApplication::font();
+  font.setPointSizeF(font.pointSizeF() * scale);
+  font.setBold(bold);
+  return font;
+}
 
 void style_axis(QCPAxis* axis, const PlotTheme& theme) {
   axis->setLabelFont(scaled_font(theme.font_scale));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include <QColor>
+#include <QFont>
 #include <QString>
 
 #include "engine/run_series.hpp"
@@ -41,6 +42,8 @@ inline constexpr double kPresenterTextPx = 28;
 PlotTheme presenter_theme(int height);
 // An axis's fonts and pens in the theme.
 void style_axis(QCPAxis* axis, const PlotTheme& theme);
+// The application font at `scale` times its size (a theme's font_scale).
+QFont scaled_font(double scale, bool bold = false);
 
 // A run's colour, from a palette of kRunColorCount colours that stay readable on white and apart
 // from each other; index is the run's own (RunStore keeps it per run), so a run keeps its colour

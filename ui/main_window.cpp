@@ -35,6 +35,7 @@
 #include "ui/chart_export.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
+#include "ui/scaling_chart.hpp"
 #include "ui/data_fetcher.hpp"
 #include "ui/demo_setups.hpp"
 #include "ui/device_picker.hpp"
@@ -881,6 +882,7 @@ void MainWindow::apply_chart_theme() {
   compare_theme.run_legend = true;
   compare_->speedup_chart()->set_theme(compare_theme);
   compare_->step_time_chart()->set_theme(compare_theme);
+  compare_->scaling_chart()->set_theme(compare_theme);
   timeline_->set_theme(theme);
 }
 

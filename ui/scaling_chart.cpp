@@ -134,6 +134,11 @@ QString ScalingChart::runs_text() const {
   return parts.isEmpty() ? QString() : parts.join("; ") + ".";
 }
 
+void ScalingChart::set_theme(const PlotTheme& theme) {
+  theme_ = theme;
+  if (study_) draw();
+}
+
 void ScalingChart::refresh() {
   std::vector<int> picked;
   for (size_t i = 0; i < runs_.size(); ++i)
@@ -212,7 +217,7 @@ void ScalingChart::draw() {
   int row = 0;
   if (!warning.isEmpty()) {
     // Each line wrapped to the plot's width, so a narrow chart shows all of it.
-    const QFont note_font(font().family(), font().pointSize());
+    const QFont note_font = scaled_font(theme_.font_scale * 0.9);
     const QFontMetricsF metrics(note_font);
     QStringList lines;
     for (const QString& line : warning.split('\n')) {
@@ -246,7 +251,10 @@ void ScalingChart::draw() {
   auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
   ticker->setTickStep(1);
   ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-  for (QCPAxisRect* rect : {speed, efficiency}) rect->axis(QCPAxis::atBottom)->setTicker(ticker);
+  for (QCPAxisRect* rect : {speed, efficiency}) {
+    rect->axis(QCPAxis::atBottom)->setTicker(ticker);
+    for (QCPAxis* axis : rect->axes()) style_axis(axis, theme_);
+  }
 
   const int max_replicas = study.points.back().replicas;
   const int last = std::max(max_replicas * 2, max_replicas + 2);  // the prediction looks ahead
@@ -289,7 +297,7 @@ void ScalingChart::draw() {
       mark->setPadding(QMargins(0, 0, 0, 6));
       mark->setText(QStringLiteral("⚠"));
       mark->setColor(QColor(0xA0, 0x40, 0x00));
-      mark->setFont(QFont(font().family(), font().pointSize() + 2, QFont::Bold));
+      mark->setFont(scaled_font(theme_.font_scale * 1.2, true));
     }
   }
 
@@ -298,6 +306,7 @@ void ScalingChart::draw() {
   plot_->plotLayout()->setRowStretchFactor(row + 2, 0.001);
   if (row > 0) plot_->plotLayout()->setRowStretchFactor(0, 0.001);
   legend->setLayer("legend");
+  legend->setFont(scaled_font(theme_.font_scale * 0.9));
   legend->setFillOrder(QCPLegend::foColumnsFirst);
   legend->setBorderPen(Qt::NoPen);
   for (int g = 0; g < 3; ++g) legend->addItem(new QCPPlottableLegendItem(legend, plot_->graph(g)));

@@ -28,6 +28,7 @@ class ScalingChart : public QWidget {
   void set_runs(const std::vector<const RunData*>& runs, std::vector<std::string> names);
   // Recomputes the study (the runs may have grown) and redraws.
   void refresh();
+  void set_theme(const PlotTheme& theme);  // presenter mode's large type
   const std::optional<ScalingStudy>& study() const { return study_; }
   QCustomPlot* plot() { return plot_; }
   QString model_text() const;
@@ -51,6 +52,7 @@ class ScalingChart : public QWidget {
   std::vector<const RunData*> picked_;  // runs chosen from the menu over the automatic choice
   std::vector<std::string> names_;
   std::optional<ScalingStudy> study_;
+  PlotTheme theme_;
   QLabel* title_;
   QLabel* model_;
   QCustomPlot* plot_;
