@@ -144,12 +144,6 @@ void RunStore::load_in_background(std::vector<fs::path> folders) {
 
 int RunStore::import_folder(const fs::path& folder, QStringList* problems) {
   int added = 0;
-  auto already = [&](const fs::path& dir) {
-    return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) {
-      std::error_code ignored;
-      return fs::equivalent(e->data.dir, dir, ignored);
-    });
-  };
   std::vector<RunData> runs;
   if (holds_run(folder)) {
     try {
@@ -167,7 +161,7 @@ int RunStore::import_folder(const fs::path& folder, QStringList* problems) {
                        tr(": no gpulab runs here (a run folder holds run.json)");
   }
   for (RunData& run : runs) {
-    if (already(run.dir)) continue;
+    if (find_dir(run.dir)) continue;
     add(std::move(run));
     ++added;
   }
@@ -347,9 +341,13 @@ void RunStore::watch_runs_dir() {
 }
 
 RunEntry* RunStore::find_dir(const fs::path& dir) {
+  // The same spelling first: a rescan looks up every folder of the runs folder, and asking the
+  // file system (two stats a run) is only needed for a folder reached another way.
+  for (auto& e : entries_)
+    if (e->data.dir == dir) return e.get();
   for (auto& e : entries_) {
     std::error_code ignored;
-    if (e->data.dir == dir || fs::equivalent(e->data.dir, dir, ignored)) return e.get();
+    if (fs::equivalent(e->data.dir, dir, ignored)) return e.get();
   }
   return nullptr;
 }
