@@ -51,8 +51,7 @@ bool is_run_record_file(const fs::path& path, const fs::path& run_dir) {
   };
   if (std::none_of(kRunFiles.begin(), kRunFiles.end(), of_record)) return false;
   const fs::path folder = folder_of(path);
-  std::error_code error;
-  return fs::exists(folder / "run.json", error) || (!run_dir.empty() && same_file(folder, run_dir));
+  return holds_run(folder) || (!run_dir.empty() && same_file(folder, run_dir));
 }
 
 void check_output_file(const fs::path& path, const std::string& flag,
@@ -89,8 +88,7 @@ void check_run_folder(const fs::path& dir, const std::string& flag) {
   const fs::file_status status = fs::status(dir, error);
   if (fs::exists(status)) {
     if (!fs::is_directory(status)) refuse(flag, dir, "is not a folder; name a new folder");
-    if (fs::exists(dir / "run.json", error))
-      refuse(flag, dir, "already holds a run; choose another --out folder");
+    if (holds_run(dir)) refuse(flag, dir, "already holds a run; choose another --out folder");
     check_writable_folder(dir, flag, dir);
     return;
   }
