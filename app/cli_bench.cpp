@@ -8,12 +8,12 @@
 #include <sstream>
 
 #include "app/cli_bounds.hpp"
-#include "engine/allreduce_bench.hpp"
-#include "engine/backend.hpp"
-#include "engine/devices.hpp"
-#include "engine/errors.hpp"
-#include "engine/matmul_bench.hpp"
-#include "engine/process_group.hpp"
+#include "engine/backend/backend.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/devices/matmul_bench.hpp"
+#include "engine/parallel/allreduce_bench.hpp"
+#include "engine/parallel/process_group.hpp"
 
 namespace gpulab::cli {
 

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <sstream>
 
-#include "engine/errors.hpp"
-#include "engine/output_paths.hpp"
-#include "engine/run_series.hpp"
+#include "engine/analysis/run_series.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/records/output_paths.hpp"
 
 #ifdef GPULAB_HAVE_CHARTS
 #include <QApplication>

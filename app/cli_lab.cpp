@@ -12,12 +12,13 @@
 #include "app/cli_export.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/mnist.hpp"
-#include "engine/devices.hpp"
-#include "engine/errors.hpp"
-#include "engine/lab.hpp"
-#include "engine/lab_results.hpp"
-#include "engine/matmul_bench.hpp"
-#include "engine/session.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/devices/matmul_bench.hpp"
+#include "engine/labs/lab.hpp"
+#include "engine/labs/lab_results.hpp"
+#include "engine/session/session.hpp"
+#include "engine/training/backend_factory.hpp"
 
 namespace gpulab::cli {
 namespace {

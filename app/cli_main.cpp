@@ -15,19 +15,20 @@
 #include "app/cli_lab.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
-#include "engine/checkpoint.hpp"
-#include "engine/cpu_backend.hpp"
-#include "engine/devices.hpp"
-#include "engine/errors.hpp"
-#include "engine/experiment.hpp"
-#include "engine/init.hpp"
-#include "engine/process_group.hpp"
-#include "engine/run_record.hpp"
-#include "engine/session.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/cpu/cpu_backend.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/model/checkpoint.hpp"
+#include "engine/model/init.hpp"
+#include "engine/parallel/process_group.hpp"
+#include "engine/records/run_record.hpp"
+#include "engine/session/session.hpp"
+#include "engine/training/experiment.hpp"
 #include "gpulab/build_config.hpp"
 
 #if GPULAB_CUDA_ENABLED
-#include "engine/cuda_reducer.hpp"
+#include "engine/cuda/cuda_reducer.hpp"
+#include "engine/training/backend_factory.hpp"
 #endif
 
 namespace {

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "engine/session.hpp"
+#include "engine/session/session.hpp"
 
 namespace gpulab::cli {
 

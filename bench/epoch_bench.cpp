@@ -9,10 +9,11 @@
 
 #include "app/blas_select.hpp"
 #include "datasets/mnist.hpp"
-#include "engine/backend.hpp"
-#include "engine/init.hpp"
-#include "engine/model_config.hpp"
-#include "engine/trainer.hpp"
+#include "engine/backend/backend.hpp"
+#include "engine/model/init.hpp"
+#include "engine/model/model_config.hpp"
+#include "engine/training/backend_factory.hpp"
+#include "engine/training/trainer.hpp"
 
 namespace {
 

@@ -17,8 +17,8 @@
 #include <qcustomplot.h>
 
 #include "app/blas_select.hpp"
-#include "engine/experiment.hpp"
-#include "engine/run_record.hpp"
+#include "engine/records/run_record.hpp"
+#include "engine/training/experiment.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/experiment_panel.hpp"
 #include "ui/main_window.hpp"

@@ -9,9 +9,10 @@
 #include <CLI/CLI.hpp>
 
 #include "app/blas_select.hpp"
-#include "engine/backend.hpp"
-#include "engine/init.hpp"
-#include "engine/model_config.hpp"
+#include "engine/backend/backend.hpp"
+#include "engine/model/init.hpp"
+#include "engine/model/model_config.hpp"
+#include "engine/training/backend_factory.hpp"
 #include "kernels/cpu/ops.hpp"
 
 int main(int argc, char** argv) {

@@ -45,7 +45,7 @@ macro(gpulab_resolve_cuda)
   endif()
 endmacro()
 
-# NCCL is needed at build time for nccl.h alone: engine/nccl.cpp loads libnccl.so.2 at run time
+# NCCL is needed at build time for nccl.h alone: engine/cuda/nccl.cpp loads libnccl.so.2 at run time
 # (never linked), from the loader's path (LD_LIBRARY_PATH, the system's library folders).
 # GPULAB_NCCL_ROOT (a -D or an environment variable) names a folder with include/nccl.h and
 # lib/libnccl.so.2 that is not under the CUDA toolkit, such as the nvidia-nccl-cu13 Python wheel's

@@ -11,7 +11,7 @@ enum class ErrorKind {
   OutOfMemory,  // an allocation failed; the device and the process stay usable
   NoDevice,     // no driver, a driver too old, no device, a bad device index
   DeviceFault,  // a kernel faulted or the device was lost: the context is unusable (NVIDIA: until
-                // the process ends; a reset is tried, engine/cuda_failure.hpp)
+                // the process ends; a reset is tried, engine/cuda/cuda_failure.hpp)
   Other,        // a bad argument, an unsupported operation, a launch that could not start
 };
 

@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <string>
 
-#include "engine/model_config.hpp"
-#include "engine/run_names.hpp"
-#include "engine/run_record.hpp"
-#include "engine/telemetry.hpp"
+#include "engine/model/model_config.hpp"
+#include "engine/records/run_names.hpp"
+#include "engine/records/run_record.hpp"
+#include "engine/telemetry/telemetry.hpp"
 
 namespace gpulab::test {
 

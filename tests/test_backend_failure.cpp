@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/errors.hpp"
-#include "engine/gradient_reducer.hpp"
-#include "engine/replicated_backend.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/parallel/gradient_reducer.hpp"
+#include "engine/parallel/replicated_backend.hpp"
 #include "kernels/device_error.hpp"
 #include "test_support.hpp"
 

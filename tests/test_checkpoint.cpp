@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "engine/checkpoint.hpp"
-#include "engine/errors.hpp"
-#include "engine/init.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/model/checkpoint.hpp"
+#include "engine/model/init.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "damaged_runs.hpp"
-#include "engine/run_record.hpp"
+#include "engine/records/run_record.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {

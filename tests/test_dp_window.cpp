@@ -23,8 +23,8 @@
 #include <functional>
 #include <thread>
 
-#include "engine/devices.hpp"
-#include "engine/experiment.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/training/experiment.hpp"
 #include "gpulab/build_config.hpp"
 #include "test_support.hpp"
 #include "ui/chart_export.hpp"

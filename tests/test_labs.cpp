@@ -8,11 +8,11 @@
 #include <fstream>
 #include <string>
 
-#include "engine/devices.hpp"
-#include "engine/errors.hpp"
-#include "engine/lab.hpp"
-#include "engine/lab_results.hpp"
-#include "engine/matmul_bench.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/devices/matmul_bench.hpp"
+#include "engine/labs/lab.hpp"
+#include "engine/labs/lab_results.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {

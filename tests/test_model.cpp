@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/cpu_network.hpp"
-#include "engine/errors.hpp"
-#include "engine/init.hpp"
-#include "engine/model_config.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/cpu/cpu_network.hpp"
+#include "engine/model/init.hpp"
+#include "engine/model/model_config.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {

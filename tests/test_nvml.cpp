@@ -11,10 +11,10 @@
 #include <mutex>
 #include <string>
 
-#include "engine/devices.hpp"
-#include "engine/nvml.hpp"
-#include "engine/run_record.hpp"
-#include "engine/telemetry.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/records/run_record.hpp"
+#include "engine/telemetry/nvml.hpp"
+#include "engine/telemetry/telemetry.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {

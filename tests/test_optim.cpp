@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/errors.hpp"
-#include "engine/optimizer.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/model/optimizer.hpp"
 
 namespace gpulab {
 namespace {

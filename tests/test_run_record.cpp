@@ -12,13 +12,13 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/errors.hpp"
-#include "engine/hardware_share.hpp"
-#include "engine/run_record.hpp"
-#include "engine/run_series.hpp"
-#include "engine/session.hpp"
-#include "engine/telemetry.hpp"
 #include "damaged_runs.hpp"
+#include "engine/analysis/run_series.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/records/run_record.hpp"
+#include "engine/session/hardware_share.hpp"
+#include "engine/session/session.hpp"
+#include "engine/telemetry/telemetry.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {

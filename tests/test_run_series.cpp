@@ -8,9 +8,9 @@
 
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
-#include "engine/errors.hpp"
-#include "engine/experiment.hpp"
-#include "engine/run_series.hpp"
+#include "engine/analysis/run_series.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/training/experiment.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {

@@ -5,9 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/experiment.hpp"
-#include "engine/replica_timeline.hpp"
-#include "engine/scaling.hpp"
+#include "engine/analysis/replica_timeline.hpp"
+#include "engine/analysis/scaling.hpp"
+#include "engine/training/experiment.hpp"
 
 namespace gpulab {
 namespace {

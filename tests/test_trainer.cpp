@@ -7,12 +7,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/checkpoint.hpp"
-#include "engine/errors.hpp"
-#include "engine/cpu_backend.hpp"
-#include "engine/init.hpp"
-#include "engine/run_record.hpp"
-#include "engine/trainer.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/cpu/cpu_backend.hpp"
+#include "engine/model/checkpoint.hpp"
+#include "engine/model/init.hpp"
+#include "engine/records/run_record.hpp"
+#include "engine/training/trainer.hpp"
 #include "kernels/cpu/ops.hpp"
 #include "test_support.hpp"
 

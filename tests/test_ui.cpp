@@ -32,14 +32,12 @@
 #include <set>
 #include <thread>
 
-#include "engine/experiment.hpp"
-#include "engine/run_record.hpp"
 #include "damaged_runs.hpp"
-#include "engine/session.hpp"
+#include "engine/records/run_record.hpp"
+#include "engine/session/session.hpp"
+#include "engine/training/experiment.hpp"
 #include "recorded_runs.hpp"
 #include "test_support.hpp"
-#include "ui_fixture.hpp"
-#include "ui_input.hpp"
 #include "ui/chart_export.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
@@ -56,6 +54,8 @@
 #include "ui/runs_panel.hpp"
 #include "ui/status_widgets.hpp"
 #include "ui/window_state.hpp"
+#include "ui_fixture.hpp"
+#include "ui_input.hpp"
 
 namespace gpulab::ui {
 namespace {

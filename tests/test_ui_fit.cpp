@@ -30,19 +30,19 @@
 #include <QTreeWidget>
 #include <QtTest/QTest>
 
-#include "engine/run_names.hpp"
-#include "engine/run_record.hpp"
+#include "engine/records/run_names.hpp"
+#include "engine/records/run_record.hpp"
 #include "recorded_runs.hpp"
 #include "test_support.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/compare_view.hpp"
-#include "ui/scaling_chart.hpp"
 #include "ui/experiment_panel.hpp"
 #include "ui/layer_editor.hpp"
 #include "ui/main_window.hpp"
 #include "ui/replica_timeline.hpp"
 #include "ui/run_store.hpp"
 #include "ui/runs_panel.hpp"
+#include "ui/scaling_chart.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
 

@@ -18,7 +18,7 @@
 #include <QTreeWidget>
 #include <qcustomplot.h>
 
-#include "engine/experiment.hpp"
+#include "engine/training/experiment.hpp"
 #include "test_support.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/device_picker.hpp"

@@ -9,9 +9,9 @@
 #include <QApplication>
 #include <QtTest/QTest>
 
-#include "engine/devices.hpp"
-#include "engine/experiment.hpp"
-#include "engine/model_config.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/model/model_config.hpp"
+#include "engine/training/experiment.hpp"
 #include "test_support.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"

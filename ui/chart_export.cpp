@@ -11,8 +11,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/output_paths.hpp"
-#include "engine/run_record.hpp"
+#include "engine/records/output_paths.hpp"
+#include "engine/records/run_record.hpp"
 
 #include "ui/replica_timeline.hpp"
 #include "ui/scaling_chart.hpp"

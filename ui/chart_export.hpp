@@ -8,7 +8,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "engine/run_series.hpp"
+#include "engine/analysis/run_series.hpp"
 #include "ui/chart_render.hpp"
 
 namespace gpulab::ui {

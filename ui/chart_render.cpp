@@ -9,8 +9,8 @@
 #include <QSvgGenerator>
 #include <qcustomplot.h>
 
-#include "engine/output_paths.hpp"
-#include "engine/telemetry.hpp"
+#include "engine/records/output_paths.hpp"
+#include "engine/telemetry/telemetry.hpp"
 
 namespace gpulab::ui {
 namespace {

@@ -1,4 +1,4 @@
-// Drawing a chart (engine/run_series.hpp) with QCustomPlot, keeping it current as its runs grow,
+// Drawing a chart (engine/analysis/run_series.hpp) with QCustomPlot, keeping it current as its runs grow,
 // and saving it as PNG, PDF or SVG. Shared by the live window and by `gpulab-cli export`.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <QFont>
 #include <QString>
 
-#include "engine/run_series.hpp"
+#include "engine/analysis/run_series.hpp"
 
 class QCustomPlot;
 class QCPAxis;
@@ -119,7 +119,7 @@ std::optional<ExportFormat> export_format_from_name(const QString& name);  // pn
 QString export_format_name(ExportFormat format);
 
 // Whether a chart file may be written at `path`: never over a run's record, a folder, a device
-// or a FIFO (engine/output_paths.hpp). False with the reason in `error`.
+// or a FIFO (engine/records/output_paths.hpp). False with the reason in `error`.
 bool may_write(const QString& path, QString* error);
 
 // Saves the plot as it is drawn, at width x height pixels (points for PDF). CSV is not a plot

@@ -8,7 +8,7 @@
 
 #include <QWidget>
 
-#include "engine/run_series.hpp"
+#include "engine/analysis/run_series.hpp"
 #include "ui/chart_render.hpp"
 
 class QCustomPlot;

@@ -7,7 +7,7 @@
 
 #include <QWidget>
 
-#include "engine/run_series.hpp"
+#include "engine/analysis/run_series.hpp"
 
 class QComboBox;
 class QDoubleSpinBox;

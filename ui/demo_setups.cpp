@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/errors.hpp"
+#include "engine/base/errors.hpp"
 
 namespace gpulab::ui {
 namespace {

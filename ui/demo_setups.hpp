@@ -9,7 +9,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "engine/experiment.hpp"
+#include "engine/training/experiment.hpp"
 
 namespace gpulab::ui {
 

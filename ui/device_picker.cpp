@@ -9,7 +9,7 @@
 #include <QSpinBox>
 #include <algorithm>
 
-#include "engine/errors.hpp"
+#include "engine/base/errors.hpp"
 #include "ui/limited_spin_box.hpp"
 
 namespace gpulab::ui {

@@ -8,8 +8,8 @@
 
 #include <QGroupBox>
 
-#include "engine/backend.hpp"
-#include "engine/devices.hpp"
+#include "engine/backend/backend.hpp"
+#include "engine/devices/devices.hpp"
 
 class QCheckBox;
 class QComboBox;

@@ -5,7 +5,7 @@
 
 #include <QTabWidget>
 
-#include "engine/experiment.hpp"
+#include "engine/training/experiment.hpp"
 
 class QCheckBox;
 class QComboBox;

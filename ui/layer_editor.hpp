@@ -5,7 +5,7 @@
 #include <QString>
 #include <QWidget>
 
-#include "engine/model_config.hpp"
+#include "engine/model/model_config.hpp"
 
 class QLabel;
 class QTableWidget;

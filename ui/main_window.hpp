@@ -14,9 +14,9 @@
 
 #include <QMainWindow>
 
-#include "engine/devices.hpp"
-#include "engine/experiment.hpp"
-#include "engine/session.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/session/session.hpp"
+#include "engine/training/experiment.hpp"
 #include "ui/chart_render.hpp"
 
 class QAction;

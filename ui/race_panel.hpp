@@ -6,7 +6,7 @@
 
 #include <QGroupBox>
 
-#include "engine/session.hpp"
+#include "engine/session/session.hpp"
 
 class QCheckBox;
 class QListWidget;

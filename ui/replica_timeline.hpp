@@ -7,7 +7,7 @@
 
 #include <QWidget>
 
-#include "engine/replica_timeline.hpp"
+#include "engine/analysis/replica_timeline.hpp"
 #include "ui/chart_render.hpp"
 
 class QCustomPlot;

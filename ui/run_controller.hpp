@@ -12,7 +12,7 @@
 #include <QObject>
 
 #include "datasets/mnist.hpp"
-#include "engine/session.hpp"
+#include "engine/session/session.hpp"
 #include "ui/run_feed.hpp"
 
 namespace gpulab::ui {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/session.hpp"
+#include "engine/session/session.hpp"
 
 namespace gpulab::ui {
 

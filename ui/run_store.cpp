@@ -7,8 +7,8 @@
 #include <QSettings>
 #include <QTimer>
 
-#include "engine/errors.hpp"
-#include "engine/run_series.hpp"
+#include "engine/analysis/run_series.hpp"
+#include "engine/base/errors.hpp"
 #include "ui/chart_render.hpp"
 
 namespace gpulab::ui {

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/run_record.hpp"
+#include "engine/records/run_record.hpp"
 #include "ui/run_feed.hpp"
 
 class QFileSystemWatcher;

@@ -14,8 +14,8 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
-#include "engine/replica_timeline.hpp"
-#include "engine/run_series.hpp"
+#include "engine/analysis/replica_timeline.hpp"
+#include "engine/analysis/run_series.hpp"
 
 namespace gpulab::ui {
 namespace {

@@ -1,6 +1,6 @@
 // The Compare tab's scaling chart: for ticked runs that differ only in their replica count,
 // images/s and scaling efficiency against replicas, with the ideal line and the prediction of
-// engine/scaling's model, and its export (PNG, SVG, PDF, CSV).
+// engine/analysis/scaling's model, and its export (PNG, SVG, PDF, CSV).
 #pragma once
 
 #include <optional>
@@ -8,7 +8,7 @@
 
 #include <QWidget>
 
-#include "engine/scaling.hpp"
+#include "engine/analysis/scaling.hpp"
 #include "ui/chart_render.hpp"
 
 class QCustomPlot;

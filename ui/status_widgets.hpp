@@ -8,9 +8,9 @@
 #include <QFrame>
 #include <QWidget>
 
-#include "engine/metrics.hpp"
-#include "engine/run_series.hpp"
-#include "engine/trainer.hpp"
+#include "engine/analysis/run_series.hpp"
+#include "engine/backend/metrics.hpp"
+#include "engine/training/trainer.hpp"
 
 class QHBoxLayout;
 class QLabel;

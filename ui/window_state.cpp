@@ -4,8 +4,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/record_reader.hpp"
-#include "engine/run_record.hpp"
+#include "engine/records/record_reader.hpp"
+#include "engine/records/run_record.hpp"
 
 namespace gpulab::ui {
 namespace fs = std::filesystem;

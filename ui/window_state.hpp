@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/experiment.hpp"
+#include "engine/training/experiment.hpp"
 
 namespace gpulab::ui {
 

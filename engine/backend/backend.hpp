@@ -1,0 +1,129 @@
+// engine/backend: the Backend interface that the training loop drives, its options (device
+// names, precision, sync, distribution), the phases of a step and the metrics a run reports.
+// It knows none of its implementations: they live in engine/cpu and engine/cuda, and
+// engine/training's factory picks one. Over engine/model and datasets/.
+//
+// The one interface every way of running a model implements (the CPU with one or several
+// replicas, one GPU), so a single training loop drives them all.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "datasets/mnist.hpp"
+#include "engine/backend/step_phases.hpp"
+#include "engine/model/model_config.hpp"
+#include "engine/model/optimizer.hpp"
+
+namespace gpulab {
+
+struct BatchStats {
+  double loss_sum = 0;  // summed over the images of the batch
+  int correct = 0;
+  int count = 0;
+  double mean_loss() const { return count ? loss_sum / count : 0.0; }
+  double accuracy() const { return count ? double(correct) / count : 0.0; }
+};
+
+// Where a forward's images sit in the whole batch of the step, when a replica holds a shard of
+// it: dropout is keyed on each image's global position and the loss gradient is normalized by
+// the whole batch, so the shards' gradients sum to the batch's. The default is a whole batch.
+struct Shard {
+  int first_image = 0;   // position of the first image in the whole batch
+  int global_batch = 0;  // images in the whole batch; 0: this forward's batch
+};
+
+enum class Split { Train, Validation, Test };
+const char* split_name(Split split);
+
+// The data a backend trains and evaluates on; a GPU backend uploads it once.
+struct DataSets {
+  const data::ImageSet* train = nullptr;
+  const data::ImageSet* validation = nullptr;  // may be null
+  const data::ImageSet* test = nullptr;
+  const data::ImageSet& get(Split split) const;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // "cpu (2 threads)", "cuda:0 NVIDIA H100 80GB HBM3"
+  virtual std::string description() const = 0;
+  virtual size_t parameter_count() const = 0;
+  virtual void set_parameters(std::span<const float> params) = 0;
+  virtual void get_parameters(std::span<float> params) = 0;
+  // One optimizer step on the images `indices` of the training set: gather, forward, loss,
+  // backward, gradient reduction, update. `step` counts from 1 and seeds dropout.
+  virtual BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
+                                StepTimes& times) = 0;
+  // Loss and accuracy, no dropout, no update.
+  virtual BatchStats evaluate(Split split, std::span<const int32_t> indices) = 0;
+  // Waits for all queued device work and throws the device's error if any: train_step returns
+  // before its backward and update are done, so a fault there shows only here.
+  virtual void synchronize() {}
+  // Every replica's share of the last train_step (every process's, on rank 0 of an MPI job);
+  // empty where the backend does not measure it.
+  virtual std::vector<ReplicaTimes> replica_times() const { return {}; }
+};
+
+// The math of the matrix products. fp32 everywhere; tf32 and bf16 (CUDA only) round the GEMM
+// inputs to TF32 or bfloat16 on the tensor cores and accumulate in fp32, with fp32 master
+// weights and fp32 activations.
+enum class Precision { Fp32, Tf32, Bf16 };
+Precision parse_precision(const std::string& name);  // throws ConfigError
+const char* precision_name(Precision precision);
+
+// How replicas agree on the update: every replica takes the same optimizer step on the summed
+// gradients (all-reduce), or a server holds the parameters, takes the step once and sends them
+// back (parameter server).
+enum class SyncMode { AllReduce, ParameterServer };
+SyncMode parse_sync(const std::string& name);  // throws ConfigError naming --sync
+const char* sync_name(SyncMode sync);          // "allreduce", "parameter-server"
+
+// Replicas in other processes: none, or MPI (one replica per process, launched by mpirun).
+enum class Distribution { None, Mpi };
+Distribution parse_dist(const std::string& name);  // throws ConfigError naming --dist
+const char* dist_name(Distribution dist);          // "none", "mpi"
+
+struct BackendOptions {
+  std::string device = "cpu";  // cpu, cuda:N, cuda:0,1, cuda:all, cuda:0x4, cuda:0x2,1x2
+  int threads = 0;             // CPU threads; 0: all cores
+  int batch = 64;
+  uint64_t seed = 1;
+  bool reference_kernels = false;  // CPU: the plain reference kernels (slow; for checking)
+  Precision precision = Precision::Fp32;
+  bool cuda_graph = true;  // CUDA: replay the training step from CUDA graphs after warm-up
+  // Data parallelism: replicas in this process, each on its own thread with threads / replicas
+  // of the CPU threads (at least 1); the batch is split evenly, the first replicas taking one
+  // image more where it does not divide.
+  int replicas = 1;
+  SyncMode sync = SyncMode::AllReduce;
+  double bucket_mb = 25;             // gradients are reduced in buckets of this size
+  double collective_timeout_s = 60;  // a reduction whose peers do not arrive fails after this
+  Distribution dist = Distribution::None;
+};
+
+// The GPUs a device name asks for, one entry per replica in replica order: "cuda" and "cuda:0"
+// {0}; "cuda:0,1" {0, 1} (one replica per GPU, reduced with NCCL); "cuda:0x4" {0, 0, 0, 0}
+// (four replicas on one GPU, reduced there); "cuda:0x2,1x2" {0, 0, 1, 1}. "cuda:all" is every
+// GPU there is: `all` is set and `replicas` left empty. Throws ConfigError naming --device.
+struct CudaDevices {
+  bool all = false;
+  std::vector<int> replicas;
+};
+CudaDevices parse_cuda_devices(const std::string& device);
+// The first GPU a device name asks for ("cuda:all": 0), -1 for "cpu"; throws ConfigError
+// otherwise.
+int cuda_device_index(const std::string& device);
+// CPU threads (and CPU replicas, a thread each) beyond a few per core only oversubscribe, and far
+// beyond that OpenMP fails to create them (--threads 100000) or crashes (1000000): refused.
+inline constexpr int kThreadsPerCore = 4;
+int max_cpu_threads();  // kThreadsPerCore × this machine's logical cores
+// 30 days: far beyond any reduction, and far inside what a clock's deadline can hold (1e10 s
+// overflowed it and failed at once).
+inline constexpr double kMaxCollectiveTimeoutS = 30 * 24 * 3600.0;
+
+}  // namespace gpulab

@@ -1,0 +1,32 @@
+// engine/base, the floor of the engine: its typed errors, atomic file writing and the clock
+// helpers every room uses. It includes nothing of gpulab's.
+//
+// The engine's typed errors. The engine never exits or prints: it throws these, and the CLI or the
+// GUI turns them into a message for the learner.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace gpulab {
+
+// A model or training configuration that cannot work (a kernel larger than its input, an
+// unknown layer type, a negative learning rate). The message says what and how to fix it.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A checkpoint that cannot be read or does not fit the model.
+class CheckpointError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A run record that cannot be written or read.
+class RecordError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace gpulab

@@ -1,0 +1,107 @@
+// The CUDA side of the shared layer walk: each op forwards to its kernels/cuda launcher.
+#include "engine/cuda/cuda_network.hpp"
+
+#include <algorithm>
+
+#include "kernels/cuda/activations.cuh"
+#include "kernels/cuda/conv2d.cuh"
+#include "kernels/cuda/dropout.cuh"
+#include "kernels/cuda/linear.cuh"
+#include "kernels/cuda/loss.cuh"
+#include "kernels/cuda/pool.cuh"
+
+namespace gpulab {
+namespace kc = kernels::cuda;
+
+namespace {
+
+// The convolution scratch: enough for every conv layer to run its whole batch in one GEMM,
+// capped (larger layers then run in chunks of images) but never below one image's worth.
+size_t conv_scratch_floats(const ModelPlan& plan, int max_batch) {
+  constexpr size_t kCapFloats = size_t(256) << 20 >> 2;  // 256 MiB
+  size_t floats = 0;
+  for (const LayerInfo& info : plan.layers) {
+    if (info.spec.type != LayerType::Conv2d) continue;
+    const kernels::Conv2dShape s = conv_shape(info, max_batch);
+    const size_t whole = kc::conv2d_scratch_floats(s, max_batch);
+    floats =
+        std::max(floats, std::max(std::min(whole, kCapFloats), kc::conv2d_scratch_floats(s, 1)));
+  }
+  return floats;
+}
+
+}  // namespace
+
+void CudaOps::conv2d_forward(float* out, const float* in, const float* w, const float* b,
+                             const kernels::Conv2dShape& s) {
+  kc::conv2d_forward(out, in, w, b, s, gemm, stream);
+}
+void CudaOps::conv2d_backward(float* din, float* dw, float* db, const float* dout, const float* in,
+                              const float* w, const kernels::Conv2dShape& s) {
+  kc::conv2d_backward(din, dw, db, dout, in, w, s, gemm, stream);
+}
+void CudaOps::linear_forward(float* out, const float* in, const float* w, const float* b, int batch,
+                             int in_features, int out_features) {
+  kc::linear_forward(out, in, w, b, batch, in_features, out_features, gemm, stream);
+}
+void CudaOps::linear_backward(float* din, float* dw, float* db, const float* dout, const float* in,
+                              const float* w, int batch, int in_features, int out_features) {
+  kc::linear_backward(din, dw, db, dout, in, w, batch, in_features, out_features, gemm, stream);
+}
+void CudaOps::maxpool2d_forward(float* out, int32_t* argmax, const float* in,
+                                const kernels::Pool2dShape& s) {
+  kc::maxpool2d_forward(out, argmax, in, s, stream);
+}
+void CudaOps::maxpool2d_backward(float* din, const float* dout, const int32_t* argmax,
+                                 const kernels::Pool2dShape& s) {
+  kc::maxpool2d_backward(din, dout, argmax, s, stream);
+}
+void CudaOps::relu_forward(float* out, const float* in, size_t n) {
+  kc::relu_forward(out, in, n, stream);
+}
+void CudaOps::relu_backward(float* din, const float* dout, const float* out, size_t n) {
+  kc::relu_backward(din, dout, out, n, stream);
+}
+void CudaOps::tanh_forward(float* out, const float* in, size_t n) {
+  kc::tanh_forward(out, in, n, stream);
+}
+void CudaOps::tanh_backward(float* din, const float* dout, const float* out, size_t n) {
+  kc::tanh_backward(din, dout, out, n, stream);
+}
+// Keyed on each element's position in the whole batch, so shards draw what one batch draws.
+void CudaOps::dropout_mask(float* mask, size_t n, float p, uint64_t layer) {
+  const uint64_t first = uint64_t(shard.first_image) * (n / size_t(batch));
+  kc::dropout_mask(mask, n, p, seed, step, layer, first, stream);
+}
+void CudaOps::dropout_forward(float* out, const float* in, const float* mask, size_t n) {
+  kc::dropout_forward(out, in, mask, n, stream);
+}
+void CudaOps::dropout_backward(float* din, const float* dout, const float* mask, size_t n) {
+  kc::dropout_backward(din, dout, mask, n, stream);
+}
+void CudaOps::softmax_cross_entropy(float* dlogits, const float* logits, const uint8_t* labels,
+                                    int batch, int classes) {
+  kc::softmax_cross_entropy(dlogits, &loss->loss_sum, &loss->correct, logits, labels, batch,
+                            classes, shard.global_batch, stream);
+}
+void CudaOps::copy(float* out, const float* in, size_t n) {
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(out, in, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+}
+void CudaOps::zero(float* out, size_t n) {
+  GPULAB_CUDA_CHECK(cudaMemsetAsync(out, 0, n * sizeof(float), stream));
+}
+
+CudaNetwork::CudaNetwork(const ModelPlan& plan, int max_batch, kc::Precision precision,
+                         cublasHandle_t blas, uint64_t seed, const uint64_t* step,
+                         cudaStream_t stream)
+    : stack_(plan, max_batch),
+      scratch_(conv_scratch_floats(plan, max_batch), "the convolution scratch (im2col)"),
+      loss_(1, "the loss") {
+  ops_.stream = stream;
+  ops_.gemm = kc::Gemm{blas, precision, scratch_.data(), scratch_.size()};
+  ops_.seed = seed;
+  ops_.step = step;
+  ops_.loss = loss_.data();
+}
+
+}  // namespace gpulab

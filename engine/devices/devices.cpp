@@ -1,0 +1,122 @@
+// Device discovery: the CPU, and the GPUs or why there are none. GPUs are listed through the
+// CUDA runtime (engine/cuda/cuda_devices.cpp) when the CUDA backend is built.
+#include "engine/devices/devices.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+
+#include "engine/backend/backend.hpp"
+#include "engine/base/errors.hpp"
+#include "gpulab/build_config.hpp"
+#include "kernels/cpu/ops.hpp"
+
+namespace gpulab {
+
+#if GPULAB_CUDA_ENABLED
+namespace detail {
+void list_cuda_gpus(DeviceList& list);  // engine/cuda/cuda_devices.cpp
+}
+#endif
+
+int64_t available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") return kib * 1024;
+    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
+
+CpuInfo cpu_info() {
+  CpuInfo info;
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      info.model = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  if (info.model.empty()) info.model = "unknown CPU";
+  info.logical_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  __builtin_cpu_init();
+  info.simd = __builtin_cpu_supports("avx512f")  ? "avx512f"
+              : __builtin_cpu_supports("avx2")   ? "avx2"
+              : __builtin_cpu_supports("sse4.2") ? "sse4.2"
+                                                 : "baseline x86-64";
+  info.blas = kernels::cpu::blas_info();
+  // The kernel set decides the convolution speed, so it is named even where the config string
+  // holds it already.
+  const std::string kernel_set = kernels::cpu::blas_kernels();
+  if (!kernel_set.empty()) info.blas += "; kernels " + kernel_set;
+  return info;
+}
+
+std::string no_gpu_reason(int cuda_error, const std::string& cuda_error_text, bool driver_found,
+                          const std::string& driver_version, const std::string& runtime_version) {
+  const std::string driver = driver_version.empty() ? "" : " " + driver_version;
+  constexpr int kInsufficientDriver = 35, kNoDevice = 100, kDriverMismatch = 803;
+  if (!driver_found) return "no NVIDIA driver found (libcuda.so.1 is not installed)";
+  if (cuda_error == 0 || cuda_error == kNoDevice)
+    return "the NVIDIA driver" + driver + " is installed but sees no CUDA device";
+  if (cuda_error == kInsufficientDriver)
+    return "the NVIDIA driver" + driver + " is too old for CUDA runtime " + runtime_version +
+           "; update the driver";
+  if (cuda_error == kDriverMismatch)
+    return "the NVIDIA kernel module and driver library versions differ; reboot or reinstall "
+           "the driver";
+  return "CUDA could not start: " + cuda_error_text;
+}
+
+DeviceList list_devices() {
+  DeviceList list;
+  list.cpu = cpu_info();
+#if GPULAB_CUDA_ENABLED
+  detail::list_cuda_gpus(list);
+#else
+  // The driver is looked for at run time, never linked, so a machine without one still starts.
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!driver) {
+    list.no_gpu_reason = "no NVIDIA driver found (libcuda.so.1 is not installed)";
+  } else {
+    dlclose(driver);
+    list.no_gpu_reason = "this build has no CUDA backend (nvcc was not found at configure time)";
+  }
+#endif
+  return list;
+}
+
+std::vector<GpuInfo> require_gpus(const std::string& device) {
+  const int first = cuda_device_index(device);
+  if (first < 0) throw ConfigError("--device " + device + " is not a GPU");
+  const CudaDevices wanted = parse_cuda_devices(device);
+  const DeviceList list = list_devices();
+  if (list.gpus.empty())
+    throw ConfigError("--device " + device + ": no GPU: " + list.no_gpu_reason);
+  if (wanted.all) return list.gpus;
+  std::vector<GpuInfo> gpus;
+  for (const int index : wanted.replicas) {
+    const auto found = std::find_if(list.gpus.begin(), list.gpus.end(),
+                                    [&](const GpuInfo& gpu) { return gpu.index == index; });
+    if (found == list.gpus.end()) {
+      std::string names;
+      for (const GpuInfo& gpu : list.gpus)
+        names += (names.empty() ? "cuda:" : ", cuda:") + std::to_string(gpu.index);
+      const bool single = wanted.replicas.size() == 1;
+      throw ConfigError("--device " + device + ": no such GPU" +
+                        (single ? std::string() : " cuda:" + std::to_string(index)) +
+                        "; this machine has " + names);
+    }
+    gpus.push_back(*found);
+  }
+  return gpus;
+}
+
+GpuInfo require_gpu(const std::string& device) { return require_gpus(device).front(); }
+
+}  // namespace gpulab

@@ -1,0 +1,56 @@
+// engine/devices: the machine's CPU and GPUs (or why there are none) and the matrix-multiply
+// benchmark. The CUDA room implements the GPU halves it declares (detail::list_cuda_gpus,
+// matmul_cuda), compiled only in CUDA builds. Over engine/backend.
+//
+// What hardware this machine offers: the CPU, and the GPUs or why there are none.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpulab {
+
+struct CpuInfo {
+  std::string model;       // "AMD EPYC 9454P"
+  int logical_cores = 0;
+  std::string simd;        // best of avx512f, avx2, sse4.2
+  std::string blas;        // the BLAS library and its build configuration
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  double memory_bytes = 0;
+  int compute_major = 0, compute_minor = 0;
+  std::string driver_version, runtime_version;
+  std::string pci_bus_id;  // "0000:65:00.0": how NVML finds the same device
+};
+
+struct DeviceList {
+  CpuInfo cpu;
+  std::vector<GpuInfo> gpus;
+  std::string no_gpu_reason;  // set when gpus is empty: "no NVIDIA driver found", ...
+};
+
+CpuInfo cpu_info();
+// Memory the system could give a new program now (MemAvailable), in bytes; 0 when unknown.
+int64_t available_memory_bytes();
+DeviceList list_devices();
+
+// Why there is no usable GPU, in words for the learner, from what cudaGetDeviceCount returned
+// (its cudaError_t and text; 0 when it succeeded but counted no device), whether the driver
+// library (libcuda.so.1) loads, NVML's driver version ("" when unknown) and the runtime's
+// version ("13.0").
+std::string no_gpu_reason(int cuda_error, const std::string& cuda_error_text, bool driver_found,
+                          const std::string& driver_version, const std::string& runtime_version);
+
+// The GPU that a device name ("cuda:1") means; throws ConfigError "--device cuda:1: no GPU:
+// <reason>", or naming the GPUs there are, when it cannot be used.
+GpuInfo require_gpu(const std::string& device);
+// Every GPU a device name asks for, one entry per replica ("cuda:0x2,1" gives cuda:0, cuda:0,
+// cuda:1; "cuda:all" every GPU once); throws ConfigError in one line naming --device and the GPU
+// that is missing, before anything is loaded.
+std::vector<GpuInfo> require_gpus(const std::string& device);
+
+}  // namespace gpulab

@@ -1,0 +1,162 @@
+// The matrix-multiply benchmark on the CPU, and what both devices share: inputs, the naive
+// check and the choice of device.
+#include "engine/devices/matmul_bench.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include "engine/backend/backend.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/devices/devices.hpp"
+#include "gpulab/build_config.hpp"
+
+extern "C" {
+void openblas_set_num_threads(int threads) __attribute__((weak));
+int openblas_get_num_threads(void) __attribute__((weak));
+}
+
+namespace gpulab {
+namespace {
+
+std::vector<float> pseudo_random(int n, unsigned seed) {
+  std::vector<float> values(size_t(n) * n);
+  unsigned state = seed;
+  for (auto& v : values) {
+    state = state * 1664525u + 1013904223u;
+    v = float(state >> 8) / float(1u << 24) - 0.5f;
+  }
+  return values;
+}
+
+// The training kernels keep the BLAS to one thread (they split work themselves); the benchmark
+// gives it every core for as long as it runs, as a plain sgemm call would have.
+class AllBlasThreads {
+ public:
+  AllBlasThreads() {
+    if (openblas_get_num_threads && openblas_set_num_threads) {
+      before_ = openblas_get_num_threads();
+      openblas_set_num_threads(int(std::max(1u, std::thread::hardware_concurrency())));
+    }
+  }
+  ~AllBlasThreads() {
+    if (before_ > 0) openblas_set_num_threads(before_);
+  }
+
+ private:
+  int before_ = 0;
+};
+
+void sgemm_cpu(const std::vector<float>& a, const std::vector<float>& b, std::vector<float>& c,
+               int n) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
+              0.0f, c.data(), n);
+}
+
+}  // namespace
+
+double median_ms(const std::function<double()>& once) {
+  once();
+  std::vector<double> times;
+  double total = 0;
+  while (times.size() < 3 || (total < 250 && times.size() < 50)) {
+    times.push_back(once());
+    total += times.back();
+  }
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+std::vector<int> parse_matrix_sizes(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    part.erase(0, part.find_first_not_of(" \t"));
+    part.erase(part.find_last_not_of(" \t") + 1);
+    parts.push_back(part);
+  }
+  auto one = [](const std::string& part) {
+    int n = 0;
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
+    if (ec != std::errc() || end != part.data() + part.size() || n < 1 || n > 65536)
+      throw ConfigError("--sizes: \"" + part + "\" is not a matrix size from 1 to 65536");
+    return n;
+  };
+  std::vector<int> sizes;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i] == "...") {
+      if (sizes.empty() || i + 1 >= parts.size())
+        throw ConfigError("--sizes: \"...\" goes between two sizes, as in 32,...,4096");
+      const int last = one(parts[++i]);
+      for (int n = sizes.back() * 2; n < last; n *= 2) sizes.push_back(n);
+      sizes.push_back(last);
+      continue;
+    }
+    sizes.push_back(one(parts[i]));
+  }
+  if (sizes.empty()) throw ConfigError("--sizes: give at least one size, like 32,...,4096");
+  return sizes;
+}
+
+std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vector<int>& sizes) {
+  const int gpu = cuda_device_index(device);
+  if (gpu >= 0) {
+    if (!GPULAB_CUDA_ENABLED)
+      throw ConfigError("--device " + device + ": no GPU: this build has no CUDA backend");
+    require_gpu(device);
+    return bench_matmul_cuda(gpu, sizes);
+  }
+  AllBlasThreads threads;
+  std::vector<MatmulTiming> timings;
+  for (int n : sizes) {
+    const auto a = pseudo_random(n, 1), b = pseudo_random(n, 2);
+    std::vector<float> c(size_t(n) * n);
+    const double ms = median_ms([&] {
+      const auto start = std::chrono::steady_clock::now();
+      sgemm_cpu(a, b, c, n);
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+          .count();
+    });
+    timings.push_back({n, ms, ms});  // the data is already where the CPU works on it
+  }
+  return timings;
+}
+
+double matmul_error(const std::string& device, int n) {
+  const auto a = pseudo_random(n, 1), b = pseudo_random(n, 2);
+  std::vector<float> c(size_t(n) * n);
+  const int gpu = cuda_device_index(device);
+  if (gpu >= 0) {
+    require_gpu(device);
+    c = matmul_cuda(gpu, a, b, n);
+  } else {
+    AllBlasThreads threads;
+    sgemm_cpu(a, b, c, n);
+  }
+  double largest = 0, error = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int k = 0; k < n; ++k) sum += double(a[size_t(i) * n + k]) * b[size_t(k) * n + j];
+      largest = std::max(largest, std::abs(sum));
+      error = std::max(error, std::abs(sum - c[size_t(i) * n + j]));
+    }
+  return largest > 0 ? error / largest : error;
+}
+
+#if !GPULAB_CUDA_ENABLED
+std::vector<float> matmul_cuda(int, const std::vector<float>&, const std::vector<float>&, int) {
+  throw ConfigError("no GPU: this build has no CUDA backend");
+}
+std::vector<MatmulTiming> bench_matmul_cuda(int, const std::vector<int>&) {
+  throw ConfigError("no GPU: this build has no CUDA backend");
+}
+#endif
+
+}  // namespace gpulab

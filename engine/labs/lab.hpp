@@ -1,0 +1,128 @@
+// engine/labs: guided labs read from Markdown, the built-in labs and their results tables. The
+// top room of the engine: over engine/session and engine/analysis.
+//
+// Guided labs: a Markdown file with a small header and fenced blocks that declare experiments,
+// results tables, charts and quiz questions (docs/labs.md), read into a Lab with every problem
+// found named by file and line. No Qt: the CLI and the window read labs through this.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/training/experiment.hpp"
+
+namespace gpulab {
+
+// One problem in a lab file: "labs/cnn.md:12: unknown key \"batchsize\" in an experiment".
+struct LabProblem {
+  std::string file;
+  int line = 0;  // from 1
+  std::string problem;
+  std::string to_string() const;
+};
+
+// ```experiment: one training run (the keys of `gpulab-cli train` and of a setup's "train"), or
+// one benchmark (`bench: matmul` with its sizes).
+struct LabExperiment {
+  int line = 0;
+  std::string name;        // unique in the lab: the row of the results table
+  bool baseline = false;   // speedups are over this one (the first experiment when none says so)
+  std::string compare_to;  // this row's speedup is over that experiment instead of the baseline
+  std::string model_name;  // the preset or file as written
+  Experiment experiment;   // model and training settings, checked
+  std::string bench;       // "" for training; "matmul" for a matrix-multiply benchmark
+  std::vector<int> sizes;  // bench: the square matrix sizes
+  bool needs_gpu() const;
+};
+
+// ```table: the results table's columns, over some or all experiments.
+struct LabTable {
+  int line = 0;
+  std::vector<std::string> columns;      // kLabColumns names
+  std::vector<std::string> experiments;  // empty: every experiment, in order
+};
+
+// ```chart: a chart of the experiments' runs, as `gpulab-cli export --chart` draws it.
+struct LabChart {
+  int line = 0;
+  std::string kind;  // loss, accuracy, step-time, throughput, gpu, speedup
+  std::string title;
+  std::vector<std::string> experiments;  // empty: every training experiment
+};
+
+struct QuizChoice {
+  std::string text;
+  bool correct = false;
+  std::string why;  // the feedback shown when this choice is picked
+};
+
+// ```quiz: one question, multiple choice or true/false (two choices, "True" and "False").
+struct QuizQuestion {
+  int line = 0;
+  std::string question;
+  bool true_false = false;
+  std::vector<QuizChoice> choices;  // exactly one is correct
+};
+
+// The lab in reading order: Markdown text, code shown as code, and the declared blocks (index
+// into the Lab's vector of that kind).
+struct LabBlock {
+  enum class Kind { Text, Code, Experiment, Table, Chart, Quiz };
+  Kind kind = Kind::Text;
+  int line = 0;
+  std::string text;      // Text: the Markdown; Code: the code; empty for the declared blocks
+  std::string language;  // Code: the info string
+  int index = -1;
+};
+
+struct Lab {
+  std::string name;    // the file's stem: "cnn-on-gpu"
+  std::string source;  // the file it came from (":/labs/cnn-on-gpu.md" for a built-in lab)
+  std::string title;
+  int minutes = 0;
+  std::vector<std::string> hardware;  // cpu, gpu, multi-gpu
+  std::vector<LabBlock> blocks;
+  std::vector<LabExperiment> experiments;
+  std::vector<LabTable> tables;
+  std::vector<LabChart> charts;
+  std::vector<QuizQuestion> quiz;
+  std::vector<LabProblem> problems;  // empty when the lab is valid
+
+  bool ok() const { return problems.empty(); }
+  const LabExperiment* experiment(const std::string& name) const;
+  const LabExperiment* baseline() const;  // nullptr when the lab has no experiment
+  std::string hardware_text() const;      // "cpu, gpu"
+};
+
+// The results table's columns, in the spelling a ```table block uses.
+const std::vector<std::string>& lab_columns();
+// The header keys and the hardware a lab may name.
+const std::vector<std::string>& lab_hardware_kinds();
+
+// Reads a lab from its text. `source` names the file in problems; `base_dir` is where a model
+// file an experiment names is looked for. Never throws: what is wrong is in Lab::problems.
+Lab parse_lab(std::string_view text, const std::string& source,
+              const std::filesystem::path& base_dir = {});
+// Reads a lab file; a file that cannot be read is a problem at line 0.
+Lab load_lab_file(const std::filesystem::path& path);
+
+// The labs built into the program (resources/labs), by name.
+std::vector<std::string> builtin_lab_names();
+std::vector<Lab> builtin_labs();
+// A file when `name_or_path` names one, else a built-in lab ("cnn-on-gpu" or "cnn-on-gpu.md");
+// throws ConfigError listing the built-in labs when neither exists.
+Lab load_lab(const std::string& name_or_path);
+
+// Grading one answer: whether the choice is right, and the feedback to show.
+struct QuizFeedback {
+  bool correct = false;
+  std::string why;
+};
+QuizFeedback grade(const QuizQuestion& question, int choice);  // throws ConfigError on a bad choice
+// Answers: one choice per question, -1 for unanswered. The number right.
+int quiz_score(const Lab& lab, const std::vector<int>& answers);
+
+}  // namespace gpulab

@@ -1,0 +1,85 @@
+// Lab files on disk and built into the program, and grading quiz answers.
+#include <fstream>
+#include <sstream>
+
+#include "engine/base/errors.hpp"
+#include "engine/labs/lab.hpp"
+
+namespace gpulab {
+
+// The built-in labs, embedded at build time (engine/CMakeLists.txt writes lab_builtins.cpp).
+struct BuiltinLabFile {
+  const char* name;
+  const unsigned char* bytes;
+  size_t size;
+};
+
+extern const BuiltinLabFile kBuiltinLabs[];
+extern const size_t kBuiltinLabCount;
+
+Lab load_lab_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    Lab lab;
+    lab.source = path.string();
+    lab.name = path.stem().string();
+    lab.problems.push_back({path.string(), 0, "cannot be opened"});
+    return lab;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_lab(text.str(), path.string(), path.parent_path());
+}
+
+std::vector<std::string> builtin_lab_names() {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kBuiltinLabCount; ++i)
+    names.push_back(std::filesystem::path(kBuiltinLabs[i].name).stem().string());
+  return names;
+}
+
+namespace {
+Lab builtin_lab(size_t i) {
+  const auto& file = kBuiltinLabs[i];
+  return parse_lab(std::string_view(reinterpret_cast<const char*>(file.bytes), file.size),
+                   std::string(":/labs/") + file.name);
+}
+}  // namespace
+
+std::vector<Lab> builtin_labs() {
+  std::vector<Lab> labs;
+  for (size_t i = 0; i < kBuiltinLabCount; ++i) labs.push_back(builtin_lab(i));
+  return labs;
+}
+
+Lab load_lab(const std::string& name_or_path) {
+  if (std::filesystem::is_regular_file(name_or_path)) return load_lab_file(name_or_path);
+  std::string name = std::filesystem::path(name_or_path).filename().string();
+  if (name.size() > 3 && name.substr(name.size() - 3) == ".md") name.resize(name.size() - 3);
+  if (name_or_path.find('/') == std::string::npos)
+    for (size_t i = 0; i < kBuiltinLabCount; ++i)
+      if (std::filesystem::path(kBuiltinLabs[i].name).stem() == name) return builtin_lab(i);
+  std::string names;
+  for (const auto& n : builtin_lab_names()) names += (names.empty() ? "" : ", ") + n;
+  throw ConfigError(name_or_path +
+                    ": cannot be opened (no such file, and not a built-in lab: " + names + ")");
+}
+
+QuizFeedback grade(const QuizQuestion& question, int choice) {
+  if (choice < 0 || choice >= int(question.choices.size()))
+    throw ConfigError("choice " + std::to_string(choice + 1) +
+                      " does not exist; the question has " +
+                      std::to_string(question.choices.size()));
+  const QuizChoice& picked = question.choices[size_t(choice)];
+  return {picked.correct, picked.why};
+}
+
+int quiz_score(const Lab& lab, const std::vector<int>& answers) {
+  int right = 0;
+  for (size_t i = 0; i < lab.quiz.size() && i < answers.size(); ++i)
+    if (answers[i] >= 0 && answers[i] < int(lab.quiz[i].choices.size()))
+      right += lab.quiz[i].choices[size_t(answers[i])].correct;
+  return right;
+}
+
+}  // namespace gpulab

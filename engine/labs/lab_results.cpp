@@ -1,0 +1,171 @@
+// Results tables of labs: images/s, ms per step and speedups from run summaries, GFLOP/s from
+// matrix-multiply timings.
+#include "engine/labs/lab_results.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace gpulab {
+namespace {
+
+std::string fixed(double value, int decimals) {
+  if (!std::isfinite(value)) return {};
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+const LabRunResult* find(const std::vector<LabRunResult>& results, const std::string& name) {
+  for (const auto& r : results)
+    if (r.experiment == name) return &r;
+  return nullptr;
+}
+
+double images_per_second(const RunSummary& s) {
+  return s.train_seconds > 0 ? s.images / s.train_seconds : NAN;
+}
+
+const MatmulTiming* at_size(const LabRunResult* r, int size) {
+  if (!r) return nullptr;
+  for (const auto& t : r->matmul)
+    if (t.size == size) return &t;
+  return nullptr;
+}
+
+double gflops(int n, double ms) { return 2.0 * double(n) * n * n / (ms * 1e6); }
+
+std::string note(const LabRunResult* r) {
+  if (!r) return "not run yet";
+  if (!r->skipped.empty()) return "skipped: " + r->skipped;
+  if (r->summary && r->summary->status != RunStatus::Finished)
+    return std::string(run_status_name(r->summary->status)) +
+           (r->summary->message.empty() ? "" : ": " + r->summary->message);
+  return {};
+}
+
+}  // namespace
+
+LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
+                                  const std::vector<LabRunResult>& results) {
+  LabResultsTable out;
+  out.header = table.columns;
+  out.header.push_back("note");
+  std::vector<const LabExperiment*> experiments;
+  if (table.experiments.empty())
+    for (const auto& e : lab.experiments) experiments.push_back(&e);
+  else
+    for (const auto& name : table.experiments)
+      if (const LabExperiment* e = lab.experiment(name)) experiments.push_back(e);
+  const LabExperiment* baseline = lab.baseline();
+  for (const LabExperiment* e : experiments) {
+    const std::string over = e->compare_to.empty() && baseline ? baseline->name : e->compare_to;
+    const LabRunResult* base = find(results, over);
+    const LabRunResult* r = find(results, e->name);
+    const RunSummary* s = r && r->summary ? &*r->summary : nullptr;
+    const bool ran = r && r->skipped.empty();
+    // A benchmark has a row per size it timed (one row saying why when it did not run); a
+    // training run one row.
+    std::vector<int> sizes = {0};
+    if (!e->bench.empty() && ran && !r->matmul.empty()) {
+      sizes.clear();
+      for (const auto& t : r->matmul) sizes.push_back(t.size);
+    }
+    for (int size : sizes) {
+      const MatmulTiming* t = ran ? at_size(r, size) : nullptr;
+      const MatmulTiming* base_t = at_size(base, size);
+      std::vector<std::string> row;
+      for (const auto& column : table.columns) {
+        std::string cell;
+        if (column == "experiment")
+          cell = e->name;
+        else if (column == "device")
+          cell = e->experiment.backend.device;
+        else if (column == "model")
+          cell = e->bench.empty() ? e->model_name : "sgemm";
+        else if (column == "batch")
+          cell = e->bench.empty() ? std::to_string(e->experiment.train.batch) : "";
+        else if (column == "size")
+          cell = size > 0 ? std::to_string(size) : "";
+        else if (s && column == "steps")
+          cell = std::to_string(s->steps);
+        else if (s && column == "images/s")
+          cell = fixed(images_per_second(*s), 0);
+        else if (s && column == "ms per step" && s->steps > 0)
+          cell = fixed(1000.0 * s->train_seconds / double(s->steps), 2);
+        else if (s && column == "speedup" && base && base->summary)
+          cell = fixed(images_per_second(*s) / images_per_second(*base->summary), 2);
+        else if (t && column == "speedup" && base_t)
+          cell = fixed(base_t->ms_with_copies / t->ms_with_copies, 2);
+        else if (s && column == "time to target")
+          cell = s->time_to_target_s      ? fixed(*s->time_to_target_s, 2)
+                 : s->target_accuracy > 0 ? "not reached"
+                                          : "";
+        else if (s && column == "test accuracy")
+          cell = fixed(100.0 * s->test_accuracy, 2);
+        else if (t && column == "ms")
+          cell = fixed(t->ms, 3);
+        else if (t && column == "ms with copies")
+          cell = fixed(t->ms_with_copies, 3);
+        else if (t && column == "GFLOP/s")
+          cell = fixed(gflops(size, t->ms), 1);
+        else if (t && column == "GFLOP/s with copies")
+          cell = fixed(gflops(size, t->ms_with_copies), 1);
+        row.push_back(cell);
+      }
+      row.push_back(note(r));
+      out.rows.push_back(std::move(row));
+    }
+  }
+  return out;
+}
+
+std::string to_csv(const LabResultsTable& table) {
+  auto quoted = [](const std::string& cell) {
+    if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
+    std::string q = "\"";
+    for (char c : cell) {
+      if (c == '"') q += '"';
+      q += c;
+    }
+    q += '"';
+    return q;
+  };
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i) out += ',';
+      out += quoted(cells[i]);
+    }
+    out += "\n";
+  };
+  line(table.header);
+  for (const auto& row : table.rows) line(row);
+  return out;
+}
+
+std::string to_markdown(const LabResultsTable& table) {
+  auto escaped = [](const std::string& cell) {
+    std::string e;
+    for (char c : cell) {
+      if (c == '|') e += '\\';
+      e += c;
+    }
+    return e;
+  };
+  std::string out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    out += '|';
+    for (const auto& cell : cells) {
+      out += ' ';
+      out += escaped(cell);
+      out += " |";
+    }
+    out += '\n';
+  };
+  line(table.header);
+  line(std::vector<std::string>(table.header.size(), "---"));
+  for (const auto& row : table.rows) line(row);
+  return out;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,37 @@
+// A lab's results table, filled from the runs of its experiments as they finish: the same rows
+// for the CLI's CSV and Markdown and for the window.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/backend/metrics.hpp"
+#include "engine/devices/matmul_bench.hpp"
+#include "engine/labs/lab.hpp"
+
+namespace gpulab {
+
+// What one experiment of a lab came to.
+struct LabRunResult {
+  std::string experiment;
+  std::string skipped;  // why it did not run; empty when it ran
+  std::optional<RunSummary> summary;
+  std::filesystem::path run_dir;
+  std::vector<MatmulTiming> matmul;
+};
+
+struct LabResultsTable {
+  std::vector<std::string> header;  // the table's columns, then "note"
+  std::vector<std::vector<std::string>> rows;
+};
+
+// Rows in the table's experiment order (one per size for a benchmark); an experiment not run yet
+// has its name and empty cells, a skipped or failed one says why in "note".
+LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
+                                  const std::vector<LabRunResult>& results);
+std::string to_csv(const LabResultsTable& table);
+std::string to_markdown(const LabResultsTable& table);
+
+}  // namespace gpulab

@@ -1,0 +1,189 @@
+// safetensors reading and writing.
+#include "engine/model/checkpoint.hpp"
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
+
+namespace gpulab {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+
+namespace {
+
+constexpr uint64_t kMaxHeaderBytes = 100u << 20;  // the format's own limit is 100 MB
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else {  // subnormal
+      int e = -1;
+      uint32_t m = mantissa;
+      do { ++e; m <<= 1; } while (!(m & 0x400));
+      bits = sign | ((127 - 15 - e) << 23) | ((m & 0x3ff) << 13);
+    }
+  } else if (exponent == 31) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  return std::bit_cast<float>(bits);
+}
+
+}  // namespace
+
+std::optional<ModelConfig> Checkpoint::model() const {
+  auto found = metadata.find("gpulab.model");
+  if (found == metadata.end()) return std::nullopt;
+  try {
+    return model_from_json(json::parse(found->second));
+  } catch (const json::exception& e) {
+    throw CheckpointError(std::string("the model config in the checkpoint is not valid JSON: ") + e.what());
+  }
+}
+
+void save_checkpoint(const fs::path& path, const ModelPlan& plan, const ModelConfig& config,
+                     std::span<const float> params) {
+  json header;
+  header["__metadata__"] = {{"format", "pt"}, {"gpulab.model", model_to_json(config).dump()}};
+  uint64_t offset = 0;
+  for (const auto& p : plan.parameters) {
+    const uint64_t bytes = static_cast<uint64_t>(p.numel()) * sizeof(float);
+    header[p.name] = {{"dtype", "F32"}, {"shape", p.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string header_text = header.dump();
+  header_text.append((8 - header_text.size() % 8) % 8, ' ');  // keeps the data 8-byte aligned
+  std::string file;
+  const uint64_t header_size = header_text.size();
+  file.append(reinterpret_cast<const char*>(&header_size), sizeof header_size);
+  file += header_text;
+  for (const auto& p : plan.parameters)
+    file.append(reinterpret_cast<const char*>(params.data() + p.offset), p.numel() * sizeof(float));
+  try {
+    write_file_atomically(path, file);
+  } catch (const RecordError& e) {
+    throw CheckpointError(e.what());
+  }
+}
+
+Checkpoint load_checkpoint(const fs::path& path) {
+  const std::string name = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CheckpointError(name + ": no such file");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 8) throw CheckpointError(name + ": too short to be a safetensors file");
+  uint64_t header_size = 0;
+  std::memcpy(&header_size, bytes.data(), 8);
+  if (header_size > kMaxHeaderBytes || header_size > bytes.size() - 8)
+    throw CheckpointError(name + ": header length " + std::to_string(header_size) +
+                          " does not fit the file of " + std::to_string(bytes.size()) +
+                          " bytes; not a safetensors file or truncated");
+  json header;
+  try {
+    header = json::parse(bytes.substr(8, header_size));
+  } catch (const json::exception& e) {
+    throw CheckpointError(name + ": header is not valid JSON: " + e.what());
+  }
+  if (!header.is_object()) throw CheckpointError(name + ": header is not a JSON object");
+  const size_t data_start = 8 + header_size;
+  const size_t data_size = bytes.size() - data_start;
+  Checkpoint checkpoint;
+  for (const auto& [key, value] : header.items()) {
+    if (key == "__metadata__") {
+      if (value.is_object())
+        for (const auto& [mkey, mvalue] : value.items())
+          if (mvalue.is_string()) checkpoint.metadata[mkey] = mvalue.get<std::string>();
+      continue;
+    }
+    try {
+      const std::string dtype = value.at("dtype").get<std::string>();
+      const auto shape = value.at("shape").get<std::vector<int64_t>>();
+      const auto offsets = value.at("data_offsets").get<std::vector<uint64_t>>();
+      if (offsets.size() != 2 || offsets[0] > offsets[1] || offsets[1] > data_size)
+        throw CheckpointError(name + ": tensor " + key + " has data offsets outside the file (truncated?)");
+      uint64_t count = 1;
+      for (int64_t d : shape) {
+        if (d < 0 || (d > 0 && count > (uint64_t(1) << 40) / uint64_t(d)))
+          throw CheckpointError(name + ": tensor " + key + " has an impossible shape " + shape_text(shape));
+        count *= uint64_t(d);
+      }
+      const size_t element = dtype == "F32" ? 4 : dtype == "F64" ? 8 : (dtype == "F16" || dtype == "BF16") ? 2 : 0;
+      if (element == 0)
+        throw CheckpointError(name + ": tensor " + key + " has dtype " + dtype +
+                              "; only F32, F64, F16 and BF16 are supported");
+      if (offsets[1] - offsets[0] != count * element)
+        throw CheckpointError(name + ": tensor " + key + " has " + std::to_string(offsets[1] - offsets[0]) +
+                              " bytes but its shape " + shape_text(shape) + " needs " +
+                              std::to_string(count * element));
+      Checkpoint::Tensor tensor;
+      tensor.shape = shape;
+      tensor.data.resize(count);
+      const char* source = bytes.data() + data_start + offsets[0];
+      for (uint64_t i = 0; i < count; ++i) {
+        if (element == 4) {
+          std::memcpy(&tensor.data[i], source + 4 * i, 4);
+        } else if (element == 8) {
+          double v;
+          std::memcpy(&v, source + 8 * i, 8);
+          tensor.data[i] = static_cast<float>(v);
+        } else {
+          uint16_t h;
+          std::memcpy(&h, source + 2 * i, 2);
+          tensor.data[i] = dtype == "BF16" ? std::bit_cast<float>(uint32_t(h) << 16) : half_to_float(h);
+        }
+      }
+      checkpoint.tensors[key] = std::move(tensor);
+    } catch (const json::exception& e) {
+      throw CheckpointError(name + ": tensor " + key + " has a malformed header entry: " + e.what());
+    }
+  }
+  return checkpoint;
+}
+
+void apply_checkpoint(const Checkpoint& checkpoint, const ModelPlan& plan, std::span<float> params,
+                      const std::string& source_name) {
+  std::vector<std::string> problems;
+  for (const auto& p : plan.parameters) {
+    auto found = checkpoint.tensors.find(p.name);
+    if (found == checkpoint.tensors.end()) {
+      problems.push_back("missing " + p.name + " " + shape_text(p.shape));
+    } else if (found->second.shape != p.shape) {
+      problems.push_back(p.name + " has shape " + shape_text(found->second.shape) +
+                         " but the model needs " + shape_text(p.shape));
+    }
+  }
+  for (const auto& [tensor_name, tensor] : checkpoint.tensors) {
+    bool known = false;
+    for (const auto& p : plan.parameters) known = known || p.name == tensor_name;
+    if (!known) problems.push_back("unexpected " + tensor_name + " " + shape_text(tensor.shape));
+  }
+  if (!problems.empty()) {
+    std::string message = source_name + " does not fit the model:";
+    for (const auto& problem : problems) message += "\n  " + problem;
+    throw CheckpointError(message);
+  }
+  for (const auto& p : plan.parameters) {
+    const auto& data = checkpoint.tensors.at(p.name).data;
+    std::copy(data.begin(), data.end(), params.begin() + p.offset);
+  }
+}
+
+}  // namespace gpulab

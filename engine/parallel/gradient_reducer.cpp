@@ -1,0 +1,498 @@
+// The reducers within one process (none, threads, parameter server), the MPI reducer over a
+// ProcessGroup, and the barrier with a timeout they meet at.
+#include "engine/parallel/gradient_reducer.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <sstream>
+#include <thread>
+
+#include "engine/parallel/process_group.hpp"
+
+namespace gpulab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// "replica 0: the gradient all-reduce of step 7 timed out after 0.2 s waiting for replica 2 of 3
+// (--collective-timeout)": the one sentence of every in-process reducer's timeout.
+std::string timed_out(int party, const std::string& what, double timeout_s,
+                      const std::string& missing, int parties) {
+  return "replica " + std::to_string(party) + ": " + what + " timed out after " +
+         seconds_text(timeout_s) + " s waiting for replica " + missing + " of " +
+         std::to_string(parties) + " (--collective-timeout)";
+}
+
+class NoReducer final : public GradientReducer {
+ public:
+  std::string name() const override { return "none"; }
+  void reduce(int, const BufferView&, const BufferView&, const UpdateStep&, ReduceTimes&) override {
+  }
+};
+
+// Per-bucket timings, kept by one replica (replica 0) so that no lock is needed.
+class BucketClock {
+ public:
+  explicit BucketClock(size_t buckets) : total_ms_(buckets, 0.0) {}
+  void add(size_t bucket, double ms) { total_ms_[bucket] += ms; }
+  void step_done() { ++steps_; }
+  std::vector<double> mean_ms() const {
+    std::vector<double> mean(total_ms_);
+    for (double& ms : mean) ms = steps_ ? ms / double(steps_) : 0.0;
+    return mean;
+  }
+
+ private:
+  std::vector<double> total_ms_;
+  int64_t steps_ = 0;
+};
+
+// When a bucket's reduction ran, on the steady clock.
+struct Interval {
+  Clock::time_point begin, end;
+};
+
+double ms_between(Clock::time_point begin, Clock::time_point end) {
+  return end > begin ? std::chrono::duration<double, std::milli>(end - begin).count() : 0.0;
+}
+
+// Milliseconds of the union of `work` inside [from, to].
+double busy_ms(std::vector<Interval> work, Clock::time_point from, Clock::time_point to) {
+  std::sort(work.begin(), work.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  double ms = 0;
+  Clock::time_point covered = from;
+  for (const Interval& w : work) {
+    const Clock::time_point begin = std::max(w.begin, covered), end = std::min(w.end, to);
+    if (end > begin) ms += ms_between(begin, end);
+    covered = std::max(covered, std::min(w.end, to));
+  }
+  return ms;
+}
+
+// One replica's account of a reduction it entered when its backward pass ended and left at
+// `done`: the reduction's work after backward_end is communication it waited for, the rest of
+// that wait is waiting for the slowest replica, and the work before backward_end is hidden.
+void account(const std::vector<Interval>& work, Clock::time_point backward_end,
+             Clock::time_point done, ReduceTimes& times) {
+  const Clock::time_point ever{};
+  const double exposed = busy_ms(work, backward_end, done);
+  times.communication_ms += exposed;
+  times.waiting_ms += std::max(0.0, ms_between(backward_end, done) - exposed);
+  times.hidden_ms += busy_ms(work, ever, std::min(backward_end, done));
+}
+
+// Every replica's gradients sit in this process's memory. Each replica tells the reducer, as its
+// backward pass goes, which gradients are final; once every replica has finished a bucket, the
+// communication thread sums it in replica order and writes the sum into every replica's buffer,
+// while the replicas' backward passes go on. reduce() returns when every bucket is summed.
+class ThreadsReducer final : public GradientReducer {
+ public:
+  ThreadsReducer(int replicas, size_t count, double bucket_bytes, double timeout_s)
+      : replicas_(replicas),
+        timeout_s_(timeout_s),
+        buckets_(plan_buckets(count, bucket_bytes)),
+        slots_(replicas, nullptr),
+        next_(replicas, 0),
+        rounds_(replicas, 0),
+        finished_at_(replicas),
+        arrived_(buckets_.size(), 0),
+        clock_(buckets_.size()),
+        thread_([this] { communicate(); }) {}
+  ~ThreadsReducer() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    work_.notify_all();
+    thread_.join();
+  }
+  std::string name() const override { return "threads"; }
+
+  void gradients_ready(int r, const BufferView& grads, size_t from) override {
+    std::lock_guard lock(mutex_);
+    const Clock::time_point now = Clock::now();  // before any bucket it completes can start
+    announce(r, grads.data, from);
+    // Its last bucket is finished: from here on the replica computes nothing the reduction
+    // could hide under.
+    if (next_[size_t(r)] == buckets_.size()) finished_at_[size_t(r)] = now;
+  }
+
+  void reduce(int r, const BufferView& grads, const BufferView&, const UpdateStep& update,
+              ReduceTimes& times) override {
+    Clock::time_point backward_end = Clock::now();
+    std::unique_lock lock(mutex_);
+    if (!aborted_.empty()) throw CollectiveError(aborted_);
+    // The step this replica takes part in. Its backward pass may have finished every bucket
+    // already, and the others theirs: then the step may be complete before it got here.
+    const uint64_t mine = rounds_[size_t(r)]++;
+    if (completed_ == mine && next_[size_t(r)] < buckets_.size())
+      announce(r, grads.data, 0);
+    else
+      backward_end = std::min(backward_end, finished_at_[size_t(r)]);
+    const auto deadline = backward_end + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(timeout_s_));
+    while (completed_ == mine && aborted_.empty()) {
+      if (done_.wait_until(lock, deadline) == std::cv_status::timeout && completed_ == mine &&
+          aborted_.empty()) {
+        std::string missing;
+        for (int q = 0; q < replicas_; ++q)
+          if (next_[size_t(q)] < buckets_.size())
+            missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+        aborted_ = timed_out(r, "the gradient all-reduce of step " + std::to_string(update.step),
+                             timeout_s_, missing, replicas_);
+        done_.notify_all();
+        throw CollectiveError(aborted_);
+      }
+    }
+    if (completed_ == mine) throw CollectiveError(aborted_);
+    account(last_work_, backward_end, Clock::now(), times);
+  }
+
+  void abort(const std::string& reason) override {
+    std::lock_guard lock(mutex_);
+    if (aborted_.empty()) aborted_ = reason;
+    queue_.clear();
+    done_.notify_all();
+  }
+  // After a failure, with every replica out of reduce(): forget the failed step.
+  void reset() override {
+    std::unique_lock lock(mutex_);
+    idle_.wait(lock, [&] { return !busy_; });
+    aborted_.clear();
+    queue_.clear();
+    start_generation();
+    std::fill(rounds_.begin(), rounds_.end(), completed_);
+  }
+  std::vector<double> bucket_ms() const override {
+    std::lock_guard lock(mutex_);
+    return clock_.mean_ms();
+  }
+
+ private:
+  // Replica r's gradients from `from` on are final: count it in for every bucket that lies
+  // there, and queue the buckets every replica has finished. Under the lock.
+  void announce(int r, float* data, size_t from) {
+    slots_[size_t(r)] = data;
+    size_t& next = next_[size_t(r)];
+    for (; next < buckets_.size() && buckets_[next].begin >= from; ++next)
+      if (++arrived_[next] == replicas_) {
+        queue_.push_back(next);
+        work_.notify_one();
+      }
+  }
+  void start_generation() {  // under the lock
+    std::fill(next_.begin(), next_.end(), 0);
+    std::fill(arrived_.begin(), arrived_.end(), 0);
+    work_log_.clear();
+    summed_ = 0;
+  }
+
+  // The communication thread: sums the buckets in the order they are finished.
+  void communicate() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      const size_t b = queue_.front();
+      queue_.pop_front();
+      const std::vector<float*> slots = slots_;
+      busy_ = true;
+      lock.unlock();
+      const Clock::time_point begin = Clock::now();
+      const size_t first = buckets_[b].begin, n = buckets_[b].end - first;
+      // ((g0 + g1) + g2) + ... element by element: the same bits for any bucket size.
+      float* sum = slots[0] + first;
+      for (int q = 1; q < replicas_; ++q) {
+        const float* g = slots[size_t(q)] + first;
+        for (size_t i = 0; i < n; ++i) sum[i] += g[i];
+      }
+      for (int q = 1; q < replicas_; ++q)
+        std::memcpy(slots[size_t(q)] + first, sum, n * sizeof(float));
+      const Clock::time_point end = Clock::now();
+      lock.lock();
+      busy_ = false;
+      idle_.notify_all();
+      if (!aborted_.empty()) continue;  // the step failed; reset() starts over
+      clock_.add(b, ms_between(begin, end));
+      work_log_.push_back({begin, end});
+      if (++summed_ == buckets_.size()) {
+        last_work_ = std::move(work_log_);
+        clock_.step_done();
+        start_generation();
+        ++completed_;
+        done_.notify_all();
+      }
+    }
+  }
+
+  const int replicas_;
+  const double timeout_s_;
+  const std::vector<Bucket> buckets_;
+  mutable std::mutex mutex_;
+  std::condition_variable work_, done_, idle_;
+  std::vector<float*> slots_;
+  std::vector<size_t> next_;      // per replica: its first bucket not yet finished
+  std::vector<uint64_t> rounds_;  // per replica: the reductions it has entered
+  std::vector<Clock::time_point> finished_at_;  // per replica: when it finished its last bucket
+  std::vector<int> arrived_;      // per bucket: replicas that finished it
+  std::deque<size_t> queue_;      // buckets every replica finished, not yet summed
+  size_t summed_ = 0;             // buckets summed this step
+  std::vector<Interval> work_log_, last_work_;  // this step's sums; the last complete step's
+  uint64_t completed_ = 0;        // steps whose every bucket is summed
+  bool busy_ = false, stopping_ = false;
+  std::string aborted_;
+  BucketClock clock_;
+  std::thread thread_;  // last: starts when everything above is ready
+};
+
+// The server is the host's memory: the parameters, their gradient sum and the optimizer state
+// live here. The last replica to arrive runs the server's part (sum the gradients it received,
+// bucket by bucket and in replica order, then one optimizer step); every replica then copies the
+// new parameters back.
+class ParameterServer final : public GradientReducer {
+ public:
+  ParameterServer(int replicas, size_t count, const OptimizerConfig& optimizer, double bucket_bytes,
+                  double timeout_s)
+      : replicas_(replicas),
+        buckets_(plan_buckets(count, bucket_bytes)),
+        slots_(replicas, nullptr),
+        params_(count),
+        grads_(count),
+        optimizer_(optimizer, count),
+        barrier_(replicas, timeout_s),
+        clock_(buckets_.size()) {}
+  std::string name() const override { return "parameter-server"; }
+  bool updates_parameters() const override { return true; }
+  void set_parameters(std::span<const float> params) override {
+    std::copy(params.begin(), params.end(), params_.begin());
+  }
+
+  void reduce(int r, const BufferView& grads, const BufferView& params, const UpdateStep& update,
+              ReduceTimes& times) override {
+    slots_[r] = grads.data;
+    bool served = false;
+    double serve_ms = 0, optimizer_ms = 0;
+    const Clock::time_point start = Clock::now();
+    barrier_.arrive_and_wait(r, "the parameter server's step " + std::to_string(update.step), [&] {
+      served = true;
+      const Clock::time_point sum_start = Clock::now();
+      for (size_t b = 0; b < buckets_.size(); ++b) {
+        const Clock::time_point bucket_start = Clock::now();
+        const size_t begin = buckets_[b].begin, n = buckets_[b].end - begin;
+        std::memcpy(grads_.data() + begin, slots_[0] + begin, n * sizeof(float));
+        for (int q = 1; q < replicas_; ++q)
+          for (size_t i = 0; i < n; ++i) grads_[begin + i] += slots_[q][begin + i];
+        clock_.add(b, ms_since(bucket_start));
+      }
+      serve_ms = ms_since(sum_start);
+      const Clock::time_point update_start = Clock::now();
+      optimizer_.update(params_, grads_, update.lr, update.step);
+      optimizer_ms = ms_since(update_start);
+      clock_.step_done();
+    });
+    times.waiting_ms += ms_since(start) - serve_ms - optimizer_ms;
+    times.communication_ms += serve_ms;
+    times.optimizer_ms += optimizer_ms;
+    (void)served;
+    const Clock::time_point receive = Clock::now();
+    std::memcpy(params.data, params_.data(), params_.size() * sizeof(float));
+    times.communication_ms += ms_since(receive);
+  }
+  void abort(const std::string& reason) override { barrier_.abort(reason); }
+  void reset() override { barrier_.reset(); }
+  std::vector<double> bucket_ms() const override { return clock_.mean_ms(); }
+
+ private:
+  int replicas_;
+  std::vector<Bucket> buckets_;
+  std::vector<float*> slots_;
+  std::vector<float> params_, grads_;
+  HostOptimizer optimizer_;
+  TimedBarrier barrier_;
+  BucketClock clock_;
+};
+
+// One replica per process. Each bucket's MPI_Iallreduce starts as soon as the backward pass
+// has finished it, and the backward pass tests those in flight after each layer, which is what
+// moves them along; reduce() starts the rest and waits for all. Every rank starts the same
+// buckets in the same order (MPI requires it), whatever its shard. No barrier tells waiting for
+// the slowest rank from communication (it would be one more collective in that order, and would
+// stop the overlap): the backend splits them (measures_waiting()).
+class MpiReducer final : public GradientReducer {
+ public:
+  MpiReducer(std::shared_ptr<ProcessGroup> group, size_t count, double bucket_bytes)
+      : group_(std::move(group)),
+        buckets_(plan_buckets(count, bucket_bytes)),
+        clock_(buckets_.size()) {}
+  std::string name() const override { return "mpi"; }
+  bool measures_waiting() const override { return false; }
+
+  void gradients_ready(int, const BufferView& grads, size_t from) override {
+    const Clock::time_point now = Clock::now();
+    start_through(grads, from);
+    // Its last bucket is started: the rest of the backward pass hides nothing more.
+    if (in_flight_.size() == buckets_.size() && !started_all_) {
+      started_all_ = true;
+      finished_at_ = now;
+    }
+    for (InFlight& f : in_flight_)
+      if (!f.done && f.sum->test()) finish(f);
+  }
+
+  void reduce(int, const BufferView& grads, const BufferView&, const UpdateStep& update,
+              ReduceTimes& times) override {
+    Clock::time_point backward_end = Clock::now();
+    if (started_all_) backward_end = std::min(backward_end, finished_at_);
+    started_all_ = false;
+    start_through(grads, 0);
+    const std::string step = " of step " + std::to_string(update.step);
+    for (size_t b = 0; b < in_flight_.size(); ++b) {
+      InFlight& f = in_flight_[b];
+      if (f.done) continue;
+      f.sum->wait("the gradient all-reduce (bucket " + std::to_string(b + 1) + " of " +
+                  std::to_string(buckets_.size()) + ")" + step);
+      finish(f);
+    }
+    std::vector<Interval> work;
+    for (size_t b = 0; b < in_flight_.size(); ++b) {
+      work.push_back(in_flight_[b].when);
+      clock_.add(b, ms_between(in_flight_[b].when.begin, in_flight_[b].when.end));
+    }
+    clock_.step_done();
+    in_flight_.clear();
+    account(work, backward_end, Clock::now(), times);
+  }
+  // A failed step leaves sums that no longer complete: the job ends (mpi_abort), so they are only
+  // forgotten here.
+  void reset() override {
+    in_flight_.clear();
+    started_all_ = false;
+  }
+  std::vector<double> bucket_ms() const override { return clock_.mean_ms(); }
+
+ private:
+  struct InFlight {
+    std::unique_ptr<PendingCollective> sum;
+    Interval when;
+    bool done = false;
+  };
+  void start_through(const BufferView& grads, size_t from) {
+    while (in_flight_.size() < buckets_.size() && buckets_[in_flight_.size()].begin >= from) {
+      const Bucket& b = buckets_[in_flight_.size()];
+      InFlight f;
+      f.when.begin = Clock::now();
+      f.sum = group_->start_sum({grads.data + b.begin, b.end - b.begin});
+      in_flight_.push_back(std::move(f));
+    }
+  }
+  static void finish(InFlight& f) {
+    f.done = true;
+    f.when.end = Clock::now();
+  }
+
+  std::shared_ptr<ProcessGroup> group_;
+  std::vector<Bucket> buckets_;
+  std::vector<InFlight> in_flight_;  // this step's, in bucket order
+  bool started_all_ = false;         // during this step's backward pass, at finished_at_
+  Clock::time_point finished_at_;
+  BucketClock clock_;
+};
+
+}  // namespace
+
+std::string seconds_text(double seconds) {
+  std::ostringstream text;
+  text << seconds;
+  return text.str();
+}
+
+std::vector<Bucket> plan_buckets(size_t count, double bucket_bytes) {
+  const size_t per_bucket =
+      std::max<size_t>(1, bucket_bytes > 0 ? size_t(bucket_bytes / sizeof(float)) : count);
+  std::vector<Bucket> buckets;
+  for (size_t end = count; end > 0; end -= std::min(end, per_bucket))
+    buckets.push_back({end - std::min(end, per_bucket), end});
+  if (buckets.empty()) buckets.push_back({0, 0});
+  return buckets;
+}
+
+TimedBarrier::TimedBarrier(int parties, double timeout_s)
+    : parties_(parties), timeout_s_(timeout_s), arrived_(parties, false) {}
+
+void TimedBarrier::arrive_and_wait(int party, const std::string& what,
+                                   const std::function<void()>& completion) {
+  std::unique_lock lock(mutex_);
+  if (!aborted_.empty()) throw CollectiveError(aborted_);
+  arrived_[party] = true;
+  const uint64_t generation = generation_;
+  if (++waiting_ == parties_) {
+    if (completion) {
+      try {
+        completion();
+      } catch (const std::exception& e) {
+        aborted_ = "replica " + std::to_string(party) + ": " + what + " failed: " + e.what();
+        changed_.notify_all();
+        throw CollectiveError(aborted_);
+      }
+    }
+    waiting_ = 0;
+    std::fill(arrived_.begin(), arrived_.end(), false);
+    ++generation_;
+    changed_.notify_all();
+    return;
+  }
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(timeout_s_));
+  while (generation_ == generation && aborted_.empty()) {
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
+        generation_ == generation && aborted_.empty()) {
+      std::string missing;
+      for (int p = 0; p < parties_; ++p)
+        if (!arrived_[p]) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+      aborted_ = timed_out(party, what, timeout_s_, missing, parties_);
+      changed_.notify_all();
+      throw CollectiveError(aborted_);
+    }
+  }
+  if (generation_ == generation) throw CollectiveError(aborted_);
+}
+
+void TimedBarrier::abort(const std::string& reason) {
+  std::lock_guard lock(mutex_);
+  if (aborted_.empty()) aborted_ = reason;
+  changed_.notify_all();
+}
+
+void TimedBarrier::reset() {
+  std::lock_guard lock(mutex_);
+  aborted_.clear();
+  waiting_ = 0;
+  std::fill(arrived_.begin(), arrived_.end(), false);
+  ++generation_;
+}
+
+std::unique_ptr<GradientReducer> make_no_reducer() { return std::make_unique<NoReducer>(); }
+
+std::unique_ptr<GradientReducer> make_threads_reducer(int replicas, size_t parameter_count,
+                                                      double bucket_bytes, double timeout_s) {
+  return std::make_unique<ThreadsReducer>(replicas, parameter_count, bucket_bytes, timeout_s);
+}
+
+std::unique_ptr<GradientReducer> make_parameter_server(int replicas, size_t parameter_count,
+                                                       const OptimizerConfig& optimizer,
+                                                       double bucket_bytes, double timeout_s) {
+  return std::make_unique<ParameterServer>(replicas, parameter_count, optimizer, bucket_bytes,
+                                           timeout_s);
+}
+
+std::unique_ptr<GradientReducer> make_mpi_reducer(std::shared_ptr<ProcessGroup> group,
+                                                  size_t parameter_count, double bucket_bytes) {
+  return std::make_unique<MpiReducer>(std::move(group), parameter_count, bucket_bytes);
+}
+
+}  // namespace gpulab

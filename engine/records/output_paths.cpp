@@ -1,0 +1,102 @@
+// Checks of output paths before a run or an export starts.
+#include "engine/records/output_paths.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "engine/base/errors.hpp"
+#include "engine/records/run_record.hpp"
+
+namespace gpulab {
+namespace fs = std::filesystem;
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& flag, const fs::path& path, const std::string& why) {
+  throw ConfigError(flag + " " + path.string() + ": " + why);
+}
+
+// The same file, whether or not either exists yet.
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code error;
+  if (fs::exists(a, error) && fs::exists(b, error)) return fs::equivalent(a, b, error);
+  return fs::weakly_canonical(fs::absolute(a, error), error) ==
+         fs::weakly_canonical(fs::absolute(b, error), error);
+}
+
+fs::path folder_of(const fs::path& path) {
+  return path.parent_path().empty() ? fs::path(".") : path.parent_path();
+}
+
+void check_writable_folder(const fs::path& folder, const std::string& flag, const fs::path& path) {
+  std::error_code error;
+  if (!fs::exists(folder, error))
+    refuse(flag, path, "the folder " + folder.string() + " does not exist; create it first");
+  if (!fs::is_directory(folder, error)) refuse(flag, path, folder.string() + " is not a folder");
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    refuse(flag, path,
+           "the folder " + folder.string() + " is not writable (" + std::strerror(errno) +
+               "); choose a folder you can write to");
+}
+
+}  // namespace
+
+bool is_run_record_file(const fs::path& path, const fs::path& run_dir) {
+  const std::string name = path.filename().string();
+  auto of_record = [&](const std::string& file) {  // the file or a temporary of it
+    return name == file || (name.starts_with(file + ".") && name.ends_with(".tmp"));
+  };
+  if (std::none_of(kRunFiles.begin(), kRunFiles.end(), of_record)) return false;
+  const fs::path folder = folder_of(path);
+  return holds_run(folder) || (!run_dir.empty() && same_file(folder, run_dir));
+}
+
+void check_output_file(const fs::path& path, const std::string& flag,
+                       const std::vector<fs::path>& inputs, const fs::path& run_dir) {
+  if (path.empty()) throw ConfigError(flag + ": give a file name");
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);  // through a symbolic link
+  if (fs::is_directory(status))
+    refuse(
+        flag, path,
+        "is a folder; name a file (" + (path / "weights.safetensors").string() + ", for example)");
+  if (fs::exists(status) && !fs::is_regular_file(status))
+    refuse(flag, path,
+           "is not a regular file (a device, FIFO or socket) and is never replaced; name a "
+           "regular file");
+  for (const fs::path& input : inputs)
+    if (!input.empty() && same_file(path, input))
+      refuse(flag, path, "is also an input of this command; write to another file");
+  if (is_run_record_file(path, run_dir))
+    refuse(flag, path,
+           "is a file of the run folder " + folder_of(path).string() +
+               " and would overwrite its record; write to another file");
+  // A file in the run folder this run is about to make is checked with that folder.
+  const fs::path folder = folder_of(fs::absolute(path, error));
+  if (run_dir.empty() || fs::exists(folder, error) || !same_file(folder, run_dir))
+    check_writable_folder(folder, flag, path);
+  if (fs::exists(status) && ::access(path.c_str(), W_OK) != 0)
+    refuse(flag, path, std::string("is not writable (") + std::strerror(errno) + ")");
+}
+
+void check_run_folder(const fs::path& dir, const std::string& flag) {
+  if (dir.empty()) return;  // a new folder under the runs folder
+  std::error_code error;
+  const fs::file_status status = fs::status(dir, error);
+  if (fs::exists(status)) {
+    if (!fs::is_directory(status)) refuse(flag, dir, "is not a folder; name a new folder");
+    if (holds_run(dir)) refuse(flag, dir, "already holds a run; choose another --out folder");
+    check_writable_folder(dir, flag, dir);
+    return;
+  }
+  // The folders that do not exist yet are made; the nearest one that exists must take them.
+  fs::path parent = fs::absolute(dir, error).parent_path();
+  while (!parent.empty() && !fs::exists(parent, error) && parent != parent.root_path())
+    parent = parent.parent_path();
+  check_writable_folder(parent, flag, dir);
+}
+
+}  // namespace gpulab

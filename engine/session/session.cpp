@@ -1,0 +1,320 @@
+// One run from request to record.
+#include "engine/session/session.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "engine/base/errors.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/model/checkpoint.hpp"
+#include "engine/model/init.hpp"
+#include "engine/parallel/gpu_ranks.hpp"
+#include "engine/parallel/process_group.hpp"
+#include "engine/parallel/replicated_backend.hpp"
+#include "engine/records/output_paths.hpp"
+#include "engine/records/run_names.hpp"
+#include "engine/records/run_record.hpp"
+#include "engine/telemetry/nvml.hpp"
+#include "engine/telemetry/telemetry.hpp"
+#include "engine/training/backend_factory.hpp"
+#include "engine/training/experiment.hpp"
+#include "gpulab/build_config.hpp"
+
+namespace gpulab {
+using json = nlohmann::json;
+
+namespace {
+
+// Passes every event to the run record first, then to the outside observer, and keeps the
+// summary so far: a backend error ends train() with a throw, and the record keeps what was
+// measured up to it.
+class Fanout final : public TrainObserver {
+ public:
+  Fanout(TrainObserver& recorder, RunObserver& observer)
+      : recorder_(recorder), observer_(observer) {}
+  void on_step(const StepMetrics& m) override {
+    recorder_.on_step(m);
+    observer_.on_step(m);
+    so_far_.steps = m.step;
+    so_far_.images += std::llround(m.images_per_second * m.step_ms / 1000.0);
+    so_far_.wall_seconds = m.time_s;
+    so_far_.train_seconds = m.time_s - eval_seconds_;
+  }
+  void on_eval(const EvalMetrics& e) override {
+    recorder_.on_eval(e);
+    observer_.on_eval(e);
+    so_far_.test_loss = e.loss;
+    so_far_.test_accuracy = e.accuracy;
+    if (std::isfinite(e.train_s)) eval_seconds_ = e.time_s - e.train_s;
+  }
+  void on_epoch(const EpochSummary& e) override {
+    recorder_.on_epoch(e);
+    observer_.on_epoch(e);
+    so_far_.epochs.push_back(e);
+  }
+  const RunSummary& so_far() const { return so_far_; }
+
+ private:
+  TrainObserver& recorder_;
+  RunObserver& observer_;
+  RunSummary so_far_;
+  double eval_seconds_ = 0;  // evaluations so far, off the training clock
+};
+
+json run_config_json(const RunRequest& request) {
+  json config = train_config_to_json(request.train, request.backend);
+  config["validation"] = request.validation;
+  return config;
+}
+
+// The telemetry sources of a run: its processes on this machine's CPU (this one and `peers`), and
+// every GPU the run uses through NVML when it is there (its absence only costs the GPU rows of
+// telemetry.csv).
+std::vector<std::unique_ptr<TelemetrySource>> telemetry_sources(const std::vector<GpuInfo>& gpus,
+                                                                std::vector<int> peers,
+                                                                std::string* nvml_problem) {
+  std::vector<std::unique_ptr<TelemetrySource>> sources;
+  sources.push_back(std::make_unique<CpuTelemetry>(std::move(peers)));
+  if (gpus.empty()) return sources;
+  if (const std::shared_ptr<Nvml> nvml = Nvml::load(nvml_problem))
+    if (auto gpu = gpu_telemetry(nvml, gpus, nvml_problem)) sources.push_back(std::move(gpu));
+  return sources;
+}
+
+std::string gib_text(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", double(bytes) / double(int64_t(1) << 30));
+  return text;
+}
+
+// Before anything is allocated: a model whose training cannot fit in the memory free now is
+// refused with what it needs (a convolution of 100,000 channels ended in std::bad_alloc after
+// 14 s, or in the kernel's out-of-memory killer).
+void check_host_memory(const RunRequest& request, const ModelPlan& plan) {
+  const int64_t available = available_memory_bytes();
+  const int64_t needed =
+      training_memory_bytes(plan, request.train.batch, std::max(1, request.backend.replicas));
+  if (available <= 0 || needed <= available) return;
+  throw ConfigError("model \"" + request.model.name + "\" needs at least " + gib_text(needed) +
+                    " to train on a batch of " + std::to_string(request.train.batch) +
+                    ", and this machine has " + gib_text(available) +
+                    " free; use fewer channels or features, or a smaller --batch");
+}
+
+}  // namespace
+
+std::string run_label(const RunRequest& request) {
+  std::string device = request.backend.device;
+  for (char& c : device)
+    if (c == ':') c = '-';
+  return request.model.name + "_" + device;
+}
+
+std::string auto_run_name(const RunRequest& request, int ranks) {
+  json info = {{"model", model_to_json(request.model)}, {"config", run_config_json(request)}};
+  if (ranks > 1) info["config"]["ranks"] = ranks;
+  if (request.backend.device == "cpu")
+    info["devices"] = json::array({{{"id", "cpu"}, {"cores", cpu_info().logical_cores}}});
+  return auto_run_name(info);
+}
+
+void check_outputs(const RunRequest& request, const std::vector<std::filesystem::path>& inputs) {
+  check_run_folder(request.out_dir, "--out");
+  if (request.save_weights)
+    check_output_file(*request.save_weights, "--save", inputs, request.out_dir);
+}
+
+RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,
+                       const data::MnistData* preloaded) {
+  // In an MPI job only rank 0 keeps the record; the other ranks train beside it.
+  std::shared_ptr<ProcessGroup> group;
+  if (request.backend.dist == Distribution::Mpi)
+    group = mpi_world(request.backend.collective_timeout_s);
+  const bool records = !group || group->rank() == 0;
+  if (records) check_outputs(request);
+  std::filesystem::path dir;
+  if (records)
+    dir = request.out_dir.empty() ? new_run_dir(default_runs_dir(), run_label(request))
+                                  : request.out_dir;
+  const CpuInfo cpu = cpu_info();
+  json info = {
+      {"created", iso_time_now()},
+      {"model", model_to_json(request.model)},
+      {"config", run_config_json(request)},
+      {"versions", {{"gpulab", GPULAB_VERSION}, {"blas", cpu.blas}, {"compiler", __VERSION__}}}};
+  if (group) info["config"]["ranks"] = group->size();
+  info["name"] =
+      request.name.empty() ? auto_run_name(request, group ? group->size() : 1) : request.name;
+  if (!request.concurrent_with.empty())
+    info["shared_hardware"] = {
+        {"concurrent_with", request.concurrent_with},
+        {"note", "ran at the same time as other runs on the same hardware: its times include "
+                 "their load"}};
+  std::optional<RunRecorder> record;
+  if (records) record.emplace(dir, info);  // throws only when the folder cannot be made
+  TrainObserver no_record;
+  TrainObserver& recorder_observer = record ? static_cast<TrainObserver&>(*record) : no_record;
+  auto update_info = [&](const json& fields) {
+    if (record) record->update_info(fields);
+  };
+
+  RunSummary summary;
+  Fanout fanout(recorder_observer, observer);
+  std::optional<TelemetrySampler> sampler;
+  try {
+    validate(request.train);
+    const ModelPlan plan = plan_model(request.model);
+    update_info({{"parameters", plan.parameter_count}});
+    if (request.backend.device == "cpu") check_host_memory(request, plan);
+
+    data::MnistData loaded;
+    if (!preloaded) loaded = data::load_mnist(data::default_data_dir(request.data_dir));
+    const data::MnistData& mnist = preloaded ? *preloaded : loaded;
+    data::ImageSet train_set = mnist.train;
+    data::ImageSet validation_set;
+    if (request.validation >= train_set.count)
+      throw ConfigError("--validation " + std::to_string(request.validation) +
+                        ": the training set has " + std::to_string(train_set.count) +
+                        " images, and some must be left to train on; hold out fewer (a tenth, " +
+                        std::to_string(train_set.count / 10) + ", is usual)");
+    if (request.validation > 0) validation_set = data::split_off(train_set, request.validation);
+    DataSets data{&train_set, request.validation > 0 ? &validation_set : nullptr, &mnist.test};
+
+    std::vector<float> params(plan.parameter_count);
+    init_parameters(params, plan, request.train.seed);
+    if (request.init_weights) {
+      apply_checkpoint(load_checkpoint(*request.init_weights), plan, params,
+                       request.init_weights->string());
+    }
+    BackendOptions backend_options = request.backend;
+    backend_options.batch = request.train.batch;
+    backend_options.seed = request.train.seed;
+    // Each GPU rank of an MPI job takes its own GPU where --device leaves the choice to it.
+    if (group && cuda_device_index(request.backend.device) >= 0)
+      backend_options.device = rank_device(request.backend.device, job_local_rank(*group),
+                                           int(list_devices().gpus.size()));
+    std::unique_ptr<Backend> backend = make_backend(plan, request.train.optimizer, data, backend_options);
+    backend->set_parameters(params);
+
+    json device = {{"id", backend_options.device}, {"description", backend->description()}};
+    std::optional<GpuInfo> gpu;
+    std::vector<GpuInfo> gpus;  // one per replica
+    std::vector<int> peers;     // the other ranks' processes on this machine
+    json devices = json::array();
+    if (request.backend.device == "cpu") {
+      device.update({{"name", cpu.model}, {"cores", cpu.logical_cores}, {"simd", cpu.simd}});
+      devices.push_back(device);
+    } else {
+      gpus = require_gpus(backend_options.device);  // under MPI, this rank's GPU
+      gpu = gpus.front();
+      // Every GPU the run uses, once; the first also carries the run's device and description.
+      std::vector<int> listed;
+      for (const GpuInfo& g : gpus) {
+        if (std::find(listed.begin(), listed.end(), g.index) != listed.end()) continue;
+        listed.push_back(g.index);
+        json entry = listed.size() == 1 ? device : json{{"id", "cuda:" + std::to_string(g.index)}};
+        entry.update({{"name", g.name},
+                      {"memory_bytes", g.memory_bytes},
+                      {"compute_capability",
+                       std::to_string(g.compute_major) + "." + std::to_string(g.compute_minor)},
+                      {"driver", g.driver_version},
+                      {"cuda_runtime", g.runtime_version},
+                      {"pci_bus_id", g.pci_bus_id}});
+        devices.push_back(entry);
+      }
+      device = devices.front();
+    }
+    if (group) {
+      // Every rank's own host and device (a multi-node run names every node and GPU), gathered
+      // on every rank (a collective: all ranks call it).
+      device["rank"] = group->rank();
+      device["host"] = group->host();
+      device["description"] = "MPI rank " + std::to_string(group->rank()) + " of " +
+                              std::to_string(group->size()) + ": " + backend->description();
+      devices = json::array();
+      for (const std::string& entry : group->all_gather(device.dump(), "the exchange of devices"))
+        devices.push_back(json::parse(entry));
+      // The ranks on this machine are the run too, not outside load on its CPU.
+      const std::vector<std::string> processes = group->all_gather(
+          group->host() + " " + std::to_string(getpid()), "the exchange of process ids");
+      for (int r = 0; r < int(processes.size()); ++r) {
+        const size_t space = processes[r].rfind(' ');
+        if (r != group->rank() && processes[r].substr(0, space) == group->host())
+          peers.push_back(std::stoi(processes[r].substr(space + 1)));
+      }
+    }
+    if (auto* replicated = dynamic_cast<ReplicatedBackend*>(backend.get());
+        replicated && !replicated->reducer().transport_reason().empty())
+      update_info({{"transport",
+                    {{"reducer", replicated->reducer().name()},
+                     {"reason", replicated->reducer().transport_reason()}}}});
+    update_info({{"devices", devices},
+                 {"data",
+                  {{"dir", mnist.dir.string()},
+                   {"train_images", train_set.count},
+                   {"test_images", mnist.test.count}}}});
+
+    const StepPlan steps = plan_steps(request.train, train_set.count);
+    update_info({{"plan",
+                  {{"epochs", steps.epochs},
+                   {"steps_per_epoch", steps.steps_per_epoch},
+                   {"total_steps", steps.total_steps}}}});
+    observer.on_start(dir, backend->description(), steps);
+
+    std::string nvml_problem;
+    auto sources = telemetry_sources(gpus, std::move(peers), &nvml_problem);
+    if (!nvml_problem.empty())
+      update_info({{"telemetry_note", "no GPU telemetry: " + nvml_problem}});
+    sampler.emplace(std::move(sources), request.telemetry_hz, std::chrono::steady_clock::now(),
+                    [&](const DeviceSample& s) {
+                      if (record) record->on_sample(s);
+                      observer.on_sample(s);
+                    });
+
+    summary = train(*backend, data, request.train, fanout, control);
+    sampler->stop();
+    // In an MPI job the record names the rank that was cancelled.
+    if (group && summary.status == RunStatus::Cancelled)
+      summary.message = "rank " + std::to_string(group->rank()) + " of " +
+                        std::to_string(group->size()) + " (" + group->host() +
+                        "): " + summary.message;
+
+    if (request.save_weights && summary.status != RunStatus::Failed && records) {
+      backend->synchronize();  // no checkpoint of weights that a device fault has spoiled
+      backend->get_parameters(params);
+      save_checkpoint(*request.save_weights, plan, request.model, params);
+      update_info({{"weights", request.save_weights->string()}});
+    }
+    if (auto* replicated = dynamic_cast<ReplicatedBackend*>(backend.get())) {
+      json buckets = json::array();
+      for (double ms : replicated->reducer().bucket_ms()) buckets.push_back(ms);
+      update_info({{"reduction",
+                    {{"reducer", replicated->reducer().name()},
+                     {"replicas", replicated->total_replicas()},
+                     {"bucket_mean_ms", buckets}}}});
+    }
+  } catch (const std::exception& e) {
+    if (sampler) sampler->stop();
+    if (summary.status == RunStatus::Running) summary = fanout.so_far();  // train() threw
+    summary.status = RunStatus::Failed;
+    summary.message = e.what();
+  }
+  try {
+    if (record) record->finish(summary);
+  } catch (const std::exception& e) {
+    // A finished run's message (where it stopped) does not say why it failed now.
+    if (summary.message.empty() || summary.status == RunStatus::Finished)
+      summary.message = e.what();
+    summary.status = RunStatus::Failed;
+  }
+  return summary;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,89 @@
+// Checking backend options against this machine and building the backend they ask for.
+#include "engine/training/backend_factory.hpp"
+
+#include <string>
+
+#include "engine/base/errors.hpp"
+#include "engine/cpu/cpu_backend.hpp"
+#include "engine/parallel/gpu_ranks.hpp"
+#include "engine/parallel/gradient_reducer.hpp"
+#include "engine/parallel/process_group.hpp"
+#include "gpulab/build_config.hpp"
+
+#if GPULAB_CUDA_ENABLED
+#include "engine/cuda/cuda_backend.hpp"
+#endif
+
+namespace gpulab {
+
+void validate(const BackendOptions& options) {
+  const int gpu = cuda_device_index(options.device);
+  const int most_threads = max_cpu_threads();
+  const std::string per_core = " per core of this machine's " +
+                               std::to_string(most_threads / kThreadsPerCore) + " cores (at most " +
+                               std::to_string(most_threads) + ")";
+  if (options.threads < 0) throw ConfigError("--threads must not be negative (0: every core)");
+  if (options.threads > most_threads)
+    throw ConfigError("--threads " + std::to_string(options.threads) + ": more than " +
+                      std::to_string(kThreadsPerCore) + per_core + "; 0 uses every core");
+  if (gpu < 0 && options.precision != Precision::Fp32)
+    throw ConfigError(std::string("--precision ") + precision_name(options.precision) +
+                      ": the CPU computes in fp32 only; use --precision fp32, or a GPU "
+                      "(--device cuda:0)");
+  if (gpu >= 0 && !GPULAB_CUDA_ENABLED)
+    throw ConfigError("--device " + options.device +
+                      ": no GPU: this build has no CUDA backend (nvcc was not found when it was "
+                      "configured); use --device cpu");
+  if (options.replicas < 1) throw ConfigError("--replicas must be at least 1");
+  if (options.replicas > options.batch)
+    throw ConfigError("--replicas " + std::to_string(options.replicas) +
+                      ": more replicas than images in a batch (--batch " +
+                      std::to_string(options.batch) + ")");
+  if (gpu < 0 && options.replicas > most_threads)
+    throw ConfigError("--replicas " + std::to_string(options.replicas) +
+                      ": each CPU replica is a thread; more than " +
+                      std::to_string(kThreadsPerCore) + per_core);
+  if (gpu >= 0 && options.replicas > 1)
+    throw ConfigError(
+        "--replicas " + std::to_string(options.replicas) +
+        ": GPU replicas are named in --device: cuda:0x" + std::to_string(options.replicas) +
+        " puts " + std::to_string(options.replicas) + " on one GPU, cuda:0,1 one on each of two");
+  if (gpu >= 0 && options.dist == Distribution::Mpi)
+    if (const std::string why = mpi_device_problem(options.device); !why.empty())
+      throw ConfigError(why);
+  if (gpu >= 0 && options.sync == SyncMode::ParameterServer)
+    throw ConfigError(
+        "--sync parameter-server: runs on the CPU for now; on GPUs use --sync "
+        "allreduce");
+  if (!(options.bucket_mb > 0)) throw ConfigError("--bucket-mb must be a positive number");
+  if (!(options.collective_timeout_s > 0))
+    throw ConfigError("--collective-timeout must be a positive number of seconds");
+  if (!(options.collective_timeout_s <= kMaxCollectiveTimeoutS))
+    throw ConfigError(
+        "--collective-timeout " + seconds_text(options.collective_timeout_s) + ": at most " +
+        std::to_string(static_cast<long long>(kMaxCollectiveTimeoutS)) + " s (30 days)");
+  if (options.dist == Distribution::Mpi) {
+    if (const std::string why = mpi_unavailable_reason(); !why.empty()) throw ConfigError(why);
+    if (options.replicas > 1)
+      throw ConfigError("--replicas " + std::to_string(options.replicas) +
+                        ": with --dist mpi each process is one replica; start more processes "
+                        "(mpirun -np N) instead");
+    if (options.sync == SyncMode::ParameterServer)
+      throw ConfigError(
+          "--sync parameter-server: runs within one process; with --dist mpi use "
+          "--sync allreduce");
+  }
+}
+
+std::unique_ptr<Backend> make_backend(const ModelPlan& plan, const OptimizerConfig& optimizer,
+                                      const DataSets& data, const BackendOptions& options) {
+  validate(options);
+  if (options.device == "cpu") return std::make_unique<CpuBackend>(plan, optimizer, data, options);
+#if GPULAB_CUDA_ENABLED
+  return make_cuda_backend(plan, optimizer, data, options);
+#else
+  throw ConfigError("--device " + options.device + ": no GPU: this build has no CUDA backend");
+#endif
+}
+
+}  // namespace gpulab

@@ -1,0 +1,122 @@
+// Experiments to and from JSON.
+#include "engine/training/experiment.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
+
+namespace gpulab {
+using json = nlohmann::json;
+
+namespace {
+
+// Reads j[key] into `out` when present, with a message naming the field when its type is wrong.
+template <typename T>
+void read_field(const json& j, const char* key, T& out) {
+  if (!j.contains(key) || j[key].is_null()) return;
+  try {
+    out = j[key].get<T>();
+  } catch (const json::exception&) {
+    throw ConfigError(std::string("\"") + key + "\" has the wrong type (" + j[key].dump() + ")");
+  }
+}
+
+}  // namespace
+
+json train_config_to_json(const TrainOptions& o, const BackendOptions& b) {
+  return {{"epochs", o.epochs},
+          {"max_steps", o.max_steps},
+          {"batch", o.batch},
+          {"optimizer", optimizer_name(o.optimizer.kind)},
+          {"lr", o.optimizer.lr},
+          {"momentum", o.optimizer.momentum},
+          {"weight_decay", o.optimizer.weight_decay},
+          {"schedule", schedule_name(o.schedule.kind)},
+          {"gamma", o.schedule.gamma},
+          {"seed", o.seed},
+          {"shuffle", o.shuffle},
+          {"eval_every", o.eval_every},
+          {"target_accuracy", o.target_accuracy},
+          {"stop_at_accuracy", o.stop_at_accuracy},
+          {"device", b.device},
+          {"threads", b.threads},
+          {"precision", precision_name(b.precision)},
+          {"cuda_graph", b.cuda_graph},
+          {"replicas", b.replicas},
+          {"sync", sync_name(b.sync)},
+          {"bucket_mb", b.bucket_mb},
+          {"collective_timeout_s", b.collective_timeout_s},
+          {"dist", dist_name(b.dist)}};
+}
+
+void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
+  if (!j.is_object()) throw ConfigError("the training settings must be a JSON object");
+  read_field(j, "epochs", o.epochs);
+  read_field(j, "max_steps", o.max_steps);
+  read_field(j, "batch", o.batch);
+  std::string optimizer = optimizer_name(o.optimizer.kind), schedule = schedule_name(o.schedule.kind);
+  read_field(j, "optimizer", optimizer);
+  o.optimizer.kind = parse_optimizer(optimizer);
+  read_field(j, "lr", o.optimizer.lr);
+  read_field(j, "momentum", o.optimizer.momentum);
+  read_field(j, "weight_decay", o.optimizer.weight_decay);
+  read_field(j, "schedule", schedule);
+  o.schedule.kind = parse_schedule(schedule);
+  read_field(j, "gamma", o.schedule.gamma);
+  read_field(j, "seed", o.seed);
+  read_field(j, "shuffle", o.shuffle);
+  read_field(j, "eval_every", o.eval_every);
+  read_field(j, "target_accuracy", o.target_accuracy);
+  read_field(j, "stop_at_accuracy", o.stop_at_accuracy);
+  read_field(j, "device", b.device);
+  read_field(j, "threads", b.threads);
+  std::string precision = precision_name(b.precision);
+  read_field(j, "precision", precision);
+  b.precision = parse_precision(precision);
+  read_field(j, "cuda_graph", b.cuda_graph);
+  read_field(j, "replicas", b.replicas);
+  std::string sync = sync_name(b.sync), dist = dist_name(b.dist);
+  read_field(j, "sync", sync);
+  b.sync = parse_sync(sync);
+  read_field(j, "bucket_mb", b.bucket_mb);
+  read_field(j, "collective_timeout_s", b.collective_timeout_s);
+  read_field(j, "dist", dist);
+  b.dist = parse_dist(dist);
+}
+
+json experiment_to_json(const Experiment& e) {
+  json j = model_to_json(e.model);
+  j["train"] = train_config_to_json(e.train, e.backend);
+  return j;
+}
+
+Experiment experiment_from_json(const json& j) {
+  Experiment e;
+  e.model = model_from_json(j);
+  if (j.contains("train")) train_config_from_json(j["train"], e.train, e.backend);
+  return e;
+}
+
+void save_experiment(const std::filesystem::path& path, const Experiment& experiment) {
+  write_file_atomically(path, experiment_to_json(experiment).dump(2) + "\n");
+}
+
+Experiment load_experiment(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path.string() + ": cannot be opened");
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return experiment_from_json(json::parse(text.str()));
+  } catch (const json::exception& e) {
+    throw ConfigError(path.string() + ": not valid JSON: " + e.what());
+  } catch (const ConfigError& e) {
+    throw ConfigError(path.string() + ": " + e.what());
+  }
+}
+
+}  // namespace gpulab

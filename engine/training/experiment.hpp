@@ -1,0 +1,35 @@
+// An experiment as the window edits it and saves it: the model plus how to train it. On disk it
+// is a model config (what `gpulab-cli train --model FILE.json` reads) with a "train" object beside
+// the layers, in the same form as the "config" of a run.json, so a run can be reopened as a setup.
+#pragma once
+
+#include <filesystem>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "engine/backend/backend.hpp"
+#include "engine/model/model_config.hpp"
+#include "engine/training/trainer.hpp"
+
+namespace gpulab {
+
+struct Experiment {
+  ModelConfig model;
+  TrainOptions train;
+  BackendOptions backend;
+};
+
+// The training settings as run.json's "config" holds them.
+nlohmann::json train_config_to_json(const TrainOptions& train, const BackendOptions& backend);
+// Applies the fields present in `j` (a run.json "config" or an experiment's "train") over
+// `train` and `backend`; throws ConfigError naming the field that does not fit.
+void train_config_from_json(const nlohmann::json& j, TrainOptions& train, BackendOptions& backend);
+
+nlohmann::json experiment_to_json(const Experiment& experiment);
+Experiment experiment_from_json(const nlohmann::json& j);  // throws ConfigError
+
+// Files: written atomically; reading names the file in every error.
+void save_experiment(const std::filesystem::path& path, const Experiment& experiment);
+Experiment load_experiment(const std::filesystem::path& path);
+
+}  // namespace gpulab

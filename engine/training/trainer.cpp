@@ -1,0 +1,211 @@
+// The training loop shared by every backend.
+#include "engine/training/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <optional>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "datasets/batching.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/training/divergence.hpp"
+
+namespace gpulab {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+std::vector<int32_t> all_indices(int count) {
+  std::vector<int32_t> indices(count);
+  std::iota(indices.begin(), indices.end(), 0);
+  return indices;
+}
+
+}  // namespace
+
+const char* run_status_name(RunStatus status) {
+  switch (status) {
+    case RunStatus::Running: return "running";
+    case RunStatus::Finished: return "finished";
+    case RunStatus::Cancelled: return "cancelled";
+    case RunStatus::Failed: return "failed";
+  }
+  return "?";
+}
+
+void validate(const TrainOptions& o) {
+  if (o.epochs < 1 && o.max_steps < 1) throw ConfigError("--epochs must be at least 1");
+  if (o.max_steps < 0) throw ConfigError("--steps must not be negative");
+  if (o.batch < 1) throw ConfigError("--batch must be at least 1");
+  if (o.batch > kMaxBatch)
+    throw ConfigError("--batch must be at most " + std::to_string(kMaxBatch));
+  if (!(o.optimizer.lr > 0.0f) || !std::isfinite(o.optimizer.lr))
+    throw ConfigError("--lr must be a positive number");
+  if (!(o.optimizer.momentum >= 0.0f && o.optimizer.momentum < 1.0f))
+    throw ConfigError("--momentum must be in [0, 1)");
+  if (!(o.optimizer.weight_decay >= 0.0f)) throw ConfigError("--weight-decay must not be negative");
+  if (o.eval_every < 0) throw ConfigError("--eval-every must not be negative");
+  if (!(o.target_accuracy >= 0.0 && o.target_accuracy <= 1.0))
+    throw ConfigError("--target-accuracy must be in [0, 1] (or a percentage up to 100)");
+  if (!(o.stop_at_accuracy >= 0.0 && o.stop_at_accuracy <= 1.0))
+    throw ConfigError("--stop-at-accuracy must be in [0, 1] (or a percentage up to 100)");
+}
+
+StepPlan plan_steps(const TrainOptions& options, int train_count) {
+  StepPlan plan;
+  plan.steps_per_epoch = (train_count + options.batch - 1) / options.batch;
+  plan.epochs = options.epochs;
+  if (options.max_steps > 0 && options.epochs < 1)
+    plan.epochs = static_cast<int>((options.max_steps + plan.steps_per_epoch - 1) / plan.steps_per_epoch);
+  plan.total_steps = plan.steps_per_epoch * plan.epochs;
+  if (options.max_steps > 0) plan.total_steps = std::min(plan.total_steps, options.max_steps);
+  return plan;
+}
+
+RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& options,
+                 TrainObserver& observer, RunControl& control) {
+  validate(options);
+  const data::ImageSet& train_set = data.get(Split::Train);
+  // A batch is drawn from the training set: one larger than it would repeat images in a step.
+  if (options.batch > train_set.count)
+    throw ConfigError("--batch " + std::to_string(options.batch) +
+                      " is larger than the training set (" + std::to_string(train_set.count) +
+                      " images); use at most " + std::to_string(train_set.count));
+  data::BatchSampler sampler(train_set.count, options.batch, options.shuffle, options.seed);
+  const auto [epochs, steps_per_epoch, total_steps] = plan_steps(options, train_set.count);
+  const std::vector<int32_t> test_indices =
+      data.test ? all_indices(data.test->count) : std::vector<int32_t>{};
+
+  RunSummary summary;
+  DivergenceWatch divergence;
+  summary.target_accuracy = options.target_accuracy > 0 ? options.target_accuracy : kNoValue;
+  const Clock::time_point start = Clock::now();
+  double paused_s = 0, eval_s = 0;  // excluded from the training clock
+  auto wall_s = [&] { return seconds_between(start, Clock::now()) - paused_s; };
+  auto train_s = [&] { return wall_s() - eval_s; };
+  std::optional<EvalMetrics> stopping_eval;  // the evaluation that reached stop_at_accuracy
+
+  auto evaluate = [&](int epoch) {
+    if (test_indices.empty()) return EvalMetrics{};
+    const Clock::time_point eval_start = Clock::now();
+    const BatchStats stats = backend.evaluate(Split::Test, test_indices);
+    eval_s += seconds_between(eval_start, Clock::now());
+    EvalMetrics eval{summary.steps,    epoch,    wall_s(), Split::Test, stats.mean_loss(),
+                     stats.accuracy(), train_s()};
+    summary.test_loss = eval.loss;
+    summary.test_accuracy = eval.accuracy;
+    if (options.target_accuracy > 0 && !summary.time_to_target_s &&
+        eval.accuracy >= options.target_accuracy) {
+      summary.time_to_target_s = eval.train_s;
+      summary.step_to_target = summary.steps;
+    }
+    if (options.stop_at_accuracy > 0 && eval.accuracy >= options.stop_at_accuracy) {
+      stopping_eval = eval;
+      std::ostringstream message;
+      message << "stopped at step " << summary.steps << ": test accuracy " << 100 * eval.accuracy
+              << "% reached --stop-at-accuracy " << 100 * options.stop_at_accuracy << "%";
+      summary.message = message.str();
+    }
+    observer.on_eval(eval);
+    return eval;
+  };
+
+  for (int epoch = 1; epoch <= epochs && summary.steps < total_steps; ++epoch) {
+    sampler.start_epoch(static_cast<uint64_t>(epoch - 1));
+    const double epoch_start_s = train_s();
+    const int64_t epoch_start_images = summary.images;
+    double epoch_loss_sum = 0;
+    int64_t epoch_steps = 0;
+    for (int b = 0; b < sampler.batches_per_epoch() && summary.steps < total_steps; ++b) {
+      if (control.pause.load()) {
+        const Clock::time_point pause_start = Clock::now();
+        while (control.pause.load() && !control.cancel.load())
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        paused_s += seconds_between(pause_start, Clock::now());
+      }
+      if (control.cancel.load()) {
+        summary.status = RunStatus::Cancelled;
+        summary.message = "cancelled at step " + std::to_string(summary.steps);
+        if (const char* by = control.cancelled_by.load())
+          summary.message += std::string(" by ") + by;
+        break;
+      }
+      const int64_t step = summary.steps + 1;
+      const float lr = scheduled_lr(options.optimizer, options.schedule, step - 1, total_steps,
+                                    steps_per_epoch);
+      StepTimes times;
+      const Clock::time_point step_start = Clock::now();
+      const BatchStats stats = backend.train_step(sampler.batch(b), lr, step, times);
+      const double step_ms = std::chrono::duration<double, std::milli>(Clock::now() - step_start).count();
+      const double loss = stats.mean_loss();
+      if (!std::isfinite(loss)) {
+        summary.status = RunStatus::Failed;
+        std::ostringstream message;
+        message << "loss became " << (std::isnan(loss) ? "NaN" : "infinite") << " at step " << step
+                << "; try a lower learning rate (--lr " << options.optimizer.lr << " now)";
+        summary.message = message.str();
+        break;
+      }
+      summary.steps = step;
+      summary.images += stats.count;
+      divergence.add(loss, stats.accuracy());
+      epoch_loss_sum += loss;
+      ++epoch_steps;
+      StepMetrics metrics;
+      metrics.step = step;
+      metrics.epoch = epoch;
+      metrics.time_s = wall_s();
+      metrics.loss = loss;
+      metrics.accuracy = stats.accuracy();
+      metrics.images_per_second = step_ms > 0 ? stats.count / (step_ms / 1000.0) : 0;
+      metrics.lr = lr;
+      metrics.step_ms = step_ms;
+      metrics.times = times;
+      metrics.replicas = backend.replica_times();
+      observer.on_step(metrics);
+      // Not at the last step of an epoch or of the run: the epoch's own evaluation follows.
+      const bool epoch_ends = b + 1 == sampler.batches_per_epoch() && options.eval_at_epoch_end;
+      if (options.eval_every > 0 && step % options.eval_every == 0 && step < total_steps && !epoch_ends)
+        evaluate(epoch);
+      if (stopping_eval) break;
+    }
+    if (summary.status != RunStatus::Running || epoch_steps == 0) break;
+    EpochSummary epoch_summary;
+    epoch_summary.epoch = epoch;
+    epoch_summary.seconds = train_s() - epoch_start_s;
+    epoch_summary.steps = epoch_steps;
+    epoch_summary.images_per_second =
+        epoch_summary.seconds > 0 ? (summary.images - epoch_start_images) / epoch_summary.seconds : 0;
+    epoch_summary.train_loss = epoch_loss_sum / epoch_steps;
+    if (options.eval_at_epoch_end || stopping_eval) {
+      // A run stopped inside the epoch has just evaluated: that evaluation closes the epoch.
+      const EvalMetrics eval = stopping_eval ? *stopping_eval : evaluate(epoch);
+      epoch_summary.test_loss = test_indices.empty() ? kNoValue : eval.loss;
+      epoch_summary.test_accuracy = test_indices.empty() ? kNoValue : eval.accuracy;
+    }
+    summary.epochs.push_back(epoch_summary);
+    observer.on_epoch(epoch_summary);
+    if (stopping_eval) break;
+  }
+  // The last step's backward and update may still be running: a fault there fails the run here
+  // (it throws) instead of leaving it marked finished.
+  backend.synchronize();
+  // A step budget that ends inside an epoch closes that epoch early, evaluation included.
+  if (summary.status == RunStatus::Running) summary.status = RunStatus::Finished;
+  if (summary.status != RunStatus::Failed) {
+    summary.divergence = divergence.verdict(options.optimizer.lr);
+    summary.diverged = !summary.divergence.empty();
+  }
+  summary.train_seconds = train_s();
+  summary.wall_seconds = wall_s();
+  return summary;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,73 @@
+// engine/training: the training loop over any Backend, divergence detection, experiments (a
+// model and its training settings, as setup files hold them) and the backend factory. The
+// first room that knows both backends (engine/cpu, engine/cuda).
+//
+// The one training loop: epochs or a step budget over any Backend, with evaluation, cancellation,
+// pausing, divergence detection and time to a target accuracy.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "engine/backend/backend.hpp"
+#include "engine/backend/metrics.hpp"
+#include "engine/model/optimizer.hpp"
+
+namespace gpulab {
+
+// The largest batch the trainer takes; a replica takes at least one image of it, so no run has
+// more replicas (or MPI ranks) than this.
+inline constexpr int kMaxBatch = 65536;
+
+struct TrainOptions {
+  int epochs = 1;
+  int64_t max_steps = 0;       // stop after this many optimizer steps; 0: no limit
+  int batch = 64;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  uint64_t seed = 1;
+  bool shuffle = true;
+  int64_t eval_every = 0;      // also evaluate on the test set every N steps; 0: at epoch ends only
+  double target_accuracy = 0;  // in [0, 1]; 0: none
+  // In [0, 1]; 0: train to the end. The run ends at the first test evaluation (every eval_every
+  // steps and at epoch ends) at or above it, as time-to-accuracy benchmarks need.
+  double stop_at_accuracy = 0;
+  bool eval_at_epoch_end = true;
+};
+
+// Checked by the training thread every step; set from any thread.
+struct RunControl {
+  std::atomic<bool> cancel{false};
+  std::atomic<bool> pause{false};
+  // Why cancel was set, when something other than the user's button set it: a literal a signal
+  // handler can store ("SIGTERM"); the record's message says it.
+  std::atomic<const char*> cancelled_by{nullptr};
+};
+
+// Called on the training thread; implementations must not block for long.
+class TrainObserver {
+ public:
+  virtual ~TrainObserver() = default;
+  virtual void on_step(const StepMetrics&) {}
+  virtual void on_eval(const EvalMetrics&) {}
+  virtual void on_epoch(const EpochSummary&) {}
+};
+
+// Checks options (throws ConfigError with the flag's name) before anything runs.
+void validate(const TrainOptions& options);
+
+// The epochs and optimizer steps a run of `options` over `train_count` images will take. With a
+// step budget and no epoch count (epochs < 1), as many epochs as the budget needs.
+struct StepPlan {
+  int epochs = 0;
+  int64_t steps_per_epoch = 0;
+  int64_t total_steps = 0;
+};
+StepPlan plan_steps(const TrainOptions& options, int train_count);
+
+// Runs to the end, a cancel, a failure, or stop_at_accuracy; never throws for a diverging loss
+// (status Failed), but lets backend errors (out of memory, a lost device) propagate to the caller.
+RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& options,
+                 TrainObserver& observer, RunControl& control);
+
+}  // namespace gpulab
