@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "datasets/idx.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using gpulab::data::DataError;
@@ -66,22 +67,7 @@ Bytes gzip(const Bytes& raw) {
   return out;
 }
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "gpulab-test-idx-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using gpulab::test::TempDir;
 
 fs::path write_file(const fs::path& path, const Bytes& bytes) {
   std::ofstream out(path, std::ios::binary);

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include <stdlib.h>
+#include "temp_dir.hpp"
 
 namespace {
 namespace fs = std::filesystem;
 
 struct LayerRules {
-  std::vector<std::string> rooms;                           // in the order layers.txt names them
+  std::vector<std::string> rooms;                            // in the order layers.txt names them
   std::map<std::string, std::set<std::string>> may_include;  // with what those include in turn
   std::vector<std::pair<std::string, std::vector<std::string>>> forbidden;  // folder, prefixes
 };
@@ -123,7 +123,8 @@ std::vector<std::string> check_layers(const fs::path& root, const LayerRules& ru
         std::string target = line.substr(open + 1, close - open - 1);
         // A quoted include of a file beside this one is that file.
         if (line[open] == '"' && fs::exists(path.parent_path() / target))
-          target = fs::relative(path.parent_path() / target, root).lexically_normal().generic_string();
+          target =
+              fs::relative(path.parent_path() / target, root).lexically_normal().generic_string();
         const std::string where = name + ":" + std::to_string(number) + ": includes \"" +
                                   line.substr(open + 1, close - open - 1) + "\": ";
         for (const auto& [forbid_folder, prefixes] : rules.forbidden)
@@ -144,17 +145,15 @@ std::vector<std::string> check_layers(const fs::path& root, const LayerRules& ru
 
 // A small tree in a temporary folder: layers.txt and the files given (path, text).
 struct Tree {
-  fs::path root;
+  gpulab::test::TempDir dir;
+  const fs::path& root = dir.path();
   Tree(const std::string& layers, const std::vector<std::pair<std::string, std::string>>& files) {
-    std::string pattern = (fs::temp_directory_path() / "gpulab-test-layers-XXXXXX").string();
-    root = ::mkdtemp(pattern.data());
     std::ofstream(root / "layers.txt") << layers;
     for (const auto& [name, text] : files) {
       fs::create_directories((root / name).parent_path());
       std::ofstream(root / name) << text;
     }
   }
-  ~Tree() { fs::remove_all(root); }
 };
 
 const char* kSmallRules =
@@ -167,7 +166,8 @@ const char* kSmallRules =
     "forbid engine: Q qcustomplot ui/\n"
     "forbid ui: cuda kernels/cuda/\n";
 
-std::vector<std::string> check_small(const std::vector<std::pair<std::string, std::string>>& files) {
+std::vector<std::string> check_small(
+    const std::vector<std::pair<std::string, std::string>>& files) {
   const Tree tree(kSmallRules, files);
   return check_layers(tree.root, read_rules(tree.root / "layers.txt"));
 }
@@ -189,9 +189,9 @@ TEST(Layers, TheTreeKeepsItsLayers) {
 }
 
 TEST(Layers, AnIncludeThatRunsUpIsNamedWithItsLine) {
-  const auto problems = check_small({{"engine/base/errors.hpp",
-                                      "// errors\n#pragma once\n#include \"engine/records/run.hpp\"\n"},
-                                     {"engine/records/run.hpp", "#pragma once\n"}});
+  const auto problems = check_small(
+      {{"engine/base/errors.hpp", "// errors\n#pragma once\n#include \"engine/records/run.hpp\"\n"},
+       {"engine/records/run.hpp", "#pragma once\n"}});
   ASSERT_EQ(problems.size(), 1u) << joined(problems);
   EXPECT_EQ(problems[0],
             "engine/base/errors.hpp:3: includes \"engine/records/run.hpp\": engine/base may not "
@@ -215,16 +215,17 @@ TEST(Layers, QtInTheEngineAndCudaInTheWindowAreRefused) {
       {{"engine/records/run.cpp", "#include <vector>\n#include <QString>\n"},
        {"ui/window.cpp", "#include <cuda_runtime.h>\n#include \"kernels/cuda/gemm.cuh\"\n"}});
   ASSERT_EQ(problems.size(), 3u) << joined(problems);
-  EXPECT_EQ(problems[0].rfind("engine/records/run.cpp:2: includes \"QString\"", 0), 0u) << problems[0];
-  EXPECT_EQ(problems[1].rfind("ui/window.cpp:1: includes \"cuda_runtime.h\"", 0), 0u) << problems[1];
+  EXPECT_EQ(problems[0].rfind("engine/records/run.cpp:2: includes \"QString\"", 0), 0u)
+      << problems[0];
+  EXPECT_EQ(problems[1].rfind("ui/window.cpp:1: includes \"cuda_runtime.h\"", 0), 0u)
+      << problems[1];
   EXPECT_EQ(problems[2].rfind("ui/window.cpp:2: includes \"kernels/cuda/gemm.cuh\"", 0), 0u)
       << problems[2];
 }
 
 TEST(Layers, KernelsIncludingTheEngineIsRefused) {
-  const auto problems =
-      check_small({{"kernels/ops.cpp", "#include \"engine/base/errors.hpp\"\n"},
-                   {"engine/base/errors.hpp", ""}});
+  const auto problems = check_small({{"kernels/ops.cpp", "#include \"engine/base/errors.hpp\"\n"},
+                                     {"engine/base/errors.hpp", ""}});
   ASSERT_EQ(problems.size(), 2u) << joined(problems);  // the forbid line and the arrow
   EXPECT_NE(problems[1].find("kernels may not include engine/base"), std::string::npos);
 }

@@ -18,6 +18,7 @@
 #include "datasets/batching.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/mnist.hpp"
+#include "temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpulab::data;
@@ -26,22 +27,7 @@ namespace {
 
 using Bytes = std::vector<uint8_t>;
 
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "gpulab-test-mnist-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using gpulab::test::TempDir;
 
 Bytes idx_bytes(const std::vector<uint32_t>& dims, const Bytes& data) {
   Bytes bytes = {0, 0, 0x08, uint8_t(dims.size())};

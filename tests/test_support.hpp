@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "datasets/mnist.hpp"
+#include "temp_dir.hpp"
 
 namespace gpulab::test {
 
@@ -61,23 +62,6 @@ inline void write_mnist(const std::filesystem::path& dir, const data::ImageSet& 
     write_idx(dir / (std::string(prefix) + "-labels-idx1-ubyte"), set->labels, {uint32_t(set->count)});
   }
 }
-
-// A fresh folder under the system temp dir, removed when the object goes.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "gpulab-test-XXXXXX").string();
-    path_ = mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline std::filesystem::path golden_dir() {
   return std::filesystem::path(GPULAB_TEST_DATA_DIR) / "golden";
