@@ -23,12 +23,13 @@
 #include "engine/parallel/process_group.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/session/session.hpp"
+#include "engine/telemetry/energy.hpp"
+#include "engine/training/backend_factory.hpp"
 #include "engine/training/experiment.hpp"
 #include "gpulab/build_config.hpp"
 
 #if GPULAB_CUDA_ENABLED
 #include "engine/cuda/cuda_reducer.hpp"
-#include "engine/training/backend_factory.hpp"
 #endif
 
 namespace {
@@ -288,6 +289,12 @@ int run_train(const TrainFlags& flags) {
   if (std::isfinite(summary.test_accuracy))
     std::printf("; test loss %.4f, accuracy %.2f%%", summary.test_loss, 100 * summary.test_accuracy);
   std::printf("\n");
+  if (!progress.run_dir().empty()) try {
+      const nlohmann::json info = load_run_info(progress.run_dir());
+      if (info.contains("energy")) std::printf("energy: %s\n", energy_text(info["energy"]).c_str());
+    } catch (const std::exception&) {
+      // The record was read back only for this line; its own problems are reported where read.
+    }
   if (request.train.target_accuracy > 0) {
     if (summary.time_to_target_s)
       std::printf("reached %.2f%% test accuracy after %.2f s of training (step %lld)\n",

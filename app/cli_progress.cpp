@@ -27,6 +27,7 @@ ProgressPrinter::ProgressPrinter(std::FILE* out, bool quiet)
 
 void ProgressPrinter::on_start(const std::filesystem::path& run_dir, const std::string& device,
                                const StepPlan& plan) {
+  run_dir_ = run_dir;
   total_steps_ = plan.total_steps;
   epochs_ = plan.epochs;
   if (quiet_) return;

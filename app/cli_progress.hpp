@@ -17,9 +17,11 @@ class ProgressPrinter final : public RunObserver {
   void on_eval(const EvalMetrics& e) override;
   void on_epoch(const EpochSummary& e) override;
   void finish_line();
+  const std::filesystem::path& run_dir() const { return run_dir_; }  // empty until the run starts
 
  private:
   std::FILE* out_;
+  std::filesystem::path run_dir_;
   bool terminal_;
   bool quiet_;
   int epochs_ = 0;

@@ -206,6 +206,13 @@ TEST(Cli, TrainsSavesAndEvaluates) {
   EXPECT_NE(train.output.find("finished after 24 steps"), std::string::npos) << train.output;
   EXPECT_NE(train.output.find("reached 80.00% test accuracy"), std::string::npos) << train.output;
   EXPECT_EQ(load_run(dir.path() / "run").status(), "finished");
+  // The CPU's energy: measured where the machine has RAPL counters, else null with the reason.
+  const nlohmann::json energy = load_run(dir.path() / "run").info.at("energy");
+  EXPECT_EQ(energy["of"], nlohmann::json::array({"cpu"})) << energy.dump();
+  if (energy["joules"].is_null())
+    EXPECT_FALSE(energy["devices"][0]["why"].get<std::string>().empty()) << energy.dump();
+  else
+    EXPECT_GT(energy["joules"].get<double>(), 0) << energy.dump();
 
   const Result eval = cli("eval --weights " + weights.string() + data);
   ASSERT_EQ(eval.exit_code, 0) << eval.output;

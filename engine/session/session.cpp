@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <ctime>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -21,6 +22,7 @@
 #include "engine/records/output_paths.hpp"
 #include "engine/records/run_names.hpp"
 #include "engine/records/run_record.hpp"
+#include "engine/telemetry/energy.hpp"
 #include "engine/telemetry/nvml.hpp"
 #include "engine/telemetry/telemetry.hpp"
 #include "engine/training/backend_factory.hpp"
@@ -74,18 +76,46 @@ json run_config_json(const RunRequest& request) {
   return config;
 }
 
-// The telemetry sources of a run: its processes on this machine's CPU (this one and `peers`), and
-// every GPU the run uses through NVML when it is there (its absence only costs the GPU rows of
-// telemetry.csv).
-std::vector<std::unique_ptr<TelemetrySource>> telemetry_sources(const std::vector<GpuInfo>& gpus,
-                                                                std::vector<int> peers,
-                                                                std::string* nvml_problem) {
+// What a run measures besides its steps: its processes on this machine's CPU (this one and
+// `peers`), every GPU the run uses through NVML when it is there (its absence only costs the GPU
+// rows of telemetry.csv), and the energy of the run's devices.
+struct RunTelemetry {
   std::vector<std::unique_ptr<TelemetrySource>> sources;
-  sources.push_back(std::make_unique<CpuTelemetry>(std::move(peers)));
-  if (gpus.empty()) return sources;
-  if (const std::shared_ptr<Nvml> nvml = Nvml::load(nvml_problem))
-    if (auto gpu = gpu_telemetry(nvml, gpus, nvml_problem)) sources.push_back(std::move(gpu));
-  return sources;
+  std::unique_ptr<EnergyMeter> energy;
+};
+
+RunTelemetry run_telemetry(const std::vector<GpuInfo>& gpus, std::vector<int> peers,
+                           std::string* nvml_problem) {
+  RunTelemetry t;
+  t.sources.push_back(std::make_unique<CpuTelemetry>(std::move(peers)));
+  std::vector<std::string> compute;
+  std::map<std::string, std::unique_ptr<EnergyCounter>> counters;
+  std::map<std::string, std::string> missing;
+  std::string why;
+  if (auto rapl = rapl_counter("/sys/class/powercap", &why))
+    counters["cpu"] = std::move(rapl);
+  else
+    missing["cpu"] = why;
+  if (gpus.empty()) compute.push_back("cpu");
+  for (const GpuInfo& gpu : gpus)
+    if (const std::string label = "cuda:" + std::to_string(gpu.index);
+        std::find(compute.begin(), compute.end(), label) == compute.end())
+      compute.push_back(label);
+  if (!gpus.empty())
+    if (const std::shared_ptr<Nvml> nvml = Nvml::load(nvml_problem))
+      if (auto gpu = gpu_telemetry(nvml, gpus, nvml_problem)) {
+        for (const GpuTelemetry::Watched& watched : gpu->watched())
+          if (auto counter = nvml_energy_counter(nvml, watched.device, &why))
+            counters[watched.label] = std::move(counter);
+          else
+            missing[watched.label] = why;
+        t.sources.push_back(std::move(gpu));
+      }
+  for (const std::string& device : compute)
+    if (!counters.count(device) && !missing.count(device))
+      missing[device] = "no GPU telemetry: " + *nvml_problem;
+  t.energy = std::make_unique<EnergyMeter>(compute, std::move(counters), std::move(missing));
+  return t;
 }
 
 std::string gib_text(int64_t bytes) {
@@ -167,6 +197,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
 
   RunSummary summary;
   Fanout fanout(recorder_observer, observer);
+  std::unique_ptr<EnergyMeter> energy;  // outlives the sampler, which feeds it until stopped
   std::optional<TelemetrySampler> sampler;
   try {
     validate(request.train);
@@ -269,17 +300,21 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     observer.on_start(dir, backend->description(), steps);
 
     std::string nvml_problem;
-    auto sources = telemetry_sources(gpus, std::move(peers), &nvml_problem);
+    RunTelemetry telemetry = run_telemetry(gpus, std::move(peers), &nvml_problem);
     if (!nvml_problem.empty())
       update_info({{"telemetry_note", "no GPU telemetry: " + nvml_problem}});
-    sampler.emplace(std::move(sources), request.telemetry_hz, std::chrono::steady_clock::now(),
-                    [&](const DeviceSample& s) {
+    energy = std::move(telemetry.energy);
+    sampler.emplace(std::move(telemetry.sources), request.telemetry_hz,
+                    std::chrono::steady_clock::now(), [&](const DeviceSample& s) {
                       if (record) record->on_sample(s);
+                      energy->add_sample(s);
                       observer.on_sample(s);
                     });
 
     summary = train(*backend, data, request.train, fanout, control);
     sampler->stop();
+    if (summary.status != RunStatus::Failed)
+      update_info({{"energy", energy->finish(summary.images)}});
     // In an MPI job the record names the rank that was cancelled.
     if (group && summary.status == RunStatus::Cancelled)
       summary.message = "rank " + std::to_string(group->rank()) + " of " +

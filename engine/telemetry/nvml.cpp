@@ -41,6 +41,7 @@ struct Nvml::Api {
   nvmlReturn_t (*power_mw)(nvmlDevice_t, unsigned int*);
   nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned int*);
   nvmlReturn_t (*clock_mhz)(nvmlDevice_t, int, unsigned int*);
+  nvmlReturn_t (*total_energy_mj)(nvmlDevice_t, unsigned long long*);
 };
 
 std::shared_ptr<Nvml> Nvml::load(std::string* why, const std::string& library) {
@@ -70,6 +71,7 @@ std::shared_ptr<Nvml> Nvml::load(std::string* why, const std::string& library) {
   bind(api.power_mw, "nvmlDeviceGetPowerUsage", false);
   bind(api.temperature, "nvmlDeviceGetTemperature", false);
   bind(api.clock_mhz, "nvmlDeviceGetClockInfo", false);
+  bind(api.total_energy_mj, "nvmlDeviceGetTotalEnergyConsumption", false);
   if (!missing.empty()) {
     nvml->api_.reset();  // nothing to shut down
     return fail(library + " lacks " + missing);
@@ -122,6 +124,14 @@ void Nvml::read(Device handle, DeviceSample& s) const {
   if (api_->temperature && api_->temperature(device, kNvmlTemperatureGpu, &value) == 0)
     s.temperature_c = value;
   if (api_->clock_mhz && api_->clock_mhz(device, kNvmlClockSm, &value) == 0) s.sm_clock_mhz = value;
+}
+
+std::optional<double> Nvml::total_energy_j(Device handle) const {
+  unsigned long long millijoules = 0;
+  if (!api_->total_energy_mj ||
+      api_->total_energy_mj(static_cast<nvmlDevice_t>(handle), &millijoules) != 0)
+    return std::nullopt;
+  return double(millijoules) / 1000.0;
 }
 
 GpuTelemetry::GpuTelemetry(std::shared_ptr<Nvml> nvml, std::vector<Watched> devices)

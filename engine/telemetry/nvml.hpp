@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,9 @@ class Nvml {
   // Utilization, memory, power, temperature and SM clock into sample; what NVML cannot read, or
   // has no function for, stays kNoValue (an empty field in telemetry.csv), never zero.
   void read(Device device, DeviceSample& sample) const;
+  // The joules the GPU has used since the driver loaded (nvmlDeviceGetTotalEnergyConsumption,
+  // Volta and newer); nullopt where the GPU or the library has no such counter.
+  std::optional<double> total_energy_j(Device device) const;
 
   struct Api;  // the function pointers
 
@@ -51,6 +55,7 @@ class GpuTelemetry final : public TelemetrySource {
   };
   GpuTelemetry(std::shared_ptr<Nvml> nvml, std::vector<Watched> devices);
   void sample(std::vector<DeviceSample>& out) override;
+  const std::vector<Watched>& watched() const { return devices_; }
 
  private:
   std::shared_ptr<Nvml> nvml_;
