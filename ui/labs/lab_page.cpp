@@ -10,6 +10,7 @@
 #include <QRadioButton>
 #include <QScrollBar>
 #include <QTableWidget>
+#include <QTextDocumentFragment>
 #include <QVBoxLayout>
 
 #include "engine/run_series.hpp"
@@ -263,11 +264,15 @@ QPushButton* LabPage::run_button(const std::string& experiment) const {
   return it == run_buttons_.end() ? nullptr : it->second;
 }
 
-QString LabPage::score_text() const { return score_ ? score_->text() : QString(); }
+QString LabPage::score_text() const {
+  return score_ ? QTextDocumentFragment::fromHtml(score_->text()).toPlainText() : QString();
+}
 
 QString LabPage::experiment_text(const std::string& experiment) const {
   const auto it = status_labels_.find(experiment);
-  return it == status_labels_.end() ? QString() : it->second->text();
+  return it == status_labels_.end()
+             ? QString()
+             : QTextDocumentFragment::fromHtml(it->second->text()).toPlainText();
 }
 
 }  // namespace gpulab::ui

@@ -51,8 +51,8 @@ class LabPage : public QScrollArea {
   QTableWidget* table(size_t index) const { return tables_.at(index); }
   ChartView* chart(size_t index) const { return charts_.at(index); }
   QuizQuestionView* question(size_t index) const { return questions_.at(index); }
-  QString score_text() const;
-  QString experiment_text(const std::string& experiment) const;  // its card's status line
+  QString score_text() const;  // as plain text
+  QString experiment_text(const std::string& experiment) const;  // its status line, plain
 
  signals:
   void run_requested(const QString& experiment);  // empty: every experiment this machine can run

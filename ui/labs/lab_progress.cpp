@@ -17,11 +17,15 @@ LabProgress from_json(const json& j) {
   if (!j.is_object()) throw std::runtime_error("it is not a JSON object");
   LabProgress progress;
   progress.files = j.value("files", std::vector<std::string>{});
-  for (const auto& [source, lab] : j.value("labs", json::object()).items()) {
+  // Named, not iterated as temporaries: a range-for over value(...).items() reads a json that is
+  // already gone.
+  const json labs = j.value("labs", json::object());
+  for (const auto& [source, lab] : labs.items()) {
     LabRecord& record = progress.labs[source];
     record.runs = lab.value("runs", std::map<std::string, std::string>{});
     record.answers = lab.value("answers", std::map<std::string, std::string>{});
-    for (const auto& [experiment, timings] : lab.value("matmul", json::object()).items())
+    const json matmul = lab.value("matmul", json::object());
+    for (const auto& [experiment, timings] : matmul.items())
       for (const json& t : timings)
         record.matmul[experiment].push_back({t.at("size").get<int>(), t.at("ms").get<double>(),
                                              t.at("ms_with_copies").get<double>()});
@@ -39,9 +43,16 @@ json to_json(const LabProgress& progress) {
         rows.push_back({{"size", t.size}, {"ms", t.ms}, {"ms_with_copies", t.ms_with_copies}});
       matmul[experiment] = rows;
     }
-    labs[source] = {{"runs", record.runs}, {"answers", record.answers}, {"matmul", matmul}};
+    json lab = json::object();
+    lab["runs"] = record.runs;
+    lab["answers"] = record.answers;
+    lab["matmul"] = matmul;
+    labs[source] = lab;
   }
-  return {{"labs", labs}, {"files", progress.files}};
+  json j = json::object();
+  j["labs"] = labs;
+  j["files"] = progress.files;
+  return j;
 }
 
 // ".gpulab-labs.json.damaged", then ".damaged-2", ... : never over an earlier damaged file.

@@ -4,6 +4,7 @@
 #include <QButtonGroup>
 #include <QLabel>
 #include <QRadioButton>
+#include <QTextDocumentFragment>
 #include <QVBoxLayout>
 
 namespace gpulab::ui {
@@ -57,7 +58,8 @@ void QuizQuestionView::set_answer(int choice) {
 }
 
 QString QuizQuestionView::feedback() const {
-  return feedback_->isHidden() ? QString() : feedback_->text();
+  return feedback_->isHidden() ? QString()
+                               : QTextDocumentFragment::fromHtml(feedback_->text()).toPlainText();
 }
 
 void QuizQuestionView::show_feedback() {

@@ -24,7 +24,7 @@ class QuizQuestionView : public QFrame {
   void set_answer(int choice);
   int answer() const { return answer_; }
   QRadioButton* choice_button(int choice) const { return buttons_.at(size_t(choice)); }
-  QString feedback() const;  // empty until answered
+  QString feedback() const;  // plain text; empty until answered
 
  signals:
   void answered(int choice);
