@@ -519,7 +519,7 @@ std::string missing_hardware(const LabExperiment& e, const DeviceList& devices) 
                                        [gpu](const GpuInfo& g) { return g.index == gpu; });
       if (!present)
         return device + " needs GPU " + std::to_string(gpu) + ", and this machine has " +
-               std::to_string(devices.gpus.size()) + " GPU(s)";
+               std::to_string(devices.gpus.size()) + (devices.gpus.size() == 1 ? " GPU" : " GPUs");
     }
   } catch (const ConfigError& error) {
     return error.what();

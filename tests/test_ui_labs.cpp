@@ -158,6 +158,48 @@ TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
   EXPECT_EQ(cell(tab()->page("tiny-lab")->table(0), 0, "steps"), "12");
 }
 
+TEST_F(Labs, RunAllStartsTheExperimentsAsAFairRaceOneAfterAnother) {
+  std::string two = kTinyLab;
+  const std::string second = "```experiment\nname: mlp cpu again\nmodel: mlp\ndevice: cpu\n"
+                             "threads: 1\nbatch: 16\nsteps: 12\n```\n\n";
+  two.insert(two.find("```bash"), second);
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("two.md", two))) << tab()->message().toStdString();
+  LabPage* page = choose_lab("two");
+  click(page, page->run_all_button());
+  // Both share the CPU: the second waits for the first, so each is measured alone.
+  ASSERT_EQ(window_->store()->entries().size(), 1u);
+  EXPECT_FALSE(page->run_button("mlp cpu again")->isEnabled());
+  ASSERT_TRUE(wait_until([&] { return window_->store()->entries().size() == 2; }, 60s));
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 60s));
+  QTableWidget* table = page->table(0);
+  ASSERT_TRUE(wait_until([&] { return cell(table, 1, "steps") == "12"; }, 10s));
+  EXPECT_EQ(cell(table, 0, "steps"), "12");
+  EXPECT_EQ(cell(table, 1, "experiment"), "mlp cpu again");
+  for (RunEntry* entry : window_->store()->entries())
+    EXPECT_FALSE(entry->data.info.contains("shared_hardware")) << entry->data.name();
+}
+
+TEST_F(Labs, AMatrixMultiplyExperimentFillsARowPerSize) {
+  const std::string lab = "---\ntitle: Matmul\nminutes: 5\nhardware: cpu\n---\n\n"
+                          "```experiment\nname: cpu\nbench: matmul\ndevice: cpu\nsizes: 16, 32\n```\n\n"
+                          "```table\ncolumns: experiment, size, ms, GFLOP/s\n```\n";
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("matmul.md", lab))) << tab()->message().toStdString();
+  LabPage* page = choose_lab("matmul");
+  click(page, page->run_button("cpu"));
+  QTableWidget* table = page->table(0);
+  ASSERT_TRUE(wait_until([&] { return table->rowCount() == 2; }, 30s));
+  EXPECT_EQ(cell(table, 0, "size"), "16");
+  EXPECT_EQ(cell(table, 1, "size"), "32");
+  EXPECT_GT(cell(table, 1, "GFLOP/s").toDouble(), 0);
+  EXPECT_TRUE(page->experiment_text("cpu").startsWith("timed 2 size(s)"));
+  // Kept with the lab's progress, so the rows are there after a restart.
+  close_window();
+  open_window();
+  EXPECT_EQ(tab()->page("matmul")->table(0)->rowCount(), 2);
+}
+
 TEST_F(Labs, QuizAnsweredWithClicksIsGradedWithReasonsAndKeptAcrossARestart) {
   open_window();
   ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)));
