@@ -70,8 +70,12 @@ int main(int argc, char** argv) {
   const QCommandLineOption device("device", "with --train: where to train (cpu, cuda:N; repeat to race)", "DEVICE");
   const QCommandLineOption recent("show-recent", "show the N most recent runs in the plots", "N");
   const QCommandLineOption tab("tab", "open on this tab: live, compare or labs", "TAB");
-  const QCommandLineOption lab("lab", "open this lab (a Markdown lab file, see docs/labs.md) on the Labs tab; repeat for more", "FILE.md");
-  parser.addOptions({presenter, runs_dir, data_dir, telemetry, setup, train, device, recent, tab, lab});
+  const QCommandLineOption lab(
+      "lab",
+      "open this lab (a Markdown lab file, see docs/labs.md) on the Labs tab; repeat for more",
+      "FILE.md");
+  parser.addOptions(
+      {presenter, runs_dir, data_dir, telemetry, setup, train, device, recent, tab, lab});
   parser.process(app);
 
   gpulab::ui::WindowOptions options;

@@ -250,9 +250,10 @@ TEST(Labs, ResultsTableComputesSpeedupsAndSaysWhatDidNotRun) {
 // The window finds an experiment's run in its runs folder: the row comes from run.json's summary,
 // and a run still going shows only its note.
 TEST(Labs, ARecordedRunGivesItsRowAndARunningOneOnlyItsNote) {
-  const Lab lab = parse("```experiment\nname: cpu\nsteps: 10\n```\n"
-                        "```table\ncolumns: experiment, steps, images/s, ms per step, "
-                        "test accuracy, time to target\n```\n");
+  const Lab lab = parse(
+      "```experiment\nname: cpu\nsteps: 10\n```\n"
+      "```table\ncolumns: experiment, steps, images/s, ms per step, "
+      "test accuracy, time to target\n```\n");
   ASSERT_TRUE(lab.ok()) << problems(lab);
   RunData run;
   run.dir = "/runs/a";
@@ -278,8 +279,9 @@ TEST(Labs, ARecordedRunGivesItsRowAndARunningOneOnlyItsNote) {
 }
 
 TEST(Labs, MissingHardwareNamesWhatTheMachineLacks) {
-  const Lab lab = parse("```experiment\nname: cpu\n```\n```experiment\nname: gpu\ndevice: cuda:0\n```\n"
-                        "```experiment\nname: second gpu\ndevice: cuda:1\n```\n");
+  const Lab lab = parse(
+      "```experiment\nname: cpu\n```\n```experiment\nname: gpu\ndevice: cuda:0\n```\n"
+      "```experiment\nname: second gpu\ndevice: cuda:1\n```\n");
   ASSERT_TRUE(lab.ok()) << problems(lab);
   DeviceList none;
   none.no_gpu_reason = "no NVIDIA driver found";

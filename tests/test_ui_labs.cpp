@@ -2,9 +2,8 @@
 // chosen with clicks, an experiment started with its Run button and its row filled when the run
 // ends, the quiz answered with clicks on its radio buttons, progress and answers kept across a
 // restart, a damaged progress file set aside, and a lab file with an error reported at its line.
-#include <fstream>
-
 #include <gtest/gtest.h>
+
 #include <QLabel>
 #include <QPushButton>
 #include <QRadioButton>
@@ -13,6 +12,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTreeWidget>
+#include <fstream>
 
 #include "engine/lab.hpp"
 #include "test_support.hpp"
@@ -127,7 +127,8 @@ class Labs : public test::WindowTest {
 
 TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
   open_window();
-  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab))) << tab()->message().toStdString();
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)))
+      << tab()->message().toStdString();
   LabPage* page = choose_lab("tiny-lab");
   ASSERT_NE(page, nullptr);
   QTableWidget* table = page->table(0);
@@ -160,8 +161,9 @@ TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
 
 TEST_F(Labs, RunAllStartsTheExperimentsAsAFairRaceOneAfterAnother) {
   std::string two = kTinyLab;
-  const std::string second = "```experiment\nname: mlp cpu again\nmodel: mlp\ndevice: cpu\n"
-                             "threads: 1\nbatch: 16\nsteps: 12\n```\n\n";
+  const std::string second =
+      "```experiment\nname: mlp cpu again\nmodel: mlp\ndevice: cpu\n"
+      "threads: 1\nbatch: 16\nsteps: 12\n```\n\n";
   two.insert(two.find("```bash"), second);
   open_window();
   ASSERT_TRUE(tab()->open_lab(write_lab("two.md", two))) << tab()->message().toStdString();
@@ -181,9 +183,10 @@ TEST_F(Labs, RunAllStartsTheExperimentsAsAFairRaceOneAfterAnother) {
 }
 
 TEST_F(Labs, AMatrixMultiplyExperimentFillsARowPerSize) {
-  const std::string lab = "---\ntitle: Matmul\nminutes: 5\nhardware: cpu\n---\n\n"
-                          "```experiment\nname: cpu\nbench: matmul\ndevice: cpu\nsizes: 16, 32\n```\n\n"
-                          "```table\ncolumns: experiment, size, ms, GFLOP/s\n```\n";
+  const std::string lab =
+      "---\ntitle: Matmul\nminutes: 5\nhardware: cpu\n---\n\n"
+      "```experiment\nname: cpu\nbench: matmul\ndevice: cpu\nsizes: 16, 32\n```\n\n"
+      "```table\ncolumns: experiment, size, ms, GFLOP/s\n```\n";
   open_window();
   ASSERT_TRUE(tab()->open_lab(write_lab("matmul.md", lab))) << tab()->message().toStdString();
   LabPage* page = choose_lab("matmul");

@@ -40,10 +40,10 @@ QString settings_text(const LabExperiment& e) {
         .arg(QString::fromStdString(backend.device), sizes.join(", "));
   }
   const TrainOptions& train = e.experiment.train;
-  QString text = QObject::tr("%1 on %2, batch %3")
-                     .arg(QString::fromStdString(e.model_name),
-                          QString::fromStdString(backend.device))
-                     .arg(train.batch);
+  QString text =
+      QObject::tr("%1 on %2, batch %3")
+          .arg(QString::fromStdString(e.model_name), QString::fromStdString(backend.device))
+          .arg(train.batch);
   if (train.max_steps > 0) text += QObject::tr(", %1 steps").arg(train.max_steps);
   if (train.epochs > 0) text += QObject::tr(", %n epoch(s)", "", int(train.epochs));
   if (backend.replicas > 1) text += QObject::tr(", %1 replicas").arg(backend.replicas);
@@ -64,13 +64,12 @@ LabPage::LabPage(const Lab& lab, QWidget* parent) : QScrollArea(parent), lab_(la
   layout->setContentsMargins(8, 4, 8, 8);
 
   auto* heading = new QHBoxLayout;
-  heading->addWidget(
-      wrapped_label(tr("About %1 minutes · hardware: %2 · %n experiment(s)", "",
-                       int(lab.experiments.size()))
-                        .arg(lab.minutes)
-                        .arg(QString::fromStdString(lab.hardware_text())),
-                    content),
-      1);
+  heading->addWidget(wrapped_label(tr("About %1 minutes · hardware: %2 · %n experiment(s)", "",
+                                      int(lab.experiments.size()))
+                                       .arg(lab.minutes)
+                                       .arg(QString::fromStdString(lab.hardware_text())),
+                                   content),
+                     1);
   run_all_ = new QPushButton(tr("▶ Run all experiments"), content);
   run_all_->setObjectName("lab-run-all");
   run_all_->setToolTip(
@@ -146,8 +145,9 @@ QWidget* LabPage::code_block(const LabBlock& block) {
   code->setTextFormat(Qt::PlainText);
   code->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   code->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  code->setStyleSheet("QLabel#lab-code { background: #f4f4f4; border: 1px solid #dddddd; "
-                      "padding: 6px; }");
+  code->setStyleSheet(
+      "QLabel#lab-code { background: #f4f4f4; border: 1px solid #dddddd; "
+      "padding: 6px; }");
   return code;
 }
 

@@ -3,12 +3,11 @@
 // the order the lab file gives them.
 #pragma once
 
+#include <QColor>
+#include <QScrollArea>
 #include <map>
 #include <string>
 #include <vector>
-
-#include <QColor>
-#include <QScrollArea>
 
 #include "engine/lab.hpp"
 #include "engine/lab_results.hpp"
@@ -51,7 +50,7 @@ class LabPage : public QScrollArea {
   QTableWidget* table(size_t index) const { return tables_.at(index); }
   ChartView* chart(size_t index) const { return charts_.at(index); }
   QuizQuestionView* question(size_t index) const { return questions_.at(index); }
-  QString score_text() const;  // as plain text
+  QString score_text() const;                                    // as plain text
   QString experiment_text(const std::string& experiment) const;  // its status line, plain
 
  signals:

@@ -14,12 +14,11 @@ QuizQuestionView::QuizQuestionView(const QuizQuestion& question, int number, QWi
   setObjectName("quiz-question");
   setFrameShape(QFrame::StyledPanel);
   auto* layout = new QVBoxLayout(this);
-  auto* text = new QLabel(
-      tr("<b>Question %1%2.</b> %3")
-          .arg(number)
-          .arg(question.true_false ? tr(" (true or false)") : QString())
-          .arg(QString::fromStdString(question.question).toHtmlEscaped()),
-      this);
+  auto* text = new QLabel(tr("<b>Question %1%2.</b> %3")
+                              .arg(number)
+                              .arg(question.true_false ? tr(" (true or false)") : QString())
+                              .arg(QString::fromStdString(question.question).toHtmlEscaped()),
+                          this);
   text->setWordWrap(true);
   text->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(text);

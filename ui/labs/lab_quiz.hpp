@@ -2,9 +2,8 @@
 // question), and once one is picked, whether it is right and the lab's reason for it.
 #pragma once
 
-#include <vector>
-
 #include <QFrame>
+#include <vector>
 
 #include "engine/lab.hpp"
 

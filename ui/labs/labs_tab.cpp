@@ -218,9 +218,7 @@ LabPage* LabsTab::page(const std::string& name) const {
   return nullptr;
 }
 
-LabPage* LabsTab::current_page() const {
-  return qobject_cast<LabPage*>(stack_->currentWidget());
-}
+LabPage* LabsTab::current_page() const { return qobject_cast<LabPage*>(stack_->currentWidget()); }
 
 std::string LabsTab::run_name(const Lab& lab, const LabExperiment& e) const {
   // The lab's name keeps two labs' "cpu" runs apart in the runs list and in the charts.
@@ -290,8 +288,9 @@ void LabsTab::run_matmul(size_t index, const LabExperiment& e) {
           if (error.empty())
             progress_.labs[bench_lab_].matmul[bench_experiment_] = timings;
           else
-            report(tr("The matrix-multiply benchmark failed: %1").arg(QString::fromStdString(error)),
-                   true);
+            report(
+                tr("The matrix-multiply benchmark failed: %1").arg(QString::fromStdString(error)),
+                true);
           bench_lab_.clear();
           bench_experiment_.clear();
           save();
@@ -329,9 +328,9 @@ void LabsTab::refresh_lab(size_t index) {
         result.matmul = record->matmul.at(e.name);
         have = true;
         ++done;
-        state.status = tr("timed %n size(s); the table below has them", "",
-                          int(result.matmul.size()))
-                           .toStdString();
+        state.status =
+            tr("timed %n size(s); the table below has them", "", int(result.matmul.size()))
+                .toStdString();
       }
       if (timing) state.status = tr("timing the products… (a few seconds)").toStdString();
       state.running = timing;
@@ -409,9 +408,9 @@ void LabsTab::answer(size_t index, int question, int choice) {
 void LabsTab::save() {
   std::string problem;
   if (!save_lab_progress(context_.store->runs_dir(), progress_, &problem))
-    message_->set_line("save", Banner::Kind::Warning,
-                       tr("Your lab progress could not be saved: %1")
-                           .arg(QString::fromStdString(problem)));
+    message_->set_line(
+        "save", Banner::Kind::Warning,
+        tr("Your lab progress could not be saved: %1").arg(QString::fromStdString(problem)));
   else
     message_->set_line("save", Banner::Kind::Warning, {});
 }

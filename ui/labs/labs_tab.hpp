@@ -3,6 +3,7 @@
 // run path, and its results, charts and answers kept in the runs folder between sessions.
 #pragma once
 
+#include <QWidget>
 #include <atomic>
 #include <filesystem>
 #include <functional>
@@ -10,8 +11,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <QWidget>
 
 #include "engine/devices.hpp"
 #include "engine/lab.hpp"
