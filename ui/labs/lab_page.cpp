@@ -1,17 +1,21 @@
 // A lab's page: its blocks as widgets, in reading order.
 #include "ui/labs/lab_page.hpp"
 
+#include <QApplication>
 #include <QFontDatabase>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QRadioButton>
 #include <QScrollBar>
 #include <QTableWidget>
 #include <QTextDocumentFragment>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <qcustomplot.h>
 
 #include "engine/run_series.hpp"
 #include "ui/chart_view.hpp"
@@ -97,7 +101,10 @@ LabPage::LabPage(const Lab& lab, QWidget* parent) : QScrollArea(parent), lab_(la
         table->setEditTriggers(QAbstractItemView::NoEditTriggers);
         table->verticalHeader()->hide();
         table->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        table->setWordWrap(false);
+        table->setWordWrap(true);
+        table->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+        table->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+        table->installEventFilter(this);  // refitted to its width
         tables_.push_back(table);
         layout->addWidget(table);
         break;
@@ -110,6 +117,7 @@ LabPage::LabPage(const Lab& lab, QWidget* parent) : QScrollArea(parent), lab_(la
         auto* view = new ChartView(parse_chart_kind(c.kind), content);
         view->setObjectName(QString("lab-chart-%1").arg(charts_.size() + 1));
         view->setMinimumHeight(280);
+        view->plot()->installEventFilter(this);  // the wheel scrolls the page, not the chart
         charts_.push_back(view);
         layout->addWidget(view);
         break;
@@ -219,13 +227,43 @@ void LabPage::set_results(const std::vector<LabRunResult>& results) {
         if (t.header[c] == "note") item->setToolTip(item->text());
         table->setItem(int(r), int(c), item);
       }
-    table->resizeColumnsToContents();
-    // As tall as its rows: the page scrolls, not the table.
-    int height = table->horizontalHeader()->height() + 2 * table->frameWidth() + 2;
-    for (int r = 0; r < table->rowCount(); ++r) height += table->rowHeight(r);
-    table->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
-    table->setFixedHeight(height + table->horizontalScrollBar()->sizeHint().height());
+    fit_table(table);
   }
+}
+
+bool LabPage::eventFilter(QObject* watched, QEvent* event) {
+  // A learner scrolling through the lab must not zoom a chart in passing (dragging still pans
+  // it, and Fit puts it back).
+  if (event->type() == QEvent::Wheel && watched->inherits("QCustomPlot")) {
+    QApplication::sendEvent(verticalScrollBar(), event);
+    return true;
+  }
+  if (event->type() == QEvent::Resize)
+    if (auto* table = qobject_cast<QTableWidget*>(watched)) {
+      const auto* resize = static_cast<QResizeEvent*>(event);
+      if (resize->size().width() != resize->oldSize().width()) fit_table(table);
+    }
+  return QScrollArea::eventFilter(watched, event);
+}
+
+void LabPage::fit_table(QTableWidget* table) {
+  // The figures as wide as they are; the last column (the note) takes the width left and wraps,
+  // so the table needs no scrolling unless its figures alone are wider than the page.
+  table->resizeColumnsToContents();
+  const int last = table->columnCount() - 1;
+  if (last > 0) {
+    int figures = 0;
+    for (int c = 0; c < last; ++c) figures += table->columnWidth(c);
+    const int room = table->width() - 2 * table->frameWidth() - figures;
+    table->setColumnWidth(last, std::max({room, 120, std::min(table->columnWidth(last), 120)}));
+  }
+  table->resizeRowsToContents();
+  // As tall as its rows: the page scrolls, not the table.
+  int height = table->horizontalHeader()->height() + 2 * table->frameWidth() + 2;
+  for (int r = 0; r < table->rowCount(); ++r) height += table->rowHeight(r);
+  if (table->horizontalScrollBar()->maximum() > 0)
+    height += table->horizontalScrollBar()->sizeHint().height();
+  table->setFixedHeight(height);
 }
 
 void LabPage::set_chart_runs(size_t chart, std::vector<const RunData*> runs,

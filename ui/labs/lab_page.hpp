@@ -61,6 +61,8 @@ class LabPage : public QScrollArea {
   QWidget* experiment_card(const LabExperiment& e);
   QWidget* code_block(const LabBlock& block);
   void update_score();
+  void fit_table(QTableWidget* table);
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
   Lab lab_;
   std::map<std::string, QPushButton*> run_buttons_;

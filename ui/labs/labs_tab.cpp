@@ -355,7 +355,9 @@ void LabsTab::refresh_lab(size_t index) {
         done += result.summary->status == RunStatus::Finished;
       }
     }
-    if (!have && !state.missing.empty()) result.skipped = state.missing;
+    // The table's note is short; the experiment's card gives the whole reason.
+    if (!have && !state.missing.empty())
+      result.skipped = context_.devices.gpus.empty() ? "no GPU on this machine" : state.missing;
     if (have || !result.skipped.empty()) results.push_back(std::move(result));
     states.push_back(std::move(state));
   }
