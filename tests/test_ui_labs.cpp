@@ -3,6 +3,7 @@
 // ends, the quiz answered with clicks on its radio buttons, progress and answers kept across a
 // restart, a damaged progress file set aside, and a lab file with an error reported at its line.
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
 
 #include <QLabel>
 #include <QPushButton>
@@ -13,7 +14,7 @@
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTreeWidget>
-#include <qcustomplot.h>
+#include <cstdio>
 #include <fstream>
 
 #include "engine/lab.hpp"
@@ -270,6 +271,30 @@ TEST_F(Labs, ALabFileWithAnErrorIsReportedAtItsLineAndTheOthersLoad) {
   EXPECT_EQ(tab()->labs().size(), builtin_lab_names().size());
   EXPECT_EQ(tab()->list()->topLevelItemCount(), int(builtin_lab_names().size()));
   EXPECT_NE(choose_lab("cnn-on-gpu"), nullptr);
+}
+
+// `gpulab --lab FILE.md`, once per file: a broken file is named with its line on stderr, and the
+// others load (the good one is remembered with the labs' progress).
+TEST_F(Labs, TheLabFlagReportsABrokenFileAndLoadsTheOthers) {
+  std::string broken = kTinyLab;
+  broken.replace(broken.find("batch: 32"), 9, "batchsize: 32");
+  const auto bad = write_lab("broken.md", broken);
+  const auto good = write_lab("tiny-lab.md", kTinyLab);
+  const std::string command =
+      "QT_QPA_PLATFORM=offscreen XDG_CONFIG_HOME=" + labs_dir_.path().string() +
+      " timeout -s TERM 3 " + GPULAB_GUI_PATH + " --runs-dir " + runs_.path().string() + " --lab " +
+      bad.string() + " --lab " + good.string() + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  pclose(pipe);
+  EXPECT_NE(output.find("--lab " + bad.string() + ": not loaded"), std::string::npos) << output;
+  EXPECT_NE(output.find(bad.string() + ":16: unknown key \"batchsize\""), std::string::npos)
+      << output;
+  std::string problem;
+  const LabProgress kept = load_lab_progress(runs_.path(), &problem);
+  EXPECT_EQ(kept.files, std::vector<std::string>{good.string()}) << problem;
 }
 
 TEST_F(Labs, AGpuExperimentOnAMachineWithoutOneSaysSoAndShowsNothingInvented) {

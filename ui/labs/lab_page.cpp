@@ -1,6 +1,8 @@
 // A lab's page: its blocks as widgets, in reading order.
 #include "ui/labs/lab_page.hpp"
 
+#include <qcustomplot.h>
+
 #include <QApplication>
 #include <QFontDatabase>
 #include <QGridLayout>
@@ -8,14 +10,13 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
-#include <QResizeEvent>
 #include <QRadioButton>
+#include <QResizeEvent>
 #include <QScrollBar>
 #include <QTableWidget>
 #include <QTextDocumentFragment>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <qcustomplot.h>
 
 #include "engine/run_series.hpp"
 #include "ui/chart_view.hpp"
