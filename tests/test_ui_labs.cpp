@@ -297,6 +297,25 @@ TEST_F(Labs, TheLabFlagReportsABrokenFileAndLoadsTheOthers) {
   EXPECT_EQ(kept.files, std::vector<std::string>{good.string()}) << problem;
 }
 
+// Presenter mode's larger type: the list of labs grows with it, so every lab stays in view.
+TEST_F(Labs, TheListOfLabsShowsEveryLabInPresenterMode) {
+  open_window();
+  QTreeWidget* list = tab()->list();
+  auto all_shown = [&] {
+    for (int row = 0; row < list->topLevelItemCount(); ++row)
+      if (list->visualItemRect(list->topLevelItem(row)).bottom() >= list->viewport()->height())
+        return false;
+    return true;
+  };
+  window_->show_tab("labs");
+  ASSERT_TRUE(wait_until(all_shown, 5s));
+  const int normal = list->height();
+  window_->set_presenter(true);
+  EXPECT_TRUE(wait_until([&] { return list->height() > normal && all_shown(); }, 5s))
+      << list->height() << " px for " << list->topLevelItemCount() << " labs";
+  window_->set_presenter(false);
+}
+
 TEST_F(Labs, AGpuExperimentOnAMachineWithoutOneSaysSoAndShowsNothingInvented) {
   open_window();
   LabPage* page = choose_lab("cnn-on-gpu");

@@ -239,11 +239,14 @@ bool LabPage::eventFilter(QObject* watched, QEvent* event) {
     QApplication::sendEvent(verticalScrollBar(), event);
     return true;
   }
-  if (event->type() == QEvent::Resize)
-    if (auto* table = qobject_cast<QTableWidget*>(watched)) {
-      const auto* resize = static_cast<QResizeEvent*>(event);
-      if (resize->size().width() != resize->oldSize().width()) fit_table(table);
-    }
+  if (auto* table = qobject_cast<QTableWidget*>(watched)) {
+    // A new width, or presenter mode's larger type: the rows and the height change with it.
+    const auto* resize =
+        event->type() == QEvent::Resize ? static_cast<QResizeEvent*>(event) : nullptr;
+    if ((resize && resize->size().width() != resize->oldSize().width()) ||
+        event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange)
+      fit_table(table);
+  }
   return QScrollArea::eventFilter(watched, event);
 }
 

@@ -1,6 +1,7 @@
 // The Labs tab: loading labs, starting their experiments, and keeping what came of them.
 #include "ui/labs/labs_tab.hpp"
 
+#include <QEvent>
 #include <QFileDialog>
 #include <QHeaderView>
 #include <QStackedWidget>
@@ -104,6 +105,7 @@ LabsTab::LabsTab(LabsContext context, QWidget* parent)
     save();
   }
   fit_list();
+  list_->installEventFilter(this);  // fitted again to presenter mode's type
   if (list_->topLevelItemCount() > 0) list_->setCurrentItem(list_->topLevelItem(0));
 
   // Deferred, and coalesced: a run's end reaches the store before the window forgets the run, so
@@ -130,6 +132,13 @@ void LabsTab::fit_list() {
   list_->setFixedHeight(list_->header()->sizeHint().height() +
                         rows * std::max(list_->sizeHintForRow(0), 16) + 2 * list_->frameWidth() +
                         2);
+}
+
+bool LabsTab::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == list_ &&
+      (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange))
+    QTimer::singleShot(0, this, &LabsTab::fit_list);  // once the rows know their new height
+  return QWidget::eventFilter(watched, event);
 }
 
 void LabsTab::report(const QString& text, bool error) {

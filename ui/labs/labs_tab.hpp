@@ -62,6 +62,7 @@ class LabsTab : public QWidget {
  private:
   void add_lab(Lab lab);
   void fit_list();
+  bool eventFilter(QObject* watched, QEvent* event) override;
   void refresh();  // every lab's states, results, charts and progress column
   void refresh_lab(size_t index);
   void answer(size_t lab, int question, int choice);
