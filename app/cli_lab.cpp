@@ -210,11 +210,7 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     } else {
       std::printf("training %s\n", e.model_name.c_str());
       std::fflush(stdout);
-      RunRequest request;
-      request.name = e.name;
-      request.model = e.experiment.model;
-      request.train = e.experiment.train;
-      request.backend = e.experiment.backend;
+      RunRequest request = lab_run_request(e);
       if (f.quick) {
         request.train.epochs = 0;
         request.train.max_steps = request.train.max_steps > 0

@@ -12,6 +12,7 @@
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
 #include "ui/guarded_application.hpp"
+#include "ui/labs/labs_tab.hpp"
 #include "ui/main_window.hpp"
 #include "ui/race_panel.hpp"
 
@@ -68,8 +69,13 @@ int main(int argc, char** argv) {
   const QCommandLineOption train("train", "start training the setup at once, on the CPU unless --device says otherwise");
   const QCommandLineOption device("device", "with --train: where to train (cpu, cuda:N; repeat to race)", "DEVICE");
   const QCommandLineOption recent("show-recent", "show the N most recent runs in the plots", "N");
-  const QCommandLineOption tab("tab", "open on this tab: live or compare", "TAB");
-  parser.addOptions({presenter, runs_dir, data_dir, telemetry, setup, train, device, recent, tab});
+  const QCommandLineOption tab("tab", "open on this tab: live, compare or labs", "TAB");
+  const QCommandLineOption lab(
+      "lab",
+      "open this lab (a Markdown lab file, see docs/labs.md) on the Labs tab; repeat for more",
+      "FILE.md");
+  parser.addOptions(
+      {presenter, runs_dir, data_dir, telemetry, setup, train, device, recent, tab, lab});
   parser.process(app);
 
   gpulab::ui::WindowOptions options;
@@ -126,8 +132,16 @@ int main(int argc, char** argv) {
     if (!ok || count < 0) return fail("--show-recent must be a whole number, not " + parser.value(recent));
     window.show_recent(count);
   }
+  // A lab file with an error is reported on the Labs tab (file, line, problem) and here; the
+  // window still opens with the other labs.
+  for (const QString& file : parser.values(lab)) {
+    if (!window.labs()->open_lab(file.toStdString()))
+      std::fprintf(stderr, "gpulab: --lab %s: not loaded:\n%s\n", qPrintable(file),
+                   qPrintable(window.labs()->message()));
+    window.tabs()->setCurrentWidget(window.labs());
+  }
   if (parser.isSet(tab) && !window.show_tab(parser.value(tab)))
-    return fail("--tab must be live or compare, not " + parser.value(tab));
+    return fail("--tab must be live, compare or labs, not " + parser.value(tab));
   if (parser.isSet(device)) {
     // A demo asking for a CPU and a GPU runs its CPU half on a machine without one, and says so;
     // only when no device asked for is here does the window refuse.

@@ -247,6 +247,54 @@ TEST(Labs, ResultsTableComputesSpeedupsAndSaysWhatDidNotRun) {
       << to_markdown(table);
 }
 
+// The window finds an experiment's run in its runs folder: the row comes from run.json's summary,
+// and a run still going shows only its note.
+TEST(Labs, ARecordedRunGivesItsRowAndARunningOneOnlyItsNote) {
+  const Lab lab = parse(
+      "```experiment\nname: cpu\nsteps: 10\n```\n"
+      "```table\ncolumns: experiment, steps, images/s, ms per step, "
+      "test accuracy, time to target\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  RunData run;
+  run.dir = "/runs/a";
+  run.info = {{"status", "finished"},
+              {"summary",
+               {{"steps", 10},
+                {"images", 640},
+                {"train_seconds", 0.5},
+                {"test_accuracy", 0.9125},
+                {"target_accuracy", 0.9},
+                {"time_to_target_s", 0.25}}}};
+  const LabRunResult finished = lab_run_result("cpu", run);
+  EXPECT_EQ(finished.run_dir, "/runs/a");
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {finished}).rows[0],
+            (std::vector<std::string>{"cpu", "10", "1280", "50.00", "91.25", "0.25", ""}));
+  run.info["status"] = "running";
+  run.info.erase("summary");
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("cpu", run)}).rows[0],
+            (std::vector<std::string>{"cpu", "", "", "", "", "", "running"}));
+  run.info = {{"status", "failed"}, {"message", "out of memory"}};
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("cpu", run)}).rows[0].back(),
+            "failed: out of memory");
+}
+
+TEST(Labs, MissingHardwareNamesWhatTheMachineLacks) {
+  const Lab lab = parse(
+      "```experiment\nname: cpu\n```\n```experiment\nname: gpu\ndevice: cuda:0\n```\n"
+      "```experiment\nname: second gpu\ndevice: cuda:1\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  DeviceList none;
+  none.no_gpu_reason = "no NVIDIA driver found";
+  EXPECT_EQ(missing_hardware(lab.experiments[0], none), "");
+  EXPECT_EQ(missing_hardware(lab.experiments[1], none),
+            "cuda:0 needs a GPU, and this machine has none (no NVIDIA driver found)");
+  DeviceList one;
+  one.gpus.push_back(GpuInfo{});
+  EXPECT_EQ(missing_hardware(lab.experiments[1], one), "");
+  EXPECT_EQ(missing_hardware(lab.experiments[2], one),
+            "cuda:1 needs GPU 1, and this machine has 1 GPU");
+}
+
 TEST(Labs, MatmulOnTheCpuAgreesWithANaiveProduct) {
   for (int n : {1, 7, 32, 65}) EXPECT_LT(matmul_error("cpu", n), 1e-5) << n;
   const auto timings = bench_matmul("cpu", {16, 32});

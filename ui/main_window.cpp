@@ -41,6 +41,7 @@
 #include "ui/demo_setups.hpp"
 #include "ui/device_picker.hpp"
 #include "ui/experiment_panel.hpp"
+#include "ui/labs/labs_tab.hpp"
 #include "ui/race_panel.hpp"
 #include "ui/replica_timeline.hpp"
 #include "ui/run_controller.hpp"
@@ -141,6 +142,18 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   tabs_->addTab(build_live_tab(), tr("Live"));
   compare_ = new CompareView(this);
   tabs_->addTab(compare_, tr("Compare"));
+  // The Labs tab starts its runs as ▶ Train does, with this window's data folder and sampling.
+  labs_ = new LabsTab({store_, device_list_,
+                       [this](std::vector<RunRequest> requests) {
+                         for (RunRequest& r : requests) {
+                           r.data_dir = options_.data_dir;
+                           r.telemetry_hz = options_.telemetry_hz;
+                         }
+                         return start_requests(std::move(requests));
+                       },
+                       [this] { return any_running(); }},
+                      this);
+  tabs_->addTab(labs_, tr("Labs"));
   runs_panel_ = new RunsPanel(store_, this);
 
   // The plots scroll when the window is smaller than they need: charts shrink to their minimum
@@ -408,6 +421,7 @@ void MainWindow::build_menus() {
     else if (message_->isHidden())
       message_->show_message(Banner::Kind::Info, tr("Loaded %1").arg(path));
   });
+  file->addAction(tr("Open &lab…"), this, [this] { labs_->open_lab_dialog(); });
   QMenu* demos = file->addMenu(tr("&Demos"));
   for (const QString& name : demo_names())
     demos->addAction(name, this, [this, name] {
@@ -1072,6 +1086,7 @@ bool MainWindow::save_setup_file(const QString& path, QString* error) const {
 bool MainWindow::show_tab(const QString& name) {
   if (name == "live") tabs_->setCurrentIndex(0);
   else if (name == "compare") tabs_->setCurrentWidget(compare_);
+  else if (name == "labs") tabs_->setCurrentWidget(labs_);
   else return false;
   return true;
 }

@@ -38,6 +38,7 @@ class DataCache;
 class DataFetcher;
 class DevicePicker;
 class ExperimentPanel;
+class LabsTab;
 class ProgressList;
 class RacePanel;
 class ReplicaTimeline;
@@ -71,7 +72,7 @@ class MainWindow : public QMainWindow {
   void set_presenter(bool on);
   // Ticks the `count` most recent runs, so they show in the plots.
   void show_recent(int count);
-  // "live" or "compare"; returns false for another name.
+  // "live", "compare" or "labs"; returns false for another name.
   bool show_tab(const QString& name);
   // Opens a setup file or a shipped demo by name ("race"). A setup with a race fills the race
   // line-up with the entries this machine can run; those it cannot are named on the message bar.
@@ -102,6 +103,7 @@ class MainWindow : public QMainWindow {
   QString key_numbers() const;  // what the presenter's large figures say
   ProgressList* progress() { return progress_; }
   RacePanel* race() { return race_; }
+  LabsTab* labs() { return labs_; }
   // Exports every live chart into `dir` as PNG, SVG, PDF and CSV.
   bool export_all(const QString& dir, QString* error);
 
@@ -166,6 +168,7 @@ class MainWindow : public QMainWindow {
   std::vector<ChartView*> charts_;
   ReplicaTimeline* timeline_;  // a ticked data-parallel run's replicas
   CompareView* compare_;
+  LabsTab* labs_;
   RunsPanel* runs_panel_;
   QComboBox* x_axis_;
   QSlider* smoothing_;

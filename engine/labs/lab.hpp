@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/devices/devices.hpp"
+#include "engine/session/session.hpp"
 #include "engine/training/experiment.hpp"
 
 namespace gpulab {
@@ -115,6 +117,12 @@ std::vector<Lab> builtin_labs();
 // A file when `name_or_path` names one, else a built-in lab ("cnn-on-gpu" or "cnn-on-gpu.md");
 // throws ConfigError listing the built-in labs when neither exists.
 Lab load_lab(const std::string& name_or_path);
+
+// The run a training experiment starts, as `lab run` and the window start it: its model and
+// settings, named after the experiment.
+RunRequest lab_run_request(const LabExperiment& e);
+// Why a machine with `devices` cannot run `e` (a GPU it lacks), or "" when it can.
+std::string missing_hardware(const LabExperiment& e, const DeviceList& devices);
 
 // Grading one answer: whether the choice is right, and the feedback to show.
 struct QuizFeedback {

@@ -43,7 +43,41 @@ std::string note(const LabRunResult* r) {
   return {};
 }
 
+double number_at(const nlohmann::json& object, const char* key) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_number() ? it->get<double>() : kNoValue;
+}
+
 }  // namespace
+
+LabRunResult lab_run_result(const std::string& experiment, const RunData& run) {
+  LabRunResult result;
+  result.experiment = experiment;
+  result.run_dir = run.dir;
+  RunSummary s;
+  const std::string status = run.status();
+  s.status = status == "finished"    ? RunStatus::Finished
+             : status == "cancelled" ? RunStatus::Cancelled
+             : status == "running"   ? RunStatus::Running
+                                     : RunStatus::Failed;
+  s.message = status == "interrupted" ? "interrupted: its process ended before the run did"
+                                      : run.info.value("message", std::string());
+  const auto summary = run.info.find("summary");
+  if (summary != run.info.end() && summary->is_object() && s.status != RunStatus::Running) {
+    s.steps = summary->value("steps", int64_t(0));
+    s.images = summary->value("images", int64_t(0));
+    s.train_seconds = number_at(*summary, "train_seconds");
+    s.wall_seconds = number_at(*summary, "wall_seconds");
+    s.test_loss = number_at(*summary, "test_loss");
+    s.test_accuracy = number_at(*summary, "test_accuracy");
+    s.target_accuracy = number_at(*summary, "target_accuracy");
+    if (const double t = number_at(*summary, "time_to_target_s"); std::isfinite(t))
+      s.time_to_target_s = t;
+    s.diverged = summary->value("diverged", false);
+  }
+  result.summary = s;
+  return result;
+}
 
 LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
                                   const std::vector<LabRunResult>& results) {
@@ -61,7 +95,9 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
     const std::string over = e->compare_to.empty() && baseline ? baseline->name : e->compare_to;
     const LabRunResult* base = find(results, over);
     const LabRunResult* r = find(results, e->name);
-    const RunSummary* s = r && r->summary ? &*r->summary : nullptr;
+    // A run still going has no figures yet, only its note.
+    const RunSummary* s =
+        r && r->summary && r->summary->status != RunStatus::Running ? &*r->summary : nullptr;
     const bool ran = r && r->skipped.empty();
     // A benchmark has a row per size it timed (one row saying why when it did not run); a
     // training run one row.

@@ -10,6 +10,7 @@
 #include "engine/backend/metrics.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/records/run_record.hpp"
 
 namespace gpulab {
 
@@ -26,6 +27,11 @@ struct LabResultsTable {
   std::vector<std::string> header;  // the table's columns, then "note"
   std::vector<std::vector<std::string>> rows;
 };
+
+// An experiment's result from its run's record, as a window finds it in its runs folder: the
+// summary run.json keeps, and its status (a run still going is Running, with no figures; one whose
+// process is gone is Failed, saying so).
+LabRunResult lab_run_result(const std::string& experiment, const RunData& run);
 
 // Rows in the table's experiment order (one per size for a benchmark); an experiment not run yet
 // has its name and empty cells, a skipped or failed one says why in "note".

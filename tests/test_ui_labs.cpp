@@ -1,0 +1,356 @@
+// The Labs tab driven as a learner drives it, on Qt's offscreen platform: the tab and the lab
+// chosen with clicks, an experiment started with its Run button and its row filled when the run
+// ends, the quiz answered with clicks on its radio buttons, progress and answers kept across a
+// restart, a damaged progress file set aside, and a lab file with an error reported at its line.
+#include <gtest/gtest.h>
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QScrollBar>
+#include <QStyleOptionButton>
+#include <QTabBar>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTreeWidget>
+#include <cstdio>
+#include <fstream>
+
+#include "engine/labs/lab.hpp"
+#include "test_support.hpp"
+#include "ui/chart_view.hpp"
+#include "ui/labs/lab_page.hpp"
+#include "ui/labs/lab_progress.hpp"
+#include "ui/labs/lab_quiz.hpp"
+#include "ui/labs/labs_tab.hpp"
+#include "ui/main_window.hpp"
+#include "ui/run_store.hpp"
+#include "ui_fixture.hpp"
+#include "ui_input.hpp"
+
+namespace gpulab::ui {
+namespace {
+
+using namespace std::chrono_literals;
+using test::wait_until;
+
+// A lab small enough to run inside the test: one CPU experiment of a few steps, its table and
+// chart, and two questions.
+const char* kTinyLab = R"(---
+title: A tiny lab
+minutes: 5
+hardware: cpu
+---
+
+# A tiny lab
+
+Train the small **MLP** for a few steps.
+
+```experiment
+name: mlp cpu
+model: mlp
+device: cpu
+threads: 1
+batch: 32
+steps: 12
+```
+
+```bash
+gpulab-cli lab run tiny-lab.md --out results
+```
+
+```table
+columns: experiment, device, steps, images/s, ms per step, test accuracy
+```
+
+```chart
+kind: loss
+title: Its loss
+```
+
+```quiz
+question: A GPU has many cores, so it can handle many computations in parallel.
+answer: true
+why: Thousands of simple cores each take a piece of a large product at once.
+```
+
+```quiz
+question: What dominates training?
+- [ ] Printing progress
+  why: Printing is a little CPU work now and then.
+- [x] Matrix multiplication
+  why: The forward and backward passes are mostly matrix products.
+```
+)";
+
+class Labs : public test::WindowTest {
+ protected:
+  std::filesystem::path write_lab(const std::string& name, const std::string& text) {
+    const auto path = labs_dir_.path() / name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  LabsTab* tab() { return window_->labs(); }
+  // Clicks the Labs tab, then the lab's row in the list, as a person does.
+  LabPage* choose_lab(const std::string& name) {
+    QTabBar* bar = window_->tabs()->tabBar();
+    const int index = window_->tabs()->indexOf(tab());
+    QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(index).center());
+    EXPECT_EQ(window_->tabs()->currentWidget(), tab());
+    QTreeWidget* list = tab()->list();
+    for (int row = 0; row < list->topLevelItemCount(); ++row)
+      if (tab()->labs()[size_t(row)].name == name)
+        test::click_item(list, list->model()->index(row, 0));
+    EXPECT_EQ(tab()->current_page(), tab()->page(name));
+    return tab()->current_page();
+  }
+  // Scrolls the page to `widget` and clicks it at its middle, or a radio button at its circle.
+  static void click(LabPage* page, QWidget* widget) {
+    page->ensureWidgetVisible(widget);
+    QApplication::processEvents();
+    ASSERT_TRUE(widget->isVisible());
+    QPoint at = widget->rect().center();
+    if (auto* radio = qobject_cast<QRadioButton*>(widget)) {
+      QStyleOptionButton option;
+      option.initFrom(radio);
+      at = radio->style()->subElementRect(QStyle::SE_RadioButtonIndicator, &option, radio).center();
+    }
+    QTest::mouseClick(widget, Qt::LeftButton, {}, at);
+  }
+  static QString cell(QTableWidget* table, int row, const QString& column) {
+    for (int c = 0; c < table->columnCount(); ++c)
+      if (table->horizontalHeaderItem(c)->text() == column)
+        return table->item(row, c) ? table->item(row, c)->text() : QString();
+    return "(no column " + column + ")";
+  }
+
+  test::TempDir labs_dir_;
+};
+
+TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)))
+      << tab()->message().toStdString();
+  LabPage* page = choose_lab("tiny-lab");
+  ASSERT_NE(page, nullptr);
+  QTableWidget* table = page->table(0);
+  ASSERT_EQ(table->rowCount(), 1);
+  EXPECT_EQ(cell(table, 0, "note"), "not run yet");
+
+  click(page, page->run_button("mlp cpu"));
+  // Through the window's own run path: listed with every run, under the lab's name.
+  ASSERT_EQ(window_->store()->entries().size(), 1u);
+  EXPECT_EQ(window_->store()->entries()[0]->data.name(), "mlp cpu · tiny-lab");
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 60s));
+  ASSERT_TRUE(wait_until([&] { return cell(table, 0, "steps") == "12"; }, 10s))
+      << cell(table, 0, "note").toStdString();
+  EXPECT_EQ(cell(table, 0, "experiment"), "mlp cpu");
+  EXPECT_EQ(cell(table, 0, "note"), "");
+  EXPECT_GT(cell(table, 0, "images/s").toDouble(), 0);
+  EXPECT_GT(cell(table, 0, "ms per step").toDouble(), 0);
+  EXPECT_FALSE(cell(table, 0, "test accuracy").isEmpty());
+  EXPECT_EQ(page->chart(0)->chart().runs.size(), 1u);
+  EXPECT_TRUE(page->experiment_text("mlp cpu").startsWith("finished: 12 steps"));
+  EXPECT_TRUE(page->run_button("mlp cpu")->isEnabled());
+  EXPECT_TRUE(tab()->list()->topLevelItem(2)->text(3).startsWith("1 of 1 experiments run"));
+
+  // A restart: the lab file is opened again by itself, and its row comes from the recorded run.
+  close_window();
+  open_window();
+  ASSERT_NE(tab()->page("tiny-lab"), nullptr) << tab()->message().toStdString();
+  EXPECT_EQ(cell(tab()->page("tiny-lab")->table(0), 0, "steps"), "12");
+}
+
+TEST_F(Labs, RunAllStartsTheExperimentsAsAFairRaceOneAfterAnother) {
+  std::string two = kTinyLab;
+  const std::string second =
+      "```experiment\nname: mlp cpu again\nmodel: mlp\ndevice: cpu\n"
+      "threads: 1\nbatch: 16\nsteps: 12\n```\n\n";
+  two.insert(two.find("```bash"), second);
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("two.md", two))) << tab()->message().toStdString();
+  LabPage* page = choose_lab("two");
+  click(page, page->run_all_button());
+  // Both share the CPU: the second waits for the first, so each is measured alone.
+  ASSERT_EQ(window_->store()->entries().size(), 1u);
+  EXPECT_FALSE(page->run_button("mlp cpu again")->isEnabled());
+  ASSERT_TRUE(wait_until([&] { return window_->store()->entries().size() == 2; }, 60s));
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 60s));
+  QTableWidget* table = page->table(0);
+  ASSERT_TRUE(wait_until([&] { return cell(table, 1, "steps") == "12"; }, 10s));
+  EXPECT_EQ(cell(table, 0, "steps"), "12");
+  EXPECT_EQ(cell(table, 1, "experiment"), "mlp cpu again");
+  for (RunEntry* entry : window_->store()->entries())
+    EXPECT_FALSE(entry->data.info.contains("shared_hardware")) << entry->data.name();
+}
+
+TEST_F(Labs, AMatrixMultiplyExperimentFillsARowPerSize) {
+  const std::string lab =
+      "---\ntitle: Matmul\nminutes: 5\nhardware: cpu\n---\n\n"
+      "```experiment\nname: cpu\nbench: matmul\ndevice: cpu\nsizes: 16, 32\n```\n\n"
+      "```table\ncolumns: experiment, size, ms, GFLOP/s\n```\n";
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("matmul.md", lab))) << tab()->message().toStdString();
+  LabPage* page = choose_lab("matmul");
+  click(page, page->run_button("cpu"));
+  QTableWidget* table = page->table(0);
+  ASSERT_TRUE(wait_until([&] { return table->rowCount() == 2; }, 30s));
+  EXPECT_EQ(cell(table, 0, "size"), "16");
+  EXPECT_EQ(cell(table, 1, "size"), "32");
+  EXPECT_GT(cell(table, 1, "GFLOP/s").toDouble(), 0);
+  EXPECT_TRUE(page->experiment_text("cpu").startsWith("timed 2 size(s)"));
+  // Kept with the lab's progress, so the rows are there after a restart.
+  close_window();
+  open_window();
+  EXPECT_EQ(tab()->page("matmul")->table(0)->rowCount(), 2);
+}
+
+TEST_F(Labs, TheWheelOverALabsChartScrollsThePageAndLeavesTheChartAlone) {
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)));
+  LabPage* page = choose_lab("tiny-lab");
+  QCustomPlot* plot = page->chart(0)->plot();
+  page->ensureWidgetVisible(plot);
+  QApplication::processEvents();
+  const int scrolled = page->verticalScrollBar()->value();
+  const QCPRange x = plot->xAxis->range();
+  // The middle of what shows of it: a small window shows only part of the chart.
+  const QRect shown = plot->visibleRegion().boundingRect();
+  ASSERT_FALSE(shown.isEmpty());
+  const QPoint at = plot->mapTo(window_.get(), shown.center());
+  ASSERT_EQ(window_->childAt(at), plot);
+  test::turn_wheel(window_.get(), at, -1);
+  EXPECT_GT(page->verticalScrollBar()->value(), scrolled);
+  EXPECT_EQ(plot->xAxis->range().lower, x.lower);
+  EXPECT_EQ(plot->xAxis->range().upper, x.upper);
+}
+
+TEST_F(Labs, QuizAnsweredWithClicksIsGradedWithReasonsAndKeptAcrossARestart) {
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)));
+  LabPage* page = choose_lab("tiny-lab");
+  EXPECT_TRUE(page->score_text().contains("answer the questions"));
+
+  click(page, page->question(0)->choice_button(1));  // False: wrong
+  EXPECT_TRUE(page->question(0)->feedback().contains("Not quite."));
+  EXPECT_TRUE(page->question(0)->feedback().contains("Thousands of simple cores"));
+  EXPECT_TRUE(page->score_text().contains("0 of 2 right")) << page->score_text().toStdString();
+  click(page, page->question(1)->choice_button(1));  // Matrix multiplication: right
+  EXPECT_TRUE(page->question(1)->feedback().contains("Right."));
+  EXPECT_TRUE(page->question(1)->feedback().contains("mostly matrix products"));
+  EXPECT_TRUE(page->score_text().contains("1 of 2 right"));
+  click(page, page->question(0)->choice_button(0));  // changed to True: right
+  EXPECT_TRUE(page->question(0)->feedback().contains("Right."));
+  EXPECT_TRUE(page->score_text().contains("2 of 2 right (2 of 2 answered)"));
+
+  close_window();
+  open_window();
+  page = choose_lab("tiny-lab");
+  ASSERT_NE(page, nullptr);
+  EXPECT_TRUE(page->question(0)->choice_button(0)->isChecked());
+  EXPECT_TRUE(page->question(1)->choice_button(1)->isChecked());
+  EXPECT_TRUE(page->question(1)->feedback().contains("Right."));
+  EXPECT_TRUE(page->score_text().contains("2 of 2 right"));
+  EXPECT_TRUE(tab()->list()->topLevelItem(2)->text(3).contains("quiz 2 of 2 right"));
+}
+
+TEST_F(Labs, ALabFileWithAnErrorIsReportedAtItsLineAndTheOthersLoad) {
+  std::string broken = kTinyLab;
+  broken.replace(broken.find("batch: 32"), 9, "batchsize: 32");  // line 16
+  const auto path = write_lab("broken.md", broken);
+  open_window();
+  test::answer_file_dialog(QString::fromStdString(path.string()), [&] {
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open lab"));
+  });
+  ASSERT_TRUE(wait_until([&] { return !tab()->message().isEmpty(); }, 5s));
+  const std::string message = tab()->message().toStdString();
+  EXPECT_NE(message.find(path.string() + ":16: unknown key \"batchsize\""), std::string::npos)
+      << message;
+  // The built-in labs are all there, and the broken one is not listed.
+  EXPECT_EQ(tab()->labs().size(), builtin_lab_names().size());
+  EXPECT_EQ(tab()->list()->topLevelItemCount(), int(builtin_lab_names().size()));
+  EXPECT_NE(choose_lab("cnn-on-gpu"), nullptr);
+}
+
+// `gpulab --lab FILE.md`, once per file: a broken file is named with its line on stderr, and the
+// others load (the good one is remembered with the labs' progress).
+TEST_F(Labs, TheLabFlagReportsABrokenFileAndLoadsTheOthers) {
+  std::string broken = kTinyLab;
+  broken.replace(broken.find("batch: 32"), 9, "batchsize: 32");
+  const auto bad = write_lab("broken.md", broken);
+  const auto good = write_lab("tiny-lab.md", kTinyLab);
+  const std::string command =
+      "QT_QPA_PLATFORM=offscreen XDG_CONFIG_HOME=" + labs_dir_.path().string() +
+      " timeout -s TERM 3 " + GPULAB_GUI_PATH + " --runs-dir " + runs_.path().string() + " --lab " +
+      bad.string() + " --lab " + good.string() + " 2>&1";
+  std::FILE* pipe = popen(command.c_str(), "r");
+  std::string output;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  pclose(pipe);
+  EXPECT_NE(output.find("--lab " + bad.string() + ": not loaded"), std::string::npos) << output;
+  EXPECT_NE(output.find(bad.string() + ":16: unknown key \"batchsize\""), std::string::npos)
+      << output;
+  std::string problem;
+  const LabProgress kept = load_lab_progress(runs_.path(), &problem);
+  EXPECT_EQ(kept.files, std::vector<std::string>{good.string()}) << problem;
+}
+
+// Presenter mode's larger type: the list of labs grows with it, so every lab stays in view.
+TEST_F(Labs, TheListOfLabsShowsEveryLabInPresenterMode) {
+  open_window();
+  QTreeWidget* list = tab()->list();
+  auto all_shown = [&] {
+    for (int row = 0; row < list->topLevelItemCount(); ++row)
+      if (list->visualItemRect(list->topLevelItem(row)).bottom() >= list->viewport()->height())
+        return false;
+    return true;
+  };
+  window_->show_tab("labs");
+  ASSERT_TRUE(wait_until(all_shown, 5s));
+  const int normal = list->height();
+  window_->set_presenter(true);
+  EXPECT_TRUE(wait_until([&] { return list->height() > normal && all_shown(); }, 5s))
+      << list->height() << " px for " << list->topLevelItemCount() << " labs";
+  window_->set_presenter(false);
+}
+
+TEST_F(Labs, AGpuExperimentOnAMachineWithoutOneSaysSoAndShowsNothingInvented) {
+  open_window();
+  LabPage* page = choose_lab("cnn-on-gpu");
+  ASSERT_NE(page, nullptr);
+  EXPECT_FALSE(page->run_button("lenet5 gpu")->isEnabled());
+  EXPECT_TRUE(page->run_button("lenet5 cpu")->isEnabled());
+  const QString says = page->experiment_text("lenet5 gpu");
+  EXPECT_TRUE(says.contains("needs a GPU, and this machine has none")) << says.toStdString();
+  EXPECT_TRUE(says.contains("No recorded GPU runs ship with gpulab yet")) << says.toStdString();
+  QTableWidget* table = page->table(0);
+  for (int row = 0; row < table->rowCount(); ++row) {
+    if (cell(table, row, "device") != "cuda:0") continue;
+    EXPECT_EQ(cell(table, row, "note"), "skipped: no GPU on this machine");
+    EXPECT_EQ(cell(table, row, "images/s"), "");
+    EXPECT_EQ(cell(table, row, "speedup"), "");
+  }
+}
+
+TEST_F(Labs, ADamagedProgressFileIsSetAsideAndReported) {
+  std::ofstream(lab_progress_path(runs_.path())) << "{ not json";
+  open_window();
+  EXPECT_TRUE(tab()->message().contains("could not be read")) << tab()->message().toStdString();
+  EXPECT_TRUE(std::filesystem::exists(runs_.path() / ".gpulab-labs.json.damaged"));
+  // The tab works: an answer is kept in a new file.
+  LabPage* page = choose_lab("cnn-on-gpu");
+  click(page, page->question(0)->choice_button(0));
+  std::string problem;
+  const LabProgress kept = load_lab_progress(runs_.path(), &problem);
+  EXPECT_EQ(problem, "");
+  EXPECT_EQ(kept.labs.at(":/labs/cnn-on-gpu.md").answers.size(), 1u);
+}
+
+}  // namespace
+}  // namespace gpulab::ui
+
+int main(int argc, char** argv) {
+  return gpulab::test::run_window_tests(argc, argv, /*qt_dialogs=*/true);
+}

@@ -1,0 +1,77 @@
+// One lab as a learner reads it: its Markdown text, code, a card per experiment with its Run
+// button and what became of it, the results tables, the charts and the quiz with its score, in
+// the order the lab file gives them.
+#pragma once
+
+#include <QColor>
+#include <QScrollArea>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/labs/lab.hpp"
+#include "engine/labs/lab_results.hpp"
+#include "engine/records/run_record.hpp"
+
+class QLabel;
+class QPushButton;
+class QTableWidget;
+
+namespace gpulab::ui {
+
+class ChartView;
+class QuizQuestionView;
+
+// What the page shows of one experiment besides its results: why it cannot run here (a GPU this
+// machine lacks), or what its run is doing.
+struct ExperimentState {
+  std::string missing;  // the hardware it needs and this machine lacks; "" when it can run
+  std::string status;   // "not run yet", "running", "finished in 3.2 s", ...
+  bool running = false;
+};
+
+class LabPage : public QScrollArea {
+  Q_OBJECT
+
+ public:
+  explicit LabPage(const Lab& lab, QWidget* parent = nullptr);
+
+  const Lab& lab() const { return lab_; }
+  void set_states(const std::vector<ExperimentState>& states, bool busy);
+  // The results as they stand: the tables are filled by the lab engine (lab_results_table).
+  void set_results(const std::vector<LabRunResult>& results);
+  // The finished runs each chart draws, with their colours; the runs stay alive until the next
+  // call.
+  void set_chart_runs(size_t chart, std::vector<const RunData*> runs, std::vector<QColor> colors);
+  void set_answers(const std::vector<int>& answers);  // per question, -1 for none
+
+  QPushButton* run_button(const std::string& experiment) const;
+  QPushButton* run_all_button() const { return run_all_; }
+  QTableWidget* table(size_t index) const { return tables_.at(index); }
+  ChartView* chart(size_t index) const { return charts_.at(index); }
+  QuizQuestionView* question(size_t index) const { return questions_.at(index); }
+  QString score_text() const;                                    // as plain text
+  QString experiment_text(const std::string& experiment) const;  // its status line, plain
+
+ signals:
+  void run_requested(const QString& experiment);  // empty: every experiment this machine can run
+  void answered(int question, int choice);
+
+ private:
+  QWidget* experiment_card(const LabExperiment& e);
+  QWidget* code_block(const LabBlock& block);
+  void update_score();
+  void fit_table(QTableWidget* table);
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
+  Lab lab_;
+  std::map<std::string, QPushButton*> run_buttons_;
+  std::map<std::string, QLabel*> status_labels_;
+  QPushButton* run_all_ = nullptr;
+  std::vector<QTableWidget*> tables_;
+  std::vector<ChartView*> charts_;
+  std::vector<QuizQuestionView*> questions_;
+  QLabel* score_ = nullptr;
+};
+
+}  // namespace gpulab::ui

@@ -1,0 +1,103 @@
+// The Labs tab's progress file: reading it, setting a damaged one aside, writing it.
+#include "ui/labs/lab_progress.hpp"
+
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "engine/records/record_reader.hpp"
+#include "engine/records/run_record.hpp"
+
+namespace gpulab::ui {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+LabProgress from_json(const json& j) {
+  if (!j.is_object()) throw std::runtime_error("it is not a JSON object");
+  LabProgress progress;
+  progress.files = j.value("files", std::vector<std::string>{});
+  // Named, not iterated as temporaries: a range-for over value(...).items() reads a json that is
+  // already gone.
+  const json labs = j.value("labs", json::object());
+  for (const auto& [source, lab] : labs.items()) {
+    LabRecord& record = progress.labs[source];
+    record.runs = lab.value("runs", std::map<std::string, std::string>{});
+    record.answers = lab.value("answers", std::map<std::string, std::string>{});
+    const json matmul = lab.value("matmul", json::object());
+    for (const auto& [experiment, timings] : matmul.items())
+      for (const json& t : timings)
+        record.matmul[experiment].push_back({t.at("size").get<int>(), t.at("ms").get<double>(),
+                                             t.at("ms_with_copies").get<double>()});
+  }
+  return progress;
+}
+
+json to_json(const LabProgress& progress) {
+  json labs = json::object();
+  for (const auto& [source, record] : progress.labs) {
+    json matmul = json::object();
+    for (const auto& [experiment, timings] : record.matmul) {
+      json rows = json::array();
+      for (const MatmulTiming& t : timings)
+        rows.push_back({{"size", t.size}, {"ms", t.ms}, {"ms_with_copies", t.ms_with_copies}});
+      matmul[experiment] = rows;
+    }
+    json lab = json::object();
+    lab["runs"] = record.runs;
+    lab["answers"] = record.answers;
+    lab["matmul"] = matmul;
+    labs[source] = lab;
+  }
+  json j = json::object();
+  j["labs"] = labs;
+  j["files"] = progress.files;
+  return j;
+}
+
+// ".gpulab-labs.json.damaged", then ".damaged-2", ... : never over an earlier damaged file.
+fs::path aside_path(const fs::path& path) {
+  fs::path aside = path.string() + ".damaged";
+  std::error_code error;
+  for (int n = 2; fs::exists(fs::symlink_status(aside, error)); ++n)
+    aside = path.string() + ".damaged-" + std::to_string(n);
+  return aside;
+}
+
+}  // namespace
+
+fs::path lab_progress_path(const fs::path& runs_dir) { return runs_dir / ".gpulab-labs.json"; }
+
+LabProgress load_lab_progress(const fs::path& runs_dir, std::string* problem) {
+  const fs::path path = lab_progress_path(runs_dir);
+  std::string text;
+  try {
+    // Read as a record's files are: a FIFO, a folder or a link loop here is passed over.
+    if (!read_record_file(path, kMaxRunJsonBytes, &text)) return {};
+    return from_json(json::parse(text));
+  } catch (const std::exception& e) {
+    const fs::path aside = aside_path(path);
+    std::error_code error;
+    fs::rename(path, aside, error);
+    if (problem)
+      *problem = path.string() + " could not be read (" + e.what() + "); " +
+                 (error ? "it is left as it is (it could not be moved: " + error.message() + ")"
+                        : "it was moved to " + aside.filename().string()) +
+                 ", and the labs start with no progress";
+    return {};
+  }
+}
+
+bool save_lab_progress(const fs::path& runs_dir, const LabProgress& progress,
+                       std::string* problem) {
+  try {
+    fs::create_directories(runs_dir);
+    write_file_atomically(lab_progress_path(runs_dir), to_json(progress).dump(2) + "\n");
+  } catch (const std::exception& e) {
+    if (problem) *problem = e.what();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace gpulab::ui

@@ -1,0 +1,41 @@
+// One quiz question of a lab: its choices as radio buttons (True and False for a true/false
+// question), and once one is picked, whether it is right and the lab's reason for it.
+#pragma once
+
+#include <QFrame>
+#include <vector>
+
+#include "engine/labs/lab.hpp"
+
+class QButtonGroup;
+class QLabel;
+class QRadioButton;
+
+namespace gpulab::ui {
+
+class QuizQuestionView : public QFrame {
+  Q_OBJECT
+
+ public:
+  QuizQuestionView(const QuizQuestion& question, int number, QWidget* parent = nullptr);
+
+  // Shows an answer given earlier (-1: none) without signalling.
+  void set_answer(int choice);
+  int answer() const { return answer_; }
+  QRadioButton* choice_button(int choice) const { return buttons_.at(size_t(choice)); }
+  QString feedback() const;  // plain text; empty until answered
+
+ signals:
+  void answered(int choice);
+
+ private:
+  void show_feedback();
+
+  QuizQuestion question_;
+  QButtonGroup* group_;
+  std::vector<QRadioButton*> buttons_;
+  QLabel* feedback_;
+  int answer_ = -1;
+};
+
+}  // namespace gpulab::ui

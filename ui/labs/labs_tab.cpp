@@ -1,0 +1,429 @@
+// The Labs tab: loading labs, starting their experiments, and keeping what came of them.
+#include "ui/labs/labs_tab.hpp"
+
+#include <QEvent>
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QStackedWidget>
+#include <QTimer>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "engine/analysis/run_series.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/labs/lab_results.hpp"
+#include "ui/labs/lab_page.hpp"
+#include "ui/run_store.hpp"
+#include "ui/status_widgets.hpp"
+
+namespace gpulab::ui {
+namespace fs = std::filesystem;
+namespace {
+
+enum Column { kTitle, kMinutes, kHardware, kProgress };
+constexpr int kMostProblemLines = 8;  // of one lab file; the rest are counted
+
+// A lab's problems as the engine words them, one a line.
+QString problems_text(const Lab& lab) {
+  QStringList lines;
+  for (const LabProblem& p : lab.problems) {
+    if (lines.size() == kMostProblemLines) {
+      lines << QObject::tr("… and %n more (gpulab-cli lab check lists them all)", "",
+                           int(lab.problems.size()) - kMostProblemLines);
+      break;
+    }
+    lines << QString::fromStdString(p.to_string());
+  }
+  return lines.join("\n");
+}
+
+QString status_text(const LabRunResult& r) {
+  const RunSummary& s = *r.summary;
+  switch (s.status) {
+    case RunStatus::Running:
+      return QObject::tr("running… (listed with your runs; the Live tab shows it)");
+    case RunStatus::Finished:
+      return QObject::tr("finished: %1 steps in %2 s; its row is in the table below")
+          .arg(s.steps)
+          .arg(s.train_seconds, 0, 'f', 1);
+    case RunStatus::Cancelled:
+      return QObject::tr("stopped at step %1; run it again to fill its row").arg(s.steps);
+    case RunStatus::Failed:
+      return QObject::tr("failed: %1").arg(QString::fromStdString(s.message));
+  }
+  return {};
+}
+
+}  // namespace
+
+LabsTab::LabsTab(LabsContext context, QWidget* parent)
+    : QWidget(parent), context_(std::move(context)) {
+  setObjectName("labs");
+  message_ = new Banner(this);
+  message_->setObjectName("labs-message");
+  list_ = new QTreeWidget(this);
+  list_->setObjectName("lab-list");
+  list_->setRootIsDecorated(false);
+  list_->setHeaderLabels({tr("Lab"), tr("Minutes"), tr("Hardware"), tr("Your progress")});
+  list_->header()->setStretchLastSection(true);
+  list_->setSelectionMode(QAbstractItemView::SingleSelection);
+  stack_ = new QStackedWidget(this);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(message_);
+  layout->addWidget(list_);
+  layout->addWidget(stack_, 1);
+  connect(list_, &QTreeWidget::currentItemChanged, this, [this] {
+    const int row = list_->indexOfTopLevelItem(list_->currentItem());
+    if (row >= 0) stack_->setCurrentIndex(row);
+  });
+
+  std::string problem;
+  progress_ = load_lab_progress(context_.store->runs_dir(), &problem);
+  if (!problem.empty()) report(QString::fromStdString(problem), false);
+  for (Lab& lab : builtin_labs()) {
+    if (lab.ok())
+      add_lab(std::move(lab));
+    else
+      report(tr("A built-in lab could not be loaded:\n") + problems_text(lab), true);
+  }
+  // The lab files opened before, as they are now; one that went or broke is said once, then
+  // forgotten.
+  std::vector<std::string> files;
+  for (const std::string& file : progress_.files) {
+    Lab lab = load_lab_file(file);
+    if (!lab.ok()) {
+      report(tr("A lab opened before is left out:\n") + problems_text(lab), true);
+      continue;
+    }
+    files.push_back(file);
+    add_lab(std::move(lab));
+  }
+  if (files != progress_.files) {
+    progress_.files = files;
+    save();
+  }
+  fit_list();
+  list_->installEventFilter(this);  // fitted again to presenter mode's type
+  if (list_->topLevelItemCount() > 0) list_->setCurrentItem(list_->topLevelItem(0));
+
+  // Deferred, and coalesced: a run's end reaches the store before the window forgets the run, so
+  // whether runs are still training is known only once that is done.
+  auto* pending = new QTimer(this);
+  pending->setSingleShot(true);
+  pending->setInterval(0);
+  connect(pending, &QTimer::timeout, this, &LabsTab::refresh);
+  // A removed run must leave the charts at once (they point at the runs), and again later.
+  connect(context_.store, &RunStore::runs_changed, this, &LabsTab::refresh);
+  connect(context_.store, &RunStore::runs_changed, pending, qOverload<>(&QTimer::start));
+  connect(context_.store, &RunStore::run_updated, pending, qOverload<>(&QTimer::start));
+  refresh();
+}
+
+LabsTab::~LabsTab() {
+  if (bench_.joinable()) bench_.join();
+}
+
+void LabsTab::fit_list() {
+  // As tall as its labs, up to a few (then it scrolls); the page takes the rest.
+  list_->resizeColumnToContents(kTitle);
+  const int rows = std::clamp(list_->topLevelItemCount(), 1, 4);
+  list_->setFixedHeight(list_->header()->sizeHint().height() +
+                        rows * std::max(list_->sizeHintForRow(0), 16) + 2 * list_->frameWidth() +
+                        2);
+}
+
+bool LabsTab::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == list_ &&
+      (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange))
+    QTimer::singleShot(0, this, &LabsTab::fit_list);  // once the rows know their new height
+  return QWidget::eventFilter(watched, event);
+}
+
+void LabsTab::report(const QString& text, bool error) {
+  message_->add_message(error ? Banner::Kind::Error : Banner::Kind::Warning, text);
+}
+
+QString LabsTab::message() const { return message_->text(); }
+
+void LabsTab::add_lab(Lab lab) {
+  auto same = std::find_if(labs_.begin(), labs_.end(),
+                           [&](const Lab& l) { return l.source == lab.source; });
+  const size_t index = size_t(same - labs_.begin());
+  auto* page = new LabPage(lab, stack_);
+  const std::string source = lab.source;
+  connect(page, &LabPage::run_requested, this, [this, source](const QString& experiment) {
+    run_experiments(source, experiment.toStdString());
+  });
+  connect(page, &LabPage::answered, this, [this, source](int question, int choice) {
+    for (size_t i = 0; i < labs_.size(); ++i)
+      if (labs_[i].source == source) answer(i, question, choice);
+  });
+  QTreeWidgetItem* item;
+  if (same != labs_.end()) {  // opened again: the file as it is now
+    *same = std::move(lab);
+    stack_->removeWidget(pages_[index]);
+    pages_[index]->deleteLater();
+    pages_[index] = page;
+    stack_->insertWidget(int(index), page);
+    item = list_->topLevelItem(int(index));
+  } else {
+    labs_.push_back(std::move(lab));
+    pages_.push_back(page);
+    stack_->addWidget(page);
+    item = new QTreeWidgetItem(list_);
+  }
+  const Lab& added = labs_[index];
+  fit_list();
+  item->setText(kTitle, QString::fromStdString(added.title));
+  item->setToolTip(kTitle, QString::fromStdString(added.source));
+  item->setText(kMinutes, QString::number(added.minutes));
+  item->setTextAlignment(kMinutes, Qt::AlignRight | Qt::AlignVCenter);
+  item->setText(kHardware, QString::fromStdString(added.hardware_text()));
+  refresh_lab(index);
+}
+
+bool LabsTab::open_lab(const fs::path& path) {
+  std::error_code error;
+  const fs::path file = fs::absolute(path, error);
+  Lab lab = load_lab_file(error ? path : file);
+  if (!lab.ok()) {
+    report(tr("The lab file could not be loaded; the other labs are still here:\n") +
+               problems_text(lab),
+           true);
+    return false;
+  }
+  const std::string source = lab.source;
+  add_lab(std::move(lab));
+  if (std::find(progress_.files.begin(), progress_.files.end(), source) == progress_.files.end()) {
+    progress_.files.push_back(source);
+    save();
+  }
+  select_lab(source);
+  return true;
+}
+
+void LabsTab::open_lab_dialog() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open a lab"), open_dir_,
+                                                    tr("Labs (*.md);;All files (*)"));
+  if (path.isEmpty()) return;
+  open_dir_ = QFileInfo(path).absolutePath();
+  open_lab(path.toStdString());
+}
+
+bool LabsTab::select_lab(const std::string& name) {
+  for (size_t i = labs_.size(); i-- > 0;)
+    if (labs_[i].source == name || labs_[i].name == name) {
+      list_->setCurrentItem(list_->topLevelItem(int(i)));
+      return true;
+    }
+  return false;
+}
+
+LabPage* LabsTab::page(const std::string& name) const {
+  for (size_t i = labs_.size(); i-- > 0;)
+    if (labs_[i].source == name || labs_[i].name == name) return pages_[i];
+  return nullptr;
+}
+
+LabPage* LabsTab::current_page() const { return qobject_cast<LabPage*>(stack_->currentWidget()); }
+
+std::string LabsTab::run_name(const Lab& lab, const LabExperiment& e) const {
+  // The lab's name keeps two labs' "cpu" runs apart in the runs list and in the charts.
+  return e.name + " · " + lab.name;
+}
+
+int LabsTab::run_experiments(const std::string& lab_name, const std::string& experiment) {
+  const auto it = std::find_if(labs_.begin(), labs_.end(), [&](const Lab& l) {
+    return l.source == lab_name || l.name == lab_name;
+  });
+  if (it == labs_.end()) return 0;
+  const size_t index = size_t(it - labs_.begin());
+  const Lab& lab = *it;
+  if (context_.busy() || bench_.joinable()) {
+    report(tr("Runs are training: wait for them to end, or stop them, then run the lab's "
+              "experiments (a run measured beside others is not measured alone)."),
+           false);
+    return 0;
+  }
+  std::vector<const LabExperiment*> training, benches;
+  for (const LabExperiment& e : lab.experiments)
+    if ((experiment.empty() || e.name == experiment) &&
+        missing_hardware(e, context_.devices).empty())
+      (e.bench.empty() ? training : benches).push_back(&e);
+  if (training.empty() && !benches.empty()) {
+    run_matmul(index, *benches.front());
+    return 1;
+  }
+  if (training.empty()) return 0;
+  std::vector<RunRequest> requests;
+  for (const LabExperiment* e : training) {
+    requests.push_back(lab_run_request(*e));
+    requests.back().name = run_name(lab, *e);
+  }
+  const int started = context_.start(requests);
+  if (started == 0) return 0;
+  // The runs are in the store now, live: their folders are this lab's results from here on.
+  LabRecord& record = progress_.labs[lab.source];
+  for (const LabExperiment* e : training)
+    for (RunEntry* entry : context_.store->entries())
+      if (entry->live && entry->data.name() == run_name(lab, *e)) {
+        record.runs[e->name] = entry->data.dir.string();
+        break;
+      }
+  save();
+  refresh();
+  return started;
+}
+
+void LabsTab::run_matmul(size_t index, const LabExperiment& e) {
+  bench_lab_ = labs_[index].source;
+  bench_experiment_ = e.name;
+  const std::string device = e.experiment.backend.device;
+  const std::vector<int> sizes = e.sizes;
+  bench_ = std::thread([this, device, sizes] {
+    std::vector<MatmulTiming> timings;
+    std::string error;
+    try {
+      timings = bench_matmul(device, sizes);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, timings, error] {
+          bench_.join();
+          if (error.empty())
+            progress_.labs[bench_lab_].matmul[bench_experiment_] = timings;
+          else
+            report(
+                tr("The matrix-multiply benchmark failed: %1").arg(QString::fromStdString(error)),
+                true);
+          bench_lab_.clear();
+          bench_experiment_.clear();
+          save();
+          refresh();
+        },
+        Qt::QueuedConnection);
+  });
+  refresh();
+}
+
+void LabsTab::refresh() {
+  for (size_t i = 0; i < labs_.size(); ++i) refresh_lab(i);
+}
+
+void LabsTab::refresh_lab(size_t index) {
+  const Lab& lab = labs_[index];
+  LabPage* page = pages_[index];
+  const auto found = progress_.labs.find(lab.source);
+  const LabRecord* record = found == progress_.labs.end() ? nullptr : &found->second;
+  std::vector<LabRunResult> results;
+  std::vector<ExperimentState> states;
+  std::map<std::string, RunEntry*> finished_runs;  // experiment -> its run, for the charts
+  int done = 0;
+  const std::vector<RunEntry*> entries = context_.store->entries();  // newest first
+  for (const LabExperiment& e : lab.experiments) {
+    ExperimentState state;
+    state.missing = missing_hardware(e, context_.devices);
+    state.status = tr("not run yet").toStdString();
+    LabRunResult result;
+    result.experiment = e.name;
+    bool have = false;
+    if (!e.bench.empty()) {
+      const bool timing = bench_lab_ == lab.source && bench_experiment_ == e.name;
+      if (record && record->matmul.count(e.name)) {
+        result.matmul = record->matmul.at(e.name);
+        have = true;
+        ++done;
+        state.status =
+            tr("timed %n size(s); the table below has them", "", int(result.matmul.size()))
+                .toStdString();
+      }
+      if (timing) state.status = tr("timing the products… (a few seconds)").toStdString();
+      state.running = timing;
+    } else {
+      // Its run: the folder it last ran in, else the newest run of its name (a record kept in
+      // the runs folder when this file was not).
+      const std::string* dir = nullptr;
+      if (record)
+        if (const auto d = record->runs.find(e.name); d != record->runs.end()) dir = &d->second;
+      RunEntry* run = nullptr;
+      for (RunEntry* entry : entries)
+        if (dir ? entry->data.dir.string() == *dir : entry->data.name() == run_name(lab, e)) {
+          run = entry;
+          break;
+        }
+      if (run) {
+        result = lab_run_result(e.name, run->data);
+        have = true;
+        state.running = run->live;
+        state.status = status_text(result).toStdString();
+        if (!run->live) finished_runs[e.name] = run;
+        done += result.summary->status == RunStatus::Finished;
+      }
+    }
+    // The table's note is short; the experiment's card gives the whole reason.
+    if (!have && !state.missing.empty())
+      result.skipped = context_.devices.gpus.empty() ? "no GPU on this machine" : state.missing;
+    if (have || !result.skipped.empty()) results.push_back(std::move(result));
+    states.push_back(std::move(state));
+  }
+  page->set_states(states, context_.busy() || bench_.joinable());
+  page->set_results(results);
+  for (size_t c = 0; c < lab.charts.size(); ++c) {
+    std::vector<const RunData*> runs;
+    std::vector<QColor> colors;
+    for (const LabExperiment& e : lab.experiments) {
+      const auto& wanted = lab.charts[c].experiments;
+      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), e.name) == wanted.end())
+        continue;
+      if (const auto run = finished_runs.find(e.name); run != finished_runs.end()) {
+        runs.push_back(&run->second->data);
+        colors.push_back(run->second->color);
+      }
+    }
+    page->set_chart_runs(c, std::move(runs), std::move(colors));
+  }
+  // Answers kept by their text, shown as the choices they name.
+  std::vector<int> answers;
+  int answered = 0;
+  for (const QuizQuestion& q : lab.quiz) {
+    int choice = -1;
+    if (record)
+      if (const auto a = record->answers.find(q.question); a != record->answers.end())
+        for (size_t k = 0; k < q.choices.size(); ++k)
+          if (q.choices[k].text == a->second) choice = int(k);
+    answers.push_back(choice);
+    answered += choice >= 0;
+  }
+  page->set_answers(answers);
+  QString progress = tr("%1 of %2 experiments run").arg(done).arg(lab.experiments.size());
+  if (!lab.quiz.empty())
+    progress += tr(" · quiz %1 of %2 right (%3 answered)")
+                    .arg(quiz_score(lab, answers))
+                    .arg(lab.quiz.size())
+                    .arg(answered);
+  list_->topLevelItem(int(index))->setText(kProgress, progress);
+}
+
+void LabsTab::answer(size_t index, int question, int choice) {
+  const Lab& lab = labs_[index];
+  const QuizQuestion& q = lab.quiz.at(size_t(question));
+  progress_.labs[lab.source].answers[q.question] = q.choices.at(size_t(choice)).text;
+  save();
+  refresh_lab(index);
+}
+
+void LabsTab::save() {
+  std::string problem;
+  if (!save_lab_progress(context_.store->runs_dir(), progress_, &problem))
+    message_->set_line(
+        "save", Banner::Kind::Warning,
+        tr("Your lab progress could not be saved: %1").arg(QString::fromStdString(problem)));
+  else
+    message_->set_line("save", Banner::Kind::Warning, {});
+}
+
+}  // namespace gpulab::ui

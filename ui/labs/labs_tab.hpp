@@ -1,0 +1,87 @@
+// The Labs tab: the built-in labs and lab files opened, listed with their minutes, hardware and
+// the learner's progress; the chosen lab's page; its experiments started through the window's own
+// run path, and its results, charts and answers kept in the runs folder between sessions.
+#pragma once
+
+#include <QWidget>
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/devices/devices.hpp"
+#include "engine/labs/lab.hpp"
+#include "engine/session/session.hpp"
+#include "ui/labs/lab_progress.hpp"
+
+class QStackedWidget;
+class QTreeWidget;
+
+namespace gpulab::ui {
+
+class Banner;
+class LabPage;
+class RunStore;
+
+// What the tab needs of the window.
+struct LabsContext {
+  RunStore* store = nullptr;
+  DeviceList devices;
+  // Starts runs as the window starts every run (the runs list, progress rows, fair-race waves);
+  // returns how many started (0: the window said why, e.g. MNIST is missing).
+  std::function<int(std::vector<RunRequest>)> start;
+  std::function<bool()> busy;  // runs are training or waiting to start
+};
+
+class LabsTab : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit LabsTab(LabsContext context, QWidget* parent = nullptr);
+  ~LabsTab() override;  // waits for a matrix-multiply benchmark still timing
+
+  // Opens a lab file (again, if it is open): listed and shown when it reads cleanly; otherwise
+  // its problems (file:line: problem) are reported and the other labs stay. Returns whether it
+  // loaded.
+  bool open_lab(const std::filesystem::path& path);
+  void open_lab_dialog();
+  bool select_lab(const std::string& name);  // by name ("cnn-on-gpu") or source
+
+  // Starts an experiment of the shown lab, or every one this machine can run (empty name).
+  int run_experiments(const std::string& lab_name, const std::string& experiment);
+
+  QTreeWidget* list() const { return list_; }
+  LabPage* page(const std::string& lab_name) const;  // null when not loaded
+  LabPage* current_page() const;
+  QString message() const;  // the tab's message bar: problems of lab files, refusals
+  const std::vector<Lab>& labs() const { return labs_; }
+
+ private:
+  void add_lab(Lab lab);
+  void fit_list();
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  void refresh();  // every lab's states, results, charts and progress column
+  void refresh_lab(size_t index);
+  void answer(size_t lab, int question, int choice);
+  void run_matmul(size_t lab, const LabExperiment& e);
+  void save();
+  void report(const QString& text, bool error);
+  std::string run_name(const Lab& lab, const LabExperiment& e) const;
+
+  LabsContext context_;
+  std::vector<Lab> labs_;
+  std::vector<LabPage*> pages_;
+  LabProgress progress_;
+  Banner* message_;
+  QTreeWidget* list_;
+  QStackedWidget* stack_;
+  QString open_dir_;
+  // One matrix-multiply benchmark at a time, on a thread of its own, so the window answers.
+  std::thread bench_;
+  std::string bench_lab_, bench_experiment_;  // what it times; empty when none
+};
+
+}  // namespace gpulab::ui
