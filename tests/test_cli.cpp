@@ -87,6 +87,17 @@ TEST(Cli, RefusesThreadsAndTimeoutsBeyondWhatTheMachineHolds) {
 // upper limit of --epochs), a validation set the training set cannot spare in the user's terms,
 // and a model too large for memory or padded past any image refused before anything is
 // allocated, with what it needs.
+TEST(Cli, DataOnDeviceIsRefusedOnTheCpuSayingWhy) {
+  const Result r = cli("train --device cpu --data-on device --steps 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--data-on device: the CPU trains from host memory, its only path"),
+            std::string::npos)
+      << r.output;
+  const Result bad = cli("train --data-on disk --steps 1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--data-on"), std::string::npos) << bad.output;
+}
+
 TEST(Cli, LimitsAndSizesAreSaidInTheUsersTerms) {
   for (const auto& [args, mention] : std::vector<std::pair<std::string, std::string>>{
            {"train --epochs 0", "--epochs: must be at least 1 (not 0)"},
@@ -261,11 +272,15 @@ TEST(Cli, ASavedSetupGivesTheDefaultsAndFlagsWin) {
   EXPECT_EQ(run.info["config"]["batch"], 16);
   EXPECT_EQ(run.info["config"]["optimizer"], "sgd");
 
+  EXPECT_FALSE(run.info["config"].contains("data_on"));  // the usual path: records as before
+
+  // --data-on host is the CPU's only path: accepted, and recorded since it was asked for.
   const Result flags = cli("train --model " + setup.string() + " --steps 3 --batch 8" + data +
-                           " --out " + (dir.path() / "b").string());
+                           " --data-on host --out " + (dir.path() / "b").string());
   ASSERT_EQ(flags.exit_code, 0) << flags.output;
   EXPECT_NE(flags.output.find("after 3 steps"), std::string::npos) << flags.output;
   EXPECT_EQ(load_run(dir.path() / "b").info["config"]["batch"], 8);
+  EXPECT_EQ(load_run(dir.path() / "b").info["config"]["data_on"], "host");
 
   std::ofstream(dir.path() / "bad.json") << R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
     "train": {"optimizer": "rmsprop"}})";

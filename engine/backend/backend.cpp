@@ -46,6 +46,25 @@ Distribution parse_dist(const std::string& name) {
 
 const char* dist_name(Distribution dist) { return dist == Distribution::Mpi ? "mpi" : "none"; }
 
+DataOn parse_data_on(const std::string& name) {
+  if (name == "auto") return DataOn::Auto;
+  if (name == "device") return DataOn::Device;
+  if (name == "host") return DataOn::Host;
+  throw ConfigError("--data-on " + name + ": use host (batches copied every step) or device");
+}
+
+const char* data_on_name(DataOn data_on) {
+  switch (data_on) {
+    case DataOn::Auto:
+      return "auto";
+    case DataOn::Device:
+      return "device";
+    case DataOn::Host:
+      return "host";
+  }
+  return "?";
+}
+
 namespace {
 
 // "12" -> 12; -1 unless 1 to 4 digits.

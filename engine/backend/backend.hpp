@@ -88,6 +88,14 @@ enum class Distribution { None, Mpi };
 Distribution parse_dist(const std::string& name);  // throws ConfigError naming --dist
 const char* dist_name(Distribution dist);          // "none", "mpi"
 
+// Where a GPU's training batches are prepared: auto (the device's own way: a GPU keeps the data
+// sets in its memory and gathers each batch there; the CPU's data is in host memory anyway),
+// device (the same on a GPU), host (a GPU's batches gathered and normalized on the host and
+// copied to it every step, as a framework's data loader feeds it).
+enum class DataOn { Auto, Device, Host };
+DataOn parse_data_on(const std::string& name);  // throws ConfigError naming --data-on
+const char* data_on_name(DataOn data_on);       // "auto", "device", "host"
+
 struct BackendOptions {
   std::string device = "cpu";  // cpu, cuda:N, cuda:0,1, cuda:all, cuda:0x4, cuda:0x2,1x2
   int threads = 0;             // CPU threads; 0: all cores
@@ -96,6 +104,7 @@ struct BackendOptions {
   bool reference_kernels = false;  // CPU: the plain reference kernels (slow; for checking)
   Precision precision = Precision::Fp32;
   bool cuda_graph = true;  // CUDA: replay the training step from CUDA graphs after warm-up
+  DataOn data_on = DataOn::Auto;
   // Data parallelism: replicas in this process, each on its own thread with threads / replicas
   // of the CPU threads (at least 1); the batch is split evenly, the first replicas taking one
   // image more where it does not divide.

@@ -115,6 +115,7 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
       o.seed = options.seed;
       o.precision = options.precision;
       o.cuda_graph = graphs;
+      o.batches_from_host = options.data_on == DataOn::Host;
       const size_t d =
           size_t(std::find(devices_.begin(), devices_.end(), device) - devices_.begin());
       auto replica = std::make_unique<CudaReplica>(plan, optimizer, uploaded[d], o);
@@ -140,7 +141,8 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
 
   std::string description;
   const std::string mode = std::string(precision_name(options.precision)) +
-                           (graphs ? ", CUDA graphs" : (options.cuda_graph ? ", no graphs" : ""));
+                           (graphs ? ", CUDA graphs" : (options.cuda_graph ? ", no graphs" : "")) +
+                           (options.data_on == DataOn::Host ? ", batches from the host" : "");
   if (ranks) {
     // Rank 0's start line says how the ranks' gradients meet, and why.
     description = options.device + " " + gpus.front().name + " (" + mode + ")" +

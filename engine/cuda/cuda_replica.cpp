@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "datasets/batching.hpp"
 #include "engine/cuda/cuda_failure.hpp"
 #include "engine/cuda/cuda_graph_cache.hpp"
 #include "engine/cuda/cuda_network.hpp"
@@ -66,8 +67,10 @@ struct CudaReplica::State {
   kc::DeviceBuffer<float> lr;             // (1)
   kc::PinnedBuffer<float> host_lr;        // (1)
   kc::PinnedBuffer<DeviceLoss> host_loss;
-  kc::DeviceBuffer<float> images;    // (max_batch, image_size)
-  kc::DeviceBuffer<uint8_t> labels;  // (max_batch)
+  kc::DeviceBuffer<float> images;         // (max_batch, image_size)
+  kc::DeviceBuffer<uint8_t> labels;       // (max_batch)
+  kc::PinnedBuffer<float> host_images;    // --data-on host: (max_batch, image_size)
+  kc::PinnedBuffer<uint8_t> host_labels;  // --data-on host: (max_batch)
   std::unique_ptr<CudaStaging> staging;
   std::unique_ptr<CudaNetwork> network;
   std::unique_ptr<CudaOptimizer> optimizer;
@@ -115,6 +118,11 @@ void CudaReplica::build(std::shared_ptr<const DeviceDataSets> data) {
     s.host_loss = kc::PinnedBuffer<DeviceLoss>(1, "the loss");
     s.images = kc::DeviceBuffer<float>(size_t(batch) * image_size, "the batch images");
     s.labels = kc::DeviceBuffer<uint8_t>(size_t(batch), "the batch labels");
+    if (options_.batches_from_host) {
+      s.host_images =
+          kc::PinnedBuffer<float>(size_t(batch) * image_size, "the host's batch images");
+      s.host_labels = kc::PinnedBuffer<uint8_t>(size_t(batch), "the host's batch labels");
+    }
     s.staging = std::make_unique<CudaStaging>();
     s.network =
         std::make_unique<CudaNetwork>(plan_, batch, kernel_precision(options_.precision),
@@ -212,6 +220,17 @@ BatchStats CudaReplica::compute_gradients(std::span<const int32_t> shard, Shard 
     GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.inputs.data(), s.host_inputs.data(),
                                       kIndicesOffset + shard.size_bytes(), cudaMemcpyHostToDevice,
                                       stream));
+    if (options_.batches_from_host) {
+      // Fed as a data loader feeds a GPU: the batch is made on the host and crosses the bus every
+      // step. The copy phase (start to copied) holds the host's gathering and the copy; the
+      // gather phase is empty.
+      data::gather_batch(s.host_images.data(), s.host_labels.data(), *train.host, shard);
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.images.data(), s.host_images.data(),
+                                        sizeof(float) * size_t(rows) * train.image_size,
+                                        cudaMemcpyHostToDevice, stream));
+      GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.labels.data(), s.host_labels.data(), size_t(rows),
+                                        cudaMemcpyHostToDevice, stream));
+    }
     timer.record(CudaStepTimer::kCopied, stream);
     const int whole = position.global_batch > 0 ? position.global_batch : rows;
     s.last_shard = Shard{position.first_image, whole};
@@ -219,11 +238,12 @@ BatchStats CudaReplica::compute_gradients(std::span<const int32_t> shard, Shard 
     const auto key = [&](Phase phase) {
       return CudaGraphCache::Key{phase, rows, position.first_image, whole};
     };
-    s.graphs->run(key(kGather), stream, [&] {
-      kc::gather_batch(s.images.data(), s.labels.data(), train.pixels.data(), train.labels.data(),
-                       s.device_indices(), rows, train.image_size, data::kMnistMean,
-                       data::kMnistStd, stream);
-    });
+    if (!options_.batches_from_host)
+      s.graphs->run(key(kGather), stream, [&] {
+        kc::gather_batch(s.images.data(), s.labels.data(), train.pixels.data(), train.labels.data(),
+                         s.device_indices(), rows, train.image_size, data::kMnistMean,
+                         data::kMnistStd, stream);
+      });
     timer.record(CudaStepTimer::kGathered, stream);
     s.graphs->run(key(kForward), stream, [&] {
       s.network->forward(s.images.data(), s.labels.data(), rows, true, s.last_shard);

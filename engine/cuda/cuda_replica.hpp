@@ -24,6 +24,9 @@ struct CudaReplicaOptions {
   uint64_t seed = 1;
   Precision precision = Precision::Fp32;
   bool cuda_graph = true;
+  // --data-on host: each training batch gathered and normalized on the host and copied over,
+  // instead of gathered on the GPU from the data sets kept there.
+  bool batches_from_host = false;
 };
 
 class CudaReplica final : public Replica {

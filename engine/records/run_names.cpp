@@ -87,6 +87,10 @@ std::vector<NamePart> run_name_parts(const nlohmann::json& info) {
   }
   if (const auto* p = member(*config, "precision"); p && p->is_string())
     parts.push_back({"precision", p->get<std::string>()});
+  // --data-on host (a GPU fed batch by batch); absent from records of the usual path.
+  if (const auto* d = member(*config, "data_on");
+      d && d->is_string() && *d == "host" && device.rfind("cuda", 0) == 0)
+    parts.push_back({"data_on", "batches from the host"});
   return parts;
 }
 

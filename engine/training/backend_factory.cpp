@@ -30,6 +30,11 @@ void validate(const BackendOptions& options) {
     throw ConfigError(std::string("--precision ") + precision_name(options.precision) +
                       ": the CPU computes in fp32 only; use --precision fp32, or a GPU "
                       "(--device cuda:0)");
+  if (gpu < 0 && options.data_on == DataOn::Device)
+    throw ConfigError(
+        "--data-on device: the CPU trains from host memory, its only path, so there is no device "
+        "memory to keep the data in; --data-on chooses how a GPU is fed (use it with --device "
+        "cuda:0, or leave it out on the CPU)");
   if (gpu >= 0 && !GPULAB_CUDA_ENABLED)
     throw ConfigError("--device " + options.device +
                       ": no GPU: this build has no CUDA backend (nvcc was not found when it was "

@@ -28,29 +28,32 @@ void read_field(const json& j, const char* key, T& out) {
 }  // namespace
 
 json train_config_to_json(const TrainOptions& o, const BackendOptions& b) {
-  return {{"epochs", o.epochs},
-          {"max_steps", o.max_steps},
-          {"batch", o.batch},
-          {"optimizer", optimizer_name(o.optimizer.kind)},
-          {"lr", o.optimizer.lr},
-          {"momentum", o.optimizer.momentum},
-          {"weight_decay", o.optimizer.weight_decay},
-          {"schedule", schedule_name(o.schedule.kind)},
-          {"gamma", o.schedule.gamma},
-          {"seed", o.seed},
-          {"shuffle", o.shuffle},
-          {"eval_every", o.eval_every},
-          {"target_accuracy", o.target_accuracy},
-          {"stop_at_accuracy", o.stop_at_accuracy},
-          {"device", b.device},
-          {"threads", b.threads},
-          {"precision", precision_name(b.precision)},
-          {"cuda_graph", b.cuda_graph},
-          {"replicas", b.replicas},
-          {"sync", sync_name(b.sync)},
-          {"bucket_mb", b.bucket_mb},
-          {"collective_timeout_s", b.collective_timeout_s},
-          {"dist", dist_name(b.dist)}};
+  json j = {{"epochs", o.epochs},
+            {"max_steps", o.max_steps},
+            {"batch", o.batch},
+            {"optimizer", optimizer_name(o.optimizer.kind)},
+            {"lr", o.optimizer.lr},
+            {"momentum", o.optimizer.momentum},
+            {"weight_decay", o.optimizer.weight_decay},
+            {"schedule", schedule_name(o.schedule.kind)},
+            {"gamma", o.schedule.gamma},
+            {"seed", o.seed},
+            {"shuffle", o.shuffle},
+            {"eval_every", o.eval_every},
+            {"target_accuracy", o.target_accuracy},
+            {"stop_at_accuracy", o.stop_at_accuracy},
+            {"device", b.device},
+            {"threads", b.threads},
+            {"precision", precision_name(b.precision)},
+            {"cuda_graph", b.cuda_graph},
+            {"replicas", b.replicas},
+            {"sync", sync_name(b.sync)},
+            {"bucket_mb", b.bucket_mb},
+            {"collective_timeout_s", b.collective_timeout_s},
+            {"dist", dist_name(b.dist)}};
+  // Only when chosen, so setups and records of the usual path stay as they were.
+  if (b.data_on != DataOn::Auto) j["data_on"] = data_on_name(b.data_on);
+  return j;
 }
 
 void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
@@ -78,6 +81,9 @@ void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
   read_field(j, "precision", precision);
   b.precision = parse_precision(precision);
   read_field(j, "cuda_graph", b.cuda_graph);
+  std::string data_on = data_on_name(b.data_on);
+  read_field(j, "data_on", data_on);
+  b.data_on = parse_data_on(data_on);
   read_field(j, "replicas", b.replicas);
   std::string sync = sync_name(b.sync), dist = dist_name(b.dist);
   read_field(j, "sync", sync);
