@@ -6,9 +6,12 @@
 #include <filesystem>
 #include <sstream>
 
+#include "engine/chart_builder.hpp"
+#include "engine/chart_csv.hpp"
 #include "engine/errors.hpp"
 #include "engine/output_paths.hpp"
-#include "engine/run_series.hpp"
+#include "engine/run_comparison.hpp"
+#include "engine/run_names.hpp"
 
 #ifdef GPULAB_HAVE_CHARTS
 #include <QApplication>

@@ -1,4 +1,6 @@
 // The scaling study of data-parallel runs.
+#include "engine/run_comparison.hpp"
+#include "engine/run_figures.hpp"
 #include "engine/scaling.hpp"
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include <tuple>
 
 #include "engine/replica_timeline.hpp"
-#include "engine/run_series.hpp"
 
 namespace gpulab {
 namespace {

@@ -14,8 +14,9 @@
 
 #include "engine/errors.hpp"
 #include "engine/hardware_share.hpp"
+#include "engine/run_comparison.hpp"
+#include "engine/run_figures.hpp"
 #include "engine/run_record.hpp"
-#include "engine/run_series.hpp"
 #include "engine/session.hpp"
 #include "engine/telemetry.hpp"
 #include "damaged_runs.hpp"

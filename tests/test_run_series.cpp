@@ -8,9 +8,14 @@
 
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
+#include "engine/chart_builder.hpp"
+#include "engine/chart_csv.hpp"
 #include "engine/errors.hpp"
 #include "engine/experiment.hpp"
-#include "engine/run_series.hpp"
+#include "engine/run_comparison.hpp"
+#include "engine/run_figures.hpp"
+#include "engine/run_names.hpp"
+#include "engine/series.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {

@@ -11,7 +11,10 @@
 #include <cmath>
 #include <sstream>
 
+#include "engine/chart_csv.hpp"
 #include "engine/output_paths.hpp"
+#include "engine/run_comparison.hpp"
+#include "engine/run_names.hpp"
 #include "engine/run_record.hpp"
 
 #include "ui/replica_timeline.hpp"

@@ -8,7 +8,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "engine/run_series.hpp"
+#include "engine/chart_builder.hpp"
 #include "ui/chart_render.hpp"
 
 namespace gpulab::ui {

@@ -10,6 +10,7 @@
 #include <qcustomplot.h>
 
 #include "engine/output_paths.hpp"
+#include "engine/run_figures.hpp"
 #include "engine/telemetry.hpp"
 
 namespace gpulab::ui {

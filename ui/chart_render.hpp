@@ -1,4 +1,4 @@
-// Drawing a chart (engine/run_series.hpp) with QCustomPlot, keeping it current as its runs grow,
+// Drawing a chart (engine/chart_builder.hpp) with QCustomPlot, keeping it current as its runs grow,
 // and saving it as PNG, PDF or SVG. Shared by the live window and by `gpulab-cli export`.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <QFont>
 #include <QString>
 
-#include "engine/run_series.hpp"
+#include "engine/chart_builder.hpp"
 
 class QCustomPlot;
 class QCPAxis;

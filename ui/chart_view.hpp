@@ -8,7 +8,7 @@
 
 #include <QWidget>
 
-#include "engine/run_series.hpp"
+#include "engine/chart_builder.hpp"
 #include "ui/chart_render.hpp"
 
 class QCustomPlot;

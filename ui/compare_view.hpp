@@ -7,7 +7,7 @@
 
 #include <QWidget>
 
-#include "engine/run_series.hpp"
+#include "engine/run_comparison.hpp"
 
 class QComboBox;
 class QDoubleSpinBox;

@@ -16,6 +16,8 @@
 
 #include "engine/devices.hpp"
 #include "engine/experiment.hpp"
+#include "engine/run_comparison.hpp"
+#include "engine/run_figures.hpp"
 #include "engine/session.hpp"
 #include "ui/chart_render.hpp"
 

@@ -8,7 +8,7 @@
 #include <QTimer>
 
 #include "engine/errors.hpp"
-#include "engine/run_series.hpp"
+#include "engine/run_figures.hpp"
 #include "ui/chart_render.hpp"
 
 namespace gpulab::ui {

@@ -18,7 +18,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
-#include "engine/run_series.hpp"
+#include "engine/run_comparison.hpp"
 #include "ui/run_store.hpp"
 
 namespace gpulab::ui {

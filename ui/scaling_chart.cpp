@@ -15,7 +15,7 @@
 #include <qcustomplot.h>
 
 #include "engine/replica_timeline.hpp"
-#include "engine/run_series.hpp"
+#include "engine/run_figures.hpp"
 
 namespace gpulab::ui {
 namespace {

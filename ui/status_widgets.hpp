@@ -9,7 +9,7 @@
 #include <QWidget>
 
 #include "engine/metrics.hpp"
-#include "engine/run_series.hpp"
+#include "engine/run_figures.hpp"
 #include "engine/trainer.hpp"
 
 class QHBoxLayout;
