@@ -10,14 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/clock.hpp"
 #include "engine/errors.hpp"
 #include "engine/gradient_reducer.hpp"
 #include "engine/process_group.hpp"
 
 namespace gpulab {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 size_t parse_one_size(const std::string& text) {
   size_t end = 0;
@@ -124,7 +123,7 @@ AllreduceTiming time_thread_allreduce(int replicas, size_t bytes,
         reducer->reduce(r, g, p, {0, 0}, times);
         const Clock::time_point start = Clock::now();
         for (int i = 0; i < iterations; ++i) reducer->reduce(r, g, p, {0, i + 1}, times);
-        if (r == 0) seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (r == 0) seconds = seconds_since(start);
       } catch (...) {
         errors[r] = std::current_exception();
         reducer->abort("replica " + std::to_string(r) + " of the benchmark failed");
@@ -154,14 +153,13 @@ AllreduceTiming time_mpi_allreduce(const std::shared_ptr<ProcessGroup>& group, s
   Clock::time_point start = Clock::now();
   for (int i = 0; i < options.warmup; ++i) reducer->reduce(0, g, p, {0, i + 1}, times);
   // Rank 0's pace decides the count for all: broadcast it so every rank reduces as often.
-  std::vector<float> iterations = {
-      float(iterations_for(std::chrono::duration<double>(Clock::now() - start).count(), options))};
+  std::vector<float> iterations = {float(iterations_for(seconds_since(start), options))};
   group->broadcast(iterations, "the benchmark's iteration count");
   const int timed = int(iterations[0]);
   group->barrier("the start of the timed all-reduces");
   start = Clock::now();
   for (int i = 0; i < timed; ++i) reducer->reduce(0, g, p, {0, i + 1}, times);
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double seconds = seconds_since(start);
   return timing(group->size(), bytes, seconds, timed);
 }
 

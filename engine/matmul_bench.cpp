@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "engine/backend.hpp"
+#include "engine/clock.hpp"
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
 #include "gpulab/build_config.hpp"
@@ -118,10 +119,9 @@ std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vec
     const auto a = pseudo_random(n, 1), b = pseudo_random(n, 2);
     std::vector<float> c(size_t(n) * n);
     const double ms = median_ms([&] {
-      const auto start = std::chrono::steady_clock::now();
+      const auto start = Clock::now();
       sgemm_cpu(a, b, c, n);
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-          .count();
+      return ms_since(start);
     });
     timings.push_back({n, ms, ms});  // the data is already where the CPU works on it
   }
