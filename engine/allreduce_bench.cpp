@@ -14,6 +14,7 @@
 #include "engine/errors.hpp"
 #include "engine/gradient_reducer.hpp"
 #include "engine/process_group.hpp"
+#include "engine/size_list.hpp"
 
 namespace gpulab {
 namespace {
@@ -66,20 +67,7 @@ std::vector<size_t> parse_byte_sizes(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream in(text);
   for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
-  std::vector<size_t> sizes;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i] == "...") {
-      if (sizes.empty() || i + 1 >= parts.size())
-        throw ConfigError("--sizes: \"...\" goes between two sizes, as in 4K,...,64M");
-      const size_t last = parse_one_size(parts[++i]);
-      for (size_t bytes = sizes.back() * 2; bytes < last; bytes *= 2) sizes.push_back(bytes);
-      sizes.push_back(last);
-      continue;
-    }
-    sizes.push_back(parse_one_size(parts[i]));
-  }
-  if (sizes.empty()) throw ConfigError("--sizes: give at least one size, like 4K,...,64M");
-  return sizes;
+  return expand_size_list<size_t>(parts, parse_one_size, "4K,...,64M");
 }
 
 std::vector<int> parse_replica_counts(const std::string& text) {

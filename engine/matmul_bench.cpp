@@ -16,6 +16,7 @@
 #include "engine/clock.hpp"
 #include "engine/devices.hpp"
 #include "engine/errors.hpp"
+#include "engine/size_list.hpp"
 #include "gpulab/build_config.hpp"
 
 extern "C" {
@@ -89,20 +90,7 @@ std::vector<int> parse_matrix_sizes(const std::string& text) {
       throw ConfigError("--sizes: \"" + part + "\" is not a matrix size from 1 to 65536");
     return n;
   };
-  std::vector<int> sizes;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i] == "...") {
-      if (sizes.empty() || i + 1 >= parts.size())
-        throw ConfigError("--sizes: \"...\" goes between two sizes, as in 32,...,4096");
-      const int last = one(parts[++i]);
-      for (int n = sizes.back() * 2; n < last; n *= 2) sizes.push_back(n);
-      sizes.push_back(last);
-      continue;
-    }
-    sizes.push_back(one(parts[i]));
-  }
-  if (sizes.empty()) throw ConfigError("--sizes: give at least one size, like 32,...,4096");
-  return sizes;
+  return expand_size_list<int>(parts, one, "32,...,4096");
 }
 
 std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vector<int>& sizes) {
