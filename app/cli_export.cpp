@@ -6,9 +6,12 @@
 #include <filesystem>
 #include <sstream>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/chart_builder.hpp"
+#include "engine/analysis/chart_csv.hpp"
+#include "engine/analysis/run_comparison.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/records/output_paths.hpp"
+#include "engine/records/run_names.hpp"
 
 #ifdef GPULAB_HAVE_CHARTS
 #include <QApplication>

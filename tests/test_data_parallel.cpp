@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/cpu/cpu_backend.hpp"
 #include "engine/model/checkpoint.hpp"
@@ -250,29 +250,92 @@ TEST(DataParallel, ThePhasesOfAStepAddUpToNoMoreThanTheStep) {
   EXPECT_NEAR(phases + median.other_ms, median.step_ms, 0.05 * median.step_ms);
 }
 
+// The threads reducer's replicas and the parameter server's wait the same way: a replica that
+// never comes is named, with the step and the flag to change.
 TEST(DataParallel, APeerThatNeverArrivesTimesOut) {
   const size_t count = 1000;
-  auto reducer = make_threads_reducer(3, count, 1 << 20, 0.2);
-  std::vector<std::vector<float>> grads(3, std::vector<float>(count, 1.0f));
-  std::vector<std::string> errors(2);
-  std::vector<std::thread> threads;
-  const auto start = std::chrono::steady_clock::now();
-  for (int r = 0; r < 2; ++r)  // replica 2 never comes
-    threads.emplace_back([&, r] {
+  for (const bool server : {false, true}) {
+    SCOPED_TRACE(server ? "parameter server" : "threads");
+    auto reducer = server ? make_parameter_server(3, count, OptimizerConfig{}, 1 << 20, 0.2)
+                          : make_threads_reducer(3, count, 1 << 20, 0.2);
+    std::vector<std::vector<float>> grads(3, std::vector<float>(count, 1.0f)),
+        params(3, std::vector<float>(count, 0.0f));
+    std::vector<std::string> errors(2);
+    std::vector<std::thread> threads;
+    const auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < 2; ++r)  // replica 2 never comes
+      threads.emplace_back([&, r] {
+        ReduceTimes times;
+        try {
+          reducer->reduce(r, {grads[r].data(), count}, {params[r].data(), count}, {0.1f, 7}, times);
+        } catch (const CollectiveError& e) {
+          errors[r] = e.what();
+        }
+      });
+    for (auto& t : threads) t.join();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+    for (const std::string& error : errors) {
+      EXPECT_NE(error.find("timed out after 0.2 s waiting for replica 2 of 3"), std::string::npos)
+          << error;
+      EXPECT_NE(error.find("step 7"), std::string::npos) << error;
+      EXPECT_NE(error.find("--collective-timeout"), std::string::npos) << error;
+    }
+  }
+}
+
+// A replica that fails aborts the reduction: one waiting for it leaves with the failure's reason
+// (not after the timeout), and after reset() every replica reduces again.
+TEST(DataParallel, AnAbortEndsTheWaitAndResetMakesTheReducerUsableAgain) {
+  const size_t count = 1000;
+  for (const bool server : {false, true}) {
+    SCOPED_TRACE(server ? "parameter server" : "threads");
+    auto reducer = server ? make_parameter_server(3, count, OptimizerConfig{}, 400, 600)
+                          : make_threads_reducer(3, count, 400, 600);
+    std::vector<float> start(count, 0.5f);
+    reducer->set_parameters(start);
+    std::vector<std::vector<float>> grads(3, std::vector<float>(count, 1.0f)), params(3, start);
+    std::string error;
+    std::thread waiting([&] {
       ReduceTimes times;
       try {
-        reducer->reduce(r, {grads[r].data(), count}, {}, {0.1f, 7}, times);
+        reducer->reduce(0, {grads[0].data(), count}, {params[0].data(), count}, {0.1f, 1}, times);
       } catch (const CollectiveError& e) {
-        errors[r] = e.what();
+        error = e.what();
       }
     });
-  for (auto& t : threads) t.join();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  for (const std::string& error : errors) {
-    EXPECT_NE(error.find("timed out after 0.2 s waiting for replica 2"), std::string::npos)
-        << error;
-    EXPECT_NE(error.find("step 7"), std::string::npos) << error;
-    EXPECT_NE(error.find("--collective-timeout"), std::string::npos) << error;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    reducer->abort("replica 1 failed at step 1");
+    waiting.join();
+    EXPECT_EQ(error, "replica 1 failed at step 1");
+
+    reducer->reset();
+    std::vector<std::thread> threads;
+    std::vector<std::string> errors(3);
+    for (int r = 0; r < 3; ++r) {
+      grads[size_t(r)].assign(count, float(r + 1));
+      threads.emplace_back([&, r] {
+        ReduceTimes times;
+        try {
+          reducer->reduce(r, {grads[size_t(r)].data(), count}, {params[size_t(r)].data(), count},
+                          {0.1f, 2}, times);
+        } catch (const CollectiveError& e) {
+          errors[size_t(r)] = e.what();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(errors[size_t(r)], "");
+      // All-reduce: every replica holds the sum 1 + 2 + 3; the server: the parameters after one
+      // step, the same on every replica.
+      if (server) {
+        EXPECT_EQ(params[size_t(r)], params[0]);
+        EXPECT_NE(params[size_t(r)][0], 0.5f);
+      } else {
+        EXPECT_EQ(grads[size_t(r)], std::vector<float>(count, 6.0f));
+      }
+    }
+    EXPECT_EQ(reducer->bucket_ms().size(), 10u);  // 1000 floats in buckets of 100
   }
 }
 

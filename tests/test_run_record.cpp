@@ -13,7 +13,8 @@
 #include <thread>
 
 #include "damaged_runs.hpp"
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/run_comparison.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/session/hardware_share.hpp"

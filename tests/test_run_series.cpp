@@ -8,8 +8,13 @@
 
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/chart_builder.hpp"
+#include "engine/analysis/chart_csv.hpp"
+#include "engine/analysis/run_comparison.hpp"
+#include "engine/analysis/run_figures.hpp"
+#include "engine/analysis/series.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/records/run_names.hpp"
 #include "engine/training/experiment.hpp"
 #include "test_support.hpp"
 

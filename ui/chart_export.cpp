@@ -11,7 +11,10 @@
 #include <cmath>
 #include <sstream>
 
+#include "engine/analysis/chart_csv.hpp"
+#include "engine/analysis/run_comparison.hpp"
 #include "engine/records/output_paths.hpp"
+#include "engine/records/run_names.hpp"
 #include "engine/records/run_record.hpp"
 
 #include "ui/replica_timeline.hpp"

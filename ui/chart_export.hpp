@@ -8,7 +8,7 @@
 #include <QString>
 #include <QStringList>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/chart_builder.hpp"
 #include "ui/chart_render.hpp"
 
 namespace gpulab::ui {

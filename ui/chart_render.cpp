@@ -9,6 +9,7 @@
 #include <QSvgGenerator>
 #include <qcustomplot.h>
 
+#include "engine/analysis/run_figures.hpp"
 #include "engine/records/output_paths.hpp"
 #include "engine/telemetry/telemetry.hpp"
 

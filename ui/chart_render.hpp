@@ -1,4 +1,4 @@
-// Drawing a chart (engine/analysis/run_series.hpp) with QCustomPlot, keeping it current as its runs grow,
+// Drawing a chart (engine/analysis/chart_builder.hpp) with QCustomPlot, keeping it current as its runs grow,
 // and saving it as PNG, PDF or SVG. Shared by the live window and by `gpulab-cli export`.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <QFont>
 #include <QString>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/chart_builder.hpp"
 
 class QCustomPlot;
 class QCPAxis;

@@ -10,6 +10,8 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include "engine/analysis/chart_csv.hpp"
+
 namespace gpulab::ui {
 namespace {
 

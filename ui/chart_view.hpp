@@ -8,7 +8,7 @@
 
 #include <QWidget>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/chart_builder.hpp"
 #include "ui/chart_render.hpp"
 
 class QCustomPlot;

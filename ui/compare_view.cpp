@@ -12,6 +12,7 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "engine/records/run_names.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/run_store.hpp"
 #include "ui/scaling_chart.hpp"

@@ -7,7 +7,7 @@
 
 #include <QWidget>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/run_comparison.hpp"
 
 class QComboBox;
 class QDoubleSpinBox;

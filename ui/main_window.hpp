@@ -14,6 +14,8 @@
 
 #include <QMainWindow>
 
+#include "engine/analysis/run_comparison.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/session/session.hpp"
 #include "engine/training/experiment.hpp"

@@ -12,6 +12,8 @@
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include "engine/analysis/run_figures.hpp"
+
 namespace gpulab::ui {
 namespace {
 

@@ -7,7 +7,7 @@
 #include <QSettings>
 #include <QTimer>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
 #include "ui/chart_render.hpp"
 

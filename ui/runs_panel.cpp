@@ -18,7 +18,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/run_comparison.hpp"
 #include "ui/run_store.hpp"
 
 namespace gpulab::ui {

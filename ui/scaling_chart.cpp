@@ -15,7 +15,7 @@
 #include <qcustomplot.h>
 
 #include "engine/analysis/replica_timeline.hpp"
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/run_figures.hpp"
 
 namespace gpulab::ui {
 namespace {

@@ -8,7 +8,7 @@
 #include <QFrame>
 #include <QWidget>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/backend/metrics.hpp"
 #include "engine/training/trainer.hpp"
 

@@ -1,4 +1,6 @@
 // The scaling study of data-parallel runs.
+#include "engine/analysis/run_comparison.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/analysis/scaling.hpp"
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include <tuple>
 
 #include "engine/analysis/replica_timeline.hpp"
-#include "engine/analysis/run_series.hpp"
 
 namespace gpulab {
 namespace {

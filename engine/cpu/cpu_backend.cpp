@@ -5,19 +5,11 @@
 #include <chrono>
 
 #include "datasets/batching.hpp"
+#include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
 #include "kernels/cpu/ops.hpp"
 
 namespace gpulab {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-}  // namespace
-
 const char* split_name(Split split) {
   switch (split) {
     case Split::Train: return "train";

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
 #include "gpulab/build_config.hpp"
 #include "kernels/cuda/memory.hpp"
@@ -29,12 +30,6 @@ namespace gpulab {
 namespace {
 
 namespace kc = kernels::cuda;
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
 // Restores the calling thread's current device when it goes.
 class DeviceScope {
  public:
@@ -389,8 +384,7 @@ void GpuReducer::reduce(int r, const BufferView& grads, const BufferView& /*para
 
 void GpuReducer::wait_for(cudaEvent_t event, const Group& g, const std::string& what) {
   const Clock::time_point start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(timeout_s_));
+  const auto deadline = seconds_after(start, timeout_s_);
   for (int polls = 0;; ++polls) {
     const cudaError_t state = cudaEventQuery(event);
     if (state == cudaSuccess) return;

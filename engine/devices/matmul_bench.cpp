@@ -13,7 +13,9 @@
 #include <thread>
 
 #include "engine/backend/backend.hpp"
+#include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/size_list.hpp"
 #include "engine/devices/devices.hpp"
 #include "gpulab/build_config.hpp"
 
@@ -88,20 +90,7 @@ std::vector<int> parse_matrix_sizes(const std::string& text) {
       throw ConfigError("--sizes: \"" + part + "\" is not a matrix size from 1 to 65536");
     return n;
   };
-  std::vector<int> sizes;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i] == "...") {
-      if (sizes.empty() || i + 1 >= parts.size())
-        throw ConfigError("--sizes: \"...\" goes between two sizes, as in 32,...,4096");
-      const int last = one(parts[++i]);
-      for (int n = sizes.back() * 2; n < last; n *= 2) sizes.push_back(n);
-      sizes.push_back(last);
-      continue;
-    }
-    sizes.push_back(one(parts[i]));
-  }
-  if (sizes.empty()) throw ConfigError("--sizes: give at least one size, like 32,...,4096");
-  return sizes;
+  return expand_size_list<int>(parts, one, "32,...,4096");
 }
 
 std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vector<int>& sizes) {
@@ -118,10 +107,9 @@ std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vec
     const auto a = pseudo_random(n, 1), b = pseudo_random(n, 2);
     std::vector<float> c(size_t(n) * n);
     const double ms = median_ms([&] {
-      const auto start = std::chrono::steady_clock::now();
+      const auto start = Clock::now();
       sgemm_cpu(a, b, c, n);
-      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-          .count();
+      return ms_since(start);
     });
     timings.push_back({n, ms, ms});  // the data is already where the CPU works on it
   }

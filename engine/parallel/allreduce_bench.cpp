@@ -10,14 +10,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/size_list.hpp"
 #include "engine/parallel/gradient_reducer.hpp"
 #include "engine/parallel/process_group.hpp"
 
 namespace gpulab {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 size_t parse_one_size(const std::string& text) {
   size_t end = 0;
@@ -67,20 +67,7 @@ std::vector<size_t> parse_byte_sizes(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream in(text);
   for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
-  std::vector<size_t> sizes;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i] == "...") {
-      if (sizes.empty() || i + 1 >= parts.size())
-        throw ConfigError("--sizes: \"...\" goes between two sizes, as in 4K,...,64M");
-      const size_t last = parse_one_size(parts[++i]);
-      for (size_t bytes = sizes.back() * 2; bytes < last; bytes *= 2) sizes.push_back(bytes);
-      sizes.push_back(last);
-      continue;
-    }
-    sizes.push_back(parse_one_size(parts[i]));
-  }
-  if (sizes.empty()) throw ConfigError("--sizes: give at least one size, like 4K,...,64M");
-  return sizes;
+  return expand_size_list<size_t>(parts, parse_one_size, "4K,...,64M");
 }
 
 std::vector<int> parse_replica_counts(const std::string& text) {
@@ -124,7 +111,7 @@ AllreduceTiming time_thread_allreduce(int replicas, size_t bytes,
         reducer->reduce(r, g, p, {0, 0}, times);
         const Clock::time_point start = Clock::now();
         for (int i = 0; i < iterations; ++i) reducer->reduce(r, g, p, {0, i + 1}, times);
-        if (r == 0) seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (r == 0) seconds = seconds_since(start);
       } catch (...) {
         errors[r] = std::current_exception();
         reducer->abort("replica " + std::to_string(r) + " of the benchmark failed");
@@ -154,14 +141,13 @@ AllreduceTiming time_mpi_allreduce(const std::shared_ptr<ProcessGroup>& group, s
   Clock::time_point start = Clock::now();
   for (int i = 0; i < options.warmup; ++i) reducer->reduce(0, g, p, {0, i + 1}, times);
   // Rank 0's pace decides the count for all: broadcast it so every rank reduces as often.
-  std::vector<float> iterations = {
-      float(iterations_for(std::chrono::duration<double>(Clock::now() - start).count(), options))};
+  std::vector<float> iterations = {float(iterations_for(seconds_since(start), options))};
   group->broadcast(iterations, "the benchmark's iteration count");
   const int timed = int(iterations[0]);
   group->barrier("the start of the timed all-reduces");
   start = Clock::now();
   for (int i = 0; i < timed; ++i) reducer->reduce(0, g, p, {0, i + 1}, times);
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double seconds = seconds_since(start);
   return timing(group->size(), bytes, seconds, timed);
 }
 

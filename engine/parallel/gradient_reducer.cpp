@@ -8,15 +8,11 @@
 #include <sstream>
 #include <thread>
 
+#include "engine/base/clock.hpp"
 #include "engine/parallel/process_group.hpp"
 
 namespace gpulab {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 // "replica 0: the gradient all-reduce of step 7 timed out after 0.2 s waiting for replica 2 of 3
 // (--collective-timeout)": the one sentence of every in-process reducer's timeout.
@@ -34,31 +30,63 @@ class NoReducer final : public GradientReducer {
   }
 };
 
-// Per-bucket timings, kept by one replica (replica 0) so that no lock is needed.
+// Per-bucket timings, kept by the thread that reduces (a replica or the communication thread)
+// and read by the backend's.
 class BucketClock {
  public:
   explicit BucketClock(size_t buckets) : total_ms_(buckets, 0.0) {}
-  void add(size_t bucket, double ms) { total_ms_[bucket] += ms; }
-  void step_done() { ++steps_; }
+  void add(size_t bucket, double ms) {
+    std::lock_guard lock(mutex_);
+    total_ms_[bucket] += ms;
+  }
+  void step_done() {
+    std::lock_guard lock(mutex_);
+    ++steps_;
+  }
   std::vector<double> mean_ms() const {
+    std::lock_guard lock(mutex_);
     std::vector<double> mean(total_ms_);
     for (double& ms : mean) ms = steps_ ? ms / double(steps_) : 0.0;
     return mean;
   }
 
  private:
+  mutable std::mutex mutex_;
   std::vector<double> total_ms_;
   int64_t steps_ = 0;
+};
+
+// What the reducers of the replicas in this process share: the buckets, each replica's gradient
+// buffer of this step, the sum over them in replica order, and the buckets' timings.
+class HostReducer : public GradientReducer {
+ public:
+  std::vector<double> bucket_ms() const override { return clock_.mean_ms(); }
+
+ protected:
+  HostReducer(int replicas, size_t count, double bucket_bytes)
+      : replicas_(replicas),
+        buckets_(plan_buckets(count, bucket_bytes)),
+        slots_(replicas, nullptr),
+        clock_(buckets_.size()) {}
+  // Adds replicas 1, 2, ... to `sum`, the n floats from `first` of replica 0's gradients or a
+  // copy of them: ((g0 + g1) + g2) + ... element by element, the same bits for any bucket size.
+  void add_replicas(float* sum, const std::vector<float*>& slots, size_t first, size_t n) const {
+    for (int q = 1; q < replicas_; ++q) {
+      const float* g = slots[size_t(q)] + first;
+      for (size_t i = 0; i < n; ++i) sum[i] += g[i];
+    }
+  }
+
+  const int replicas_;
+  const std::vector<Bucket> buckets_;
+  std::vector<float*> slots_;
+  BucketClock clock_;
 };
 
 // When a bucket's reduction ran, on the steady clock.
 struct Interval {
   Clock::time_point begin, end;
 };
-
-double ms_between(Clock::time_point begin, Clock::time_point end) {
-  return end > begin ? std::chrono::duration<double, std::milli>(end - begin).count() : 0.0;
-}
 
 // Milliseconds of the union of `work` inside [from, to].
 double busy_ms(std::vector<Interval> work, Clock::time_point from, Clock::time_point to) {
@@ -90,22 +118,19 @@ void account(const std::vector<Interval>& work, Clock::time_point backward_end,
 // backward pass goes, which gradients are final; once every replica has finished a bucket, the
 // communication thread sums it in replica order and writes the sum into every replica's buffer,
 // while the replicas' backward passes go on. reduce() returns when every bucket is summed.
-class ThreadsReducer final : public GradientReducer {
+class ThreadsReducer final : public HostReducer {
  public:
   ThreadsReducer(int replicas, size_t count, double bucket_bytes, double timeout_s)
-      : replicas_(replicas),
-        timeout_s_(timeout_s),
-        buckets_(plan_buckets(count, bucket_bytes)),
-        slots_(replicas, nullptr),
+      : HostReducer(replicas, count, bucket_bytes),
+        wait_(replicas, timeout_s),
         next_(replicas, 0),
         rounds_(replicas, 0),
         finished_at_(replicas),
         arrived_(buckets_.size(), 0),
-        clock_(buckets_.size()),
         thread_([this] { communicate(); }) {}
   ~ThreadsReducer() override {
     {
-      std::lock_guard lock(mutex_);
+      std::lock_guard lock(wait_.mutex());
       stopping_ = true;
     }
     work_.notify_all();
@@ -114,7 +139,7 @@ class ThreadsReducer final : public GradientReducer {
   std::string name() const override { return "threads"; }
 
   void gradients_ready(int r, const BufferView& grads, size_t from) override {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(wait_.mutex());
     const Clock::time_point now = Clock::now();  // before any bucket it completes can start
     announce(r, grads.data, from);
     // Its last bucket is finished: from here on the replica computes nothing the reduction
@@ -125,8 +150,8 @@ class ThreadsReducer final : public GradientReducer {
   void reduce(int r, const BufferView& grads, const BufferView&, const UpdateStep& update,
               ReduceTimes& times) override {
     Clock::time_point backward_end = Clock::now();
-    std::unique_lock lock(mutex_);
-    if (!aborted_.empty()) throw CollectiveError(aborted_);
+    std::unique_lock lock(wait_.mutex());
+    wait_.throw_if_aborted();
     // The step this replica takes part in. Its backward pass may have finished every bucket
     // already, and the others theirs: then the step may be complete before it got here.
     const uint64_t mine = rounds_[size_t(r)]++;
@@ -134,43 +159,27 @@ class ThreadsReducer final : public GradientReducer {
       announce(r, grads.data, 0);
     else
       backward_end = std::min(backward_end, finished_at_[size_t(r)]);
-    const auto deadline = backward_end + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(timeout_s_));
-    while (completed_ == mine && aborted_.empty()) {
-      if (done_.wait_until(lock, deadline) == std::cv_status::timeout && completed_ == mine &&
-          aborted_.empty()) {
-        std::string missing;
-        for (int q = 0; q < replicas_; ++q)
-          if (next_[size_t(q)] < buckets_.size())
-            missing += (missing.empty() ? "" : ", ") + std::to_string(q);
-        aborted_ = timed_out(r, "the gradient all-reduce of step " + std::to_string(update.step),
-                             timeout_s_, missing, replicas_);
-        done_.notify_all();
-        throw CollectiveError(aborted_);
-      }
-    }
-    if (completed_ == mine) throw CollectiveError(aborted_);
+    wait_.wait(
+        lock, seconds_after(backward_end, wait_.timeout_s()), r,
+        "the gradient all-reduce of step " + std::to_string(update.step),
+        [&] { return completed_ != mine; },
+        [&](int q) { return next_[size_t(q)] == buckets_.size(); });
     account(last_work_, backward_end, Clock::now(), times);
   }
 
   void abort(const std::string& reason) override {
-    std::lock_guard lock(mutex_);
-    if (aborted_.empty()) aborted_ = reason;
+    std::lock_guard lock(wait_.mutex());
+    wait_.abort(reason);
     queue_.clear();
-    done_.notify_all();
   }
   // After a failure, with every replica out of reduce(): forget the failed step.
   void reset() override {
-    std::unique_lock lock(mutex_);
+    std::unique_lock lock(wait_.mutex());
     idle_.wait(lock, [&] { return !busy_; });
-    aborted_.clear();
+    wait_.clear();
     queue_.clear();
     start_generation();
     std::fill(rounds_.begin(), rounds_.end(), completed_);
-  }
-  std::vector<double> bucket_ms() const override {
-    std::lock_guard lock(mutex_);
-    return clock_.mean_ms();
   }
 
  private:
@@ -194,7 +203,7 @@ class ThreadsReducer final : public GradientReducer {
 
   // The communication thread: sums the buckets in the order they are finished.
   void communicate() {
-    std::unique_lock lock(mutex_);
+    std::unique_lock lock(wait_.mutex());
     for (;;) {
       work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
@@ -205,19 +214,15 @@ class ThreadsReducer final : public GradientReducer {
       lock.unlock();
       const Clock::time_point begin = Clock::now();
       const size_t first = buckets_[b].begin, n = buckets_[b].end - first;
-      // ((g0 + g1) + g2) + ... element by element: the same bits for any bucket size.
       float* sum = slots[0] + first;
-      for (int q = 1; q < replicas_; ++q) {
-        const float* g = slots[size_t(q)] + first;
-        for (size_t i = 0; i < n; ++i) sum[i] += g[i];
-      }
+      add_replicas(sum, slots, first, n);
       for (int q = 1; q < replicas_; ++q)
         std::memcpy(slots[size_t(q)] + first, sum, n * sizeof(float));
       const Clock::time_point end = Clock::now();
       lock.lock();
       busy_ = false;
       idle_.notify_all();
-      if (!aborted_.empty()) continue;  // the step failed; reset() starts over
+      if (wait_.aborted()) continue;  // the step failed; reset() starts over
       clock_.add(b, ms_between(begin, end));
       work_log_.push_back({begin, end});
       if (++summed_ == buckets_.size()) {
@@ -225,17 +230,13 @@ class ThreadsReducer final : public GradientReducer {
         clock_.step_done();
         start_generation();
         ++completed_;
-        done_.notify_all();
+        wait_.notify_all();
       }
     }
   }
 
-  const int replicas_;
-  const double timeout_s_;
-  const std::vector<Bucket> buckets_;
-  mutable std::mutex mutex_;
-  std::condition_variable work_, done_, idle_;
-  std::vector<float*> slots_;
+  CollectiveWait wait_;  // its lock guards what follows
+  std::condition_variable work_, idle_;
   std::vector<size_t> next_;      // per replica: its first bucket not yet finished
   std::vector<uint64_t> rounds_;  // per replica: the reductions it has entered
   std::vector<Clock::time_point> finished_at_;  // per replica: when it finished its last bucket
@@ -245,8 +246,6 @@ class ThreadsReducer final : public GradientReducer {
   std::vector<Interval> work_log_, last_work_;  // this step's sums; the last complete step's
   uint64_t completed_ = 0;        // steps whose every bucket is summed
   bool busy_ = false, stopping_ = false;
-  std::string aborted_;
-  BucketClock clock_;
   std::thread thread_;  // last: starts when everything above is ready
 };
 
@@ -254,18 +253,15 @@ class ThreadsReducer final : public GradientReducer {
 // live here. The last replica to arrive runs the server's part (sum the gradients it received,
 // bucket by bucket and in replica order, then one optimizer step); every replica then copies the
 // new parameters back.
-class ParameterServer final : public GradientReducer {
+class ParameterServer final : public HostReducer {
  public:
   ParameterServer(int replicas, size_t count, const OptimizerConfig& optimizer, double bucket_bytes,
                   double timeout_s)
-      : replicas_(replicas),
-        buckets_(plan_buckets(count, bucket_bytes)),
-        slots_(replicas, nullptr),
+      : HostReducer(replicas, count, bucket_bytes),
         params_(count),
         grads_(count),
         optimizer_(optimizer, count),
-        barrier_(replicas, timeout_s),
-        clock_(buckets_.size()) {}
+        barrier_(replicas, timeout_s) {}
   std::string name() const override { return "parameter-server"; }
   bool updates_parameters() const override { return true; }
   void set_parameters(std::span<const float> params) override {
@@ -285,8 +281,7 @@ class ParameterServer final : public GradientReducer {
         const Clock::time_point bucket_start = Clock::now();
         const size_t begin = buckets_[b].begin, n = buckets_[b].end - begin;
         std::memcpy(grads_.data() + begin, slots_[0] + begin, n * sizeof(float));
-        for (int q = 1; q < replicas_; ++q)
-          for (size_t i = 0; i < n; ++i) grads_[begin + i] += slots_[q][begin + i];
+        add_replicas(grads_.data() + begin, slots_, begin, n);
         clock_.add(b, ms_since(bucket_start));
       }
       serve_ms = ms_since(sum_start);
@@ -305,16 +300,11 @@ class ParameterServer final : public GradientReducer {
   }
   void abort(const std::string& reason) override { barrier_.abort(reason); }
   void reset() override { barrier_.reset(); }
-  std::vector<double> bucket_ms() const override { return clock_.mean_ms(); }
 
  private:
-  int replicas_;
-  std::vector<Bucket> buckets_;
-  std::vector<float*> slots_;
   std::vector<float> params_, grads_;
   HostOptimizer optimizer_;
   TimedBarrier barrier_;
-  BucketClock clock_;
 };
 
 // One replica per process. Each bucket's MPI_Iallreduce starts as soon as the backward pass
@@ -421,56 +411,74 @@ std::vector<Bucket> plan_buckets(size_t count, double bucket_bytes) {
   return buckets;
 }
 
+CollectiveWait::CollectiveWait(int parties, double timeout_s)
+    : parties_(parties), timeout_s_(timeout_s) {}
+
+void CollectiveWait::throw_if_aborted() const {
+  if (!reason_.empty()) throw CollectiveError(reason_);
+}
+
+void CollectiveWait::abort(const std::string& reason) {
+  if (reason_.empty()) reason_ = reason;
+  changed_.notify_all();
+}
+
+void CollectiveWait::fail(const std::string& reason) {
+  abort(reason);
+  throw CollectiveError(reason_);
+}
+
+void CollectiveWait::wait(std::unique_lock<std::mutex>& lock, Clock::time_point deadline, int party,
+                          const std::string& what, const std::function<bool()>& done,
+                          const std::function<bool(int)>& arrived) {
+  while (!done() && reason_.empty()) {
+    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout && !done() &&
+        reason_.empty()) {
+      std::string missing;
+      for (int p = 0; p < parties_; ++p)
+        if (!arrived(p)) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
+      fail(timed_out(party, what, timeout_s_, missing, parties_));
+    }
+  }
+  if (!done()) throw CollectiveError(reason_);
+}
+
 TimedBarrier::TimedBarrier(int parties, double timeout_s)
-    : parties_(parties), timeout_s_(timeout_s), arrived_(parties, false) {}
+    : wait_(parties, timeout_s), arrived_(parties, false) {}
 
 void TimedBarrier::arrive_and_wait(int party, const std::string& what,
                                    const std::function<void()>& completion) {
-  std::unique_lock lock(mutex_);
-  if (!aborted_.empty()) throw CollectiveError(aborted_);
+  std::unique_lock lock(wait_.mutex());
+  wait_.throw_if_aborted();
   arrived_[party] = true;
   const uint64_t generation = generation_;
-  if (++waiting_ == parties_) {
+  if (++waiting_ == wait_.parties()) {
     if (completion) {
       try {
         completion();
       } catch (const std::exception& e) {
-        aborted_ = "replica " + std::to_string(party) + ": " + what + " failed: " + e.what();
-        changed_.notify_all();
-        throw CollectiveError(aborted_);
+        wait_.fail("replica " + std::to_string(party) + ": " + what + " failed: " + e.what());
       }
     }
     waiting_ = 0;
     std::fill(arrived_.begin(), arrived_.end(), false);
     ++generation_;
-    changed_.notify_all();
+    wait_.notify_all();
     return;
   }
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(timeout_s_));
-  while (generation_ == generation && aborted_.empty()) {
-    if (changed_.wait_until(lock, deadline) == std::cv_status::timeout &&
-        generation_ == generation && aborted_.empty()) {
-      std::string missing;
-      for (int p = 0; p < parties_; ++p)
-        if (!arrived_[p]) missing += (missing.empty() ? "" : ", ") + std::to_string(p);
-      aborted_ = timed_out(party, what, timeout_s_, missing, parties_);
-      changed_.notify_all();
-      throw CollectiveError(aborted_);
-    }
-  }
-  if (generation_ == generation) throw CollectiveError(aborted_);
+  wait_.wait(
+      lock, seconds_after(Clock::now(), wait_.timeout_s()), party, what,
+      [&] { return generation_ != generation; }, [&](int p) { return bool(arrived_[p]); });
 }
 
 void TimedBarrier::abort(const std::string& reason) {
-  std::lock_guard lock(mutex_);
-  if (aborted_.empty()) aborted_ = reason;
-  changed_.notify_all();
+  std::lock_guard lock(wait_.mutex());
+  wait_.abort(reason);
 }
 
 void TimedBarrier::reset() {
-  std::lock_guard lock(mutex_);
-  aborted_.clear();
+  std::lock_guard lock(wait_.mutex());
+  wait_.clear();
   waiting_ = 0;
   std::fill(arrived_.begin(), arrived_.end(), false);
   ++generation_;

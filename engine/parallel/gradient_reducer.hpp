@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/clock.hpp"
 #include "engine/model/optimizer.hpp"
 #include "engine/parallel/replica.hpp"
 
@@ -94,6 +95,38 @@ struct Bucket {
 };
 std::vector<Bucket> plan_buckets(size_t count, double bucket_bytes);
 
+// Replicas of this process waiting for each other under one lock: a wait with a timeout whose
+// message names the replicas that never came, and the failure that ends every wait, now and
+// later, until clear(). TimedBarrier and the threads reducer wait through it.
+class CollectiveWait {
+ public:
+  CollectiveWait(int parties, double timeout_s);
+  std::mutex& mutex() { return mutex_; }
+  int parties() const { return parties_; }
+  double timeout_s() const { return timeout_s_; }
+  // The rest under the lock.
+  bool aborted() const { return !reason_.empty(); }
+  void throw_if_aborted() const;
+  // Every wait throws CollectiveError(reason) (the first reason given stays) until clear().
+  void abort(const std::string& reason);
+  [[noreturn]] void fail(const std::string& reason);  // abort, then throw
+  void clear() { reason_.clear(); }
+  void notify_all() { changed_.notify_all(); }
+  // Waits until done() or an abort. At `deadline` party's `what` ("the gradient all-reduce of
+  // step 5") has timed out waiting for every party p with !arrived(p): that fails every wait.
+  // Throws CollectiveError unless done().
+  void wait(std::unique_lock<std::mutex>& lock, Clock::time_point deadline, int party,
+            const std::string& what, const std::function<bool()>& done,
+            const std::function<bool(int)>& arrived);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int parties_;
+  double timeout_s_;
+  std::string reason_;  // once aborted
+};
+
 // Parties meet here; the last to arrive runs `completion` before anyone leaves. Waits at most
 // the timeout, then throws CollectiveError naming the parties that never came.
 class TimedBarrier {
@@ -106,15 +139,10 @@ class TimedBarrier {
   void reset();
 
  private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  int parties_;
-  double timeout_s_;
+  CollectiveWait wait_;
   std::vector<bool> arrived_;
   int waiting_ = 0;
   uint64_t generation_ = 0;
-  std::string aborted_;  // the reason, once aborted
-  std::exception_ptr completion_error_;
 };
 
 // One replica: nothing to reduce; the call is still made, so the step is the same for any R.

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/parallel/gradient_reducer.hpp"
 #include "engine/parallel/process_group.hpp"
@@ -198,9 +199,8 @@ class MpiGroup final : public ProcessGroup {
   // Polls until the collective completes or the deadline passes. A collective left pending
   // cannot be cancelled in MPI: the caller ends the job (mpi_abort) after reporting.
   void wait(MPI_Request& request, const std::string& what) {
-    const auto start = std::chrono::steady_clock::now();
-    const auto deadline = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                      std::chrono::duration<double>(timeout_s_));
+    const auto start = Clock::now();
+    const auto deadline = seconds_after(start, timeout_s_);
     int done = 0;
     std::optional<std::chrono::steady_clock::time_point> interrupted;
     for (int polls = 0;; ++polls) {
@@ -284,9 +284,7 @@ void mpi_abort(const std::string& message, int code) {
 void interrupt_collectives() { g_interrupted.store(true); }
 
 void mpi_wait_for_abort(const std::string& message, double timeout_s, int code) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(timeout_s));
+  const auto deadline = seconds_after(Clock::now(), timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
     // Keeps this rank's notes moving until rank 0 has them.
     int sent = 0;

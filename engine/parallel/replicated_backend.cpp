@@ -11,17 +11,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include "engine/base/clock.hpp"
 #include "kernels/cpu/ops.hpp"
 
 namespace gpulab {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
-
-}  // namespace
 
 std::optional<kernels::ErrorKind> device_error_kind(const std::exception_ptr& error) {
   if (!error) return std::nullopt;

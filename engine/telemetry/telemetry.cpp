@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "engine/base/clock.hpp"
+
 namespace gpulab {
 namespace {
 
@@ -63,11 +65,8 @@ double resident_bytes(int pid = 0) {
 CpuTelemetry::CpuTelemetry(std::vector<int> peers)
     : peers_(std::move(peers)),
       peer_cpu_s_(peers_.size(), 0.0),
-      last_cpu_s_(run_cpu_seconds()),
-      last_machine_busy_s_(machine_cpu_seconds().busy_s),
-      last_machine_total_s_(machine_cpu_seconds().total_s),
-      last_own_for_others_s_(last_cpu_s_),
-      last_time_(std::chrono::steady_clock::now()),
+      last_(read_counters()),
+      last_others_(last_),
       cores_(static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)))),
       mem_total_bytes_(double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE))) {}
 
@@ -81,33 +80,40 @@ double CpuTelemetry::run_cpu_seconds() {
   return total;
 }
 
+CpuTelemetry::Counters CpuTelemetry::read_counters() {
+  Counters now;
+  now.time = Clock::now();
+  now.run_cpu_s = run_cpu_seconds();
+  const MachineCpu machine = machine_cpu_seconds();
+  now.machine_busy_s = machine.busy_s;
+  now.machine_total_s = machine.total_s;
+  return now;
+}
+
 void CpuTelemetry::sample(std::vector<DeviceSample>& out) {
-  const auto now = std::chrono::steady_clock::now();
-  const double cpu_s = run_cpu_seconds();
-  const double wall_s = std::chrono::duration<double>(now - last_time_).count();
+  const Counters now = read_counters();
+  const double wall_s = seconds_between(last_.time, now.time);
   DeviceSample s;
   s.device = "cpu";
-  if (wall_s > 1e-3) s.util_percent = std::min(100.0, 100.0 * (cpu_s - last_cpu_s_) / (wall_s * cores_));
+  if (wall_s > 1e-3)
+    s.util_percent = std::min(100.0, 100.0 * (now.run_cpu_s - last_.run_cpu_s) / (wall_s * cores_));
   s.mem_used_bytes = resident_bytes();
   for (int peer : peers_) s.mem_used_bytes += resident_bytes(peer);
   s.mem_total_bytes = mem_total_bytes_;
   s.mem_util_percent = 100.0 * s.mem_used_bytes / mem_total_bytes_;
   out.push_back(s);
 
-  const MachineCpu machine = machine_cpu_seconds();
-  const double total_s = machine.total_s - last_machine_total_s_;
+  const double total_s = now.machine_total_s - last_others_.machine_total_s;
   if (total_s > 1e-3) {  // at least a tick of the machine's clock since the last sample
     DeviceSample others;
     others.device = kOtherProgramsDevice;
-    const double other_s = machine.busy_s - last_machine_busy_s_ - (cpu_s - last_own_for_others_s_);
+    const double other_s =
+        now.machine_busy_s - last_others_.machine_busy_s - (now.run_cpu_s - last_others_.run_cpu_s);
     others.util_percent = std::clamp(100.0 * other_s / total_s, 0.0, 100.0);
     out.push_back(others);
-    last_machine_busy_s_ = machine.busy_s;
-    last_machine_total_s_ = machine.total_s;
-    last_own_for_others_s_ = cpu_s;
+    last_others_ = now;
   }
-  last_cpu_s_ = cpu_s;
-  last_time_ = now;
+  last_ = now;
 }
 
 TelemetrySampler::TelemetrySampler(std::vector<std::unique_ptr<TelemetrySource>> sources,
@@ -145,8 +151,7 @@ void TelemetrySampler::loop() {
         // that fails only loses its rows of telemetry.csv.
       }
     }
-    const double time_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start_).count();
+    const double time_s = seconds_since(run_start_);
     for (auto& s : samples) {
       s.time_s = time_s;
       try {

@@ -40,13 +40,20 @@ class CpuTelemetry final : public TelemetrySource {
   void sample(std::vector<DeviceSample>& out) override;
 
  private:
+  // The counters a share of the CPU is measured between, read together: the run's CPU seconds
+  // (this process and its peers), the machine's busy and total CPU seconds summed over its cores
+  // (/proc/stat; 0 where unreadable), and the time.
+  struct Counters {
+    double run_cpu_s = 0, machine_busy_s = 0, machine_total_s = 0;
+    std::chrono::steady_clock::time_point time;
+  };
+  Counters read_counters();
   double run_cpu_seconds();  // this process and its peers, each as last read when it has ended
   std::vector<int> peers_;
   std::vector<double> peer_cpu_s_;  // each peer's CPU seconds when last read
-  double last_cpu_s_ = 0;
-  // The machine's counters and the run's CPU seconds when the last "cpu-others" was taken.
-  double last_machine_busy_s_ = 0, last_machine_total_s_ = 0, last_own_for_others_s_ = 0;
-  std::chrono::steady_clock::time_point last_time_;
+  Counters last_;                   // at the last sample, for the "cpu" line
+  // At the last "cpu-others" line, taken once the machine's clock has ticked since the one before.
+  Counters last_others_;
   int cores_;
   double mem_total_bytes_;
 };

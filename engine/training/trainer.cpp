@@ -10,17 +10,12 @@
 #include <vector>
 
 #include "datasets/batching.hpp"
+#include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/training/divergence.hpp"
 
 namespace gpulab {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_between(Clock::time_point a, Clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 std::vector<int32_t> all_indices(int count) {
   std::vector<int32_t> indices(count);
@@ -143,7 +138,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
       StepTimes times;
       const Clock::time_point step_start = Clock::now();
       const BatchStats stats = backend.train_step(sampler.batch(b), lr, step, times);
-      const double step_ms = std::chrono::duration<double, std::milli>(Clock::now() - step_start).count();
+      const double step_ms = ms_since(step_start);
       const double loss = stats.mean_loss();
       if (!std::isfinite(loss)) {
         summary.status = RunStatus::Failed;

@@ -18,7 +18,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/chart_builder.hpp"
 #include "ui/chart_view.hpp"
 #include "ui/labs/lab_quiz.hpp"
 

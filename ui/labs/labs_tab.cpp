@@ -10,7 +10,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/chart_builder.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/labs/lab_results.hpp"
 #include "ui/labs/lab_page.hpp"

@@ -1,0 +1,193 @@
+// One run's figures read from its record: run.json's fields, steps per epoch, the median step,
+// live figures, caveats and flags, and thinning for drawing.
+#include "engine/analysis/run_figures.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <unordered_set>
+
+namespace gpulab {
+
+const nlohmann::json* info_field(const nlohmann::json& info,
+                                 std::initializer_list<const char*> path) {
+  const nlohmann::json* at = &info;
+  for (const char* key : path) {
+    if (!at->is_object() || !at->contains(key)) return nullptr;
+    at = &(*at)[key];
+  }
+  return at;
+}
+
+double info_number(const nlohmann::json& info, std::initializer_list<const char*> path) {
+  const nlohmann::json* at = info_field(info, path);
+  return at && at->is_number() ? at->get<double>() : kNoValue;
+}
+
+std::string info_string(const nlohmann::json& info, std::initializer_list<const char*> path,
+                        const std::string& fallback) {
+  const nlohmann::json* at = info_field(info, path);
+  return at && at->is_string() ? at->get<std::string>() : fallback;
+}
+
+const char* phase_name(int phase) {
+  return phase >= 0 && phase < kPhaseCount ? kStepPhases[phase].name : "?";
+}
+
+int phase_index(const std::string& name) {
+  for (int p = 0; p < kPhaseCount; ++p)
+    if (name == kStepPhases[size_t(p)].name) return p;
+  return -1;
+}
+
+double phase_ms(const StepTimes& t, int phase) {
+  return phase >= 0 && phase < kPhaseCount ? t.*kStepPhases[phase].ms : kNoValue;
+}
+
+// --- Thinning large records -------------------------------------------------------------
+
+void thin_for_drawing(RunData& run, size_t max_steps) {
+  const size_t count = run.steps.size();
+  if (max_steps == 0 || count <= max_steps) return;
+  const size_t per = (count + max_steps - 1) / max_steps;
+  // The mean of one field over [from, to), missing values left out.
+  auto mean = [&](size_t from, size_t to, auto&& field) {
+    double sum = 0;
+    int n = 0;
+    for (size_t i = from; i < to; ++i)
+      if (const double v = field(run.steps[i]); std::isfinite(v)) sum += v, ++n;
+    return n > 0 ? sum / n : kNoValue;
+  };
+  std::vector<StepMetrics> thinned;
+  thinned.reserve(count / per + 1);
+  std::unordered_set<int64_t> kept;
+  for (size_t from = 0; from < count; from += per) {
+    const size_t to = std::min(count, from + per);
+    StepMetrics point = run.steps[to - 1];
+    point.replicas.clear();
+    point.loss = mean(from, to, [](const StepMetrics& s) { return s.loss; });
+    point.accuracy = mean(from, to, [](const StepMetrics& s) { return s.accuracy; });
+    point.images_per_second =
+        mean(from, to, [](const StepMetrics& s) { return s.images_per_second; });
+    point.step_ms = mean(from, to, [](const StepMetrics& s) { return s.step_ms; });
+    for (const StepPhase& phase : kStepPhases)
+      point.times.*phase.ms =
+          mean(from, to, [&](const StepMetrics& s) { return s.times.*phase.ms; });
+    point.times.allreduce_hidden_ms =
+        mean(from, to, [](const StepMetrics& s) { return s.times.allreduce_hidden_ms; });
+    kept.insert(point.step);
+    thinned.push_back(std::move(point));
+  }
+  run.steps = std::move(thinned);
+  std::erase_if(run.replica_steps, [&](const ReplicaStep& row) { return !kept.count(row.step); });
+  run.steps_per_point = int64_t(per);
+}
+
+int64_t steps_per_epoch(const RunData& run) {
+  const double planned = info_number(run.info, {"plan", "steps_per_epoch"});
+  if (std::isfinite(planned) && planned > 0) return int64_t(planned);
+  const double images = info_number(run.info, {"data", "train_images"});
+  const double batch = info_number(run.info, {"config", "batch"});
+  if (std::isfinite(images) && std::isfinite(batch) && batch > 0)
+    return int64_t(std::ceil(images / batch));
+  for (const StepMetrics& s : run.steps)
+    if (s.epoch > 1) return s.step - 1;
+  return 0;
+}
+
+MedianStep median_step(const RunData& run) {
+  MedianStep out;
+  out.phases_ms.assign(kPhaseCount, kNoValue);
+  std::vector<const StepMetrics*> steps;
+  for (const StepMetrics& s : run.steps)
+    if (std::isfinite(s.step_ms)) steps.push_back(&s);
+  if (steps.empty()) return out;
+  std::sort(steps.begin(), steps.end(),
+            [](const StepMetrics* a, const StepMetrics* b) { return a->step_ms < b->step_ms; });
+  // The middle tenth (at least the median step itself): one step alone would be noisy.
+  const size_t half_band = steps.size() / 20, mid = steps.size() / 2;
+  const size_t first = mid - std::min(mid, half_band),
+               last = std::min(steps.size(), mid + half_band + 1);
+  out.phases_ms.assign(kPhaseCount, 0.0);
+  out.step_ms = 0;
+  for (size_t i = first; i < last; ++i) {
+    out.step_ms += steps[i]->step_ms;
+    for (int p = 0; p < kPhaseCount; ++p) out.phases_ms[size_t(p)] += phase_ms(steps[i]->times, p);
+  }
+  const double count = double(last - first);
+  out.step_ms /= count;
+  double phases = 0;
+  for (double& ms : out.phases_ms) phases += ms /= count;
+  out.other_ms = std::max(0.0, out.step_ms - phases);
+  out.steps = int(last - first);
+  return out;
+}
+
+LiveFigures live_figures(const RunData& run, int64_t total_steps) {
+  LiveFigures figures;
+  if (run.steps.empty()) return figures;
+  const StepMetrics& last = run.steps.back();
+  figures.step = last.step;
+  // Images over time across the last steps: each step's images are its rate times its time.
+  double images = 0, seconds = 0;
+  for (size_t i = run.steps.size() - std::min(run.steps.size(), kLiveSteps); i < run.steps.size();
+       ++i) {
+    const StepMetrics& s = run.steps[i];
+    if (!(s.step_ms > 0) || !std::isfinite(s.images_per_second)) continue;
+    images += s.images_per_second * s.step_ms / 1000.0;
+    seconds += s.step_ms / 1000.0;
+  }
+  if (seconds > 0) figures.images_per_second = images / seconds;
+  if (total_steps > 0 && last.step > 0 && last.time_s > 0)
+    figures.eta_s =
+        last.time_s / double(last.step) * double(std::max<int64_t>(0, total_steps - last.step));
+  return figures;
+}
+
+std::vector<std::string> run_caveats(const RunData& run) {
+  std::vector<std::string> caveats;
+  if (const auto* shared = info_field(run.info, {"shared_hardware", "concurrent_with"});
+      shared && shared->is_array() && !shared->empty()) {
+    std::string names;
+    for (const auto& name : *shared)
+      if (name.is_string()) names += (names.empty() ? "" : ", ") + name.get<std::string>();
+    caveats.push_back("shared its hardware with " + names + " while it ran");
+  }
+  if (const auto* load = info_field(run.info, {"outside_load"});
+      load && load->is_object() && load->value("under_load", false)) {
+    std::ostringstream text;
+    text.setf(std::ios::fixed);
+    text.precision(1);
+    text << "measured under outside load: other programs kept " << load->value("mean_cores", 0.0)
+         << " of " << load->value("cores", 0) << " cores busy on average";
+    caveats.push_back(text.str());
+  }
+  return caveats;
+}
+
+std::vector<std::string> run_flags(const RunData& run) {
+  std::vector<std::string> flags;
+  const auto* diverged = info_field(run.info, {"summary", "diverged"});
+  if (diverged && diverged->is_boolean() && diverged->get<bool>()) flags.push_back("diverged");
+  const std::string status = run.status();
+  if (status == "cancelled")
+    flags.push_back("cancelled after " + std::to_string(run.steps.size()) + " steps");
+  else if (status == "failed")
+    flags.push_back("failed");
+  for (std::string& caveat : run_caveats(run)) flags.push_back(std::move(caveat));
+  return flags;
+}
+
+std::string flag_headline(const std::string& flag) { return flag.substr(0, flag.find(':')); }
+
+std::string flagged_name(const std::string& name, const RunData& run) {
+  return run_flags(run).empty() ? name : name + " ⚠";
+}
+
+std::string join_flags(const std::vector<std::string>& flags) {
+  std::string text;
+  for (const std::string& c : flags) text += (text.empty() ? "" : "; ") + c;
+  return text;
+}
+
+}  // namespace gpulab
