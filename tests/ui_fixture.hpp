@@ -13,10 +13,10 @@
 #include "engine/experiment.hpp"
 #include "engine/model_config.hpp"
 #include "test_support.hpp"
-#include "ui/device_picker.hpp"
-#include "ui/experiment_panel.hpp"
-#include "ui/guarded_application.hpp"
-#include "ui/main_window.hpp"
+#include "ui/setup/device_picker.hpp"
+#include "ui/setup/experiment_panel.hpp"
+#include "ui/window/guarded_application.hpp"
+#include "ui/window/main_window.hpp"
 #include "ui_input.hpp"
 
 namespace gpulab::test {
