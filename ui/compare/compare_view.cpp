@@ -201,4 +201,11 @@ void CompareView::fill_table() {
   }
 }
 
+void CompareView::set_theme(PlotTheme theme) {
+  theme.run_legend = true;
+  speedup_->set_theme(theme);
+  step_time_->set_theme(theme);
+  scaling_->set_theme(theme);
+}
+
 }  // namespace gpulab::ui

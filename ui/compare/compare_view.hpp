@@ -8,6 +8,7 @@
 #include <QWidget>
 
 #include "engine/run_series.hpp"
+#include "ui/charts/chart_render.hpp"
 
 class QComboBox;
 class QDoubleSpinBox;
@@ -40,6 +41,8 @@ class CompareView : public QWidget {
   ChartView* speedup_chart() { return speedup_; }
   ChartView* step_time_chart() { return step_time_; }
   ScalingChart* scaling_chart() { return scaling_; }
+  // The charts' theme; each names its runs (Compare has no key of the runs above them).
+  void set_theme(PlotTheme theme);
   QTableWidget* table() { return table_; }
 
  signals:

@@ -7,10 +7,12 @@
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QIcon>
 #include <QInputDialog>
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
+#include <QPixmap>
 #include <QPushButton>
 #include <QTimer>
 #include <QToolButton>
@@ -18,6 +20,7 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "engine/run_names.hpp"
 #include "engine/run_series.hpp"
 #include "ui/runs/run_store.hpp"
 
@@ -103,6 +106,29 @@ void add_show_actions(QMenu* menu, RunStore* store) {
   for (int count : {1, 2, 3, 4, 6, 8})
     latest->addAction(count == 1 ? QObject::tr("1 run") : QObject::tr("%1 runs").arg(count), store,
                       [later, count] { later(count); });
+}
+
+void fill_runs_menu(QMenu* menu, RunStore* store) {
+  menu->clear();
+  const std::vector<RunEntry*> entries = store->entries();
+  std::vector<const RunData*> data;
+  for (RunEntry* e : entries) data.push_back(&e->data);
+  const auto names = display_run_names(data);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    QPixmap swatch(12, 12);
+    swatch.fill(entries[i]->color);
+    QAction* action = menu->addAction(QIcon(swatch), QString::fromStdString(names[i]));
+    action->setCheckable(true);
+    action->setChecked(entries[i]->checked);
+    const int id = entries[i]->id;
+    QObject::connect(action, &QAction::toggled, store, [store, id](bool checked) {
+      // After the menu is done with the action: ticking rebuilds the menu.
+      QTimer::singleShot(0, store, [store, id, checked] { store->set_checked(id, checked); });
+    });
+  }
+  if (entries.empty()) menu->addAction(QObject::tr("No runs yet"))->setEnabled(false);
+  menu->addSeparator();
+  add_show_actions(menu, store);
 }
 
 void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {

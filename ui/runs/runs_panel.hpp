@@ -50,5 +50,8 @@ class RunsPanel : public QWidget {
 // "Untick all" and "Show only the latest N", for the runs list's Show button and the window's
 // "Runs shown" menu.
 void add_show_actions(QMenu* menu, RunStore* store);
+// The window's "Runs shown" menu: every run with its colour, ticked as in the list, then the
+// show actions.
+void fill_runs_menu(QMenu* menu, RunStore* store);
 
 }  // namespace gpulab::ui

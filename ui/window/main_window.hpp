@@ -1,18 +1,17 @@
 // The gpulab window: set up an experiment, pick devices, train (one run, or a race), watch the
 // live plots, compare runs against a baseline and export charts. Training runs on its own
 // threads; a ~30 Hz timer drains their feeds into the plots, so neither waits for the other.
+// The window composes its parts and its jobs (ui/window/: run scheduling, the live board, setup
+// files, the data banner, export and lab report, presenter mode); each tab is a widget of its own.
 #pragma once
 
-#include <chrono>
+#include <QFont>
+#include <QMainWindow>
 #include <filesystem>
-#include <functional>
-#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <vector>
-
-#include <QMainWindow>
 
 #include "engine/devices.hpp"
 #include "engine/experiment.hpp"
@@ -20,10 +19,8 @@
 #include "ui/charts/chart_render.hpp"
 
 class QAction;
-class QComboBox;
 class QLabel;
 class QPushButton;
-class QSlider;
 class QSplitter;
 class QTabWidget;
 class QTimer;
@@ -34,24 +31,29 @@ namespace gpulab::ui {
 class Banner;
 class ChartView;
 class CompareView;
+class DataBanner;
 class DataCache;
-class DataFetcher;
 class DevicePicker;
 class ExperimentPanel;
+class KeptState;
+class LiveBoard;
+class LiveTab;
 class ProgressList;
 class RacePanel;
 class ReplicaTimeline;
-class RunController;
+class ReportActions;
+class RunControls;
+class RunScheduler;
 class RunStore;
 class RunsPanel;
-struct WindowState;
+class SetupFiles;
 
 struct WindowOptions {
   std::filesystem::path runs_dir;                 // empty: default_runs_dir()
   std::optional<std::filesystem::path> data_dir;  // empty: the usual search
   bool presenter = false;
   std::optional<DeviceList> devices;  // empty: list_devices()
-  double telemetry_hz = 10;  // as gpulab-cli
+  double telemetry_hz = 10;           // as gpulab-cli
 };
 
 class MainWindow : public QMainWindow {
@@ -89,18 +91,18 @@ class MainWindow : public QMainWindow {
   RunsPanel* runs_panel() { return runs_panel_; }
   CompareView* compare() { return compare_; }
   ChartView* chart(ChartKind kind);
-  const std::vector<ChartView*>& live_charts() const { return charts_; }
-  ReplicaTimeline* replica_timeline() { return timeline_; }
-  QString message() const;       // the message bar's text, empty when hidden
+  const std::vector<ChartView*>& live_charts() const;
+  ReplicaTimeline* replica_timeline();
+  QString message() const;        // the message bar's text, empty when hidden
   QString share_warning() const;  // the race warning, empty when runs do not share hardware
   QString data_message() const;
-  QPushButton* train_button() { return train_; }
-  QPushButton* pause_button() { return pause_; }
-  QPushButton* stop_button() { return stop_; }
+  QPushButton* train_button();
+  QPushButton* pause_button();
+  QPushButton* stop_button();
   QTabWidget* tabs() { return tabs_; }
-  QToolButton* runs_button() { return runs_button_; }
+  QToolButton* runs_button();
   QString key_numbers() const;  // what the presenter's large figures say
-  ProgressList* progress() { return progress_; }
+  ProgressList* progress();
   RacePanel* race() { return race_; }
   // Exports every live chart into `dir` as PNG, SVG, PDF and CSV.
   bool export_all(const QString& dir, QString* error);
@@ -110,95 +112,46 @@ class MainWindow : public QMainWindow {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
-  struct Active {
-    int id;
-    RunController* controller;
-  };
-  void build_menus();
   QWidget* build_setup_column();
-  QWidget* build_live_tab();
-  std::optional<RunRequest> request_for(const std::string& device, QString* problem);
-  int start_requests(std::vector<RunRequest> requests);
-  int start_wave(std::vector<RunRequest> requests);
-  int queued_runs() const;
-  void tick();
-  void on_finished(RunController* controller);
-  void update_controls();
-  void update_share_warning();
+  void build_menus();
+  // Adds a tab: `name` is what show_tab takes ("live"), `title` what the tab bar says.
+  void add_tab(QWidget* tab, const QString& name, const QString& title);
+  void update_run_lines();  // the race's line and the shared-hardware warning
   void refresh_run_views();
-  void apply_chart_options();
-  void check_data(bool offer_fetch);
-  void fetch_data();
-  void choose_data_folder();
-  void export_chart_dialog(ChartView* view, ExportFormat format);
-  // Asks where to save a chart (named `name` by default) and saves it there with `save`.
-  void export_dialog(const QString& name, ExportFormat format,
-                     const std::function<bool(const QString&, QString*)>& save);
-  void lab_report_dialog();
-  void use_setup_of(int run_id);
-  std::filesystem::path data_dir() const;
-  void fit_to_screen();
-  void restore_state();
-  void save_state();
-  void update_runs_menu();
-  // The presenter's headline; `recompute`: Compare's rows too (O(steps)), not only live figures.
-  void update_key_numbers(bool recompute);
-  void update_progress();             // the live runs' status lines, then the headline
-  LiveFigures live_of(int id) const;  // one source for both
   void apply_chart_theme();
-  static QString cannot_build_text(const QString& problem);
+  void fit_to_screen();
 
   WindowOptions options_;
   DeviceList device_list_;
   std::shared_ptr<DataCache> cache_;
   RunStore* store_;
+  // The window's jobs, each in a file of its own (ui/window/).
+  RunScheduler* scheduler_;
+  LiveBoard* board_;
+  DataBanner* data_banner_;
+  SetupFiles* setup_files_;
+  ReportActions* reports_;
+  KeptState* kept_;  // what the window keeps between launches
+  RunControls* controls_;
+  // Its parts.
   ExperimentPanel* experiment_;
   DevicePicker* devices_;
   RacePanel* race_;
-  ProgressList* progress_;
-  QPushButton* train_;
-  QPushButton* pause_;
-  QPushButton* stop_;
   Banner* message_;
   Banner* share_;
   Banner* data_;
   QTabWidget* tabs_;
-  std::vector<ChartView*> charts_;
-  ReplicaTimeline* timeline_;  // a ticked data-parallel run's replicas
+  LiveTab* live_;
   CompareView* compare_;
   RunsPanel* runs_panel_;
-  QComboBox* x_axis_;
-  QSlider* smoothing_;
-  QLabel* smoothing_label_;
-  QLabel* run_key_;  // the shown runs' colours and names, once for all charts, when many
+  QLabel* key_numbers_;  // presenter mode: images/s, ETA and speedup, large
   QWidget* setup_column_;
   QSplitter* center_split_;
   QAction* presenter_action_;
-  QTimer* timer_;
-  DataFetcher* fetcher_ = nullptr;
-  std::vector<Active> active_;
-  std::vector<std::vector<RunRequest>> queued_waves_;  // a fair race's runs still to start
-  std::map<int, StepMetrics> last_step_;  // per live run, for its progress row
-  std::vector<RunComparison> key_rows_;   // Compare's rows as the headline last read them
-  QString setup_note_;      // why a setup's runs are missing (no GPU), kept while they train
-  bool fair_race_ = false;  // runs of a race going one after another, each alone
-  void update_race_line();  // the message bar's line on the race: runs to go, or none
-  bool paused_ = false;
-  int ticks_ = 0;
-  std::chrono::steady_clock::time_point next_replot_{};
   bool presenter_ = false;
-  PlotTheme chart_theme_;  // the charts' now
-  bool restoring_ = true;  // no state is saved until it has been read
-  // What the state file and the setup file hold: they are written only when that changes, so a
-  // window that was only looked at leaves the runs folder as it found it.
-  std::unique_ptr<WindowState> saved_state_;
-  std::string saved_setup_;
-  int compare_baseline_id_ = 0;
-  std::set<int> shown_ids_;   // the runs ticked at the last refresh
-  QToolButton* runs_button_;  // which runs are shown, also in presenter mode
-  QLabel* key_numbers_;       // presenter mode: images/s, ETA and speedup, large
   QFont normal_font_;
-  QString export_dir_;
+  PlotTheme chart_theme_;    // the charts' now
+  std::set<int> shown_ids_;  // the runs ticked at the last refresh
 };
 
 }  // namespace gpulab::ui
