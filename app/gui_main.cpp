@@ -11,9 +11,9 @@
 #include "gpulab/build_config.hpp"
 #include "ui/setup/device_picker.hpp"
 #include "ui/setup/experiment_panel.hpp"
+#include "ui/setup/race_panel.hpp"
 #include "ui/window/guarded_application.hpp"
 #include "ui/window/main_window.hpp"
-#include "ui/setup/race_panel.hpp"
 
 namespace {
 

@@ -20,9 +20,9 @@
 #include "engine/experiment.hpp"
 #include "engine/run_record.hpp"
 #include "ui/charts/chart_view.hpp"
+#include "ui/runs/run_store.hpp"
 #include "ui/setup/experiment_panel.hpp"
 #include "ui/window/main_window.hpp"
-#include "ui/runs/run_store.hpp"
 
 namespace {
 

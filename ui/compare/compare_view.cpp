@@ -13,8 +13,8 @@
 #include <QVBoxLayout>
 
 #include "ui/charts/chart_view.hpp"
-#include "ui/runs/run_store.hpp"
 #include "ui/charts/scaling_chart.hpp"
+#include "ui/runs/run_store.hpp"
 
 namespace gpulab::ui {
 namespace {

@@ -1,10 +1,11 @@
 // Spin boxes that report clamping.
 #include "ui/setup/limited_spin_box.hpp"
 
-#include <cmath>
-
 #include <QLocale>
 #include <QRegularExpression>
+#include <algorithm>
+#include <cmath>
+#include <optional>
 
 namespace gpulab::ui {
 namespace {
@@ -27,6 +28,33 @@ bool number_being_typed(const QAbstractSpinBox* box, const QString& text) {
   return QRegularExpression(pattern.arg(point)).match(text).hasMatch();
 }
 
+// A value as a report names it: a whole number as is, a real one to six significant digits.
+template <typename Wide>
+QString number_text(Wide value) {
+  if constexpr (std::is_integral_v<Wide>)
+    return QString::number(value);
+  else
+    return QString::number(value, 'g', 6);
+}
+
+// The number typed, or nothing when it is none. A whole-number box also takes "1e9", and a value
+// past an int, so that the report can say what was typed.
+template <typename Wide>
+std::optional<Wide> read_number(const QLocale& locale, const QString& number) {
+  bool ok = false;
+  if constexpr (std::is_integral_v<Wide>) {
+    const long long whole = locale.toLongLong(number, &ok);
+    if (ok) return whole;
+  }
+  const double value = locale.toDouble(number, &ok);
+  if (!ok || !std::isfinite(value)) return std::nullopt;
+  if constexpr (std::is_integral_v<Wide>) {
+    if (std::abs(value) >= 9e18) return std::nullopt;
+    return std::llround(value);
+  }
+  return value;
+}
+
 }  // namespace
 
 QString clamp_message(const QString& field, const QString& typed, const QString& used,
@@ -44,97 +72,60 @@ QString clamp_message(const QString& field, const QString& typed, const QString&
       .arg(field, typed, used);
 }
 
-LimitedSpinBox::LimitedSpinBox(QString field, ClampReport report, QWidget* parent)
-    : QSpinBox(parent), field_(std::move(field)), report_(std::move(report)) {
-  setCorrectionMode(QAbstractSpinBox::CorrectToNearestValue);
+template <typename Box>
+LimitedBox<Box>::LimitedBox(QString field, ClampReport report, QWidget* parent)
+    : Box(parent), field_(std::move(field)), report_(std::move(report)) {
+  this->setCorrectionMode(QAbstractSpinBox::CorrectToNearestValue);
 }
 
-QValidator::State LimitedSpinBox::validate(QString& text, int& pos) const {
-  const QValidator::State state = QSpinBox::validate(text, pos);
+template <typename Box>
+QValidator::State LimitedBox<Box>::validate(QString& text, int& pos) const {
+  const QValidator::State state = Box::validate(text, pos);
   if (state != QValidator::Invalid) return state;
   // A number out of range, or on its way (a minus sign): fixed up and reported at the end.
-  return number_being_typed(this, number_part(this, text, prefix(), suffix()))
+  return number_being_typed(this, number_part(this, text, this->prefix(), this->suffix()))
              ? QValidator::Intermediate
              : state;
 }
 
-void LimitedSpinBox::fixup(QString& text) const {
-  bool ok = false;
-  const QString number = number_part(this, text, prefix(), suffix());
-  long long typed = locale().toLongLong(number, &ok);
-  if (!ok) {  // "1e9" for a whole number
-    const double value = locale().toDouble(number, &ok);
-    ok = ok && std::isfinite(value) && std::abs(value) < 9e18;
-    if (ok) typed = std::llround(value);
-  }
-  if (ok && (typed < minimum() || typed > maximum())) {
-    const int limit = typed < minimum() ? minimum() : maximum();
-    if (report_)
-      report_(field_, QString::number(typed), QString::number(limit), ClampWhy::OutOfRange);
-    text = textFromValue(limit);
-    return;
-  }
-  if (ok) {
-    text = textFromValue(int(typed));
-    return;
-  }
-  if (report_ && !number.isEmpty())
-    report_(field_, number, textFromValue(value()), ClampWhy::NotANumber);
-  text = textFromValue(value());
+template <typename Box>
+bool LimitedBox<Box>::in_range(Wide value) const {
+  return !(value < this->minimum() || value > this->maximum());  // NaN is left to the box
 }
 
-void LimitedSpinBox::set_checked_value(long long value) {
-  if ((value < minimum() || value > maximum()) && report_) {
-    const int limit = value < minimum() ? minimum() : maximum();
-    report_(field_, QString::number(value), QString::number(limit), ClampWhy::OutOfRange);
-  }
-  setValue(int(std::clamp<long long>(value, minimum(), maximum())));
+template <typename Box>
+typename LimitedBox<Box>::Value LimitedBox<Box>::clamp_reported(Wide value) const {
+  if (in_range(value)) return Value(value);
+  const Value limit = value < this->minimum() ? this->minimum() : this->maximum();
+  if (report_)
+    report_(field_, number_text<Wide>(value), number_text<Wide>(limit), ClampWhy::OutOfRange);
+  return limit;
 }
 
-LimitedDoubleSpinBox::LimitedDoubleSpinBox(QString field, ClampReport report, QWidget* parent)
-    : QDoubleSpinBox(parent), field_(std::move(field)), report_(std::move(report)) {
-  setCorrectionMode(QAbstractSpinBox::CorrectToNearestValue);
-}
-
-QValidator::State LimitedDoubleSpinBox::validate(QString& text, int& pos) const {
-  const QValidator::State state = QDoubleSpinBox::validate(text, pos);
-  if (state != QValidator::Invalid) return state;
-  return number_being_typed(this, number_part(this, text, prefix(), suffix()))
-             ? QValidator::Intermediate
-             : state;
-}
-
-void LimitedDoubleSpinBox::fixup(QString& text) const {
-  bool ok = false;
-  const QString number = number_part(this, text, prefix(), suffix());
-  const double typed = locale().toDouble(number, &ok);
-  if (ok && std::isfinite(typed) && (typed < minimum() || typed > maximum())) {
-    const double limit = typed < minimum() ? minimum() : maximum();
-    if (report_)
-      report_(field_, QString::number(typed, 'g', 6), QString::number(limit, 'g', 6),
-              ClampWhy::OutOfRange);
-    text = textFromValue(limit);
-    return;
-  }
-  if (ok && std::isfinite(typed)) {  // in range, typed as "1e-3": the box writes it its way
-    if (report_ && std::abs(valueFromText(textFromValue(typed)) - typed) > 1e-12 * std::abs(typed))
-      report_(field_, number, QString::number(valueFromText(textFromValue(typed)), 'g', 6),
-              ClampWhy::Rounded);
-    text = textFromValue(typed);
+template <typename Box>
+void LimitedBox<Box>::fixup(QString& text) const {
+  const QString number = number_part(this, text, this->prefix(), this->suffix());
+  if (const std::optional<Wide> typed = read_number<Wide>(this->locale(), number)) {
+    if constexpr (std::is_floating_point_v<Value>) {
+      // In range, typed as "1e-7" in a box of 5 decimals: the box writes it its way, and says so.
+      const double kept = this->valueFromText(this->textFromValue(*typed));
+      if (report_ && in_range(*typed) && std::abs(kept - *typed) > 1e-12 * std::abs(*typed))
+        report_(field_, number, QString::number(kept, 'g', 6), ClampWhy::Rounded);
+    }
+    text = this->textFromValue(clamp_reported(*typed));
     return;
   }
   if (report_ && !number.isEmpty())
-    report_(field_, number, textFromValue(value()), ClampWhy::NotANumber);
-  text = textFromValue(value());
+    report_(field_, number, this->textFromValue(this->value()), ClampWhy::NotANumber);
+  text = this->textFromValue(this->value());
 }
 
-void LimitedDoubleSpinBox::set_checked_value(double value) {
-  if ((value < minimum() || value > maximum()) && report_) {
-    const double limit = value < minimum() ? minimum() : maximum();
-    report_(field_, QString::number(value, 'g', 6), QString::number(limit, 'g', 6),
-            ClampWhy::OutOfRange);
-  }
-  setValue(std::clamp(value, minimum(), maximum()));
+template <typename Box>
+void LimitedBox<Box>::set_checked_value(Wide value) {
+  this->setValue(clamp_reported(value));
 }
+
+template class LimitedBox<QSpinBox>;
+template class LimitedBox<QDoubleSpinBox>;
 
 }  // namespace gpulab::ui

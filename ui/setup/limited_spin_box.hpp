@@ -3,10 +3,11 @@
 // number, clamp it when the edit ends, and report the field, the typed value and the limit.
 #pragma once
 
-#include <functional>
-
 #include <QDoubleSpinBox>
 #include <QSpinBox>
+#include <functional>
+#include <type_traits>
+#include <utility>
 
 namespace gpulab::ui {
 
@@ -25,11 +26,19 @@ using ClampReport = std::function<void(const QString& field, const QString& type
 QString clamp_message(const QString& field, const QString& typed, const QString& used,
                       ClampWhy why = ClampWhy::OutOfRange);
 
-class LimitedSpinBox : public QSpinBox {
+// A Qt spin box (QSpinBox or QDoubleSpinBox) that takes any number typed and reports clamping.
+// One piece of code for both; the int box reads a typed value wider than an int ("1e9",
+// 100000000000) so that the report names what was typed.
+template <typename Box>
+class LimitedBox : public Box {
  public:
-  LimitedSpinBox(QString field, ClampReport report, QWidget* parent = nullptr);
+  using Value = decltype(std::declval<const Box&>().value());
+  // What a typed or loaded value is read as before it is clamped into the box.
+  using Wide = std::conditional_t<std::is_integral_v<Value>, long long, double>;
+
+  LimitedBox(QString field, ClampReport report, QWidget* parent = nullptr);
   // A value set by code (a loaded setup) outside the range is clamped and reported too.
-  void set_checked_value(long long value);
+  void set_checked_value(Wide value);
   void set_report(ClampReport report) { report_ = std::move(report); }
 
  protected:
@@ -37,23 +46,26 @@ class LimitedSpinBox : public QSpinBox {
   void fixup(QString& text) const override;
 
  private:
+  bool in_range(Wide value) const;
+  // The value clamped into the range; one outside it is reported, with the limit used.
+  Value clamp_reported(Wide value) const;
+
   QString field_;
   ClampReport report_;
 };
 
-class LimitedDoubleSpinBox : public QDoubleSpinBox {
+extern template class LimitedBox<QSpinBox>;
+extern template class LimitedBox<QDoubleSpinBox>;
+
+// Named classes, so that headers can declare them without the template.
+class LimitedSpinBox : public LimitedBox<QSpinBox> {
  public:
-  LimitedDoubleSpinBox(QString field, ClampReport report, QWidget* parent = nullptr);
-  void set_checked_value(double value);
-  void set_report(ClampReport report) { report_ = std::move(report); }
+  using LimitedBox::LimitedBox;
+};
 
- protected:
-  QValidator::State validate(QString& text, int& pos) const override;
-  void fixup(QString& text) const override;
-
- private:
-  QString field_;
-  ClampReport report_;
+class LimitedDoubleSpinBox : public LimitedBox<QDoubleSpinBox> {
+ public:
+  using LimitedBox::LimitedBox;
 };
 
 }  // namespace gpulab::ui
