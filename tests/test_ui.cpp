@@ -987,7 +987,9 @@ TEST_F(Window, EmptySpeedupBarsSayWhy) {
 TEST(LimitedSpinBoxes, BothKindsSayWhatBecameOfAValue) {
   QStringList reports;
   const ClampReport report = [&](const QString& field, const QString& typed, const QString& used,
-                                 ClampWhy why) { reports << clamp_message(field, typed, used, why); };
+                                 ClampWhy why) {
+    reports << clamp_message(field, typed, used, why);
+  };
   QWidget form;
   auto* whole = new LimitedSpinBox("Batch size", report, &form);
   whole->setRange(1, 60000);

@@ -73,7 +73,7 @@ class MainWindow : public QMainWindow {
   void set_presenter(bool on);
   // Ticks the `count` most recent runs, so they show in the plots.
   void show_recent(int count);
-  // "live" or "compare"; returns false for another name.
+  // A tab by the name add_tab gave it ("live", "compare"); false for another name.
   bool show_tab(const QString& name);
   // Opens a setup file or a shipped demo by name ("race"). A setup with a race fills the race
   // line-up with the entries this machine can run; those it cannot are named on the message bar.
