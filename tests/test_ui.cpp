@@ -64,6 +64,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
+using test::type_into;
 using test::wait_until;
 using test::write_run;
 
@@ -753,10 +754,7 @@ TEST_F(Window, PresenterHeadlineAgreesWithTheStatusLineAndListsTheLatestRuns) {
 TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
   auto* batch = window_->findChild<QSpinBox*>("batch");
   ASSERT_NE(batch, nullptr);
-  batch->setFocus();
-  QTest::keyClick(batch, Qt::Key_A, Qt::ControlModifier);
-  QTest::keyClicks(batch, "100000");
-  QTest::keyClick(batch, Qt::Key_Return);
+  type_into(batch, "100000");
   EXPECT_EQ(batch->value(), 60000);  // MNIST's training set
   for (const char* part : {"Batch size", "100000", "60000"})
     EXPECT_TRUE(window_->message().contains(part))
@@ -764,10 +762,7 @@ TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
 
   auto* lr = window_->findChild<QDoubleSpinBox*>("lr");
   ASSERT_NE(lr, nullptr);
-  lr->setFocus();
-  QTest::keyClick(lr, Qt::Key_A, Qt::ControlModifier);
-  QTest::keyClicks(lr, "500");
-  QTest::keyClick(lr, Qt::Key_Enter);
+  type_into(lr, "500", Qt::Key_Enter);
   EXPECT_DOUBLE_EQ(lr->value(), 100.0);
   EXPECT_TRUE(window_->message().contains("Learning rate: 500"))
       << window_->message().toStdString();
@@ -783,12 +778,6 @@ TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
 // the message names the field, the value typed and the value used; a batch larger than MNIST's
 // training set is not kept; several messages in a row all stay on the bar.
 TEST_F(Window, TypedValuesSayWhatWasUsedAndSeveralMessagesStayReadable) {
-  auto type_into = [](QAbstractSpinBox* box, const QString& text) {
-    box->setFocus();
-    QTest::keyClick(box, Qt::Key_A, Qt::ControlModifier);
-    QTest::keyClicks(box, text);
-    QTest::keyClick(box, Qt::Key_Return);
-  };
   auto* lr = window_->findChild<QDoubleSpinBox*>("lr");
   auto* decay = window_->findChild<QDoubleSpinBox*>("weight-decay");
   auto* batch = window_->findChild<QSpinBox*>("batch");
@@ -1002,12 +991,6 @@ TEST(LimitedSpinBoxes, BothKindsSayWhatBecameOfAValue) {
   layout->addWidget(whole);
   layout->addWidget(real);
   form.show();
-  const auto type_into = [](QAbstractSpinBox* box, const QString& text) {
-    box->setFocus();
-    QTest::keyClick(box, Qt::Key_A, Qt::ControlModifier);
-    QTest::keyClicks(box, text);
-    QTest::keyClick(box, Qt::Key_Return);
-  };
   type_into(whole, "1e9");
   EXPECT_EQ(whole->value(), 60000);
   type_into(whole, "-");
