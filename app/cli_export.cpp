@@ -16,7 +16,7 @@
 #ifdef GPULAB_HAVE_CHARTS
 #include <QApplication>
 
-#include "ui/chart_export.hpp"
+#include "ui/charts/chart_export.hpp"
 #endif
 
 namespace gpulab::cli {

@@ -9,12 +9,12 @@
 
 #include "app/blas_select.hpp"
 #include "gpulab/build_config.hpp"
-#include "ui/device_picker.hpp"
-#include "ui/experiment_panel.hpp"
-#include "ui/guarded_application.hpp"
 #include "ui/labs/labs_tab.hpp"
-#include "ui/main_window.hpp"
-#include "ui/race_panel.hpp"
+#include "ui/setup/device_picker.hpp"
+#include "ui/setup/experiment_panel.hpp"
+#include "ui/setup/race_panel.hpp"
+#include "ui/window/guarded_application.hpp"
+#include "ui/window/main_window.hpp"
 
 namespace {
 

@@ -19,10 +19,10 @@
 #include "app/blas_select.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/training/experiment.hpp"
-#include "ui/chart_view.hpp"
-#include "ui/experiment_panel.hpp"
-#include "ui/main_window.hpp"
-#include "ui/run_store.hpp"
+#include "ui/charts/chart_view.hpp"
+#include "ui/runs/run_store.hpp"
+#include "ui/setup/experiment_panel.hpp"
+#include "ui/window/main_window.hpp"
 
 namespace {
 

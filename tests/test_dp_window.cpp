@@ -27,17 +27,17 @@
 #include "engine/training/experiment.hpp"
 #include "gpulab/build_config.hpp"
 #include "test_support.hpp"
-#include "ui/chart_export.hpp"
-#include "ui/chart_view.hpp"
-#include "ui/compare_view.hpp"
-#include "ui/device_picker.hpp"
-#include "ui/experiment_panel.hpp"
-#include "ui/limited_spin_box.hpp"
-#include "ui/main_window.hpp"
-#include "ui/race_panel.hpp"
-#include "ui/replica_timeline.hpp"
-#include "ui/run_store.hpp"
-#include "ui/scaling_chart.hpp"
+#include "ui/charts/chart_export.hpp"
+#include "ui/charts/chart_view.hpp"
+#include "ui/charts/replica_timeline.hpp"
+#include "ui/charts/scaling_chart.hpp"
+#include "ui/compare/compare_view.hpp"
+#include "ui/runs/run_store.hpp"
+#include "ui/setup/device_picker.hpp"
+#include "ui/setup/experiment_panel.hpp"
+#include "ui/setup/limited_spin_box.hpp"
+#include "ui/setup/race_panel.hpp"
+#include "ui/window/main_window.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
 
@@ -59,15 +59,7 @@ class DataParallelWindow : public test::WindowTest {
   void SetUp() override {
     WindowTest::SetUp();
     open_window();
-    Experiment e;
-    e.model = preset("mlp");
-    e.train.batch = 32;
-    e.train.epochs = 1000;
-    e.train.max_steps = 40;
-    e.train.optimizer.lr = 0.01f;
-    e.train.eval_every = 20;
-    window_->experiment()->set_experiment(e);
-    window_->device_picker()->set_threads(2);
+    small_setup(40, 0.01f, OptimizerKind::Adam, /*threads=*/2, /*eval_every=*/20);
   }
   // Types the replica count into the picker's spin box, as a user would.
   void type_replicas(int replicas) {

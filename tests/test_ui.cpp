@@ -25,6 +25,7 @@
 #include <QTableWidget>
 #include <QToolButton>
 #include <QTreeWidget>
+#include <QVBoxLayout>
 #include <QtTest/QTest>
 #include <chrono>
 #include <fstream>
@@ -38,22 +39,23 @@
 #include "engine/training/experiment.hpp"
 #include "recorded_runs.hpp"
 #include "test_support.hpp"
-#include "ui/chart_export.hpp"
-#include "ui/chart_view.hpp"
-#include "ui/compare_view.hpp"
-#include "ui/data_fetcher.hpp"
-#include "ui/device_picker.hpp"
-#include "ui/experiment_panel.hpp"
-#include "ui/guarded_application.hpp"
-#include "ui/layer_editor.hpp"
-#include "ui/main_window.hpp"
-#include "ui/plot_check.hpp"
-#include "ui/race_panel.hpp"
-#include "ui/replica_timeline.hpp"
-#include "ui/run_store.hpp"
-#include "ui/runs_panel.hpp"
-#include "ui/status_widgets.hpp"
-#include "ui/window_state.hpp"
+#include "ui/charts/chart_export.hpp"
+#include "ui/charts/chart_view.hpp"
+#include "ui/charts/plot_check.hpp"
+#include "ui/charts/replica_timeline.hpp"
+#include "ui/compare/compare_view.hpp"
+#include "ui/runs/run_store.hpp"
+#include "ui/runs/runs_panel.hpp"
+#include "ui/setup/device_picker.hpp"
+#include "ui/setup/experiment_panel.hpp"
+#include "ui/setup/layer_editor.hpp"
+#include "ui/setup/limited_spin_box.hpp"
+#include "ui/setup/race_panel.hpp"
+#include "ui/window/data_fetcher.hpp"
+#include "ui/window/guarded_application.hpp"
+#include "ui/window/main_window.hpp"
+#include "ui/window/status_widgets.hpp"
+#include "ui/window/window_state.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
 
@@ -62,6 +64,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
+using test::type_into;
 using test::wait_until;
 using test::write_run;
 
@@ -77,8 +80,7 @@ class Window : public test::WindowTest {
  protected:
   void SetUp() override {
     WindowTest::SetUp();
-    window_ = std::make_unique<MainWindow>(options_);
-    window_->show();
+    open_window();
   }
   RunEntry* only_run() {
     auto entries = window_->store()->entries();
@@ -345,7 +347,7 @@ TEST_F(Window, RunsFromEarlierSessionsAreListedRenamedAndDeleted) {
   const std::filesystem::path dir = only_run()->data.dir;
   window_.reset();
 
-  window_ = std::make_unique<MainWindow>(options_);
+  make_window();
   RunEntry* run = only_run();
   ASSERT_NE(run, nullptr);
   EXPECT_EQ(run->data.dir, dir);
@@ -600,7 +602,7 @@ TEST_F(Window, RunColoursAreDistinctAndTicksBaselineAndSetupSurviveARestart) {
   for (int r = 0; r < 12; ++r)
     write_run(runs_.path() / ("r" + std::to_string(r)), 1 + r, 64, 30, 5,
               "2026-01-01T10:00:" + std::to_string(10 + r) + "Z");
-  window_ = std::make_unique<MainWindow>(options_);
+  make_window();
   window_->show_recent(12);
   std::set<QRgb> shown;
   for (RunEntry* e : window_->store()->checked()) shown.insert(e->color.rgb());
@@ -615,7 +617,7 @@ TEST_F(Window, RunColoursAreDistinctAndTicksBaselineAndSetupSurviveARestart) {
   window_->compare()->target_box()->setValue(95);
   window_.reset();
 
-  window_ = std::make_unique<MainWindow>(options_);
+  make_window();
   const auto checked = window_->store()->checked();
   ASSERT_EQ(checked.size(), 2u);
   EXPECT_EQ(checked[1]->color.rgb(), color);
@@ -631,7 +633,7 @@ TEST_F(Window, TheBaselineListOffersEveryRun) {
   write_run(runs_.path() / "a", 1, 64, 30, 5, "2026-01-01T10:00:00Z");
   write_run(runs_.path() / "b", 2, 64, 30, 5, "2026-01-01T10:01:00Z");
   write_run(runs_.path() / "c", 4, 64, 30, 5, "2026-01-01T10:02:00Z");
-  window_ = std::make_unique<MainWindow>(options_);
+  make_window();
   window_->show_recent(1);  // only c
   EXPECT_EQ(window_->compare()->baseline_box()->count(), 3);
   // Choosing an unticked run puts it in the comparison as the baseline.
@@ -752,10 +754,7 @@ TEST_F(Window, PresenterHeadlineAgreesWithTheStatusLineAndListsTheLatestRuns) {
 TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
   auto* batch = window_->findChild<QSpinBox*>("batch");
   ASSERT_NE(batch, nullptr);
-  batch->setFocus();
-  QTest::keyClick(batch, Qt::Key_A, Qt::ControlModifier);
-  QTest::keyClicks(batch, "100000");
-  QTest::keyClick(batch, Qt::Key_Return);
+  type_into(batch, "100000");
   EXPECT_EQ(batch->value(), 60000);  // MNIST's training set
   for (const char* part : {"Batch size", "100000", "60000"})
     EXPECT_TRUE(window_->message().contains(part))
@@ -763,10 +762,7 @@ TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
 
   auto* lr = window_->findChild<QDoubleSpinBox*>("lr");
   ASSERT_NE(lr, nullptr);
-  lr->setFocus();
-  QTest::keyClick(lr, Qt::Key_A, Qt::ControlModifier);
-  QTest::keyClicks(lr, "500");
-  QTest::keyClick(lr, Qt::Key_Enter);
+  type_into(lr, "500", Qt::Key_Enter);
   EXPECT_DOUBLE_EQ(lr->value(), 100.0);
   EXPECT_TRUE(window_->message().contains("Learning rate: 500"))
       << window_->message().toStdString();
@@ -782,12 +778,6 @@ TEST_F(Window, ClampedValuesAreNamedOnTheMessageBar) {
 // the message names the field, the value typed and the value used; a batch larger than MNIST's
 // training set is not kept; several messages in a row all stay on the bar.
 TEST_F(Window, TypedValuesSayWhatWasUsedAndSeveralMessagesStayReadable) {
-  auto type_into = [](QAbstractSpinBox* box, const QString& text) {
-    box->setFocus();
-    QTest::keyClick(box, Qt::Key_A, Qt::ControlModifier);
-    QTest::keyClicks(box, text);
-    QTest::keyClick(box, Qt::Key_Return);
-  };
   auto* lr = window_->findChild<QDoubleSpinBox*>("lr");
   auto* decay = window_->findChild<QDoubleSpinBox*>("weight-decay");
   auto* batch = window_->findChild<QSpinBox*>("batch");
@@ -981,6 +971,46 @@ TEST_F(Window, EmptySpeedupBarsSayWhy) {
       << table->item(1, 4)->text().toStdString();
 }
 
+// Issue 18.6: the whole-number and the real spin box are one piece of code; each says what became
+// of a value typed out of range, one it rounds, one that is no number, and one set by a setup.
+TEST(LimitedSpinBoxes, BothKindsSayWhatBecameOfAValue) {
+  QStringList reports;
+  const ClampReport report = [&](const QString& field, const QString& typed, const QString& used,
+                                 ClampWhy why) {
+    reports << clamp_message(field, typed, used, why);
+  };
+  QWidget form;
+  auto* whole = new LimitedSpinBox("Batch size", report, &form);
+  whole->setRange(1, 60000);
+  whole->setValue(64);
+  auto* real = new LimitedDoubleSpinBox("Momentum", report, &form);
+  real->setDecimals(5);
+  real->setRange(0, 1);
+  real->setValue(0.9);
+  auto* layout = new QVBoxLayout(&form);
+  layout->addWidget(whole);
+  layout->addWidget(real);
+  form.show();
+  type_into(whole, "1e9");
+  EXPECT_EQ(whole->value(), 60000);
+  type_into(whole, "-");
+  EXPECT_EQ(whole->value(), 60000);
+  type_into(real, "0.1234567");
+  EXPECT_DOUBLE_EQ(real->value(), 0.12346);
+  type_into(real, "-");
+  whole->set_checked_value(100'000'000'000LL);
+  real->set_checked_value(2.5);
+  EXPECT_DOUBLE_EQ(real->value(), 1.0);
+  const QStringList expected = {
+      "Batch size: 1000000000 is out of range; it was set to the limit, 60000.",
+      "Batch size: \"-\" is not a number; it stays 60000.",
+      "Momentum: 0.1234567 has more decimals than the field keeps; it was set to 0.12346.",
+      "Momentum: \"-\" is not a number; it stays 0.12346.",
+      "Batch size: 100000000000 is out of range; it was set to the limit, 60000.",
+      "Momentum: 2.5 is out of range; it was set to the limit, 1."};
+  EXPECT_EQ(reports, expected) << reports.join("\n").toStdString();
+}
+
 // The window's own flags: a bad one gets one line naming it and exit code 2, before any run.
 TEST(WindowFlags, BadFlagsAreNamedAndNothingStarts) {
   test::TempDir runs;
@@ -1160,7 +1190,7 @@ TEST_F(Window, RunsLeftRunningAreInterruptedOrNotDeletable) {
   info["name"] = "alive";
   info["process"] = this_process_json();
   test::write_run(runs_.path() / "alive", info);
-  window_ = std::make_unique<MainWindow>(options_);
+  make_window();
   QTreeWidget* tree = window_->runs_panel()->tree();
   ASSERT_EQ(tree->topLevelItemCount(), 2);
   std::map<QString, QString> status;

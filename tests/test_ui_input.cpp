@@ -20,12 +20,12 @@
 
 #include "engine/training/experiment.hpp"
 #include "test_support.hpp"
-#include "ui/chart_view.hpp"
-#include "ui/device_picker.hpp"
-#include "ui/experiment_panel.hpp"
-#include "ui/main_window.hpp"
-#include "ui/run_store.hpp"
-#include "ui/runs_panel.hpp"
+#include "ui/charts/chart_view.hpp"
+#include "ui/runs/run_store.hpp"
+#include "ui/runs/runs_panel.hpp"
+#include "ui/setup/device_picker.hpp"
+#include "ui/setup/experiment_panel.hpp"
+#include "ui/window/main_window.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
 

@@ -19,13 +19,13 @@
 
 #include "engine/labs/lab.hpp"
 #include "test_support.hpp"
-#include "ui/chart_view.hpp"
+#include "ui/charts/chart_view.hpp"
 #include "ui/labs/lab_page.hpp"
 #include "ui/labs/lab_progress.hpp"
 #include "ui/labs/lab_quiz.hpp"
 #include "ui/labs/labs_tab.hpp"
-#include "ui/main_window.hpp"
-#include "ui/run_store.hpp"
+#include "ui/runs/run_store.hpp"
+#include "ui/window/main_window.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
 

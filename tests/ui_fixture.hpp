@@ -13,10 +13,10 @@
 #include "engine/model/model_config.hpp"
 #include "engine/training/experiment.hpp"
 #include "test_support.hpp"
-#include "ui/device_picker.hpp"
-#include "ui/experiment_panel.hpp"
-#include "ui/guarded_application.hpp"
-#include "ui/main_window.hpp"
+#include "ui/setup/device_picker.hpp"
+#include "ui/setup/experiment_panel.hpp"
+#include "ui/window/guarded_application.hpp"
+#include "ui/window/main_window.hpp"
 #include "ui_input.hpp"
 
 namespace gpulab::test {
@@ -57,8 +57,10 @@ class WindowTest : public ::testing::Test {
     options_.telemetry_hz = 20;
   }
   void TearDown() override { close_window(); }
+  // A window on the options, not yet shown (as a restart makes it, before its first paint).
+  void make_window() { window_ = std::make_unique<ui::MainWindow>(options_); }
   void open_window() {
-    window_ = std::make_unique<ui::MainWindow>(options_);
+    make_window();
     window_->show();
     ASSERT_TRUE(QTest::qWaitForWindowExposed(window_.get()));
   }
@@ -69,8 +71,10 @@ class WindowTest : public ::testing::Test {
     wait_until([&] { return !window_->any_running(); }, std::chrono::seconds(60));
     window_.reset();
   }
-  // A small, fast setup: the MLP, batch 32, `steps` steps, on one CPU thread.
-  void small_setup(int64_t steps, float lr = 0.01f, OptimizerKind optimizer = OptimizerKind::Adam) {
+  // A small, fast setup: the MLP, batch 32, `steps` steps, tested every `eval_every`, on
+  // `threads` CPU threads (one unless said).
+  void small_setup(int64_t steps, float lr = 0.01f, OptimizerKind optimizer = OptimizerKind::Adam,
+                   int threads = 1, int64_t eval_every = 10) {
     Experiment e;
     e.model = preset("mlp");
     e.train.batch = 32;
@@ -78,9 +82,9 @@ class WindowTest : public ::testing::Test {
     e.train.max_steps = steps;
     e.train.optimizer.kind = optimizer;
     e.train.optimizer.lr = lr;
-    e.train.eval_every = 10;
+    e.train.eval_every = eval_every;
     window_->experiment()->set_experiment(e);
-    window_->device_picker()->set_threads(1);
+    window_->device_picker()->set_threads(threads);
   }
 
   TempDir runs_, data_;

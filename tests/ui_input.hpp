@@ -12,6 +12,7 @@
 #include <QAbstractButton>
 #include <QAction>
 #include <QAbstractItemView>
+#include <QAbstractSpinBox>
 #include <QApplication>
 #include <QComboBox>
 #include <QDialog>
@@ -183,6 +184,15 @@ inline bool choose_from_button_menu(QAbstractButton* button, QMenu* menu, const 
   wait_until([&] { return stage == Stage::Done; }, 5s);
   poll.stop();
   return found;
+}
+
+// Types `text` over what a spin box holds, as a person does: focus, select all, type, then `key`
+// (Return or Enter) to end the edit.
+inline void type_into(QAbstractSpinBox* box, const QString& text, Qt::Key key = Qt::Key_Return) {
+  box->setFocus();
+  QTest::keyClick(box, Qt::Key_A, Qt::ControlModifier);
+  QTest::keyClicks(box, text);
+  QTest::keyClick(box, key);
 }
 
 // Chooses `text` in a combo box as a person does: a click opens its list, a click on the entry.

@@ -19,7 +19,7 @@
 #include <algorithm>
 
 #include "engine/analysis/chart_builder.hpp"
-#include "ui/chart_view.hpp"
+#include "ui/charts/chart_view.hpp"
 #include "ui/labs/lab_quiz.hpp"
 
 namespace gpulab::ui {

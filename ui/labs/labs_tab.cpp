@@ -14,8 +14,8 @@
 #include "engine/base/errors.hpp"
 #include "engine/labs/lab_results.hpp"
 #include "ui/labs/lab_page.hpp"
-#include "ui/run_store.hpp"
-#include "ui/status_widgets.hpp"
+#include "ui/runs/run_store.hpp"
+#include "ui/window/status_widgets.hpp"
 
 namespace gpulab::ui {
 namespace fs = std::filesystem;

@@ -1,0 +1,212 @@
+// The comparison view.
+#include "ui/compare/compare_view.hpp"
+
+#include <cmath>
+
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "engine/records/run_names.hpp"
+#include "ui/charts/chart_view.hpp"
+#include "ui/charts/scaling_chart.hpp"
+#include "ui/runs/run_store.hpp"
+
+namespace gpulab::ui {
+namespace {
+
+QString or_dash(double value, int decimals, const QString& suffix = "") {
+  return std::isfinite(value) ? QString::number(value, 'f', decimals) + suffix : QStringLiteral("–");
+}
+
+}  // namespace
+
+CompareView::CompareView(QWidget* parent) : QWidget(parent) {
+  baseline_ = new QComboBox(this);
+  baseline_->setObjectName("baseline");
+  baseline_->setMinimumContentsLength(24);
+  target_ = new QDoubleSpinBox(this);
+  target_->setObjectName("compare-target");
+  target_->setRange(0.0, 100.0);
+  target_->setDecimals(1);
+  target_->setValue(98.0);
+  target_->setSuffix(" %");
+  target_->setSpecialValueText(tr("none"));
+  target_->setToolTip(
+      tr("Time to target: training seconds (evaluations left out) to the first test "
+         "evaluation at or above it. The same value as the setup's target."));
+
+  speedup_ = new ChartView(ChartKind::Speedup, this);
+  step_time_ = new ChartView(ChartKind::StepTime, this);
+  scaling_ = new ScalingChart(this);
+  table_ = new QTableWidget(0, 10, this);
+  table_->setObjectName("summary-table");
+  table_->setHorizontalHeaderLabels({tr("Run"), tr("Device"), tr("Batch"), tr("Precision"),
+                                     tr("Epoch time"), tr("Images/s"), tr("Test acc."),
+                                     tr("Time to target"), tr("Speedup"), tr("All-reduce")});
+  table_->horizontalHeaderItem(9)->setToolTip(
+      tr("Data parallel runs: the median all-reduce a step waited for, and how much more ran "
+         "hidden under the backward pass (buckets reduced while it went on, --bucket-mb), with "
+         "the hidden share of all communication."));
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->verticalHeader()->hide();
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("Baseline:"), this));
+  controls->addWidget(baseline_);
+  controls->addSpacing(16);
+  controls->addWidget(new QLabel(tr("Target accuracy:"), this));
+  controls->addWidget(target_);
+  controls->addStretch();
+
+  auto* charts = new QSplitter(Qt::Horizontal, this);
+  charts->addWidget(speedup_);
+  charts->addWidget(step_time_);
+  charts->addWidget(scaling_);
+  for (int i = 0; i < charts->count(); ++i) charts->setStretchFactor(i, 1);  // equal widths
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(charts);
+  split->addWidget(table_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(split, 1);
+
+  connect(baseline_, &QComboBox::activated, this, [this](int index) {
+    if (index >= 0) emit baseline_chosen(baseline_->itemData(index).toInt());
+  });
+  connect(target_, &QDoubleSpinBox::valueChanged, this, &CompareView::apply_options);
+  for (ChartView* view : {speedup_, step_time_})
+    connect(view, &ChartView::export_requested, this,
+            [this](ChartView* v, ExportFormat f) { emit export_requested(v, int(f)); });
+}
+
+double CompareView::target_accuracy() const { return target_->value() / 100.0; }
+
+void CompareView::set_runs(const std::vector<RunEntry*>& runs, const std::vector<RunEntry*>& every,
+                           int baseline_id) {
+  runs_ = runs;
+  data_.clear();
+  std::vector<QColor> colors;
+  baseline_index_ = 0;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    data_.push_back(&runs[i]->data);
+    colors.push_back(runs[i]->color);
+    if (runs[i]->id == baseline_id) baseline_index_ = int(i);
+  }
+  // Every run may be the baseline, ticked or not: it then joins the comparison.
+  const QSignalBlocker block(baseline_);
+  baseline_->clear();
+  std::vector<const RunData*> all;
+  for (RunEntry* r : every) all.push_back(&r->data);
+  const auto names = display_run_names(all);
+  for (size_t i = 0; i < every.size(); ++i) {
+    baseline_->addItem(QString::fromStdString(names[i]), every[i]->id);
+    if (every[i]->id == baseline_id) baseline_->setCurrentIndex(int(i));
+  }
+  speedup_->set_runs(data_, colors);
+  step_time_->set_runs(data_, colors);
+  // The scaling chart's names are the ticked runs', index for index.
+  scaling_->set_runs(data_, display_run_names(data_));
+  apply_options();
+}
+
+void CompareView::apply_options() {
+  ChartOptions options;
+  options.baseline = baseline_index_;
+  options.target_accuracy = target_accuracy();
+  speedup_->set_options(options);
+  step_time_->set_options(options);
+  fill_table();
+}
+
+void CompareView::refresh(bool refresh_bars) {
+  speedup_->refresh(refresh_bars);
+  step_time_->refresh(refresh_bars);
+  if (refresh_bars) {
+    fill_table();
+    scaling_->refresh();
+  }
+  replot_if_dirty();
+}
+
+bool CompareView::replot_if_dirty() {
+  const bool a = speedup_->replot_if_dirty();
+  const bool b = step_time_->replot_if_dirty();
+  return a || b;
+}
+
+std::vector<RunComparison> CompareView::rows() const {
+  return compare_runs(data_, baseline_index_, target_accuracy());
+}
+
+namespace {
+
+// "0.42 ms + 0.31 hidden (43 %)"; a dash for a run on one replica.
+QString allreduce_text(const RunComparison& row) {
+  if (!std::isfinite(row.allreduce_ms)) return QStringLiteral("–");
+  QString text = QString::number(row.allreduce_ms, 'f', 2) + " ms";
+  if (std::isfinite(row.allreduce_hidden_ms) && std::isfinite(row.overlap_percent) &&
+      row.overlap_percent > 0)
+    text += QObject::tr(" + %1 hidden (%2 %)")
+                .arg(row.allreduce_hidden_ms, 0, 'f', 2)
+                .arg(row.overlap_percent, 0, 'f', 0);
+  return text;
+}
+
+}  // namespace
+
+void CompareView::fill_table() {
+  const auto rows = this->rows();
+  table_->setRowCount(int(rows.size()));
+  for (int r = 0; r < int(rows.size()); ++r) {
+    const RunComparison& row = rows[r];
+    const QStringList cells = {
+        QString::fromStdString(row.name) + (r == baseline_index_ ? tr(" (baseline)") : ""),
+        QString::fromStdString(row.device),
+        row.batch > 0 ? QString::number(row.batch) : QStringLiteral("–"),
+        QString::fromStdString(row.precision),
+        QString::fromStdString(epoch_time_text(row)),
+        or_dash(row.images_per_second, 0),
+        std::isfinite(row.test_accuracy) ? or_dash(100 * row.test_accuracy, 2, " %") : "–",
+        or_dash(row.time_to_target_s, 2, " s"),
+        or_dash(row.speedup, 2, "×"),
+        allreduce_text(row)};
+    // A flagged run (its times not its own alone, cut short, diverged) is marked on its name,
+    // the reasons in the tip.
+    QStringList flags;
+    for (const std::string& flag : row.flags) flags << QString::fromStdString(flag);
+    if (row.status == "diverged") flags << QString::fromStdString(row.note);
+    for (int c = 0; c < cells.size(); ++c) {
+      auto* item = new QTableWidgetItem(c == 0 && !flags.isEmpty() ? "⚠ " + cells[c] : cells[c]);
+      if (c >= 2) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+      if (c == 0) item->setForeground(runs_[r]->color.darker(120));
+      if (c == 0 && row.status == "diverged") item->setText(item->text() + tr(" ⚠ diverged"));
+      QStringList tip = flags;
+      if (c == 4 && row.epoch_extrapolated)
+        tip.prepend(tr("No full epoch: its mean step time × the steps of an epoch"));
+      if (c == 4 && row.full_epochs > 0)
+        tip.prepend(
+            tr("Mean of %n full epoch(s); an epoch cut short is left out", "", row.full_epochs));
+      if (!tip.isEmpty()) item->setToolTip(tip.join("\n"));
+      table_->setItem(r, c, item);
+    }
+  }
+}
+
+void CompareView::set_theme(PlotTheme theme) {
+  theme.run_legend = true;
+  speedup_->set_theme(theme);
+  step_time_->set_theme(theme);
+  scaling_->set_theme(theme);
+}
+
+}  // namespace gpulab::ui

@@ -1,0 +1,276 @@
+// The experiment panel.
+#include "ui/setup/experiment_panel.hpp"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QPushButton>
+#include <QGroupBox>
+#include <QLabel>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include <nlohmann/json.hpp>
+
+#include "datasets/mnist.hpp"
+#include "ui/setup/layer_editor.hpp"
+#include "ui/setup/limited_spin_box.hpp"
+
+namespace gpulab::ui {
+namespace {
+
+const char* const kCustom = "custom";
+
+QString preset_description(const std::string& name) {
+  if (name == "mlp") return QObject::tr("mlp: 784-256-10, the smallest");
+  if (name == "lenet5") return QObject::tr("lenet5: LeNet-5, the classic small CNN");
+  if (name == "pytorch-example") return QObject::tr("pytorch-example: PyTorch's MNIST example");
+  if (name == "tf-tutorial") return QObject::tr("tf-tutorial: TensorFlow's MNIST CNN, the largest");
+  if (name == "vgg-small") return QObject::tr("vgg-small: 3x3 convolutions, the most arithmetic");
+  return QString::fromStdString(name);
+}
+
+// The preset whose layers these are, or kCustom: a model edited back to LeNet-5 is LeNet-5.
+QString preset_of(const ModelConfig& model) {
+  const auto layers = model_to_json(model)["layers"];
+  for (const std::string& name : preset_names())
+    if (model_to_json(preset(name))["layers"] == layers) return QString::fromStdString(name);
+  return kCustom;
+}
+
+}  // namespace
+
+ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
+  // Page 1: the model by name and how to train it; page 2: the model's layers, to edit.
+  auto* setup = new QWidget(this);
+  auto* model_box = new QGroupBox(tr("Model"), setup);
+  model_ = new QComboBox(model_box);
+  model_->setObjectName("model");
+  for (const std::string& name : preset_names())
+    model_->addItem(preset_description(name), QString::fromStdString(name));
+  model_->addItem(tr("custom: your own layers"), kCustom);
+  model_status_ = new QLabel(model_box);
+  model_status_->setObjectName("model-status");
+  model_status_->setWordWrap(true);
+  auto* edit = new QPushButton(tr("Edit layers…"), model_box);
+  connect(edit, &QPushButton::clicked, this, [this] { setCurrentIndex(1); });
+  auto* model_layout = new QGridLayout(model_box);
+  model_layout->addWidget(model_, 0, 0, 1, 2);
+  model_layout->addWidget(model_status_, 1, 0);
+  model_layout->addWidget(edit, 1, 1, Qt::AlignTop);
+  layers_ = new LayerEditor(this);
+
+  auto* train_box = new QGroupBox(tr("Training"), setup);
+  const ClampReport report = [this](const QString& field, const QString& typed, const QString& used,
+                                    ClampWhy why) {
+    emit message(clamp_message(field, typed, used, why));
+  };
+  connect(layers_, &LayerEditor::message, this, &ExperimentPanel::message);
+  auto* form = new QFormLayout(train_box);
+  optimizer_ = new QComboBox(train_box);
+  for (const char* name : {"sgd", "momentum", "adam", "adamw"}) optimizer_->addItem(name, name);
+  optimizer_->setCurrentIndex(2);
+  lr_ = new LimitedDoubleSpinBox(tr("Learning rate"), report, train_box);
+  lr_->setObjectName("lr");
+  lr_->setDecimals(5);
+  lr_->setRange(0.00001, 100.0);
+  lr_->setSingleStep(0.0005);
+  lr_->setValue(0.001);
+  momentum_ = new LimitedDoubleSpinBox(tr("Momentum"), report, train_box);
+  momentum_->setRange(0.0, 0.999);
+  momentum_->setSingleStep(0.05);
+  momentum_->setValue(0.9);
+  weight_decay_ = new LimitedDoubleSpinBox(tr("Weight decay"), report, train_box);
+  weight_decay_->setObjectName("weight-decay");
+  weight_decay_->setDecimals(5);
+  weight_decay_->setRange(0.0, 1.0);
+  weight_decay_->setSingleStep(0.0001);
+  schedule_ = new QComboBox(train_box);
+  for (const char* name : {"constant", "step", "onecycle"}) schedule_->addItem(name, name);
+  batch_ = new LimitedSpinBox(tr("Batch size"), report, train_box);
+  batch_->setObjectName("batch");
+  // No larger than MNIST's training set (60,000 images): a bigger batch is refused by training.
+  batch_->setRange(1, data::kMnistTrainImages);
+  batch_->setValue(64);
+  epochs_ = new LimitedSpinBox(tr("Epochs"), report, train_box);
+  epochs_->setObjectName("epochs");
+  epochs_->setRange(1, 1000);
+  epochs_->setValue(1);
+  steps_ = new LimitedSpinBox(tr("Step limit"), report, train_box);
+  steps_->setObjectName("steps");
+  steps_->setRange(0, 10'000'000);
+  steps_->setSpecialValueText(tr("no limit"));
+  steps_->setToolTip(tr("Stop after this many optimizer steps (no limit: train the whole epochs)"));
+  precision_ = new QComboBox(train_box);
+  precision_->setObjectName("precision");
+  for (const char* name : {"fp32", "tf32", "bf16"}) precision_->addItem(name, name);
+  seed_ = new LimitedSpinBox(tr("Seed"), report, train_box);
+  seed_->setRange(0, 2'000'000'000);
+  seed_->setValue(1);
+  seed_->setToolTip(tr("One seed drives initialization, shuffling and dropout: same seed, same run"));
+  shuffle_ = new QCheckBox(tr("shuffle each epoch"), train_box);
+  shuffle_->setChecked(true);
+  target_ = new LimitedDoubleSpinBox(tr("Target accuracy"), report, train_box);
+  target_->setObjectName("setup-target");
+  target_->setRange(0.0, 100.0);
+  target_->setDecimals(1);
+  target_->setSuffix(" %");
+  target_->setSpecialValueText(tr("none"));
+  target_->setToolTip(tr("Report the time to reach this test accuracy"));
+  eval_every_ = new LimitedSpinBox(tr("Test every"), report, train_box);
+  eval_every_->setRange(0, 1'000'000);
+  eval_every_->setSpecialValueText(tr("epoch ends"));
+  eval_every_->setToolTip(tr("Also measure test accuracy every N steps"));
+
+  form->addRow(tr("Optimizer"), optimizer_);
+  form->addRow(tr("Learning rate"), lr_);
+  form->addRow(tr("Momentum"), momentum_);
+  form->addRow(tr("Weight decay"), weight_decay_);
+  form->addRow(tr("LR schedule"), schedule_);
+  form->addRow(tr("Batch size"), batch_);
+  form->addRow(tr("Epochs"), epochs_);
+  form->addRow(tr("Step limit"), steps_);
+  form->addRow(tr("Precision"), precision_);
+  form->addRow(tr("Seed"), seed_);
+  form->addRow(QString(), shuffle_);
+  form->addRow(tr("Target accuracy"), target_);
+  form->addRow(tr("Test every"), eval_every_);
+
+  auto* layout = new QVBoxLayout(setup);
+  layout->addWidget(model_box);
+  layout->addWidget(train_box);
+  layout->addStretch();
+  addTab(setup, tr("Setup"));
+  addTab(layers_, tr("Layers"));
+
+  connect(model_, &QComboBox::currentIndexChanged, this, &ExperimentPanel::choose_preset);
+  connect(layers_, &LayerEditor::changed, this, [this] {
+    const QString problem = layers_->problem();
+    model_status_->setText(problem.isEmpty()
+                               ? tr("%L1 parameters").arg(qlonglong(layers_->parameter_count()))
+                               : problem);
+    model_status_->setStyleSheet(problem.isEmpty() ? "" : "color: #b00020; font-weight: bold");
+    setTabText(1, problem.isEmpty() ? tr("Layers") : tr("Layers (!)"));
+    if (applying_) return;
+    // An edited preset is a custom model, until its layers are a preset's again.
+    const QSignalBlocker block(model_);
+    model_->setCurrentIndex(model_->findData(preset_of(layers_->model())));
+    emit changed();
+  });
+  for (QComboBox* box : {optimizer_, schedule_, precision_})
+    connect(box, &QComboBox::currentIndexChanged, this, [this] {
+      update_enabled();
+      emit changed();
+    });
+  for (QDoubleSpinBox* box : {lr_, momentum_, weight_decay_, target_})
+    connect(box, &QDoubleSpinBox::valueChanged, this, &ExperimentPanel::changed);
+  for (QSpinBox* box : {batch_, epochs_, steps_, seed_, eval_every_})
+    connect(box, &QSpinBox::valueChanged, this, &ExperimentPanel::changed);
+  connect(shuffle_, &QCheckBox::toggled, this, &ExperimentPanel::changed);
+
+  model_->setCurrentIndex(model_->findData("lenet5"));
+  choose_preset(model_->currentIndex());
+  set_gpu_selected(false);
+  update_enabled();
+}
+
+void ExperimentPanel::choose_preset(int index) {
+  const QString name = model_->itemData(index).toString();
+  if (name == kCustom) return;  // keeps the layers as they are, to edit
+  applying_ = true;
+  layers_->set_model(preset(name.toStdString()));
+  applying_ = false;
+  emit changed();
+}
+
+void ExperimentPanel::update_enabled() {
+  const QString optimizer = optimizer_->currentData().toString();
+  momentum_->setEnabled(optimizer == "momentum");
+}
+
+void ExperimentPanel::set_gpu_selected(bool gpu) {
+  auto* items = qobject_cast<QStandardItemModel*>(precision_->model());
+  for (int i = 1; i < precision_->count(); ++i) {
+    items->item(i)->setEnabled(gpu);
+    items->item(i)->setToolTip(gpu ? QString() : tr("GPU only: the CPU trains in fp32"));
+  }
+  if (!gpu && precision_->currentIndex() != 0) precision_->setCurrentIndex(0);
+}
+
+Experiment ExperimentPanel::experiment() const {
+  Experiment e;
+  e.model = layers_->model();
+  const QString name = model_->currentData().toString();
+  e.model.name = name.toStdString();
+  TrainOptions& t = e.train;
+  t.optimizer.kind = parse_optimizer(optimizer_->currentData().toString().toStdString());
+  t.optimizer.lr = float(lr_->value());
+  t.optimizer.momentum = float(momentum_->value());
+  t.optimizer.weight_decay = float(weight_decay_->value());
+  t.schedule.kind = parse_schedule(schedule_->currentData().toString().toStdString());
+  t.batch = batch_->value();
+  t.epochs = epochs_->value();
+  t.max_steps = steps_->value();
+  t.seed = uint64_t(seed_->value());
+  t.shuffle = shuffle_->isChecked();
+  t.target_accuracy = target_->value() / 100.0;
+  t.eval_every = eval_every_->value();
+  e.backend.batch = t.batch;
+  e.backend.seed = t.seed;
+  e.backend.precision = parse_precision(precision_->currentData().toString().toStdString());
+  return e;
+}
+
+QString ExperimentPanel::problem() const { return layers_->problem(); }
+
+void ExperimentPanel::set_experiment(const Experiment& e) {
+  applying_ = true;
+  {
+    const QSignalBlocker block(model_);
+    model_->setCurrentIndex(model_->findData(preset_of(e.model)));
+  }
+  layers_->set_model(e.model);
+  const TrainOptions& t = e.train;
+  optimizer_->setCurrentIndex(optimizer_->findData(optimizer_name(t.optimizer.kind)));
+  lr_->set_checked_value(t.optimizer.lr);
+  momentum_->set_checked_value(t.optimizer.momentum);
+  weight_decay_->set_checked_value(t.optimizer.weight_decay);
+  schedule_->setCurrentIndex(schedule_->findData(schedule_name(t.schedule.kind)));
+  batch_->set_checked_value(t.batch);
+  epochs_->setValue(std::max(1, t.epochs));  // 0 (a step budget alone) needs no word
+  steps_->set_checked_value(t.max_steps);
+  seed_->set_checked_value(static_cast<long long>(t.seed));
+  shuffle_->setChecked(t.shuffle);
+  target_->set_checked_value(100.0 * t.target_accuracy);
+  eval_every_->set_checked_value(t.eval_every);
+  precision_->setCurrentIndex(precision_->findData(precision_name(e.backend.precision)));
+  applying_ = false;
+  update_enabled();
+  emit changed();
+}
+
+bool ExperimentPanel::load_file(const QString& path, QString* error) {
+  try {
+    set_experiment(load_experiment(path.toStdString()));
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+}
+
+bool ExperimentPanel::save_file(const QString& path, QString* error) const {
+  try {
+    if (!layers_->problem().isEmpty()) throw std::runtime_error(layers_->problem().toStdString());
+    save_experiment(path.toStdString(), experiment());
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+}
+
+}  // namespace gpulab::ui

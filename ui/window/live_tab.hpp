@@ -1,0 +1,54 @@
+// The Live tab: the five live charts of the ticked runs, their x axis and smoothing, a key of
+// the runs when there are many, and the replica timeline of a data-parallel run.
+#pragma once
+
+#include <QColor>
+#include <QWidget>
+#include <vector>
+
+#include "ui/charts/chart_render.hpp"
+
+class QComboBox;
+class QLabel;
+class QSlider;
+
+namespace gpulab::ui {
+
+class ChartView;
+class ReplicaTimeline;
+
+class LiveTab : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit LiveTab(QWidget* parent = nullptr);
+
+  // The runs must stay alive, in place, until the next call.
+  void set_runs(const std::vector<const RunData*>& runs, const std::vector<QColor>& colors);
+  void set_theme(const PlotTheme& theme);
+  bool run_key_shown() const;  // the runs are named above the charts, not in each legend
+  const std::vector<ChartView*>& charts() const { return charts_; }
+  ChartView* chart(ChartKind kind) const;
+  ReplicaTimeline* timeline() const { return timeline_; }
+  ChartOptions options() const;  // the x axis and smoothing chosen
+  void fit_all();
+  // Takes in what the runs appended; bars (medians) only when `refresh_bars`.
+  void refresh(bool refresh_bars);
+  void replot();  // draws what changed
+
+ signals:
+  void export_requested(gpulab::ui::ChartView* view, gpulab::ui::ExportFormat format);
+  void timeline_export_requested(gpulab::ui::ExportFormat format);
+
+ private:
+  void apply_options();
+
+  std::vector<ChartView*> charts_;
+  ReplicaTimeline* timeline_;
+  QComboBox* x_axis_;
+  QSlider* smoothing_;
+  QLabel* smoothing_label_;
+  QLabel* run_key_;  // the shown runs' colours and names, once for all charts, when many
+};
+
+}  // namespace gpulab::ui

@@ -1,0 +1,35 @@
+// Presenter mode's style sheet and chart theme.
+#include "ui/window/presenter_mode.hpp"
+
+#include <QString>
+#include <QWidget>
+
+namespace gpulab::ui {
+
+void set_presenter_style(QWidget* window, bool on, const QFont& normal_font) {
+  // Through the style sheet, so that rows made later (a run's status line) are large too: a
+  // widget under a style sheet takes its font from it, not from its parent.
+  const double points = normal_font.pointSizeF() > 0 ? normal_font.pointSizeF() : 10;
+  // Disabled controls keep a grey text: black for every state would make them look enabled.
+  window->setStyleSheet(
+      on ? QString("QMainWindow, QWidget { background: white; color: black; font-size: %1pt; }"
+                   " QWidget:disabled { color: #9a9a9a; }"
+                   " QLabel#key-numbers { font-size: %2pt; }")
+               .arg(points * 1.5, 0, 'f', 1)
+               .arg(points * 2.4, 0, 'f', 1)
+         : QString());
+  if (!on) {
+    // Widgets the style sheet gave a font keep it when the sheet goes (spin boxes' editors, the
+    // runs list's header): each is told to take its parent's again (none has one of its own).
+    for (QWidget* widget : window->findChildren<QWidget*>()) widget->setFont(QFont());
+  }
+}
+
+PlotTheme window_chart_theme(bool presenter, int window_height, bool run_legend) {
+  // In presenter mode the charts' text grows with the screen: the window fills it.
+  PlotTheme theme = presenter ? presenter_theme(window_height) : PlotTheme{};
+  theme.run_legend = run_legend;
+  return theme;
+}
+
+}  // namespace gpulab::ui

@@ -1,0 +1,71 @@
+// The run controls above the plots: ▶ Train (▶ Race N runs with several devices ticked), Pause,
+// Stop and "Runs shown", the live runs' progress rows beside them, and what starting the setup or
+// the race line-up takes (a model that builds, a device, MNIST).
+#pragma once
+
+#include <QObject>
+#include <vector>
+
+#include "engine/session/session.hpp"
+
+class QLayout;
+class QPushButton;
+class QToolButton;
+class QWidget;
+
+namespace gpulab::ui {
+
+class Banner;
+class DataBanner;
+class DevicePicker;
+class ExperimentPanel;
+class ProgressList;
+class RacePanel;
+class RunScheduler;
+class SetupFiles;
+
+class RunControls : public QObject {
+  Q_OBJECT
+
+ public:
+  // The buttons and progress rows, in the window; attach() gives them what they act on, which
+  // the window builds after them (the setup column).
+  explicit RunControls(QWidget* window);
+  QLayout* layout() const { return layout_; }
+
+  struct Parts {
+    RunScheduler* scheduler;
+    SetupFiles* setup;
+    DataBanner* data;
+    ExperimentPanel* experiment;
+    DevicePicker* devices;
+    RacePanel* race;
+    Banner* message;
+  };
+  void attach(Parts parts);
+
+  // Each returns how many runs started; 0 with the reason on the message bar.
+  int start_training();  // the setup, once per ticked device
+  int start_race();      // the race line-up
+  // These runs, as a fair race where they share hardware (the Labs tab's Run buttons come here).
+  int start(std::vector<RunRequest> requests);
+  void set_paused(bool paused);
+  void update();  // enabled, labels and tooltips, after any change of runs or setup
+
+  QPushButton* train() const { return train_; }
+  QPushButton* pause() const { return pause_; }
+  QPushButton* stop() const { return stop_; }
+  QToolButton* runs_button() const { return runs_button_; }
+  ProgressList* progress() const { return progress_; }
+
+ private:
+  Parts parts_{};
+  QPushButton* train_;
+  QPushButton* pause_;
+  QPushButton* stop_;
+  QToolButton* runs_button_;  // which runs are shown, also in presenter mode
+  ProgressList* progress_;
+  QLayout* layout_;
+};
+
+}  // namespace gpulab::ui
