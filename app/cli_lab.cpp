@@ -122,10 +122,15 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
                   "a few steps per experiment and small matrices: a smoke test");
   c.run->add_option("--data-dir", f.data_dir, "folder with the MNIST files");
   c.run->add_flag("--quiet", f.quiet, "no progress bars, only a line per experiment");
+  c.run->add_option("--answers", f.answers,
+                    "the quiz's answers for the hand-in: a hand-in's answers.json, or "
+                    "{\"answers\": [{\"question\": ..., \"answer\": ...}]}");
   c.hand_in = lab->add_subcommand(
       "hand-in", "write a lab's hand-in folder from the window's runs and quiz answers");
   c.hand_in->add_option("lab", f.hand_in, "a built-in lab's name or FILE.md")->required();
-  c.hand_in->add_option("--runs-dir", f.runs_dir, "the runs folder the window used")->required();
+  c.hand_in->add_option("--runs-dir", f.runs_dir,
+                        "the runs folder the window used (default: $GPULAB_RUNS, else "
+                        "~/.local/share/gpulab/runs)");
   c.hand_in->add_option("--out", f.out, "folder for the hand-in")->required();
   return c;
 }
@@ -136,12 +141,13 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
     for (const LabProblem& p : lab.problems) std::fprintf(stderr, "%s\n", p.to_string().c_str());
     return 1;
   }
-  const fs::path out = f.out, runs_dir = f.runs_dir;
+  const fs::path out = f.out;
+  const fs::path runs_dir = f.runs_dir.empty() ? default_runs_dir() : fs::path(f.runs_dir);
   std::error_code error;
   if (!fs::is_directory(runs_dir, error))
     throw ConfigError("--runs-dir " + runs_dir.string() +
-                      ": not a folder; name the runs folder the window used (its File menu says "
-                      "which)");
+                      ": not a folder; name the runs folder the window used (gpulab --runs-dir, "
+                      "else $GPULAB_RUNS, else ~/.local/share/gpulab/runs)");
   check_hand_in_folder(out, lab, "--out");
   std::string problem;
   const LabProgress progress = load_lab_progress(runs_dir, &problem);
@@ -209,8 +215,10 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
   check_hand_in_folder(out, lab, "--out");
   for (const LabExperiment& e : lab.experiments)
     if (e.bench.empty()) check_run_folder(out / "runs" / folder_name(e.name), "--out");
+  std::vector<int> answers(lab.quiz.size(), -1);  // a headless run has none unless given
+  if (!f.answers.empty()) answers = read_given_answers(f.answers, lab, "--answers");
   fs::create_directories(out);
-  const LabHandIn here = hand_in_here({}, std::vector<int>(lab.quiz.size(), -1), "gpulab-cli lab run");
+  const LabHandIn here = hand_in_here({}, answers, "gpulab-cli lab run");
   auto write = [&](const std::vector<LabRunResult>& results, std::vector<std::string> charts) {
     LabHandIn h = here;
     h.results = results;
@@ -281,7 +289,8 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     std::fflush(stdout);
     results.push_back(std::move(result));
     // After each experiment, so a lab cut short keeps the rows it finished.
-    write(results, std::vector<std::string>(lab.charts.size(), "drawn when every experiment has run"));
+    write(results,
+          std::vector<std::string>(lab.charts.size(), "drawn when every experiment has run"));
   }
   const std::vector<std::string> charts = write_charts(lab, results, out, argc, argv);
   for (const fs::path& file : write(results, charts)) {

@@ -19,7 +19,8 @@ struct LabFlags {
   std::vector<std::string> check;  // lab check FILE.md...
   std::string run;                 // lab run NAME|FILE.md
   std::string hand_in;             // lab hand-in NAME|FILE.md
-  std::string runs_dir;
+  std::string runs_dir;            // lab hand-in --runs-dir
+  std::string answers;             // lab run --answers FILE.json
   std::string out;
   std::string data_dir;
   bool quick = false;

@@ -364,7 +364,8 @@ TEST(LabHandIn, TheFolderHoldsTheReportTablesAnswersAndMachine) {
         std::string("⚠ marks a run whose figures are not its own alone"),
         std::string("![Its loss](chart-1-loss.png)"), std::string("[SVG](chart-1-loss.svg)"),
         std::string("## Quiz: 1 of 2 right (2 of 2 answered)"),
-        std::string("1. A GPU has many cores.\n\n   - Answer: True — **right**. Thousands of them."),
+        std::string(
+            "1. A GPU has many cores.\n\n   - Answer: True — **right**. Thousands of them."),
         std::string("   - Answer: Printing — **wrong**. A little CPU work."),
         std::string("   - The right answer: Matrix products. Forward and backward are mostly "
                     "products.")})
@@ -458,8 +459,7 @@ TEST(LabHandIn, RefusesAFolderHoldingSomethingElseAndReplacesItsOwnEarlierHandIn
   EXPECT_NE(refusal(bare, lab).find("no answers.json says whose"), std::string::npos);
   // A file, and a run's folder.
   EXPECT_NE(refusal(out / "notes.txt", lab).find("is not a folder"), std::string::npos);
-  EXPECT_NE(refusal(dir.path() / "runs" / "a", lab).find("already holds a run"),
-            std::string::npos);
+  EXPECT_NE(refusal(dir.path() / "runs" / "a", lab).find("already holds a run"), std::string::npos);
   EXPECT_EQ(read(out / "notes.txt"), "mine");  // nothing was touched
 }
 
@@ -636,8 +636,8 @@ TEST(LabCli, HandInBuildsTheFolderFromTheWindowsRunsFolder) {
   std::string problem;
   ASSERT_TRUE(save_lab_progress(runs, progress, &problem)) << problem;
   const auto out = dir.path() / "hand-in";
-  const Result r =
-      cli("lab hand-in " + lab.string() + " --runs-dir " + runs.string() + " --out " + out.string());
+  const Result r = cli("lab hand-in " + lab.string() + " --runs-dir " + runs.string() + " --out " +
+                       out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("1 of 3 experiments with results, quiz 1 of 2 right"), std::string::npos)
       << r.output;
@@ -662,6 +662,33 @@ TEST(LabCli, HandInBuildsTheFolderFromTheWindowsRunsFolder) {
   EXPECT_EQ(refused.exit_code, 1) << refused.output;
   EXPECT_NE(refused.output.find("which is not part of a hand-in"), std::string::npos)
       << refused.output;
+}
+
+// A headless run hands in no answers unless given: a hand-in's answers.json, matched by text.
+TEST(LabCli, RunHandsInTheAnswersGivenAndRefusesOnesTheLabLacks) {
+  test::TempDir dir;
+  const auto answers = dir.path() / "answers.json";
+  std::ofstream(answers) << R"({"answers": [
+      {"question": "GPUs are faster than CPUs at loading small chunks of data.", "answer": "False"},
+      {"question": "For small matrices, copying them to the GPU and back can take longer than the product itself.", "answer": null}]})";
+  const auto out = dir.path() / "out";
+  const Result r = cli("lab run gpu-vs-cpu-matmul --quick --out " + out.string() + " --answers " +
+                       answers.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string readme = read(out / "README.md");
+  EXPECT_NE(readme.find("## Quiz: 1 of 3 right (1 of 3 answered)"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("Answer: False — **right**"), std::string::npos) << readme;
+
+  std::ofstream(answers) << R"({"answers": [{"question": "Is this asked?", "answer": "True"}]})";
+  const auto elsewhere = dir.path() / "elsewhere";
+  const Result wrong = cli("lab run gpu-vs-cpu-matmul --quick --out " + elsewhere.string() +
+                           " --answers " + answers.string());
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_NE(wrong.output.find("--answers " + answers.string() +
+                              ": the question \"Is this asked?\" is not in \"GPU vs CPU"),
+            std::string::npos)
+      << wrong.output;
+  EXPECT_FALSE(std::filesystem::exists(elsewhere));  // nothing ran, nothing written
 }
 
 TEST(LabCli, BenchMatmulPrintsARowPerSize) {

@@ -299,7 +299,8 @@ TEST_F(Labs, HandInWritesTheReportWithTheAnswersIntoTheFolderChosen) {
   auto* said = page->findChild<QLabel*>("lab-hand-in-text");
   ASSERT_NE(said, nullptr);
   EXPECT_TRUE(said->isVisible());
-  EXPECT_TRUE(said->text().contains(QString::fromStdString(folder.string()))) << said->text().toStdString();
+  EXPECT_TRUE(said->text().contains(QString::fromStdString(folder.string())))
+      << said->text().toStdString();
 
   std::ofstream(folder / "notes.txt") << "mine";
   test::answer_file_dialog(QString::fromStdString(folder.string()),

@@ -6,11 +6,12 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
-#include "gpulab/build_config.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
+#include "engine/labs/lab_progress.hpp"
 #include "engine/records/output_paths.hpp"
 #include "engine/records/record_reader.hpp"
+#include "gpulab/build_config.hpp"
 
 namespace gpulab {
 namespace fs = std::filesystem;
@@ -42,7 +43,8 @@ bool hand_in_name(const std::string& name, bool is_folder) {
   if (is_folder) return name == "runs";
   if (name == "README.md" || name == "answers.json" || name == "machine.json") return true;
   auto ends_with = [&](const std::string& tail) {
-    return name.size() > tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+    return name.size() > tail.size() &&
+           name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
   };
   if (name.rfind("results", 0) == 0) return ends_with(".csv") || ends_with(".md");
   if (name.rfind("chart-", 0) == 0) return ends_with(".png") || ends_with(".svg");
@@ -62,7 +64,8 @@ std::string gpu_text(const GpuInfo& g) {
     text += ", compute capability " + std::to_string(g.compute_major) + "." +
             std::to_string(g.compute_minor);
   text += ", driver " + (g.driver_version.empty() ? std::string("unknown") : g.driver_version);
-  text += ", CUDA runtime " + (g.runtime_version.empty() ? std::string("unknown") : g.runtime_version);
+  text +=
+      ", CUDA runtime " + (g.runtime_version.empty() ? std::string("unknown") : g.runtime_version);
   return text;
 }
 
@@ -128,6 +131,50 @@ void check_hand_in_folder(const fs::path& dir, const Lab& lab, const std::string
     refuse("holds the hand-in of another lab (\"" + other + "\"), which it would overwrite");
 }
 
+std::vector<int> read_given_answers(const fs::path& file, const Lab& lab, const std::string& flag) {
+  const std::string where = flag + " " + file.string();
+  std::string text;
+  json given;
+  try {
+    if (!read_record_file(file, kMaxRunJsonBytes, &text))
+      throw ConfigError(where + ": no such file; give a hand-in's answers.json");
+    given = json::parse(text);
+  } catch (const json::exception& e) {
+    throw ConfigError(where + ": not JSON (" + e.what() + ")");
+  } catch (const RecordError& e) {
+    throw ConfigError(where + ": " + e.what());
+  }
+  const json* list = given.is_object() && given.contains("answers") ? &given["answers"] : nullptr;
+  if (!list || !list->is_array())
+    throw ConfigError(where +
+                      ": expected {\"answers\": [{\"question\": ..., \"answer\": ...}]}, "
+                      "as a hand-in's answers.json has");
+  LabRecord record;
+  for (const json& entry : *list) {
+    if (!entry.is_object() || !entry.value("question", json()).is_string())
+      throw ConfigError(where + ": each answer needs its \"question\" as text");
+    const std::string question = entry["question"].get<std::string>();
+    const json answer = entry.value("answer", json());
+    if (answer.is_null()) continue;  // not answered
+    const auto q = std::find_if(lab.quiz.begin(), lab.quiz.end(),
+                                [&](const QuizQuestion& x) { return x.question == question; });
+    if (q == lab.quiz.end())
+      throw ConfigError(where + ": the question \"" + question + "\" is not in \"" + lab.title +
+                        "\"");
+    std::string choices;
+    bool found = false;
+    for (const QuizChoice& c : q->choices) {
+      choices += (choices.empty() ? "\"" : ", \"") + c.text + "\"";
+      found |= answer.is_string() && c.text == answer.get<std::string>();
+    }
+    if (!found)
+      throw ConfigError(where + ": the answer " + answer.dump() + " to \"" + question +
+                        "\" is not one of its choices (" + choices + ")");
+    record.answers[question] = answer.get<std::string>();
+  }
+  return quiz_answers(lab, &record);
+}
+
 std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
   std::string md = "# " + lab.title + "\n\n";
   md += "Lab `" + lab.name + "`, handed in " + h.date + " from " + h.made_by +
@@ -148,8 +195,9 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
   bool any_run = false;
   for (const LabRunResult& r : h.results) any_run |= !r.device.empty();
   if (any_run) {
-    md += "\nThe runs, as their records name their devices:\n\n| experiment | device | host |\n"
-          "| --- | --- | --- |\n";
+    md +=
+        "\nThe runs, as their records name their devices:\n\n| experiment | device | host |\n"
+        "| --- | --- | --- |\n";
     for (const LabRunResult& r : h.results)
       if (!r.device.empty())
         md += "| " + r.experiment + " | " + one_line(r.device) + " | " + r.host + " |\n";
@@ -165,9 +213,10 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
   }
   if (lab.tables.empty()) md += "\nThis lab has no results table.\n";
   if (flagged)
-    md += "\n⚠ marks a run whose figures are not its own alone or were cut short: it shared its "
-          "hardware, other programs loaded the machine while it ran, or it stopped early. Its "
-          "note says which; run it again alone for a clean figure.\n";
+    md +=
+        "\n⚠ marks a run whose figures are not its own alone or were cut short: it shared its "
+        "hardware, other programs loaded the machine while it ran, or it stopped early. Its "
+        "note says which; run it again alone for a clean figure.\n";
   if (skipped_gpu(lab, h.results)) md += std::string("\n") + kSkippedGpuNote;
 
   if (!lab.charts.empty()) md += "\n## Charts\n";
@@ -204,8 +253,7 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
       } else {
         const QuizFeedback feedback = grade(question, choice);
         md += "   - Answer: " + one_line(question.choices[size_t(choice)].text) + " — " +
-              (feedback.correct ? "**right**" : "**wrong**") + ". " + one_line(feedback.why) +
-              "\n";
+              (feedback.correct ? "**right**" : "**wrong**") + ". " + one_line(feedback.why) + "\n";
       }
       // Only after a wrong answer, as the window shows reasons only once a choice is picked: a
       // hand-in read before the quiz is done gives nothing away.
@@ -237,15 +285,10 @@ std::string hand_in_answers_json(const Lab& lab, const LabHandIn& h) {
     }
     questions.push_back(entry);
   }
-  const json j = {{"format", kHandInFormat},
-                  {"lab", lab.name},
-                  {"title", lab.title},
-                  {"source", lab.source},
-                  {"handed_in", h.date},
-                  {"score", quiz_score(lab, answers)},
-                  {"questions", lab.quiz.size()},
-                  {"answered", answered},
-                  {"answers", questions}};
+  const json j = {
+      {"format", kHandInFormat},      {"lab", lab.name},      {"title", lab.title},
+      {"source", lab.source},         {"handed_in", h.date},  {"score", quiz_score(lab, answers)},
+      {"questions", lab.quiz.size()}, {"answered", answered}, {"answers", questions}};
   return j.dump(2) + "\n";
 }
 

@@ -44,6 +44,14 @@ void check_hand_in_folder(const std::filesystem::path& dir, const Lab& lab,
 std::vector<std::filesystem::path> write_hand_in(const std::filesystem::path& dir, const Lab& lab,
                                                  const LabHandIn& hand_in);
 
+// Answers given to a headless run (`lab run --answers FILE.json`): a hand-in's answers.json, or
+// any JSON with {"answers": [{"question": TEXT, "answer": CHOICE TEXT}, ...]}, matched by text as
+// the window keeps them. Per question of the lab, the choice; -1 where none is given. Throws
+// ConfigError naming `flag`, the file and the question when one is not in the lab or its answer
+// is not one of its choices.
+std::vector<int> read_given_answers(const std::filesystem::path& file, const Lab& lab,
+                                    const std::string& flag);
+
 // The parts, for the writer and the tests.
 std::string hand_in_readme(const Lab& lab, const LabHandIn& hand_in);
 std::string hand_in_answers_json(const Lab& lab, const LabHandIn& hand_in);

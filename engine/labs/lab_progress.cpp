@@ -114,7 +114,9 @@ std::vector<int> quiz_answers(const Lab& lab, const LabRecord* record) {
   return answers;
 }
 
-std::string lab_run_name(const Lab& lab, const LabExperiment& e) { return e.name + " · " + lab.name; }
+std::string lab_run_name(const Lab& lab, const LabExperiment& e) {
+  return e.name + " · " + lab.name;
+}
 
 int experiment_run(const Lab& lab, const LabExperiment& e, const LabRecord* record,
                    const std::vector<const RunData*>& runs) {

@@ -246,11 +246,12 @@ bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir) {
       if (view->chart().runs.empty())
         error = tr("no finished runs to draw");
       else
-        for (const auto& [format, name] : {std::pair{ExportFormat::Png, "png"},
-                                           std::pair{ExportFormat::Svg, "svg"}})
+        for (const auto& [format, name] :
+             {std::pair{ExportFormat::Png, "png"}, std::pair{ExportFormat::Svg, "svg"}})
           if (error.isEmpty())
-            view->export_to(QString::fromStdString((dir / hand_in_chart_file(lab, c, name)).string()),
-                            format, &error, kExportWidth, kExportHeight);
+            view->export_to(
+                QString::fromStdString((dir / hand_in_chart_file(lab, c, name)).string()), format,
+                &error, kExportWidth, kExportHeight);
       h.charts_missing.push_back(error.toStdString());
     }
     write_hand_in(dir, lab, h);
@@ -432,7 +433,8 @@ void LabsTab::refresh_lab(size_t index) {
   }
   // Answers kept by their text, shown as the choices they name.
   const std::vector<int> answers = quiz_answers(lab, record);
-  const int answered = int(std::count_if(answers.begin(), answers.end(), [](int a) { return a >= 0; }));
+  const int answered =
+      int(std::count_if(answers.begin(), answers.end(), [](int a) { return a >= 0; }));
   page->set_answers(answers);
   QString progress = tr("%1 of %2 experiments run").arg(done).arg(lab.experiments.size());
   if (!lab.quiz.empty())
