@@ -235,6 +235,11 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     if (e.bench.empty() && missing_hardware(e).empty() && !mnist)
       mnist = data::load_mnist(data::default_data_dir(
           f.data_dir.empty() ? std::nullopt : std::optional<fs::path>(f.data_dir)));
+  // The folder says whose hand-in it is before the first run starts: a lab cut short leaves a
+  // hand-in with the rows it finished, never an unmarked folder.
+  const std::vector<std::string> charts_later(lab.charts.size(),
+                                              "drawn when every experiment has run");
+  write({}, charts_later);
   std::vector<LabRunResult> results;
   bool failed = false;
   size_t number = 0;
@@ -289,8 +294,7 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     std::fflush(stdout);
     results.push_back(std::move(result));
     // After each experiment, so a lab cut short keeps the rows it finished.
-    write(results,
-          std::vector<std::string>(lab.charts.size(), "drawn when every experiment has run"));
+    write(results, charts_later);
   }
   const std::vector<std::string> charts = write_charts(lab, results, out, argc, argv);
   for (const fs::path& file : write(results, charts)) {
