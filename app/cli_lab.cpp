@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "app/cli_export.hpp"
@@ -152,11 +151,17 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   std::string problem;
   const LabProgress progress = load_lab_progress(runs_dir, &problem);
   if (!problem.empty()) std::fprintf(stderr, "gpulab-cli: %s\n", problem.c_str());
-  // The window keeps a lab by its source: a built-in lab's name, or the file's absolute path.
+  // The window keeps a lab by its source: a built-in lab's name, or the file's absolute path,
+  // which may be spelt otherwise than here ("labs/../x.md").
   const LabRecord* record = nullptr;
-  for (const std::string& source : {lab.source, fs::absolute(lab.source, error).string()})
-    if (const auto found = progress.labs.find(source); !record && found != progress.labs.end())
-      record = &found->second;
+  if (const auto found = progress.labs.find(lab.source); found != progress.labs.end())
+    record = &found->second;
+  std::error_code ignored;  // a path that cannot be resolved matches nothing
+  const fs::path file = fs::weakly_canonical(lab.source, ignored);
+  for (const auto& [source, kept] : progress.labs)
+    if (!record && !file.empty() && source.rfind(":/", 0) != 0 &&
+        fs::weakly_canonical(source, ignored) == file)
+      record = &kept;
   std::vector<std::string> problems;
   const std::vector<RunData> runs = load_runs(runs_dir, &problems);
   for (const std::string& p : problems) std::printf("skipped %s\n", p.c_str());

@@ -636,8 +636,11 @@ TEST(LabCli, HandInBuildsTheFolderFromTheWindowsRunsFolder) {
   std::string problem;
   ASSERT_TRUE(save_lab_progress(runs, progress, &problem)) << problem;
   const auto out = dir.path() / "hand-in";
-  const Result r = cli("lab hand-in " + lab.string() + " --runs-dir " + runs.string() + " --out " +
-                       out.string());
+  // The lab named otherwise than the window named it: the same file.
+  std::filesystem::create_directories(dir.path() / "sub");
+  const auto same_lab = dir.path() / "sub" / ".." / "x.md";
+  const Result r = cli("lab hand-in " + same_lab.string() + " --runs-dir " + runs.string() +
+                       " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("1 of 3 experiments with results, quiz 1 of 2 right"), std::string::npos)
       << r.output;
