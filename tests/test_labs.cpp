@@ -457,6 +457,9 @@ TEST(LabHandIn, RefusesAFolderHoldingSomethingElseAndReplacesItsOwnEarlierHandIn
   std::filesystem::create_directories(bare);
   std::ofstream(bare / "results.csv") << "a,b\n";
   EXPECT_NE(refusal(bare, lab).find("no answers.json says whose"), std::string::npos);
+  std::ofstream(bare / "answers.json") << R"({"format": 1, "lab": "x"})";
+  EXPECT_NE(refusal(bare, lab).find("its answers.json is not a hand-in's"), std::string::npos)
+      << refusal(bare, lab);
   // A file, and a run's folder.
   EXPECT_NE(refusal(out / "notes.txt", lab).find("is not a folder"), std::string::npos);
   EXPECT_NE(refusal(dir.path() / "runs" / "a", lab).find("already holds a run"), std::string::npos);

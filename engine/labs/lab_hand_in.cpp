@@ -112,21 +112,23 @@ void check_hand_in_folder(const fs::path& dir, const Lab& lab, const std::string
   if (error) refuse("cannot be read (" + error.message() + ")");
   if (empty) return;
   // Files of a hand-in's names: replaced only when they are this lab's hand-in.
-  std::string text;
-  json answers;
+  std::string text, format, other;
   try {
     if (!read_record_file(dir / "answers.json", kMaxRunJsonBytes, &text))
       refuse("holds files named as a hand-in's, but no answers.json says whose");
-    answers = json::parse(text);
+    const json answers = json::parse(text);
+    if (answers.is_object()) {
+      format = answers.value("format", "");
+      other = answers.value("lab", "");
+    }
   } catch (const json::exception&) {
-    refuse("its answers.json is not a hand-in's (it is not JSON)");
+    refuse("its answers.json is not a hand-in's (it is not JSON, or not a hand-in's shape)");
   } catch (const RecordError& e) {
     refuse(std::string("its answers.json cannot be read (") + e.what() + ")");
   }
-  if (!answers.is_object() || answers.value("format", "") != kHandInFormat)
+  if (format != kHandInFormat)
     refuse("its answers.json is not a hand-in's (no \"format\": \"" + std::string(kHandInFormat) +
            "\")");
-  const std::string other = answers.value("lab", "");
   if (other != lab.name)
     refuse("holds the hand-in of another lab (\"" + other + "\"), which it would overwrite");
 }
