@@ -1,4 +1,4 @@
-// gpulab-cli lab list|check|run.
+// gpulab-cli lab list|check|run|hand-in.
 #include "app/cli_lab.hpp"
 
 #include <CLI/CLI.hpp>
@@ -6,7 +6,6 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 #include "app/cli_export.hpp"
@@ -16,7 +15,11 @@
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/labs/lab_hand_in.hpp"
+#include "engine/labs/lab_progress.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/records/output_paths.hpp"
+#include "engine/records/run_record.hpp"
 #include "engine/session/session.hpp"
 #include "engine/training/backend_factory.hpp"
 
@@ -36,46 +39,11 @@ std::string folder_name(const std::string& name) {
   return out;
 }
 
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.close();
-  if (!out) throw RecordError(path.string() + ": could not be written (is the disk full?)");
-}
-
-bool skipped_gpu(const Lab& lab, const std::vector<LabRunResult>& results) {
-  for (const auto& r : results)
-    if (const LabExperiment* e = lab.experiment(r.experiment);
-        e && e->needs_gpu() && !r.skipped.empty())
-      return true;
-  return false;
-}
-
-// Writes every table of the lab as it stands: after each experiment, so a run cut short keeps
-// the rows it finished.
-std::vector<fs::path> write_tables(const Lab& lab, const std::vector<LabRunResult>& results,
-                                   const fs::path& out) {
-  std::vector<fs::path> written;
-  for (size_t i = 0; i < lab.tables.size(); ++i) {
-    const LabResultsTable table = lab_results_table(lab, lab.tables[i], results);
-    const std::string stem = i == 0 ? "results" : "results-" + std::to_string(i + 1);
-    write_text(out / (stem + ".csv"), to_csv(table));
-    std::string markdown = "# " + lab.title + "\n\n" + to_markdown(table);
-    if (skipped_gpu(lab, results))
-      markdown +=
-          "\nThe GPU experiments were skipped: this machine has no usable GPU, and no "
-          "recorded GPU runs ship with gpulab yet. Run the lab on a machine with an NVIDIA "
-          "GPU to fill those rows.\n";
-    write_text(out / (stem + ".md"), markdown);
-    written.push_back(out / (stem + ".csv"));
-    written.push_back(out / (stem + ".md"));
-  }
-  return written;
-}
-
-// The lab's charts from the runs that finished, drawn as `gpulab-cli export` draws them.
-void write_charts(const Lab& lab, const std::vector<LabRunResult>& results, const fs::path& out,
-                  int argc, char** argv) {
+// The lab's charts from the runs that finished, drawn as `gpulab-cli export` draws them, into
+// the hand-in's chart files. Returns, per chart, why it is not there ("" when drawn).
+std::vector<std::string> write_charts(const Lab& lab, const std::vector<LabRunResult>& results,
+                                      const fs::path& out, int argc, char** argv) {
+  std::vector<std::string> missing(lab.charts.size());
   for (size_t i = 0; i < lab.charts.size(); ++i) {
     const LabChart& chart = lab.charts[i];
     ExportFlags x;
@@ -90,21 +58,36 @@ void write_charts(const Lab& lab, const std::vector<LabRunResult>& results, cons
     }
     if (x.runs.empty()) {
       std::printf("chart %s: no runs to draw\n", chart.kind.c_str());
+      missing[i] = "no finished runs to draw";
       continue;
     }
-    const std::string stem = "chart-" + std::to_string(i + 1) + "-" + chart.kind;
     for (const char* format : {"png", "svg"}) {
       x.format = format;
-      x.out = (out / (stem + "." + format)).string();
+      x.out = (out / hand_in_chart_file(lab, i, format)).string();
       try {
-        run_export(x, argc, argv);  // says what it wrote
+        if (run_export(x, argc, argv) != 0) missing[i] = "it could not be drawn";  // says why
       } catch (const ConfigError& error) {
         // A build without Qt draws no charts; the table is still there.
         std::printf("chart %s: not drawn: %s\n", chart.kind.c_str(), error.what());
-        break;
+        missing[i] = error.what();
       }
+      if (!missing[i].empty()) break;
     }
   }
+  return missing;
+}
+
+// The hand-in as it stands, from the machine this runs on.
+LabHandIn hand_in_here(std::vector<LabRunResult> results, std::vector<int> answers,
+                       const std::string& made_by) {
+  LabHandIn h;
+  h.results = std::move(results);
+  h.answers = std::move(answers);
+  h.machine = list_devices();
+  h.host = this_process_json().value("host", "");
+  h.date = iso_time_now();
+  h.made_by = made_by;
+  return h;
 }
 
 // Why this machine cannot run `e`, or "" when it can.
@@ -122,7 +105,8 @@ std::string missing_hardware(const LabExperiment& e) {
 }  // namespace
 
 LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
-  CLI::App* lab = app.add_subcommand("lab", "guided labs: list, check a lab file, run a lab");
+  CLI::App* lab =
+      app.add_subcommand("lab", "guided labs: list, check a lab file, run a lab, hand it in");
   lab->require_subcommand(1);
   LabCommands c;
   c.list = lab->add_subcommand("list", "the built-in labs: name, title, minutes, hardware");
@@ -137,7 +121,61 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
                   "a few steps per experiment and small matrices: a smoke test");
   c.run->add_option("--data-dir", f.data_dir, "folder with the MNIST files");
   c.run->add_flag("--quiet", f.quiet, "no progress bars, only a line per experiment");
+  c.run->add_option("--answers", f.answers,
+                    "the quiz's answers for the hand-in: a hand-in's answers.json, or "
+                    "{\"answers\": [{\"question\": ..., \"answer\": ...}]}");
+  c.hand_in = lab->add_subcommand(
+      "hand-in", "write a lab's hand-in folder from the window's runs and quiz answers");
+  c.hand_in->add_option("lab", f.hand_in, "a built-in lab's name or FILE.md")->required();
+  c.hand_in->add_option("--runs-dir", f.runs_dir,
+                        "the runs folder the window used (default: $GPULAB_RUNS, else "
+                        "~/.local/share/gpulab/runs)");
+  c.hand_in->add_option("--out", f.out, "folder for the hand-in")->required();
   return c;
+}
+
+int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
+  const Lab lab = load_lab(f.hand_in);
+  if (!lab.ok()) {
+    for (const LabProblem& p : lab.problems) std::fprintf(stderr, "%s\n", p.to_string().c_str());
+    return 1;
+  }
+  const fs::path out = f.out;
+  const fs::path runs_dir = f.runs_dir.empty() ? default_runs_dir() : fs::path(f.runs_dir);
+  std::error_code error;
+  if (!fs::is_directory(runs_dir, error))
+    throw ConfigError("--runs-dir " + runs_dir.string() +
+                      ": not a folder; name the runs folder the window used (gpulab --runs-dir, "
+                      "else $GPULAB_RUNS, else ~/.local/share/gpulab/runs)");
+  check_hand_in_folder(out, lab, "--out");
+  std::string problem;
+  const LabProgress progress = load_lab_progress(runs_dir, &problem);
+  if (!problem.empty()) std::fprintf(stderr, "gpulab-cli: %s\n", problem.c_str());
+  // The window keeps a lab by its source: a built-in lab's name, or the file's absolute path,
+  // which may be spelt otherwise than here ("labs/../x.md").
+  const LabRecord* record = nullptr;
+  if (const auto found = progress.labs.find(lab.source); found != progress.labs.end())
+    record = &found->second;
+  std::error_code ignored;  // a path that cannot be resolved matches nothing
+  const fs::path file = fs::weakly_canonical(lab.source, ignored);
+  for (const auto& [source, kept] : progress.labs)
+    if (!record && !file.empty() && source.rfind(":/", 0) != 0 &&
+        fs::weakly_canonical(source, ignored) == file)
+      record = &kept;
+  std::vector<std::string> problems;
+  const std::vector<RunData> runs = load_runs(runs_dir, &problems);
+  for (const std::string& p : problems) std::printf("skipped %s\n", p.c_str());
+  const std::vector<LabRunResult> results = lab_results_from(lab, record, runs, list_devices());
+  LabHandIn h = hand_in_here(results, quiz_answers(lab, record), "gpulab-cli lab hand-in");
+  fs::create_directories(out);
+  h.charts_missing = write_charts(lab, results, out, argc, argv);
+  write_hand_in(out, lab, h);
+  int ran = 0;
+  for (const LabRunResult& r : results) ran += r.summary || !r.matmul.empty();
+  std::printf("hand-in of \"%s\": %d of %zu experiments with results, quiz %d of %zu right; %s\n",
+              lab.title.c_str(), ran, lab.experiments.size(), quiz_score(lab, h.answers),
+              lab.quiz.size(), (out / "README.md").string().c_str());
+  return 0;
 }
 
 int run_lab_list() {
@@ -177,7 +215,21 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     return 1;
   }
   const fs::path out = f.out;
+  // Before anything runs: the folder takes a hand-in, and no run of an earlier `lab run` is in the
+  // way of this one's.
+  check_hand_in_folder(out, lab, "--out");
+  for (const LabExperiment& e : lab.experiments)
+    if (e.bench.empty()) check_run_folder(out / "runs" / folder_name(e.name), "--out");
+  std::vector<int> answers(lab.quiz.size(), -1);  // a headless run has none unless given
+  if (!f.answers.empty()) answers = read_given_answers(f.answers, lab, "--answers");
   fs::create_directories(out);
+  const LabHandIn here = hand_in_here({}, answers, "gpulab-cli lab run");
+  auto write = [&](const std::vector<LabRunResult>& results, std::vector<std::string> charts) {
+    LabHandIn h = here;
+    h.results = results;
+    h.charts_missing = std::move(charts);
+    return write_hand_in(out, lab, h);
+  };
   std::printf("lab \"%s\": %zu experiments%s; results in %s\n", lab.title.c_str(),
               lab.experiments.size(), f.quick ? " (quick: a few steps each)" : "",
               out.string().c_str());
@@ -188,6 +240,11 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     if (e.bench.empty() && missing_hardware(e).empty() && !mnist)
       mnist = data::load_mnist(data::default_data_dir(
           f.data_dir.empty() ? std::nullopt : std::optional<fs::path>(f.data_dir)));
+  // The folder says whose hand-in it is before the first run starts: a lab cut short leaves a
+  // hand-in with the rows it finished, never an unmarked folder.
+  const std::vector<std::string> charts_later(lab.charts.size(),
+                                              "drawn when every experiment has run");
+  write({}, charts_later);
   std::vector<LabRunResult> results;
   bool failed = false;
   size_t number = 0;
@@ -224,6 +281,11 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
       progress.finish_line();
       result.summary = summary;
       result.run_dir = request.out_dir;
+      try {
+        add_run_facts(result, load_run(request.out_dir));  // its flags and devices
+      } catch (const RecordError& error) {
+        std::printf("  its record could not be read back: %s\n", error.what());
+      }
       if (summary.status == RunStatus::Failed) {
         failed = true;
         std::printf("  failed: %s\n", summary.message.c_str());
@@ -236,11 +298,16 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     }
     std::fflush(stdout);
     results.push_back(std::move(result));
-    write_tables(lab, results, out);
+    // After each experiment, so a lab cut short keeps the rows it finished.
+    write(results, charts_later);
   }
-  for (const fs::path& file : write_tables(lab, results, out))
-    std::printf("table: %s\n", file.string().c_str());
-  write_charts(lab, results, out, argc, argv);
+  const std::vector<std::string> charts = write_charts(lab, results, out, argc, argv);
+  for (const fs::path& file : write(results, charts)) {
+    const std::string name = file.filename().string();
+    if (name.rfind("results", 0) == 0) std::printf("table: %s\n", file.string().c_str());
+  }
+  std::printf("hand-in: %s (the report, with answers.json and machine.json beside it)\n",
+              (out / "README.md").string().c_str());
   if (control.cancel.load()) return 130;
   return failed ? 1 : 0;
 }

@@ -1,5 +1,5 @@
-// gpulab-cli lab: list the built-in labs, check a lab file, and run a lab's experiments headless,
-// writing its results table (CSV, Markdown) and charts.
+// gpulab-cli lab: list the built-in labs, check a lab file, run a lab's experiments headless
+// and hand a lab in: the hand-in folder (engine/labs/lab_hand_in) with its tables and charts.
 #pragma once
 
 #include <string>
@@ -18,6 +18,9 @@ namespace gpulab::cli {
 struct LabFlags {
   std::vector<std::string> check;  // lab check FILE.md...
   std::string run;                 // lab run NAME|FILE.md
+  std::string hand_in;             // lab hand-in NAME|FILE.md
+  std::string runs_dir;            // lab hand-in --runs-dir
+  std::string answers;             // lab run --answers FILE.json
   std::string out;
   std::string data_dir;
   bool quick = false;
@@ -28,10 +31,13 @@ struct LabCommands {
   CLI::App* list = nullptr;
   CLI::App* check = nullptr;
   CLI::App* run = nullptr;
+  CLI::App* hand_in = nullptr;
 };
 LabCommands add_lab_command(CLI::App& app, LabFlags& flags);
 
 int run_lab_list();
+// The hand-in folder from the runs and quiz answers the window kept in --runs-dir.
+int run_lab_hand_in(const LabFlags& flags, int argc, char** argv);
 // Prints every problem as "file:line: problem" on stderr; 1 when there is any.
 int run_lab_check(const LabFlags& flags);
 // Runs through execute_run, as `gpulab-cli train` does; `control` cancels (Ctrl-C).

@@ -1,6 +1,7 @@
 // Labs: every shipped lab reads cleanly and names only presets, flags and devices that exist;
 // each kind of mistake in a lab file is reported at its line; quizzes grade with their feedback;
-// `gpulab-cli lab check|list|run` and `bench matmul` as an instructor or a learner meets them.
+// a lab's hand-in folder; `gpulab-cli lab check|list|run|hand-in` and `bench matmul` as an
+// instructor or a learner meets them.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -12,7 +13,11 @@
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/labs/lab_hand_in.hpp"
+#include "engine/labs/lab_progress.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "gpulab/build_config.hpp"
+#include "recorded_runs.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -230,10 +235,16 @@ TEST(Labs, ResultsTableComputesSpeedupsAndSaysWhatDidNotRun) {
   fast.train_seconds = 0.5;
   fast.target_accuracy = 0.9;
   fast.time_to_target_s = 0.25;
-  const std::vector<LabRunResult> results = {{"slow", "", slow, {}, {}},
-                                             {"fast", "", fast, {}, {}},
-                                             {"gpu", "no GPU here", {}, {}, {}},
-                                             {"fast again", "", fast, {}, {}}};
+  auto result = [](const char* name, const char* skipped, std::optional<RunSummary> summary) {
+    LabRunResult r;
+    r.experiment = name;
+    r.skipped = skipped;
+    r.summary = summary;
+    return r;
+  };
+  const std::vector<LabRunResult> results = {result("slow", "", slow), result("fast", "", fast),
+                                             result("gpu", "no GPU here", {}),
+                                             result("fast again", "", fast)};
   const LabResultsTable table = lab_results_table(lab, lab.tables[0], results);
   ASSERT_EQ(table.rows.size(), 4u);
   EXPECT_EQ(table.rows[3][3], "1.00");  // over "fast", not the baseline
@@ -278,6 +289,204 @@ TEST(Labs, ARecordedRunGivesItsRowAndARunningOneOnlyItsNote) {
             "failed: out of memory");
 }
 
+std::string read(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A lab of two CPU experiments, one on a GPU, a table, a chart and two questions.
+const std::string kHandInLab =
+    "```experiment\nname: clean\nmodel: mlp\nsteps: 40\n```\n"
+    "```experiment\nname: shared\nmodel: mlp\nsteps: 40\n```\n"
+    "```experiment\nname: gpu\nmodel: mlp\ndevice: cuda:0\n```\n"
+    "```table\ncolumns: experiment, steps, images/s\n```\n"
+    "```chart\nkind: loss\ntitle: Its loss\n```\n"
+    "```quiz\nquestion: A GPU has many cores.\nanswer: true\nwhy: Thousands of them.\n```\n"
+    "```quiz\nquestion: What dominates training?\n- [ ] Printing\n  why: A little CPU work.\n"
+    "- [x] Matrix products\n  why: Forward and backward are mostly products.\n```\n";
+
+// A recorded run of 40 steps; `shared` marks it as having shared its hardware, as a race's
+// concurrent runs are.
+RunData recorded_run(const std::filesystem::path& dir, bool shared) {
+  test::write_run(dir, 2, 32, 40, 10.0, "2026-11-24T08:00:00Z");
+  if (shared) {
+    nlohmann::json info = nlohmann::json::parse(read(dir / "run.json"));
+    info["shared_hardware"] = {{"concurrent_with", {"another run"}}};
+    write_file_atomically(dir / "run.json", info.dump());
+  }
+  return load_run(dir);
+}
+
+LabHandIn known_hand_in(const std::filesystem::path& runs) {
+  LabHandIn h;
+  h.results = {lab_run_result("clean", recorded_run(runs / "a", false)),
+               lab_run_result("shared", recorded_run(runs / "b", true)),
+               {}};
+  h.results.back().experiment = "gpu";
+  h.results.back().skipped = "no GPU on this machine";
+  h.answers = {0, 0};  // True: right; Printing: wrong
+  h.machine.cpu.model = "Test CPU 9000";
+  h.machine.cpu.logical_cores = 8;
+  GpuInfo gpu;
+  gpu.name = "NVIDIA H200";
+  gpu.memory_bytes = 141.0 * (1 << 30);
+  gpu.compute_major = 9;
+  gpu.driver_version = "570.86";
+  gpu.runtime_version = "12.8";
+  h.machine.gpus = {gpu};
+  h.host = "lab-node";
+  h.date = "2026-11-24T09:00:00Z";
+  h.made_by = "a test";
+  h.charts_missing = {""};
+  return h;
+}
+
+TEST(LabHandIn, TheFolderHoldsTheReportTablesAnswersAndMachine) {
+  test::TempDir dir;
+  const Lab lab = parse(kHandInLab);
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  const LabHandIn h = known_hand_in(dir.path() / "runs");
+  const auto out = dir.path() / "hand-in";
+  check_hand_in_folder(out, lab, "--out");
+  write_hand_in(out, lab, h);
+  const std::string readme = read(out / "README.md");
+  for (const std::string& expected :
+       {std::string("# T\n"), std::string("handed in 2026-11-24T09:00:00Z"),
+        std::string("- CPU: Test CPU 9000, 8 logical cores"),
+        std::string("- GPU 0: NVIDIA H200, 141 GiB, compute capability 9.0, driver 570.86, CUDA "
+                    "runtime 12.8"),
+        std::string("- gpulab ") + GPULAB_VERSION + ", on host lab-node",
+        std::string("| experiment | steps | images/s | note |"),
+        std::string("| clean | 40 | 3200 |  |"),
+        std::string("| ⚠ shared | 40 | 3200 | ⚠ shared its hardware with another run while it "
+                    "ran |"),
+        std::string("| gpu |  |  | skipped: no GPU on this machine |"),
+        std::string("⚠ marks a run whose figures are not its own alone"),
+        std::string("![Its loss](chart-1-loss.png)"), std::string("[SVG](chart-1-loss.svg)"),
+        std::string("## Quiz: 1 of 2 right (2 of 2 answered)"),
+        std::string(
+            "1. A GPU has many cores.\n\n   - Answer: True — **right**. Thousands of them."),
+        std::string("   - Answer: Printing — **wrong**. A little CPU work."),
+        std::string("   - The right answer: Matrix products. Forward and backward are mostly "
+                    "products.")})
+    EXPECT_NE(readme.find(expected), std::string::npos) << expected << "\n---\n" << readme;
+  // The CSV keeps the names as they are; the note says why a row is flagged.
+  const std::string csv = read(out / "results.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "experiment,steps,images/s,note");
+  EXPECT_NE(csv.find("\nshared,40,3200,⚠ shared its hardware"), std::string::npos) << csv;
+  EXPECT_NE(read(out / "results.md").find("| ⚠ shared | 40 |"), std::string::npos);
+
+  const auto answers = nlohmann::json::parse(read(out / "answers.json"));
+  EXPECT_EQ(answers["format"], kHandInFormat);
+  EXPECT_EQ(answers["lab"], "x");
+  EXPECT_EQ(answers["score"], 1);
+  EXPECT_EQ(answers["questions"], 2);
+  EXPECT_EQ(answers["answered"], 2);
+  EXPECT_EQ(answers["answers"][0]["answer"], "True");
+  EXPECT_EQ(answers["answers"][0]["correct"], true);
+  EXPECT_EQ(answers["answers"][1]["answer"], "Printing");
+  EXPECT_EQ(answers["answers"][1]["correct"], false);
+  EXPECT_EQ(answers["answers"][1]["right_answer"], "Matrix products");
+
+  const auto machine = nlohmann::json::parse(read(out / "machine.json"));
+  EXPECT_EQ(machine["cpu"]["model"], "Test CPU 9000");
+  EXPECT_EQ(machine["cpu"]["logical_cores"], 8);
+  EXPECT_EQ(machine["gpus"][0]["driver"], "570.86");
+  EXPECT_EQ(machine["gpus"][0]["cuda_runtime"], "12.8");
+  EXPECT_EQ(machine["gpulab_version"], GPULAB_VERSION);
+  EXPECT_EQ(machine["runs"][1]["experiment"], "shared");
+  EXPECT_EQ(machine["runs"][1]["flags"][0], "shared its hardware with another run while it ran");
+}
+
+TEST(LabHandIn, AMachineWithoutAGpuSaysWhyAndUnansweredQuestionsGiveNothingAway) {
+  test::TempDir dir;
+  const Lab lab = parse(kHandInLab);
+  LabHandIn h = known_hand_in(dir.path() / "runs");
+  h.machine.gpus.clear();
+  h.machine.no_gpu_reason = "no NVIDIA driver found";
+  h.answers = {-1, -1};
+  h.charts_missing = {"no finished runs to draw"};
+  const std::string readme = hand_in_readme(lab, h);
+  EXPECT_NE(readme.find("- GPU: none (no NVIDIA driver found)"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("## Quiz: 0 of 2 right (0 of 2 answered)"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("Not drawn: no finished runs to draw."), std::string::npos) << readme;
+  EXPECT_EQ(readme.find("right answer"), std::string::npos) << readme;
+  EXPECT_EQ(readme.find("chart-1-loss.png"), std::string::npos) << readme;
+  const auto machine = nlohmann::json::parse(hand_in_machine_json(h));
+  EXPECT_EQ(machine["no_gpu_reason"], "no NVIDIA driver found");
+  EXPECT_TRUE(machine["gpus"].empty());
+}
+
+TEST(LabHandIn, RefusesAFolderHoldingSomethingElseAndReplacesItsOwnEarlierHandIn) {
+  test::TempDir dir;
+  const Lab lab = parse(kHandInLab);
+  const LabHandIn h = known_hand_in(dir.path() / "runs");
+  const auto out = dir.path() / "out";
+  std::filesystem::create_directories(out);
+  EXPECT_NO_THROW(check_hand_in_folder(out, lab, "--out"));  // empty
+  write_hand_in(out, lab, h);
+  std::ofstream(out / "chart-1-loss.png") << "png";
+  // Its own earlier hand-in is replaced; a chart not drawn this time leaves with it.
+  EXPECT_NO_THROW(check_hand_in_folder(out, lab, "--out"));
+  LabHandIn again = h;
+  again.charts_missing = {"no finished runs to draw"};
+  write_hand_in(out, lab, again);
+  EXPECT_FALSE(std::filesystem::exists(out / "chart-1-loss.png"));
+
+  auto refusal = [&](const std::filesystem::path& folder, const Lab& of) {
+    try {
+      check_hand_in_folder(folder, of, "--out");
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  // Another lab's hand-in.
+  Lab other = lab;
+  other.name = "other-lab";
+  EXPECT_EQ(refusal(out, other),
+            "--out " + out.string() +
+                ": holds the hand-in of another lab (\"x\"), which it would overwrite; give an "
+                "empty or new folder for the hand-in");
+  // Anything that is not part of a hand-in, and a hand-in's names without its answers.json.
+  std::ofstream(out / "notes.txt") << "mine";
+  EXPECT_NE(refusal(out, lab).find(": holds notes.txt, which is not part of a hand-in of \"T\""),
+            std::string::npos)
+      << refusal(out, lab);
+  const auto bare = dir.path() / "bare";
+  std::filesystem::create_directories(bare);
+  std::ofstream(bare / "results.csv") << "a,b\n";
+  EXPECT_NE(refusal(bare, lab).find("no answers.json says whose"), std::string::npos);
+  std::ofstream(bare / "answers.json") << R"({"format": 1, "lab": "x"})";
+  EXPECT_NE(refusal(bare, lab).find("its answers.json is not a hand-in's"), std::string::npos)
+      << refusal(bare, lab);
+  // A file, and a run's folder.
+  EXPECT_NE(refusal(out / "notes.txt", lab).find("is not a folder"), std::string::npos);
+  EXPECT_NE(refusal(dir.path() / "runs" / "a", lab).find("already holds a run"), std::string::npos);
+  EXPECT_EQ(read(out / "notes.txt"), "mine");  // nothing was touched
+}
+
+TEST(LabHandIn, FindsTheWindowsRunsAndAnswersInTheProgressFile) {
+  test::TempDir dir;
+  const Lab lab = parse(kHandInLab);
+  const auto runs = dir.path() / "runs";
+  recorded_run(runs / "a", false);
+  recorded_run(runs / "b", true);
+  LabRecord record;
+  record.runs["shared"] = (runs / "b").string();
+  record.answers["What dominates training?"] = "Matrix products";
+  record.answers["A GPU has many cores."] = "a choice since removed";
+  EXPECT_EQ(quiz_answers(lab, &record), (std::vector<int>{-1, 1}));
+  DeviceList none;
+  none.no_gpu_reason = "no NVIDIA driver found";
+  const auto results = lab_results_from(lab, &record, load_runs(runs), none);
+  ASSERT_EQ(results.size(), 2u);  // "clean" never ran: no run of its folder or its name
+  EXPECT_EQ(results[0].experiment, "shared");
+  EXPECT_EQ(results[0].run_dir, runs / "b");
+  EXPECT_FALSE(results[0].flags.empty());
+  EXPECT_EQ(results[1].skipped, "no GPU on this machine");
+}
+
 TEST(Labs, MissingHardwareNamesWhatTheMachineLacks) {
   const Lab lab = parse(
       "```experiment\nname: cpu\n```\n```experiment\nname: gpu\ndevice: cuda:0\n```\n"
@@ -316,11 +525,6 @@ using Result = test::CliResult;
 
 Result cli(const std::string& args) {
   return test::run_command(std::string(GPULAB_CLI_PATH) + " " + args);
-}
-
-std::string read(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 TEST(LabCli, CheckExitsNonZeroNamingFileAndLine) {
@@ -377,12 +581,28 @@ TEST(LabCli, QuickRunOfACpuLabWritesItsTable) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "experiment,steps,images/s,speedup,note") << csv;
   EXPECT_NE(csv.find("\nmlp cpu,3,"), std::string::npos) << csv;  // --quick: 3 steps
   EXPECT_NE(csv.find("\nlenet5 cpu,3,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",1.00,\n"), std::string::npos) << csv;  // the baseline over itself
+  EXPECT_NE(csv.find(",1.00,"), std::string::npos) << csv;  // the baseline over itself
   if (!gpu) {
     EXPECT_NE(csv.find("\non a gpu,,,,skipped: "), std::string::npos) << csv;
   }
-  EXPECT_NE(read(out / "results.md").find("| mlp cpu | 3 |"), std::string::npos);
+  // ("⚠ mlp cpu" on a machine other programs keep busy.)
+  EXPECT_NE(read(out / "results.md").find("mlp cpu | 3 |"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(out / "runs" / "mlp-cpu" / "run.json"));
+  // The hand-in around the tables: the report, no answers from a headless run, the machine.
+  const std::string readme = read(out / "README.md");
+  EXPECT_NE(readme.find("from gpulab-cli lab run"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("mlp cpu | 3 |"), std::string::npos) << readme;
+  EXPECT_EQ(nlohmann::json::parse(read(out / "answers.json"))["answered"], 0);
+  EXPECT_EQ(nlohmann::json::parse(read(out / "machine.json"))["cpu"]["logical_cores"],
+            list_devices().cpu.logical_cores);
+  // Run again into the same folder: refused before anything runs, naming the earlier run.
+  const Result again = cli("lab run " + lab.string() + " --quick --quiet --out " + out.string() +
+                           " --data-dir " + (dir.path() / "data").string());
+  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_NE(again.output.find((out / "runs" / "mlp-cpu").string() + ": already holds a run"),
+            std::string::npos)
+      << again.output;
+  EXPECT_EQ(again.output.find("[1/3]"), std::string::npos) << again.output;
 
   const Result missing = cli("lab run no-such-lab --out " + out.string());
   EXPECT_NE(missing.exit_code, 0);
@@ -403,6 +623,78 @@ TEST(LabCli, QuickRunOfTheMatmulLabWritesItsTable) {
     EXPECT_NE(csv.find("\ngpu,cuda:0,,,,,,skipped: --device cuda:0: no GPU"), std::string::npos)
         << csv;
   }
+}
+
+// A lab worked in the window, handed in from a terminal: the runs folder's runs and the answers
+// kept in its .gpulab-labs.json.
+TEST(LabCli, HandInBuildsTheFolderFromTheWindowsRunsFolder) {
+  test::TempDir dir;
+  const auto lab = dir.path() / "x.md";
+  std::ofstream(lab) << kHeader << kHandInLab;
+  const auto runs = dir.path() / "runs";
+  recorded_run(runs / "a", false);
+  LabProgress progress;
+  progress.labs[lab.string()].runs["clean"] = (runs / "a").string();
+  progress.labs[lab.string()].answers["What dominates training?"] = "Matrix products";
+  std::string problem;
+  ASSERT_TRUE(save_lab_progress(runs, progress, &problem)) << problem;
+  const auto out = dir.path() / "hand-in";
+  // The lab named otherwise than the window named it: the same file.
+  std::filesystem::create_directories(dir.path() / "sub");
+  const auto same_lab = dir.path() / "sub" / ".." / "x.md";
+  const Result r = cli("lab hand-in " + same_lab.string() + " --runs-dir " + runs.string() +
+                       " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 of 3 experiments with results, quiz 1 of 2 right"), std::string::npos)
+      << r.output;
+  const std::string readme = read(out / "README.md");
+  EXPECT_NE(readme.find("from gpulab-cli lab hand-in"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("| clean | 40 | 3200 |  |"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("| shared |  |  | not run yet |"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("## Quiz: 1 of 2 right (1 of 2 answered)"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("Answer: Matrix products — **right**"), std::string::npos) << readme;
+  EXPECT_EQ(nlohmann::json::parse(read(out / "answers.json"))["score"], 1);
+  EXPECT_TRUE(std::filesystem::exists(out / "machine.json"));
+  if (GPULAB_GUI_ENABLED) {  // the chart, drawn as `gpulab-cli export` draws it
+    EXPECT_NE(readme.find("![Its loss](chart-1-loss.png)"), std::string::npos) << readme;
+    EXPECT_GT(std::filesystem::file_size(out / "chart-1-loss.png"), 1000u);
+    EXPECT_GT(std::filesystem::file_size(out / "chart-1-loss.svg"), 1000u);
+  }
+  EXPECT_EQ(read(out / "results.csv").substr(0, 28), "experiment,steps,images/s,no");
+
+  std::ofstream(dir.path() / "elsewhere.txt") << "x";
+  const Result refused = cli("lab hand-in " + lab.string() + " --runs-dir " + runs.string() +
+                             " --out " + dir.path().string());
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("which is not part of a hand-in"), std::string::npos)
+      << refused.output;
+}
+
+// A headless run hands in no answers unless given: a hand-in's answers.json, matched by text.
+TEST(LabCli, RunHandsInTheAnswersGivenAndRefusesOnesTheLabLacks) {
+  test::TempDir dir;
+  const auto answers = dir.path() / "answers.json";
+  std::ofstream(answers) << R"({"answers": [
+      {"question": "GPUs are faster than CPUs at loading small chunks of data.", "answer": "False"},
+      {"question": "For small matrices, copying them to the GPU and back can take longer than the product itself.", "answer": null}]})";
+  const auto out = dir.path() / "out";
+  const Result r = cli("lab run gpu-vs-cpu-matmul --quick --out " + out.string() + " --answers " +
+                       answers.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string readme = read(out / "README.md");
+  EXPECT_NE(readme.find("## Quiz: 1 of 3 right (1 of 3 answered)"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("Answer: False — **right**"), std::string::npos) << readme;
+
+  std::ofstream(answers) << R"({"answers": [{"question": "Is this asked?", "answer": "True"}]})";
+  const auto elsewhere = dir.path() / "elsewhere";
+  const Result wrong = cli("lab run gpu-vs-cpu-matmul --quick --out " + elsewhere.string() +
+                           " --answers " + answers.string());
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.output;
+  EXPECT_NE(wrong.output.find("--answers " + answers.string() +
+                              ": the question \"Is this asked?\" is not in \"GPU vs CPU"),
+            std::string::npos)
+      << wrong.output;
+  EXPECT_FALSE(std::filesystem::exists(elsewhere));  // nothing ran, nothing written
 }
 
 TEST(LabCli, BenchMatmulPrintsARowPerSize) {

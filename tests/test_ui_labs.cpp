@@ -118,6 +118,18 @@ class Labs : public test::WindowTest {
     }
     QTest::mouseClick(widget, Qt::LeftButton, {}, at);
   }
+  // A row's experiment as the table names it, less the ⚠ a run measured under other programs'
+  // load carries (its note then says so): that depends on the machine, not on the lab.
+  static QString experiment(QTableWidget* table, int row) {
+    QString name = cell(table, row, "experiment");
+    const bool flagged = name.startsWith("⚠ ");
+    EXPECT_EQ(cell(table, row, "note").startsWith("⚠ "), flagged) << name.toStdString();
+    return flagged ? name.mid(2) : name;
+  }
+  static std::string read(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
   static QString cell(QTableWidget* table, int row, const QString& column) {
     for (int c = 0; c < table->columnCount(); ++c)
       if (table->horizontalHeaderItem(c)->text() == column)
@@ -145,8 +157,7 @@ TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
   ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 60s));
   ASSERT_TRUE(wait_until([&] { return cell(table, 0, "steps") == "12"; }, 10s))
       << cell(table, 0, "note").toStdString();
-  EXPECT_EQ(cell(table, 0, "experiment"), "mlp cpu");
-  EXPECT_EQ(cell(table, 0, "note"), "");
+  EXPECT_EQ(experiment(table, 0), "mlp cpu");
   EXPECT_GT(cell(table, 0, "images/s").toDouble(), 0);
   EXPECT_GT(cell(table, 0, "ms per step").toDouble(), 0);
   EXPECT_FALSE(cell(table, 0, "test accuracy").isEmpty());
@@ -154,6 +165,14 @@ TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
   EXPECT_TRUE(page->experiment_text("mlp cpu").startsWith("finished: 12 steps"));
   EXPECT_TRUE(page->run_button("mlp cpu")->isEnabled());
   EXPECT_TRUE(tab()->list()->topLevelItem(2)->text(3).startsWith("1 of 1 experiments run"));
+  // Handed in: its row, and its chart drawn as the page shows it.
+  const auto folder = labs_dir_.path() / "hand-in";
+  ASSERT_TRUE(tab()->hand_in("tiny-lab", folder)) << tab()->message().toStdString();
+  EXPECT_NE(read(folder / "README.md").find("mlp cpu | cpu | 12 |"), std::string::npos)
+      << read(folder / "README.md");
+  EXPECT_NE(read(folder / "README.md").find("![Its loss](chart-1-loss.png)"), std::string::npos);
+  EXPECT_GT(std::filesystem::file_size(folder / "chart-1-loss.png"), 1000u);
+  EXPECT_GT(std::filesystem::file_size(folder / "chart-1-loss.svg"), 1000u);
 
   // A restart: the lab file is opened again by itself, and its row comes from the recorded run.
   close_window();
@@ -180,7 +199,7 @@ TEST_F(Labs, RunAllStartsTheExperimentsAsAFairRaceOneAfterAnother) {
   QTableWidget* table = page->table(0);
   ASSERT_TRUE(wait_until([&] { return cell(table, 1, "steps") == "12"; }, 10s));
   EXPECT_EQ(cell(table, 0, "steps"), "12");
-  EXPECT_EQ(cell(table, 1, "experiment"), "mlp cpu again");
+  EXPECT_EQ(experiment(table, 1), "mlp cpu again");
   for (RunEntry* entry : window_->store()->entries())
     EXPECT_FALSE(entry->data.info.contains("shared_hardware")) << entry->data.name();
 }
@@ -253,6 +272,41 @@ TEST_F(Labs, QuizAnsweredWithClicksIsGradedWithReasonsAndKeptAcrossARestart) {
   EXPECT_TRUE(page->question(1)->feedback().contains("Right."));
   EXPECT_TRUE(page->score_text().contains("2 of 2 right"));
   EXPECT_TRUE(tab()->list()->topLevelItem(2)->text(3).contains("quiz 2 of 2 right"));
+}
+
+// Hand in…: a folder typed into the dialog gets the report with the answer given and the score;
+// a folder holding something else is refused, said in the tab's message bar.
+TEST_F(Labs, HandInWritesTheReportWithTheAnswersIntoTheFolderChosen) {
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)));
+  LabPage* page = choose_lab("tiny-lab");
+  click(page, page->question(1)->choice_button(1));  // Matrix multiplication: right
+  const auto folder = labs_dir_.path() / "for the teacher";
+  std::filesystem::create_directories(folder);
+  test::answer_file_dialog(QString::fromStdString(folder.string()),
+                           [&] { click(page, page->hand_in_button()); });
+  const std::string readme = read(folder / "README.md");
+  EXPECT_NE(readme.find("# A tiny lab\n"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("from the gpulab window"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("- CPU: "), std::string::npos) << readme;
+  EXPECT_NE(readme.find("| mlp cpu | cpu |"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("## Quiz: 1 of 2 right (1 of 2 answered)"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("Answer: Matrix multiplication — **right**"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("Not drawn: no finished runs to draw."), std::string::npos) << readme;
+  EXPECT_TRUE(std::filesystem::exists(folder / "answers.json"));
+  EXPECT_TRUE(std::filesystem::exists(folder / "machine.json"));
+  EXPECT_TRUE(std::filesystem::exists(folder / "results.csv"));
+  auto* said = page->findChild<QLabel*>("lab-hand-in-text");
+  ASSERT_NE(said, nullptr);
+  EXPECT_TRUE(said->isVisible());
+  EXPECT_TRUE(said->text().contains(QString::fromStdString(folder.string())))
+      << said->text().toStdString();
+
+  std::ofstream(folder / "notes.txt") << "mine";
+  test::answer_file_dialog(QString::fromStdString(folder.string()),
+                           [&] { click(page, page->hand_in_button()); });
+  EXPECT_TRUE(tab()->message().contains("holds notes.txt")) << tab()->message().toStdString();
+  EXPECT_EQ(read(folder / "notes.txt"), "mine");
 }
 
 TEST_F(Labs, ALabFileWithAnErrorIsReportedAtItsLineAndTheOthersLoad) {

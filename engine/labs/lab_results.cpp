@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "engine/analysis/run_series.hpp"
+
 namespace gpulab {
 namespace {
 
@@ -37,10 +39,29 @@ double gflops(int n, double ms) { return 2.0 * double(n) * n * n / (ms * 1e6); }
 std::string note(const LabRunResult* r) {
   if (!r) return "not run yet";
   if (!r->skipped.empty()) return "skipped: " + r->skipped;
+  std::string text;
   if (r->summary && r->summary->status != RunStatus::Finished)
-    return std::string(run_status_name(r->summary->status)) +
+    text = std::string(run_status_name(r->summary->status)) +
            (r->summary->message.empty() ? "" : ": " + r->summary->message);
-  return {};
+  // The flags the status above does not already say.
+  const bool cut_short = !text.empty();
+  for (const std::string& flag : r->flags)
+    if (!cut_short || (flag.rfind("cancelled", 0) != 0 && flag != "failed"))
+      text += (text.empty() ? "⚠ " : "; ⚠ ") + flag;
+  return text;
+}
+
+// "NVIDIA H200, driver 570.86, CUDA 12.8" or "AMD EPYC 9454P, 8 cores": a run.json device.
+std::string device_text(const nlohmann::json& device) {
+  if (!device.is_object()) return {};
+  std::string text = device.value("name", device.value("description", device.value("id", "")));
+  if (const auto cores = device.find("cores"); cores != device.end() && cores->is_number())
+    text += ", " + std::to_string(cores->get<int>()) + " cores";
+  if (const std::string driver = device.value("driver", ""); !driver.empty())
+    text += ", driver " + driver;
+  if (const std::string runtime = device.value("cuda_runtime", ""); !runtime.empty())
+    text += ", CUDA " + runtime;
+  return text;
 }
 
 double number_at(const nlohmann::json& object, const char* key) {
@@ -76,7 +97,22 @@ LabRunResult lab_run_result(const std::string& experiment, const RunData& run) {
     s.diverged = summary->value("diverged", false);
   }
   result.summary = s;
+  add_run_facts(result, run);
   return result;
+}
+
+void add_run_facts(LabRunResult& result, const RunData& run) {
+  result.flags = run_flags(run);
+  result.device.clear();
+  if (const auto devices = run.info.find("devices");
+      devices != run.info.end() && devices->is_array())
+    for (const auto& device : *devices)
+      if (const std::string text = device_text(device); !text.empty())
+        result.device += (result.device.empty() ? "" : "; ") + text;
+  result.host.clear();
+  if (const auto process = run.info.find("process");
+      process != run.info.end() && process->is_object())
+    result.host = process->value("host", "");
 }
 
 LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
@@ -150,6 +186,7 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
       }
       row.push_back(note(r));
       out.rows.push_back(std::move(row));
+      out.flagged.push_back(ran && !r->flags.empty());
     }
   }
   return out;
@@ -200,7 +237,11 @@ std::string to_markdown(const LabResultsTable& table) {
   };
   line(table.header);
   line(std::vector<std::string>(table.header.size(), "---"));
-  for (const auto& row : table.rows) line(row);
+  for (size_t r = 0; r < table.rows.size(); ++r) {
+    std::vector<std::string> row = table.rows[r];
+    if (r < table.flagged.size() && table.flagged[r] && !row.empty()) row[0] = "⚠ " + row[0];
+    line(row);
+  }
   return out;
 }
 

@@ -21,11 +21,21 @@ struct LabRunResult {
   std::optional<RunSummary> summary;
   std::filesystem::path run_dir;
   std::vector<MatmulTiming> matmul;
+  // From its run's record: what marks its figures with ⚠ (run_flags: shared hardware, outside
+  // load, cut short), and the device and host it ran on ("NVIDIA H200, driver 570.86, CUDA 12.8").
+  std::vector<std::string> flags;
+  std::string device, host;
 };
+
+// Adds the record's facts (flags, device, host) to an experiment's result.
+void add_run_facts(LabRunResult& result, const RunData& run);
 
 struct LabResultsTable {
   std::vector<std::string> header;  // the table's columns, then "note"
   std::vector<std::vector<std::string>> rows;
+  // Per row: its run has flags. Markdown and the window put "⚠ " before its first cell (as charts
+  // mark a flagged run's name); the CSV keeps names as they are; the note says why either way.
+  std::vector<bool> flagged;
 };
 
 // An experiment's result from its run's record, as a window finds it in its runs folder: the

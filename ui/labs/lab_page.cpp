@@ -82,7 +82,18 @@ LabPage::LabPage(const Lab& lab, QWidget* parent) : QScrollArea(parent), lab_(la
          "hardware, so each is measured alone"));
   connect(run_all_, &QPushButton::clicked, this, [this] { emit run_requested(QString()); });
   heading->addWidget(run_all_, 0, Qt::AlignTop);
+  hand_in_ = new QPushButton(tr("Hand in…"), content);
+  hand_in_->setObjectName("lab-hand-in");
+  hand_in_->setToolTip(
+      tr("Write a folder for your teacher: this lab's results, charts, your answers and score, "
+         "and the machine the runs came from"));
+  connect(hand_in_, &QPushButton::clicked, this, &LabPage::hand_in_requested);
+  heading->addWidget(hand_in_, 0, Qt::AlignTop);
   layout->addLayout(heading);
+  hand_in_text_ = wrapped_label({}, content, Qt::PlainText);
+  hand_in_text_->setObjectName("lab-hand-in-text");
+  hand_in_text_->hide();
+  layout->addWidget(hand_in_text_);
 
   for (const LabBlock& block : lab.blocks) {
     switch (block.kind) {
@@ -210,6 +221,7 @@ void LabPage::set_states(const std::vector<ExperimentState>& states, bool busy) 
 }
 
 void LabPage::set_results(const std::vector<LabRunResult>& results) {
+  results_ = results;
   for (size_t i = 0; i < tables_.size(); ++i) {
     const LabResultsTable t = lab_results_table(lab_, lab_.tables[i], results);
     QTableWidget* table = tables_[i];
@@ -220,7 +232,9 @@ void LabPage::set_results(const std::vector<LabRunResult>& results) {
     table->setHorizontalHeaderLabels(header);
     for (size_t r = 0; r < t.rows.size(); ++r)
       for (size_t c = 0; c < t.rows[r].size(); ++c) {
-        auto* item = new QTableWidgetItem(QString::fromStdString(t.rows[r][c]));
+        QString cell = QString::fromStdString(t.rows[r][c]);
+        if (c == 0 && t.flagged[r]) cell = "⚠ " + cell;  // as the charts mark its run
+        auto* item = new QTableWidgetItem(cell);
         // Figures right-aligned, as in a printed table; names and notes left.
         const bool text = t.header[c] == "experiment" || t.header[c] == "device" ||
                           t.header[c] == "model" || t.header[c] == "note";
@@ -299,6 +313,17 @@ void LabPage::update_score() {
                                       .arg(right)
                                       .arg(questions_.size())
                                       .arg(answered));
+}
+
+std::vector<int> LabPage::answers() const {
+  std::vector<int> answers;
+  for (QuizQuestionView* q : questions_) answers.push_back(q->answer());
+  return answers;
+}
+
+void LabPage::set_hand_in_text(const QString& text) {
+  hand_in_text_->setText(text);
+  hand_in_text_->setVisible(!text.isEmpty());
 }
 
 QPushButton* LabPage::run_button(const std::string& experiment) const {

@@ -47,6 +47,10 @@ class LabPage : public QScrollArea {
 
   QPushButton* run_button(const std::string& experiment) const;
   QPushButton* run_all_button() const { return run_all_; }
+  QPushButton* hand_in_button() const { return hand_in_; }
+  const std::vector<LabRunResult>& results() const { return results_; }  // as last set
+  std::vector<int> answers() const;                                      // per question, -1 none
+  void set_hand_in_text(const QString& text);  // under the heading: where the hand-in went
   QTableWidget* table(size_t index) const { return tables_.at(index); }
   ChartView* chart(size_t index) const { return charts_.at(index); }
   QuizQuestionView* question(size_t index) const { return questions_.at(index); }
@@ -56,6 +60,7 @@ class LabPage : public QScrollArea {
  signals:
   void run_requested(const QString& experiment);  // empty: every experiment this machine can run
   void answered(int question, int choice);
+  void hand_in_requested();
 
  private:
   QWidget* experiment_card(const LabExperiment& e);
@@ -68,6 +73,9 @@ class LabPage : public QScrollArea {
   std::map<std::string, QPushButton*> run_buttons_;
   std::map<std::string, QLabel*> status_labels_;
   QPushButton* run_all_ = nullptr;
+  QPushButton* hand_in_ = nullptr;
+  QLabel* hand_in_text_ = nullptr;
+  std::vector<LabRunResult> results_;
   std::vector<QTableWidget*> tables_;
   std::vector<ChartView*> charts_;
   std::vector<QuizQuestionView*> questions_;

@@ -12,7 +12,11 @@
 
 #include "engine/analysis/chart_builder.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/records/run_record.hpp"
+#include "ui/chart_export.hpp"
+#include "ui/chart_view.hpp"
 #include "ui/labs/lab_page.hpp"
 #include "ui/runs/run_store.hpp"
 #include "ui/window/status_widgets.hpp"
@@ -156,6 +160,7 @@ void LabsTab::add_lab(Lab lab) {
   connect(page, &LabPage::run_requested, this, [this, source](const QString& experiment) {
     run_experiments(source, experiment.toStdString());
   });
+  connect(page, &LabPage::hand_in_requested, this, [this, source] { hand_in_dialog(source); });
   connect(page, &LabPage::answered, this, [this, source](int question, int choice) {
     for (size_t i = 0; i < labs_.size(); ++i)
       if (labs_[i].source == source) answer(i, question, choice);
@@ -212,6 +217,57 @@ void LabsTab::open_lab_dialog() {
   open_lab(path.toStdString());
 }
 
+void LabsTab::hand_in_dialog(const std::string& lab_name) {
+  const QString dir = QFileDialog::getExistingDirectory(
+      this, tr("Hand in: choose an empty folder (or the lab's earlier hand-in)"), hand_in_dir_);
+  if (dir.isEmpty()) return;
+  hand_in_dir_ = dir;
+  hand_in(lab_name, dir.toStdString());
+}
+
+bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir) {
+  LabPage* lab_page = page(lab_name);
+  if (!lab_page) return false;
+  const Lab& lab = lab_page->lab();
+  try {
+    check_hand_in_folder(dir, lab, tr("Hand in to").toStdString());
+    fs::create_directories(dir);
+    LabHandIn h;
+    h.results = lab_page->results();
+    h.answers = lab_page->answers();
+    h.machine = context_.devices;
+    h.host = this_process_json().value("host", "");
+    h.date = iso_time_now();
+    h.made_by = "the gpulab window";
+    // The charts as the page shows them, at the size `gpulab-cli export` draws.
+    for (size_t c = 0; c < lab.charts.size(); ++c) {
+      ChartView* view = lab_page->chart(c);
+      QString error;
+      if (view->chart().runs.empty())
+        error = tr("no finished runs to draw");
+      else
+        for (const auto& [format, name] :
+             {std::pair{ExportFormat::Png, "png"}, std::pair{ExportFormat::Svg, "svg"}})
+          if (error.isEmpty())
+            view->export_to(
+                QString::fromStdString((dir / hand_in_chart_file(lab, c, name)).string()), format,
+                &error, kExportWidth, kExportHeight);
+      h.charts_missing.push_back(error.toStdString());
+    }
+    write_hand_in(dir, lab, h);
+  } catch (const std::exception& e) {
+    report(tr("The lab was not handed in: %1").arg(QString::fromStdString(e.what())), true);
+    return false;
+  }
+  const QString readme = QString::fromStdString((dir / "README.md").string());
+  lab_page->set_hand_in_text(
+      tr("Handed in to %1: open README.md there for the report; answers.json, machine.json, the "
+         "tables and charts are beside it.")
+          .arg(QString::fromStdString(dir.string())));
+  message_->add_message(Banner::Kind::Info, tr("Handed in: %1").arg(readme));
+  return true;
+}
+
 bool LabsTab::select_lab(const std::string& name) {
   for (size_t i = labs_.size(); i-- > 0;)
     if (labs_[i].source == name || labs_[i].name == name) {
@@ -228,11 +284,6 @@ LabPage* LabsTab::page(const std::string& name) const {
 }
 
 LabPage* LabsTab::current_page() const { return qobject_cast<LabPage*>(stack_->currentWidget()); }
-
-std::string LabsTab::run_name(const Lab& lab, const LabExperiment& e) const {
-  // The lab's name keeps two labs' "cpu" runs apart in the runs list and in the charts.
-  return e.name + " · " + lab.name;
-}
 
 int LabsTab::run_experiments(const std::string& lab_name, const std::string& experiment) {
   const auto it = std::find_if(labs_.begin(), labs_.end(), [&](const Lab& l) {
@@ -260,7 +311,7 @@ int LabsTab::run_experiments(const std::string& lab_name, const std::string& exp
   std::vector<RunRequest> requests;
   for (const LabExperiment* e : training) {
     requests.push_back(lab_run_request(*e));
-    requests.back().name = run_name(lab, *e);
+    requests.back().name = lab_run_name(lab, *e);
   }
   const int started = context_.start(requests);
   if (started == 0) return 0;
@@ -268,7 +319,7 @@ int LabsTab::run_experiments(const std::string& lab_name, const std::string& exp
   LabRecord& record = progress_.labs[lab.source];
   for (const LabExperiment* e : training)
     for (RunEntry* entry : context_.store->entries())
-      if (entry->live && entry->data.name() == run_name(lab, *e)) {
+      if (entry->live && entry->data.name() == lab_run_name(lab, *e)) {
         record.runs[e->name] = entry->data.dir.string();
         break;
       }
@@ -324,6 +375,8 @@ void LabsTab::refresh_lab(size_t index) {
   std::map<std::string, RunEntry*> finished_runs;  // experiment -> its run, for the charts
   int done = 0;
   const std::vector<RunEntry*> entries = context_.store->entries();  // newest first
+  std::vector<const RunData*> entry_runs;
+  for (RunEntry* entry : entries) entry_runs.push_back(&entry->data);
   for (const LabExperiment& e : lab.experiments) {
     ExperimentState state;
     state.missing = missing_hardware(e, context_.devices);
@@ -344,17 +397,9 @@ void LabsTab::refresh_lab(size_t index) {
       if (timing) state.status = tr("timing the products… (a few seconds)").toStdString();
       state.running = timing;
     } else {
-      // Its run: the folder it last ran in, else the newest run of its name (a record kept in
-      // the runs folder when this file was not).
-      const std::string* dir = nullptr;
-      if (record)
-        if (const auto d = record->runs.find(e.name); d != record->runs.end()) dir = &d->second;
-      RunEntry* run = nullptr;
-      for (RunEntry* entry : entries)
-        if (dir ? entry->data.dir.string() == *dir : entry->data.name() == run_name(lab, e)) {
-          run = entry;
-          break;
-        }
+      // Its run: the folder it last ran in, else the newest run of its name.
+      const int found_run = experiment_run(lab, e, record, entry_runs);
+      RunEntry* run = found_run < 0 ? nullptr : entries[size_t(found_run)];
       if (run) {
         result = lab_run_result(e.name, run->data);
         have = true;
@@ -387,17 +432,9 @@ void LabsTab::refresh_lab(size_t index) {
     page->set_chart_runs(c, std::move(runs), std::move(colors));
   }
   // Answers kept by their text, shown as the choices they name.
-  std::vector<int> answers;
-  int answered = 0;
-  for (const QuizQuestion& q : lab.quiz) {
-    int choice = -1;
-    if (record)
-      if (const auto a = record->answers.find(q.question); a != record->answers.end())
-        for (size_t k = 0; k < q.choices.size(); ++k)
-          if (q.choices[k].text == a->second) choice = int(k);
-    answers.push_back(choice);
-    answered += choice >= 0;
-  }
+  const std::vector<int> answers = quiz_answers(lab, record);
+  const int answered =
+      int(std::count_if(answers.begin(), answers.end(), [](int a) { return a >= 0; }));
   page->set_answers(answers);
   QString progress = tr("%1 of %2 experiments run").arg(done).arg(lab.experiments.size());
   if (!lab.quiz.empty())

@@ -50,6 +50,12 @@ class LabsTab : public QWidget {
   void open_lab_dialog();
   bool select_lab(const std::string& name);  // by name ("cnn-on-gpu") or source
 
+  // Writes the lab's hand-in folder (engine/labs/lab_hand_in) with its charts as the page draws
+  // them, and says on the page where it went; a folder holding something else is refused, said
+  // in the tab's message bar. The dialog asks for the folder first.
+  bool hand_in(const std::string& lab_name, const std::filesystem::path& dir);
+  void hand_in_dialog(const std::string& lab_name);
+
   // Starts an experiment of the shown lab, or every one this machine can run (empty name).
   int run_experiments(const std::string& lab_name, const std::string& experiment);
 
@@ -69,7 +75,6 @@ class LabsTab : public QWidget {
   void run_matmul(size_t lab, const LabExperiment& e);
   void save();
   void report(const QString& text, bool error);
-  std::string run_name(const Lab& lab, const LabExperiment& e) const;
 
   LabsContext context_;
   std::vector<Lab> labs_;
@@ -78,7 +83,7 @@ class LabsTab : public QWidget {
   Banner* message_;
   QTreeWidget* list_;
   QStackedWidget* stack_;
-  QString open_dir_;
+  QString open_dir_, hand_in_dir_;
   // One matrix-multiply benchmark at a time, on a thread of its own, so the window answers.
   std::thread bench_;
   std::string bench_lab_, bench_experiment_;  // what it times; empty when none

@@ -1,5 +1,6 @@
-// The Labs tab's progress file: reading it, setting a damaged one aside, writing it.
-#include "ui/labs/lab_progress.hpp"
+// The labs' progress file: reading it, setting a damaged one aside, writing it; and finding in it
+// what a learner ran and answered.
+#include "engine/labs/lab_progress.hpp"
 
 #include <nlohmann/json.hpp>
 #include <system_error>
@@ -7,7 +8,7 @@
 #include "engine/records/record_reader.hpp"
 #include "engine/records/run_record.hpp"
 
-namespace gpulab::ui {
+namespace gpulab {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -100,4 +101,60 @@ bool save_lab_progress(const fs::path& runs_dir, const LabProgress& progress,
   return true;
 }
 
-}  // namespace gpulab::ui
+std::vector<int> quiz_answers(const Lab& lab, const LabRecord* record) {
+  std::vector<int> answers;
+  for (const QuizQuestion& q : lab.quiz) {
+    int choice = -1;
+    if (record)
+      if (const auto a = record->answers.find(q.question); a != record->answers.end())
+        for (size_t k = 0; k < q.choices.size(); ++k)
+          if (q.choices[k].text == a->second) choice = int(k);
+    answers.push_back(choice);
+  }
+  return answers;
+}
+
+std::string lab_run_name(const Lab& lab, const LabExperiment& e) {
+  return e.name + " · " + lab.name;
+}
+
+int experiment_run(const Lab& lab, const LabExperiment& e, const LabRecord* record,
+                   const std::vector<const RunData*>& runs) {
+  const std::string* dir = nullptr;
+  if (record)
+    if (const auto d = record->runs.find(e.name); d != record->runs.end()) dir = &d->second;
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (dir ? runs[i]->dir.string() == *dir : runs[i]->name() == lab_run_name(lab, e))
+      return int(i);
+  return -1;
+}
+
+std::vector<LabRunResult> lab_results_from(const Lab& lab, const LabRecord* record,
+                                           const std::vector<RunData>& runs,
+                                           const DeviceList& devices) {
+  std::vector<const RunData*> newest_first;
+  for (const RunData& run : runs) newest_first.push_back(&run);
+  std::vector<LabRunResult> results;
+  for (const LabExperiment& e : lab.experiments) {
+    LabRunResult result;
+    result.experiment = e.name;
+    bool have = false;
+    if (!e.bench.empty()) {
+      if (record)
+        if (const auto t = record->matmul.find(e.name); t != record->matmul.end()) {
+          result.matmul = t->second;
+          have = true;
+        }
+    } else if (const int run = experiment_run(lab, e, record, newest_first); run >= 0) {
+      result = lab_run_result(e.name, *newest_first[size_t(run)]);
+      have = true;
+    }
+    // The table's note is short, as the window's: the whole reason is on the experiment's card.
+    if (const std::string missing = missing_hardware(e, devices); !have && !missing.empty())
+      result.skipped = devices.gpus.empty() ? "no GPU on this machine" : missing;
+    if (have || !result.skipped.empty()) results.push_back(std::move(result));
+  }
+  return results;
+}
+
+}  // namespace gpulab

@@ -1,0 +1,362 @@
+// A lab's hand-in folder: the report a teacher reads, the tables, the quiz and the machine.
+#include "engine/labs/lab_hand_in.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <system_error>
+
+#include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
+#include "engine/labs/lab_progress.hpp"
+#include "engine/records/output_paths.hpp"
+#include "engine/records/record_reader.hpp"
+#include "gpulab/build_config.hpp"
+
+namespace gpulab {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+// results.csv for the first table, results-2.csv for the second, ... as `lab run` always named
+// them.
+std::string table_stem(size_t index) {
+  return index == 0 ? "results" : "results-" + std::to_string(index + 1);
+}
+
+bool skipped_gpu(const Lab& lab, const std::vector<LabRunResult>& results) {
+  for (const auto& r : results)
+    if (const LabExperiment* e = lab.experiment(r.experiment);
+        e && e->needs_gpu() && !r.skipped.empty())
+      return true;
+  return false;
+}
+
+const char* kSkippedGpuNote =
+    "The GPU experiments were skipped: this machine has no usable GPU, and no recorded GPU runs "
+    "ship with gpulab yet. Run the lab on a machine with an NVIDIA GPU to fill those rows.\n";
+
+// A name a hand-in writes: README.md, answers.json, machine.json, results[-N].csv|md,
+// chart-N-KIND.png|svg; and runs/, where `lab run` records its runs.
+bool hand_in_name(const std::string& name, bool is_folder) {
+  if (is_folder) return name == "runs";
+  if (name == "README.md" || name == "answers.json" || name == "machine.json") return true;
+  auto ends_with = [&](const std::string& tail) {
+    return name.size() > tail.size() &&
+           name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (name.rfind("results", 0) == 0) return ends_with(".csv") || ends_with(".md");
+  if (name.rfind("chart-", 0) == 0) return ends_with(".png") || ends_with(".svg");
+  return false;
+}
+
+std::string gib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f GiB", bytes / (1024.0 * 1024 * 1024));
+  return text;
+}
+
+std::string gpu_text(const GpuInfo& g) {
+  std::string text = "GPU " + std::to_string(g.index) + ": " + g.name;
+  if (g.memory_bytes > 0) text += ", " + gib(g.memory_bytes);
+  if (g.compute_major > 0)
+    text += ", compute capability " + std::to_string(g.compute_major) + "." +
+            std::to_string(g.compute_minor);
+  text += ", driver " + (g.driver_version.empty() ? std::string("unknown") : g.driver_version);
+  text +=
+      ", CUDA runtime " + (g.runtime_version.empty() ? std::string("unknown") : g.runtime_version);
+  return text;
+}
+
+// A cell or a line of the report: "|" would end a table cell, a newline the line.
+std::string one_line(const std::string& text) {
+  std::string out;
+  for (char c : text) out += c == '\n' ? ' ' : c;
+  return out;
+}
+
+int right_choice(const QuizQuestion& q) {
+  for (size_t k = 0; k < q.choices.size(); ++k)
+    if (q.choices[k].correct) return int(k);
+  return -1;
+}
+
+int answer_at(const LabHandIn& h, size_t question) {
+  return question < h.answers.size() ? h.answers[question] : -1;
+}
+
+}  // namespace
+
+std::string hand_in_chart_file(const Lab& lab, size_t chart, const std::string& format) {
+  return "chart-" + std::to_string(chart + 1) + "-" + lab.charts.at(chart).kind + "." + format;
+}
+
+void check_hand_in_folder(const fs::path& dir, const Lab& lab, const std::string& flag) {
+  // Not a file, not a run's folder, writable or creatable: as for a run's --out.
+  check_run_folder(dir, flag);
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) return;  // made when written
+  auto refuse = [&](const std::string& why) {
+    throw ConfigError(flag + " " + dir.string() + ": " + why +
+                      "; give an empty or new folder for the hand-in");
+  };
+  bool empty = true;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    empty = false;
+    const std::string name = entry.path().filename().string();
+    std::error_code e;
+    if (!hand_in_name(name, entry.is_directory(e)))
+      refuse("holds " + name + ", which is not part of a hand-in of \"" + lab.title + "\"");
+  }
+  if (error) refuse("cannot be read (" + error.message() + ")");
+  if (empty) return;
+  // Files of a hand-in's names: replaced only when they are this lab's hand-in.
+  std::string text, format, other;
+  try {
+    if (!read_record_file(dir / "answers.json", kMaxRunJsonBytes, &text))
+      refuse("holds files named as a hand-in's, but no answers.json says whose");
+    const json answers = json::parse(text);
+    if (answers.is_object()) {
+      format = answers.value("format", "");
+      other = answers.value("lab", "");
+    }
+  } catch (const json::exception&) {
+    refuse("its answers.json is not a hand-in's (it is not JSON, or not a hand-in's shape)");
+  } catch (const RecordError& e) {
+    refuse(std::string("its answers.json cannot be read (") + e.what() + ")");
+  }
+  if (format != kHandInFormat)
+    refuse("its answers.json is not a hand-in's (no \"format\": \"" + std::string(kHandInFormat) +
+           "\")");
+  if (other != lab.name)
+    refuse("holds the hand-in of another lab (\"" + other + "\"), which it would overwrite");
+}
+
+std::vector<int> read_given_answers(const fs::path& file, const Lab& lab, const std::string& flag) {
+  const std::string where = flag + " " + file.string();
+  std::string text;
+  json given;
+  try {
+    if (!read_record_file(file, kMaxRunJsonBytes, &text))
+      throw ConfigError(where + ": no such file; give a hand-in's answers.json");
+    given = json::parse(text);
+  } catch (const json::exception& e) {
+    throw ConfigError(where + ": not JSON (" + e.what() + ")");
+  } catch (const RecordError& e) {
+    throw ConfigError(where + ": " + e.what());
+  }
+  const json* list = given.is_object() && given.contains("answers") ? &given["answers"] : nullptr;
+  if (!list || !list->is_array())
+    throw ConfigError(where +
+                      ": expected {\"answers\": [{\"question\": ..., \"answer\": ...}]}, "
+                      "as a hand-in's answers.json has");
+  LabRecord record;
+  for (const json& entry : *list) {
+    if (!entry.is_object() || !entry.value("question", json()).is_string())
+      throw ConfigError(where + ": each answer needs its \"question\" as text");
+    const std::string question = entry["question"].get<std::string>();
+    const json answer = entry.value("answer", json());
+    if (answer.is_null()) continue;  // not answered
+    const auto q = std::find_if(lab.quiz.begin(), lab.quiz.end(),
+                                [&](const QuizQuestion& x) { return x.question == question; });
+    if (q == lab.quiz.end())
+      throw ConfigError(where + ": the question \"" + question + "\" is not in \"" + lab.title +
+                        "\"");
+    std::string choices;
+    bool found = false;
+    for (const QuizChoice& c : q->choices) {
+      choices += (choices.empty() ? "\"" : ", \"") + c.text + "\"";
+      found |= answer.is_string() && c.text == answer.get<std::string>();
+    }
+    if (!found)
+      throw ConfigError(where + ": the answer " + answer.dump() + " to \"" + question +
+                        "\" is not one of its choices (" + choices + ")");
+    record.answers[question] = answer.get<std::string>();
+  }
+  return quiz_answers(lab, &record);
+}
+
+std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
+  std::string md = "# " + lab.title + "\n\n";
+  md += "Lab `" + lab.name + "`, handed in " + h.date + " from " + h.made_by +
+        ". Every figure below was measured on the machine named here; none is invented.\n";
+
+  md += "\n## Machine\n\n";
+  const CpuInfo& cpu = h.machine.cpu;
+  md += "- CPU: " + (cpu.model.empty() ? std::string("unknown") : cpu.model) + ", " +
+        std::to_string(cpu.logical_cores) + " logical cores" +
+        (cpu.simd.empty() ? "" : " (" + cpu.simd + ")") + "\n";
+  if (h.machine.gpus.empty())
+    md += "- GPU: none (" +
+          (h.machine.no_gpu_reason.empty() ? std::string("none found") : h.machine.no_gpu_reason) +
+          ")\n";
+  for (const GpuInfo& g : h.machine.gpus) md += "- " + gpu_text(g) + "\n";
+  md += "- gpulab " + std::string(GPULAB_VERSION) + (h.host.empty() ? "" : ", on host " + h.host) +
+        "\n";
+  bool any_run = false;
+  for (const LabRunResult& r : h.results) any_run |= !r.device.empty();
+  if (any_run) {
+    md +=
+        "\nThe runs, as their records name their devices:\n\n| experiment | device | host |\n"
+        "| --- | --- | --- |\n";
+    for (const LabRunResult& r : h.results)
+      if (!r.device.empty())
+        md += "| " + r.experiment + " | " + one_line(r.device) + " | " + r.host + " |\n";
+  }
+
+  md += "\n## Results\n";
+  bool flagged = false;
+  for (size_t t = 0; t < lab.tables.size(); ++t) {
+    const LabResultsTable table = lab_results_table(lab, lab.tables[t], h.results);
+    md += '\n';  // one append at a time: GCC 12 misreads "\n" + a temporary (-Wrestrict)
+    md += to_markdown(table);
+    for (bool f : table.flagged) flagged |= f;
+  }
+  if (lab.tables.empty()) md += "\nThis lab has no results table.\n";
+  if (flagged)
+    md +=
+        "\n⚠ marks a run whose figures are not its own alone or were cut short: it shared its "
+        "hardware, other programs loaded the machine while it ran, or it stopped early. Its "
+        "note says which; run it again alone for a clean figure.\n";
+  if (skipped_gpu(lab, h.results)) md += std::string("\n") + kSkippedGpuNote;
+
+  if (!lab.charts.empty()) md += "\n## Charts\n";
+  for (size_t c = 0; c < lab.charts.size(); ++c) {
+    const LabChart& chart = lab.charts[c];
+    const std::string title = chart.title.empty() ? chart.kind : chart.title;
+    md += "\n### " + title + "\n\n";
+    const std::string missing = c < h.charts_missing.size() ? h.charts_missing[c] : "not drawn";
+    if (missing.empty())
+      md += "![" + title + "](" + hand_in_chart_file(lab, c, "png") + ")\n\n[SVG](" +
+            hand_in_chart_file(lab, c, "svg") + ")\n";
+    else
+      md += "Not drawn: " + missing + ".\n";
+  }
+
+  if (!lab.quiz.empty()) {
+    std::vector<int> answers;
+    int answered = 0;
+    for (size_t q = 0; q < lab.quiz.size(); ++q) {
+      answers.push_back(answer_at(h, q));
+      answered += answers.back() >= 0;
+    }
+    md += "\n## Quiz: " + std::to_string(quiz_score(lab, answers)) + " of " +
+          std::to_string(lab.quiz.size()) + " right (" + std::to_string(answered) + " of " +
+          std::to_string(lab.quiz.size()) + " answered)\n";
+    for (size_t q = 0; q < lab.quiz.size(); ++q) {
+      const QuizQuestion& question = lab.quiz[q];
+      md += '\n';
+      md += std::to_string(q + 1) + ". " + one_line(question.question) + "\n\n";
+      const int choice = answers[q];
+      const int right = right_choice(question);
+      if (choice < 0) {
+        md += "   - Not answered.\n";
+      } else {
+        const QuizFeedback feedback = grade(question, choice);
+        md += "   - Answer: " + one_line(question.choices[size_t(choice)].text) + " — " +
+              (feedback.correct ? "**right**" : "**wrong**") + ". " + one_line(feedback.why) + "\n";
+      }
+      // Only after a wrong answer, as the window shows reasons only once a choice is picked: a
+      // hand-in read before the quiz is done gives nothing away.
+      if (choice >= 0 && choice != right && right >= 0)
+        md += "   - The right answer: " + one_line(question.choices[size_t(right)].text) + ". " +
+              one_line(question.choices[size_t(right)].why) + "\n";
+    }
+  }
+  return md;
+}
+
+std::string hand_in_answers_json(const Lab& lab, const LabHandIn& h) {
+  json questions = json::array();
+  std::vector<int> answers;
+  int answered = 0;
+  for (size_t q = 0; q < lab.quiz.size(); ++q) {
+    const QuizQuestion& question = lab.quiz[q];
+    const int choice = answer_at(h, q);
+    answers.push_back(choice);
+    const int right = right_choice(question);
+    json entry = {{"question", question.question}, {"answer", nullptr}, {"correct", false}};
+    if (choice >= 0) {
+      const QuizFeedback feedback = grade(question, choice);
+      entry["answer"] = question.choices[size_t(choice)].text;
+      entry["correct"] = feedback.correct;
+      entry["why"] = feedback.why;
+      if (right >= 0) entry["right_answer"] = question.choices[size_t(right)].text;
+      ++answered;
+    }
+    questions.push_back(entry);
+  }
+  const json j = {
+      {"format", kHandInFormat},      {"lab", lab.name},      {"title", lab.title},
+      {"source", lab.source},         {"handed_in", h.date},  {"score", quiz_score(lab, answers)},
+      {"questions", lab.quiz.size()}, {"answered", answered}, {"answers", questions}};
+  return j.dump(2) + "\n";
+}
+
+std::string hand_in_machine_json(const LabHandIn& h) {
+  const CpuInfo& cpu = h.machine.cpu;
+  json gpus = json::array();
+  for (const GpuInfo& g : h.machine.gpus)
+    gpus.push_back({{"index", g.index},
+                    {"name", g.name},
+                    {"memory_bytes", g.memory_bytes},
+                    {"compute_capability",
+                     std::to_string(g.compute_major) + "." + std::to_string(g.compute_minor)},
+                    {"driver", g.driver_version},
+                    {"cuda_runtime", g.runtime_version},
+                    {"pci_bus_id", g.pci_bus_id}});
+  json runs = json::array();
+  for (const LabRunResult& r : h.results)
+    if (!r.run_dir.empty() || !r.device.empty())
+      runs.push_back({{"experiment", r.experiment},
+                      {"dir", r.run_dir.string()},
+                      {"device", r.device},
+                      {"host", r.host},
+                      {"flags", r.flags}});
+  json j = {{"host", h.host},
+            {"gpulab_version", GPULAB_VERSION},
+            {"cpu",
+             {{"model", cpu.model},
+              {"logical_cores", cpu.logical_cores},
+              {"simd", cpu.simd},
+              {"blas", cpu.blas}}},
+            {"gpus", gpus},
+            {"runs", runs}};
+  if (h.machine.gpus.empty()) j["no_gpu_reason"] = h.machine.no_gpu_reason;
+  return j.dump(2) + "\n";
+}
+
+std::vector<fs::path> write_hand_in(const fs::path& dir, const Lab& lab, const LabHandIn& h) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error) throw RecordError(dir.string() + ": could not be made (" + error.message() + ")");
+  std::vector<fs::path> written;
+  auto write = [&](const std::string& name, const std::string& text) {
+    write_file_atomically(dir / name, text);
+    written.push_back(dir / name);
+  };
+  // answers.json first: from then on the folder says whose hand-in it is, so a `lab run` cut short
+  // can be run again into it.
+  write("answers.json", hand_in_answers_json(lab, h));
+  write("machine.json", hand_in_machine_json(h));
+  for (size_t t = 0; t < lab.tables.size(); ++t) {
+    const LabResultsTable table = lab_results_table(lab, lab.tables[t], h.results);
+    write(table_stem(t) + ".csv", to_csv(table));
+    std::string markdown = "# " + lab.title + "\n\n" + to_markdown(table);
+    if (skipped_gpu(lab, h.results)) markdown += std::string("\n") + kSkippedGpuNote;
+    write(table_stem(t) + ".md", markdown);
+  }
+  for (size_t c = 0; c < lab.charts.size(); ++c) {
+    const bool drawn = c < h.charts_missing.size() && h.charts_missing[c].empty();
+    for (const char* format : {"png", "svg"})
+      if (drawn)
+        written.push_back(dir / hand_in_chart_file(lab, c, format));
+      else
+        fs::remove(dir / hand_in_chart_file(lab, c, format), error);  // a previous hand-in's
+  }
+  write("README.md", hand_in_readme(lab, h));
+  return written;
+}
+
+}  // namespace gpulab

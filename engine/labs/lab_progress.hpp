@@ -1,0 +1,63 @@
+// What a learner did in the labs, kept in <runs>/.gpulab-labs.json: per lab, the run folder of
+// each experiment, the matrix-multiply timings and the quiz answers; and the lab files opened. The
+// window keeps it as the learner works; `gpulab-cli lab hand-in` reads it, so a lab worked in the
+// window can be handed in from a terminal.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/devices/matmul_bench.hpp"
+#include "engine/labs/lab.hpp"
+#include "engine/labs/lab_results.hpp"
+#include "engine/records/run_record.hpp"
+
+namespace gpulab {
+
+struct LabRecord {
+  std::map<std::string, std::string> runs;                  // experiment -> run folder
+  std::map<std::string, std::vector<MatmulTiming>> matmul;  // experiment -> its timings
+  // question -> the text of the choice picked: by text, so that an edited lab file never moves
+  // an answer onto another question or choice.
+  std::map<std::string, std::string> answers;
+};
+
+struct LabProgress {
+  std::map<std::string, LabRecord> labs;  // by the lab's source (":/labs/x.md", or its file)
+  std::vector<std::string> files;         // lab files opened from the window, in order
+};
+
+std::filesystem::path lab_progress_path(const std::filesystem::path& runs_dir);
+
+// A missing file is an empty progress. A damaged one (not JSON, or not this shape) is renamed
+// aside (".gpulab-labs.json.damaged", the next free number after it), so nothing in it is lost
+// and the window starts clean; `problem` then says what was wrong and where the file went.
+LabProgress load_lab_progress(const std::filesystem::path& runs_dir, std::string* problem);
+// Written atomically. Returns false with the reason when the file cannot be written.
+bool save_lab_progress(const std::filesystem::path& runs_dir, const LabProgress& progress,
+                       std::string* problem);
+
+// The answers kept by text as the choices they name, per question (-1: none, or a choice the
+// lab no longer has).
+std::vector<int> quiz_answers(const Lab& lab, const LabRecord* record);
+
+// The name a lab's experiment runs under in the runs list: "lenet5 cpu · cnn-on-gpu" (the lab's
+// name keeps two labs' "cpu" runs apart).
+std::string lab_run_name(const Lab& lab, const LabExperiment& e);
+// An experiment's run among `runs` (newest first): the folder the record names, else the newest
+// run named lab_run_name (a record kept in the runs folder when the progress file was not). -1
+// when there is none.
+int experiment_run(const Lab& lab, const LabExperiment& e, const LabRecord* record,
+                   const std::vector<const RunData*>& runs);
+
+// Every experiment's result as the window shows it, from a lab's record and the runs of its runs
+// folder (newest first): a training experiment's run (experiment_run), a benchmark's timings, and
+// an experiment not run that needs hardware `devices` lack, skipped saying so. What `lab hand-in`
+// hands in.
+std::vector<LabRunResult> lab_results_from(const Lab& lab, const LabRecord* record,
+                                           const std::vector<RunData>& runs,
+                                           const DeviceList& devices);
+
+}  // namespace gpulab
