@@ -5,7 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "engine/analysis/run_series.hpp"
+#include "engine/analysis/run_comparison.hpp"
+#include "engine/analysis/run_figures.hpp"
 
 namespace gpulab {
 namespace {
