@@ -142,7 +142,7 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
 
 int run_lab_list() {
   for (const Lab& lab : builtin_labs())
-    std::printf("%-22s  %-40s  %3d min  %s\n", lab.name.c_str(), lab.title.c_str(), lab.minutes,
+    std::printf("%-22s  %-42s  %3d min  %s\n", lab.name.c_str(), lab.title.c_str(), lab.minutes,
                 lab.hardware_text().c_str());
   return 0;
 }
@@ -224,6 +224,13 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
       progress.finish_line();
       result.summary = summary;
       result.run_dir = request.out_dir;
+      // Telemetry, step phases and energy for the table's hardware columns, as the window reads
+      // them; a record that cannot be read leaves those cells empty, not the run failed.
+      try {
+        result.readings = lab_run_readings(load_run(request.out_dir));
+      } catch (const RecordError& error) {
+        std::printf("  its record cannot be read: %s\n", error.what());
+      }
       if (summary.status == RunStatus::Failed) {
         failed = true;
         std::printf("  failed: %s\n", summary.message.c_str());
