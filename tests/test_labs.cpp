@@ -82,6 +82,18 @@ TEST(Labs, GpuLabsSayTheyNeedOneAndThatNoGpuRunsShipYet) {
 }
 
 TEST(Labs, ShippedQuizzesHaveTheCourseQuestionsWithReasons) {
+  for (const Lab& lab : builtin_labs())
+    for (const auto& q : lab.quiz)
+      for (const auto& c : q.choices) EXPECT_FALSE(c.why.empty()) << lab.name << ": " << q.question;
+  // "Loading small chunks" in the lab about feeding the GPU, false with its reason.
+  bool feeding_small_chunks = false;
+  for (const auto& q : load_lab("feeding-the-gpu").quiz)
+    if (q.question.find("loading small chunks of data") != std::string::npos) {
+      feeding_small_chunks = true;
+      EXPECT_TRUE(grade(q, 1).correct);
+      EXPECT_NE(grade(q, 0).why.find("copied"), std::string::npos) << grade(q, 0).why;
+    }
+  EXPECT_TRUE(feeding_small_chunks);
   const Lab lab = load_lab("cnn-on-gpu");
   bool small_chunks = false, many_cores = false;
   for (const auto& q : lab.quiz) {
