@@ -180,7 +180,7 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
 
 int run_lab_list() {
   for (const Lab& lab : builtin_labs())
-    std::printf("%-22s  %-40s  %3d min  %s\n", lab.name.c_str(), lab.title.c_str(), lab.minutes,
+    std::printf("%-22s  %-42s  %3d min  %s\n", lab.name.c_str(), lab.title.c_str(), lab.minutes,
                 lab.hardware_text().c_str());
   return 0;
 }
@@ -281,8 +281,13 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
       progress.finish_line();
       result.summary = summary;
       result.run_dir = request.out_dir;
+      // Its flags and devices, and the telemetry, step phases and energy of the table's hardware
+      // columns, as the window reads them; a record that cannot be read leaves those cells empty,
+      // not the run failed.
       try {
-        add_run_facts(result, load_run(request.out_dir));  // its flags and devices
+        const RunData run = load_run(request.out_dir);
+        add_run_facts(result, run);
+        result.readings = lab_run_readings(run);
       } catch (const RecordError& error) {
         std::printf("  its record could not be read back: %s\n", error.what());
       }

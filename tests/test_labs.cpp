@@ -65,9 +65,40 @@ TEST(Labs, EveryShippedLabReadsAndNamesWhatExists) {
   const auto names = builtin_lab_names();
   EXPECT_NE(std::find(names.begin(), names.end(), "cnn-on-gpu"), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "gpu-vs-cpu-matmul"), names.end());
+  for (const char* name : {"feeding-the-gpu", "single-vs-multi-gpu", "watching-the-hardware",
+                           "mixed-precision", "many-jobs-or-one"})
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+}
+
+// A lab that runs on a GPU says so in its header, and its text says that no recorded GPU runs
+// ship yet: nothing stands in for the learner's own measurements.
+TEST(Labs, GpuLabsSayTheyNeedOneAndThatNoGpuRunsShipYet) {
+  for (const Lab& lab : builtin_labs()) {
+    const bool gpu_experiment = std::any_of(lab.experiments.begin(), lab.experiments.end(),
+                                            [](const LabExperiment& e) { return e.needs_gpu(); });
+    if (!gpu_experiment) continue;
+    std::string text;
+    for (const auto& block : lab.blocks)
+      if (block.kind == LabBlock::Kind::Text) text += block.text;
+    std::replace(text.begin(), text.end(), '\n', ' ');  // a sentence may run over lines
+    EXPECT_NE(text.find("No recorded GPU runs ship with gpulab yet"), std::string::npos)
+        << lab.name;
+  }
 }
 
 TEST(Labs, ShippedQuizzesHaveTheCourseQuestionsWithReasons) {
+  for (const Lab& lab : builtin_labs())
+    for (const auto& q : lab.quiz)
+      for (const auto& c : q.choices) EXPECT_FALSE(c.why.empty()) << lab.name << ": " << q.question;
+  // "Loading small chunks" in the lab about feeding the GPU, false with its reason.
+  bool feeding_small_chunks = false;
+  for (const auto& q : load_lab("feeding-the-gpu").quiz)
+    if (q.question.find("loading small chunks of data") != std::string::npos) {
+      feeding_small_chunks = true;
+      EXPECT_TRUE(grade(q, 1).correct);
+      EXPECT_NE(grade(q, 0).why.find("copied"), std::string::npos) << grade(q, 0).why;
+    }
+  EXPECT_TRUE(feeding_small_chunks);
   const Lab lab = load_lab("cnn-on-gpu");
   bool small_chunks = false, many_cores = false;
   for (const auto& q : lab.quiz) {
@@ -487,6 +518,98 @@ TEST(LabHandIn, FindsTheWindowsRunsAndAnswersInTheProgressFile) {
   EXPECT_EQ(results[1].skipped, "no GPU on this machine");
 }
 
+DeviceSample sample(const std::string& device, double util, double mem_mib, double power_w,
+                    double temperature_c) {
+  DeviceSample s;
+  s.device = device;
+  s.util_percent = util;
+  s.mem_used_bytes = mem_mib * double(1 << 20);
+  s.power_w = power_w;
+  s.temperature_c = temperature_c;
+  return s;
+}
+
+StepMetrics step(double data_ms, double copy_ms, double allreduce_ms) {
+  StepMetrics m;
+  m.times.data_ms = data_ms;
+  m.times.copy_ms = copy_ms;
+  m.times.allreduce_ms = allreduce_ms;
+  return m;
+}
+
+// The hardware columns, each worked out by hand from a small record of two GPUs: the samples of
+// the devices the run computed on (not the host's CPU), the steps' phases, run.json's energy.
+TEST(Labs, HardwareColumnsComeFromTheRunsRecord) {
+  const Lab lab = parse(
+      "```experiment\nname: two\ndevice: cuda:0,1\nsteps: 10\n```\n"
+      "```table\ncolumns: experiment, utilization, peak memory, power, peak temperature, "
+      "data ms, copy ms, all-reduce ms, energy, images/J\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  RunData run;
+  run.info = {{"status", "finished"},
+              {"summary", {{"steps", 2}, {"images", 640}, {"train_seconds", 0.5}}},
+              {"energy",
+               {{"joules", 200.0},
+                {"images_per_joule", 3.2},
+                {"of", {"cuda:0", "cuda:1"}},
+                {"devices",
+                 {{{"device", "cuda:0"}, {"joules", 150.0}, {"source", "NVML energy counter"}},
+                  {{"device", "cuda:1"}, {"joules", 50.0}, {"source", "power samples"}}}}}}};
+  run.samples = {sample("cuda:0", 50, 1024, 100, 60), sample("cuda:1", 70, 3000, 50, 71),
+                 sample("cuda:0", 90, 2048, 200, 70), sample("cuda:1", 70, 3000, 50, 65),
+                 sample("cpu", 10, 90000, kNoValue, kNoValue)};  // the host: not a compute device
+  run.steps = {step(1, 0.5, 0), step(3, 1.5, 0.4)};
+  const LabRunResult result = lab_run_result("two", run);
+  EXPECT_DOUBLE_EQ(result.readings.mean_util_percent, 70);  // (50 + 70 + 90 + 70) / 4
+  // Utilization, peak memory in MiB (cuda:1's 3000, not the CPU's), power (cuda:0's mean 150 W
+  // plus cuda:1's 50 W), the hottest reading, the phases' means, the energy and images per joule.
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {result}).rows[0],
+            (std::vector<std::string>{"two", "70", "3000", "200", "71", "2.00", "1.00", "0.20",
+                                      "200.0", "3.2", ""}));
+
+  // A CPU run on a machine without RAPL: the energy is unavailable with its reason, never 0 J,
+  // and the readings the CPU does not have are dashes.
+  run.info["energy"] = {
+      {"joules", nullptr},
+      {"images_per_joule", nullptr},
+      {"of", {"cpu"}},
+      {"devices",
+       {{{"device", "cpu"},
+         {"joules", nullptr},
+         {"source", "unavailable"},
+         {"why", "no RAPL counters on this machine (/sys/class/powercap is absent)"}}}}};
+  run.samples = {sample("cpu", 40, 100, kNoValue, kNoValue),
+                 sample("cpu", 60, 300, kNoValue, kNoValue)};
+  run.steps.clear();
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("two", run)}).rows[0],
+            (std::vector<std::string>{"two", "50", "300", "—", "—", "—", "—", "—",
+                                      "unavailable: no RAPL counters on this machine",
+                                      "unavailable", ""}));
+
+  // A record from before energy was kept: the GPUs sampled are the compute devices.
+  run.info.erase("energy");
+  run.samples = {sample("cpu", 99, 5000, kNoValue, kNoValue), sample("cuda:0", 30, 700, 80, 50)};
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("two", run)}).rows[0],
+            (std::vector<std::string>{"two", "30", "700", "80", "50", "—", "—", "—",
+                                      "not recorded", "not recorded", ""}));
+}
+
+// data-on (where a run keeps its training data) and stop-at-accuracy are keys as on the command
+// line; the precision is a column of its own.
+TEST(Labs, DataOnAndStopAtAccuracyAreKeysAndPrecisionAColumn) {
+  const Lab lab = parse(
+      "```experiment\nname: h\ndevice: cuda:0\ndata-on: host\nstop-at-accuracy: 97\n"
+      "precision: bf16\n```\n"
+      "```experiment\nname: d\ndevice: cuda:0\ndata_on: device\n```\n"
+      "```table\ncolumns: experiment, precision\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  EXPECT_DOUBLE_EQ(lab.experiments[0].experiment.train.stop_at_accuracy, 0.97);
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {}).rows[0],
+            (std::vector<std::string>{"h", "bf16", "not run yet"}));
+  expect_problem("```experiment\nname: a\ndata-on: disk\n```\n", 8,
+                 "data-on: \"disk\" is not host or device");
+}
+
 TEST(Labs, MissingHardwareNamesWhatTheMachineLacks) {
   const Lab lab = parse(
       "```experiment\nname: cpu\n```\n```experiment\nname: gpu\ndevice: cuda:0\n```\n"
@@ -547,6 +670,10 @@ TEST(LabCli, CheckExitsNonZeroNamingFileAndLine) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));  // nothing ran
   EXPECT_NE(cli("lab check /nonexistent/lab.md").exit_code, 0);
   EXPECT_EQ(cli("lab check cnn-on-gpu gpu-vs-cpu-matmul").exit_code, 0);
+  std::string every_lab;
+  for (const auto& name : builtin_lab_names()) every_lab += " " + name;
+  const Result all = cli("lab check" + every_lab);
+  EXPECT_EQ(all.exit_code, 0) << all.output;
 }
 
 TEST(LabCli, ListsTheBuiltInLabsOneALine) {
@@ -695,6 +822,33 @@ TEST(LabCli, RunHandsInTheAnswersGivenAndRefusesOnesTheLabLacks) {
             std::string::npos)
       << wrong.output;
   EXPECT_FALSE(std::filesystem::exists(elsewhere));  // nothing ran, nothing written
+}
+
+// The hardware lab on the CPU: its CPU rows get the utilization and memory of the run's record,
+// and an energy that is measured or says why not, never 0 J.
+TEST(LabCli, QuickRunOfTheHardwareLabFillsItsHardwareColumns) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(512, 1), test::synthetic_set(32, 2));
+  const auto out = dir.path() / "out";
+  const Result r = cli("lab run watching-the-hardware --quick --quiet --out " + out.string() +
+                       " --data-dir " + (dir.path() / "data").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = read(out / "results.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "experiment,batch,images/s,speedup,utilization,peak memory,power,peak temperature,"
+            "time to target,energy,images/J,note")
+      << csv;
+  for (const std::string name : {"cpu, batch 32", "cpu, batch 256"}) {
+    const auto at = csv.find("\n\"" + name + "\",");  // a name with a comma is quoted
+    ASSERT_NE(at, std::string::npos) << name << "\n" << csv;
+    const std::string line = csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find(",—,—,"), std::string::npos) << line;  // no power, no temperature
+    // Measured (RAPL), or unavailable with the reason.
+    EXPECT_TRUE(line.find(",unavailable: ") != std::string::npos ||
+                line.find("unavailable") == std::string::npos)
+        << line;
+    EXPECT_EQ(line.find(",0.0,"), std::string::npos) << line;  // never 0 J
+  }
 }
 
 TEST(LabCli, BenchMatmulPrintsARowPerSize) {

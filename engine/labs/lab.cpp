@@ -185,6 +185,8 @@ const TrainKey kTrainKeys[] = {
     {"bucket-mb", "bucket_mb", ValueKind::Number},
     {"collective-timeout", "collective_timeout_s", ValueKind::Number},
     {"dist", "dist", ValueKind::Text},
+    {"stop-at-accuracy", "stop_at_accuracy", ValueKind::Percent},
+    {"data-on", "data_on", ValueKind::Text},
 };
 
 const TrainKey* train_key(const std::string& key) {
@@ -262,6 +264,10 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
       }
     } else if (const TrainKey* k = train_key(key)) {
       try {
+        // Where the data lives is read by the setup reader where the engine trains from either
+        // place; its values are held here too, so a lab names only those two.
+        if (std::string(k->json_key) == "data_on" && value != "host" && value != "device")
+          throw ConfigError("\"" + value + "\" is not host or device");
         train_config_from_json(json{{k->json_key, to_json_value(*k, value)}}, train, backend);
         epochs_given |= std::string(k->json_key) == "epochs";
         steps_given |= std::string(k->json_key) == "max_steps";
@@ -530,9 +536,12 @@ std::string missing_hardware(const LabExperiment& e, const DeviceList& devices) 
 
 const std::vector<std::string>& lab_columns() {
   static const std::vector<std::string> columns = {
-      "experiment", "device",      "model",          "batch",          "steps",
-      "images/s",   "ms per step", "speedup",        "time to target", "test accuracy",
-      "size",       "ms",          "ms with copies", "GFLOP/s",        "GFLOP/s with copies"};
+      "experiment", "device", "model", "batch", "precision", "steps", "images/s", "ms per step",
+      "speedup", "time to target", "test accuracy", "size", "ms", "ms with copies", "GFLOP/s",
+      "GFLOP/s with copies",
+      // From the run's record: its telemetry, step phases and energy (lab_run_readings).
+      "utilization", "peak memory", "power", "peak temperature", "data ms", "copy ms",
+      "all-reduce ms", "energy", "images/J"};
   return columns;
 }
 

@@ -2,8 +2,10 @@
 // matrix-multiply timings.
 #include "engine/labs/lab_results.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/analysis/run_figures.hpp"
@@ -70,7 +72,83 @@ double number_at(const nlohmann::json& object, const char* key) {
   return it != object.end() && it->is_number() ? it->get<double>() : kNoValue;
 }
 
+// A reading the run has, or "—" where it took no such sample.
+std::string reading(double value, int decimals) {
+  return std::isfinite(value) ? fixed(value, decimals) : "—";
+}
+
+// Why run.json's energy is null, short: the first compute device's reason up to its
+// parenthesis ("unavailable: no RAPL counters on this machine").
+std::string energy_unavailable(const nlohmann::json& energy) {
+  const nlohmann::json of = energy.value("of", nlohmann::json::array());
+  for (const auto& device : energy.value("devices", nlohmann::json::array())) {
+    if (!device.is_object() || !device.value("joules", nlohmann::json()).is_null()) continue;
+    if (std::find(of.begin(), of.end(), device.value("device", nlohmann::json())) == of.end())
+      continue;
+    std::string why = device.value("why", std::string());
+    if (const auto cut = why.find(" ("); cut != std::string::npos) why.resize(cut);
+    if (!why.empty()) return "unavailable: " + why;
+  }
+  return "unavailable";
+}
+
+std::string energy_cell(const nlohmann::json& energy, bool per_joule) {
+  if (!energy.is_object()) return "not recorded";
+  const double joules = number_at(energy, "joules");
+  if (!std::isfinite(joules)) return per_joule ? "unavailable" : energy_unavailable(energy);
+  return per_joule ? reading(number_at(energy, "images_per_joule"), 1) : fixed(joules, 1);
+}
+
+// A peak so far (kNoValue before the first reading) raised by a reading, when it has one.
+void raise_peak(double& peak, double value) {
+  if (std::isfinite(value) && !(peak >= value)) peak = value;
+}
+
+// The devices a run's energy is of: where its numbers come from.
+std::vector<std::string> compute_devices(const RunData& run) {
+  std::vector<std::string> devices;
+  if (const auto energy = run.info.find("energy"); energy != run.info.end() && energy->is_object())
+    for (const auto& d : energy->value("of", nlohmann::json::array()))
+      if (d.is_string()) devices.push_back(d.get<std::string>());
+  if (!devices.empty()) return devices;
+  for (const auto& s : run.samples)
+    if (s.device.rfind("cuda:", 0) == 0 &&
+        std::find(devices.begin(), devices.end(), s.device) == devices.end())
+      devices.push_back(s.device);
+  if (devices.empty()) devices.push_back("cpu");
+  return devices;
+}
+
 }  // namespace
+
+LabRunReadings lab_run_readings(const RunData& run) {
+  LabRunReadings r;
+  const std::vector<std::string> devices = compute_devices(run);
+  double util_sum = 0;
+  int util_count = 0;
+  std::map<std::string, std::pair<double, int>> power;  // device -> sum of watts, readings
+  for (const DeviceSample& s : run.samples) {
+    if (std::find(devices.begin(), devices.end(), s.device) == devices.end()) continue;
+    if (std::isfinite(s.util_percent)) util_sum += s.util_percent, ++util_count;
+    raise_peak(r.peak_mem_bytes, s.mem_used_bytes);
+    raise_peak(r.peak_temperature_c, s.temperature_c);
+    if (std::isfinite(s.power_w)) power[s.device].first += s.power_w, ++power[s.device].second;
+  }
+  if (util_count) r.mean_util_percent = util_sum / util_count;
+  if (!power.empty()) {
+    r.mean_power_w = 0;
+    for (const auto& [device, sum] : power) r.mean_power_w += sum.first / sum.second;
+  }
+  if (!run.steps.empty()) {
+    double data = 0, copy = 0, allreduce = 0;
+    for (const StepMetrics& m : run.steps)
+      data += m.times.data_ms, copy += m.times.copy_ms, allreduce += m.times.allreduce_ms;
+    const double n = double(run.steps.size());
+    r.data_ms = data / n, r.copy_ms = copy / n, r.allreduce_ms = allreduce / n;
+  }
+  if (const auto energy = run.info.find("energy"); energy != run.info.end()) r.energy = *energy;
+  return r;
+}
 
 LabRunResult lab_run_result(const std::string& experiment, const RunData& run) {
   LabRunResult result;
@@ -99,6 +177,7 @@ LabRunResult lab_run_result(const std::string& experiment, const RunData& run) {
   }
   result.summary = s;
   add_run_facts(result, run);
+  result.readings = lab_run_readings(run);
   return result;
 }
 
@@ -157,6 +236,8 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
           cell = e->bench.empty() ? e->model_name : "sgemm";
         else if (column == "batch")
           cell = e->bench.empty() ? std::to_string(e->experiment.train.batch) : "";
+        else if (column == "precision")
+          cell = e->bench.empty() ? precision_name(e->experiment.backend.precision) : "";
         else if (column == "size")
           cell = size > 0 ? std::to_string(size) : "";
         else if (s && column == "steps")
@@ -175,6 +256,24 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
                                           : "";
         else if (s && column == "test accuracy")
           cell = fixed(100.0 * s->test_accuracy, 2);
+        else if (s && column == "utilization")
+          cell = reading(r->readings.mean_util_percent, 0);
+        else if (s && column == "peak memory")
+          cell = reading(r->readings.peak_mem_bytes / double(1 << 20), 0);
+        else if (s && column == "power")
+          cell = reading(r->readings.mean_power_w, 0);
+        else if (s && column == "peak temperature")
+          cell = reading(r->readings.peak_temperature_c, 0);
+        else if (s && column == "data ms")
+          cell = reading(r->readings.data_ms, 2);
+        else if (s && column == "copy ms")
+          cell = reading(r->readings.copy_ms, 2);
+        else if (s && column == "all-reduce ms")
+          cell = reading(r->readings.allreduce_ms, 2);
+        else if (s && column == "energy")
+          cell = energy_cell(r->readings.energy, false);
+        else if (s && column == "images/J")
+          cell = energy_cell(r->readings.energy, true);
         else if (t && column == "ms")
           cell = fixed(t->ms, 3);
         else if (t && column == "ms with copies")

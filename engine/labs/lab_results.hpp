@@ -14,6 +14,21 @@
 
 namespace gpulab {
 
+// What a run's record says about its hardware: telemetry.csv's samples of the devices it computed
+// on, metrics.csv's step phases, and run.json's energy. kNoValue where the record has no reading.
+struct LabRunReadings {
+  double mean_util_percent = kNoValue;   // over every sample of the compute devices
+  double peak_mem_bytes = kNoValue;      // the most any one of them held
+  double mean_power_w = kNoValue;        // the devices together: the sum of each one's mean
+  double peak_temperature_c = kNoValue;  // the hottest of them
+  double data_ms = kNoValue, copy_ms = kNoValue, allreduce_ms = kNoValue;  // mean per step
+  nlohmann::json energy;  // run.json's "energy"; null when the record has none
+};
+
+// The readings of a run's record. The compute devices are those run.json's energy names, else
+// the GPUs sampled, else the CPU: the devices whose energy the run measures.
+LabRunReadings lab_run_readings(const RunData& run);
+
 // What one experiment of a lab came to.
 struct LabRunResult {
   std::string experiment;
@@ -25,6 +40,7 @@ struct LabRunResult {
   // load, cut short), and the device and host it ran on ("NVIDIA H200, driver 570.86, CUDA 12.8").
   std::vector<std::string> flags;
   std::string device, host;
+  LabRunReadings readings;
 };
 
 // Adds the record's facts (flags, device, host) to an experiment's result.
@@ -39,8 +55,8 @@ struct LabResultsTable {
 };
 
 // An experiment's result from its run's record, as a window finds it in its runs folder: the
-// summary run.json keeps, and its status (a run still going is Running, with no figures; one whose
-// process is gone is Failed, saying so).
+// summary run.json keeps, its readings, and its status (a run still going is Running, with no
+// figures; one whose process is gone is Failed, saying so).
 LabRunResult lab_run_result(const std::string& experiment, const RunData& run);
 
 // Rows in the table's experiment order (one per size for a benchmark); an experiment not run yet

@@ -130,9 +130,9 @@ LabsTab::~LabsTab() {
 }
 
 void LabsTab::fit_list() {
-  // As tall as its labs, up to a few (then it scrolls); the page takes the rest.
+  // As tall as its labs, up to nine (then it scrolls); the page takes the rest.
   list_->resizeColumnToContents(kTitle);
-  const int rows = std::clamp(list_->topLevelItemCount(), 1, 4);
+  const int rows = std::clamp(list_->topLevelItemCount(), 1, 9);
   list_->setFixedHeight(list_->header()->sizeHint().height() +
                         rows * std::max(list_->sizeHintForRow(0), 16) + 2 * list_->frameWidth() +
                         2);
