@@ -19,7 +19,7 @@
 #include "ui/charts/chart_view.hpp"
 #include "ui/labs/lab_page.hpp"
 #include "ui/runs/run_store.hpp"
-#include "ui/window/status_widgets.hpp"
+#include "ui/widgets/status_widgets.hpp"
 
 namespace gpulab::ui {
 namespace fs = std::filesystem;

@@ -10,8 +10,8 @@
 #include "datasets/mnist.hpp"
 #include "datasets/mnist_files.hpp"
 #include "ui/runs/run_controller.hpp"
+#include "ui/widgets/status_widgets.hpp"
 #include "ui/window/data_fetcher.hpp"
-#include "ui/window/status_widgets.hpp"
 
 namespace gpulab::ui {
 

@@ -13,9 +13,9 @@
 #include "ui/runs/run_controller.hpp"
 #include "ui/runs/run_store.hpp"
 #include "ui/runs/runs_panel.hpp"
+#include "ui/widgets/status_widgets.hpp"
 #include "ui/window/live_tab.hpp"
 #include "ui/window/run_scheduler.hpp"
-#include "ui/window/status_widgets.hpp"
 
 namespace gpulab::ui {
 namespace {

@@ -26,6 +26,7 @@
 #include "ui/setup/experiment_panel.hpp"
 #include "ui/setup/race_panel.hpp"
 #include "ui/setup/wheel_guard.hpp"
+#include "ui/widgets/status_widgets.hpp"
 #include "ui/window/data_banner.hpp"
 #include "ui/window/kept_state.hpp"
 #include "ui/window/live_board.hpp"
@@ -35,7 +36,6 @@
 #include "ui/window/run_controls.hpp"
 #include "ui/window/run_scheduler.hpp"
 #include "ui/window/setup_files.hpp"
-#include "ui/window/status_widgets.hpp"
 
 namespace gpulab::ui {
 

@@ -12,8 +12,8 @@
 #include "ui/charts/replica_timeline.hpp"
 #include "ui/compare/compare_view.hpp"
 #include "ui/runs/run_store.hpp"
+#include "ui/widgets/status_widgets.hpp"
 #include "ui/window/live_tab.hpp"
-#include "ui/window/status_widgets.hpp"
 
 namespace gpulab::ui {
 

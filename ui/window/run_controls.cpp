@@ -10,10 +10,10 @@
 #include "ui/setup/device_picker.hpp"
 #include "ui/setup/experiment_panel.hpp"
 #include "ui/setup/race_panel.hpp"
+#include "ui/widgets/status_widgets.hpp"
 #include "ui/window/data_banner.hpp"
 #include "ui/window/run_scheduler.hpp"
 #include "ui/window/setup_files.hpp"
-#include "ui/window/status_widgets.hpp"
 
 namespace gpulab::ui {
 

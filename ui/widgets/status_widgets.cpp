@@ -1,5 +1,5 @@
 // Message bars and progress rows.
-#include "ui/window/status_widgets.hpp"
+#include "ui/widgets/status_widgets.hpp"
 
 #include <algorithm>
 #include <cmath>
