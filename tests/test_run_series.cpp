@@ -232,12 +232,43 @@ TEST(Compare, EpochTimeComesFromFullEpochsOnly) {
   EXPECT_TRUE(std::isnan(rows[2].epoch_speedup));
   std::ostringstream csv;
   write_comparison_csv(rows, csv);
-  EXPECT_NE(csv.str().find(",extrapolated from steps\n"), std::string::npos);
+  EXPECT_NE(csv.str().find(",extrapolated from steps,,\n"), std::string::npos);  // no energy
   // The speedup chart's empty bars say why.
   const Chart speedup = build_chart(ChartKind::Speedup, {&cut, &older, &short_run}, ChartOptions{});
   EXPECT_EQ(speedup.panels[1].bars[0].notes[2], "no full epoch");
   EXPECT_EQ(speedup.panels[1].bars[0].notes[1], "");
   EXPECT_EQ(speedup.panels[2].bars[0].notes[0], "not reached");  // no evaluation at 98 %
+}
+
+// Energy to solution in the comparison: run.json's figures as they are, and never 0 J where the
+// record says it could not be measured or predates energy.
+TEST(Compare, EnergyAndImagesPerJouleComeFromTheRecord) {
+  RunData gpu = make_run("gpu", 200, 2.0, 32000);
+  gpu.info["energy"] = {{"joules", 725.0},
+                        {"images_per_joule", 9000.0 / 725.0},
+                        {"of", {"cuda:0"}},
+                        {"devices", {{{"device", "cuda:0"}, {"joules", 725.0}}}}};
+  RunData cpu = make_run("cpu", 200, 20.0, 3200);
+  cpu.info["energy"] = {
+      {"joules", nullptr},
+      {"images_per_joule", nullptr},
+      {"of", {"cpu"}},
+      {"devices",
+       {{{"device", "cpu"}, {"joules", nullptr}, {"why", "no RAPL counters on this machine"}}}}};
+  const RunData older = make_run("older", 200, 20.0, 3200);
+  const auto rows = compare_runs({&gpu, &cpu, &older}, 0, 0.98);
+  EXPECT_DOUBLE_EQ(rows[0].energy_j, 725.0);
+  EXPECT_DOUBLE_EQ(rows[0].images_per_joule, 9000.0 / 725.0);
+  EXPECT_EQ(rows[0].energy_note, "725 J on cuda:0 (12.4 images/J)");
+  EXPECT_TRUE(std::isnan(rows[1].energy_j));
+  EXPECT_EQ(rows[1].energy_note, "unavailable: cpu: no RAPL counters on this machine");
+  EXPECT_TRUE(std::isnan(rows[2].energy_j));
+  EXPECT_EQ(rows[2].energy_note, "not recorded");
+  std::ostringstream csv;
+  write_comparison_csv(rows, csv);
+  const std::string text = csv.str();
+  EXPECT_NE(text.find(",energy_joules,images_per_joule\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(",725,12.41"), std::string::npos) << text;
 }
 
 // A flagged run is marked on every chart that shows it, in the window and in exported files.

@@ -660,6 +660,18 @@ TEST_F(Window, StatusLineCompareAndReportGiveOneTimeToTarget) {
   for (int c = 0; c < window_->compare()->table()->columnCount(); ++c)
     in_table |= window_->compare()->table()->item(0, c)->text() == seconds + " s";
   EXPECT_TRUE(in_table);
+  // Its energy, as run.json has it: joules where the machine measures them, else a dash whose tip
+  // says why (never 0 J).
+  QTableWidget* table = window_->compare()->table();
+  ASSERT_EQ(table->horizontalHeaderItem(9)->text(), "Energy");
+  const QString energy = table->item(0, 9)->text();
+  if (std::isfinite(rows[0].energy_j))
+    EXPECT_EQ(energy, QString::number(rows[0].energy_j, 'f', 0) + " J");
+  else
+    EXPECT_EQ(energy, "–");
+  EXPECT_TRUE(table->item(0, 9)->toolTip().startsWith(QString::fromStdString(rows[0].energy_note)))
+      << table->item(0, 9)->toolTip().toStdString();
+  EXPECT_FALSE(rows[0].energy_note.empty());
   test::TempDir report;
   QString error;
   std::vector<const RunData*> runs{&run->data};

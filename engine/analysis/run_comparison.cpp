@@ -8,6 +8,7 @@
 #include "engine/analysis/replica_timeline.hpp"
 #include "engine/analysis/run_figures.hpp"
 #include "engine/records/run_names.hpp"
+#include "engine/telemetry/energy.hpp"
 
 namespace gpulab {
 namespace {
@@ -120,6 +121,9 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
         row.test_accuracy = e.accuracy;
     }
     row.time_to_target_s = time_to_target_s(run, target_accuracy);
+    row.energy_j = info_number(run.info, {"energy", "joules"});
+    row.images_per_joule = info_number(run.info, {"energy", "images_per_joule"});
+    row.energy_note = energy_text(run.info.value("energy", nlohmann::json()));
     if (replica_count(run) > 1) {
       std::vector<double> exposed, hidden;
       for (const StepMetrics& s : run.steps) {

@@ -34,6 +34,11 @@ struct RunComparison {
   // all-reduce hidden under the backward pass, and the hidden share of the replicas' reduction
   // (communication_overlap_percent over every step).
   double allreduce_ms = kNoValue, allreduce_hidden_ms = kNoValue, overlap_percent = kNoValue;
+  // Energy to solution from run.json's "energy" (engine/telemetry/energy.hpp): joules over the
+  // devices the run computed on and images per joule, NaN when not measured, with energy_text's
+  // line (how it was measured, or why not) in energy_note.
+  double energy_j = kNoValue, images_per_joule = kNoValue;
+  std::string energy_note;
 };
 std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs, int baseline,
                                         double target_accuracy);

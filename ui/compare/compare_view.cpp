@@ -44,12 +44,17 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   speedup_ = new ChartView(ChartKind::Speedup, this);
   step_time_ = new ChartView(ChartKind::StepTime, this);
   scaling_ = new ScalingChart(this);
-  table_ = new QTableWidget(0, 10, this);
+  table_ = new QTableWidget(0, 12, this);
   table_->setObjectName("summary-table");
   table_->setHorizontalHeaderLabels({tr("Run"), tr("Device"), tr("Batch"), tr("Precision"),
                                      tr("Epoch time"), tr("Images/s"), tr("Test acc."),
-                                     tr("Time to target"), tr("Speedup"), tr("All-reduce")});
+                                     tr("Time to target"), tr("Speedup"), tr("Energy"),
+                                     tr("Images/J"), tr("All-reduce")});
   table_->horizontalHeaderItem(9)->setToolTip(
+      tr("Energy to solution: joules the run's devices used while it trained (NVML's energy "
+         "counter or its power samples on a GPU, RAPL on the CPU); a dash where it could not be "
+         "measured, the reason in the cell's tip."));
+  table_->horizontalHeaderItem(11)->setToolTip(
       tr("Data parallel runs: the median all-reduce a step waited for, and how much more ran "
          "hidden under the backward pass (buckets reduced while it went on, --bucket-mb), with "
          "the hidden share of all communication."));
@@ -179,6 +184,8 @@ void CompareView::fill_table() {
         std::isfinite(row.test_accuracy) ? or_dash(100 * row.test_accuracy, 2, " %") : "–",
         or_dash(row.time_to_target_s, 2, " s"),
         or_dash(row.speedup, 2, "×"),
+        or_dash(row.energy_j, 0, " J"),
+        or_dash(row.images_per_joule, 1),
         allreduce_text(row)};
     // A flagged run (its times not its own alone, cut short, diverged) is marked on its name,
     // the reasons in the tip.
@@ -196,6 +203,8 @@ void CompareView::fill_table() {
       if (c == 4 && row.full_epochs > 0)
         tip.prepend(
             tr("Mean of %n full epoch(s); an epoch cut short is left out", "", row.full_epochs));
+      if ((c == 9 || c == 10) && !row.energy_note.empty())
+        tip.prepend(QString::fromStdString(row.energy_note));
       if (!tip.isEmpty()) item->setToolTip(tip.join("\n"));
       table_->setItem(r, c, item);
     }
