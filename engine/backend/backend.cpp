@@ -4,66 +4,66 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 
 #include "engine/base/errors.hpp"
 
 namespace gpulab {
 
-Precision parse_precision(const std::string& name) {
-  if (name == "fp32") return Precision::Fp32;
-  if (name == "tf32") return Precision::Tf32;
-  if (name == "bf16") return Precision::Bf16;
-  throw ConfigError("unknown precision \"" + name + "\"; use fp32, tf32 or bf16");
+namespace {
+
+// Each option's values and their names, one table each: parsing and naming read the same table.
+template <typename E>
+using Names = std::initializer_list<std::pair<E, const char*>>;
+const Names<Precision> kPrecisions = {
+    {Precision::Fp32, "fp32"}, {Precision::Tf32, "tf32"}, {Precision::Bf16, "bf16"}};
+const Names<SyncMode> kSyncModes = {{SyncMode::AllReduce, "allreduce"},
+                                    {SyncMode::ParameterServer, "parameter-server"}};
+const Names<Distribution> kDistributions = {{Distribution::None, "none"},
+                                            {Distribution::Mpi, "mpi"}};
+const Names<DataOn> kDataOn = {
+    {DataOn::Auto, "auto"}, {DataOn::Device, "device"}, {DataOn::Host, "host"}};
+
+// The value named `name`, else a ConfigError saying `unknown`.
+template <typename E>
+E parse_name(const Names<E>& names, const std::string& name, const std::string& unknown) {
+  for (const auto& [value, text] : names)
+    if (name == text) return value;
+  throw ConfigError(unknown);
 }
 
-const char* precision_name(Precision precision) {
-  switch (precision) {
-    case Precision::Fp32:
-      return "fp32";
-    case Precision::Tf32:
-      return "tf32";
-    case Precision::Bf16:
-      return "bf16";
-  }
+template <typename E>
+const char* name_of(const Names<E>& names, E value) {
+  for (const auto& [known, text] : names)
+    if (known == value) return text;
   return "?";
 }
+
+}  // namespace
+
+Precision parse_precision(const std::string& name) {
+  return parse_name(kPrecisions, name,
+                    "unknown precision \"" + name + "\"; use fp32, tf32 or bf16");
+}
+const char* precision_name(Precision precision) { return name_of(kPrecisions, precision); }
 
 SyncMode parse_sync(const std::string& name) {
-  if (name == "allreduce") return SyncMode::AllReduce;
-  if (name == "parameter-server") return SyncMode::ParameterServer;
-  throw ConfigError("--sync " + name + ": unknown; use allreduce or parameter-server");
+  return parse_name(kSyncModes, name,
+                    "--sync " + name + ": unknown; use allreduce or parameter-server");
 }
-
-const char* sync_name(SyncMode sync) {
-  return sync == SyncMode::ParameterServer ? "parameter-server" : "allreduce";
-}
+const char* sync_name(SyncMode sync) { return name_of(kSyncModes, sync); }
 
 Distribution parse_dist(const std::string& name) {
-  if (name == "none") return Distribution::None;
-  if (name == "mpi") return Distribution::Mpi;
-  throw ConfigError("--dist " + name + ": unknown; use mpi (under mpirun)");
+  return parse_name(kDistributions, name, "--dist " + name + ": unknown; use mpi (under mpirun)");
 }
-
-const char* dist_name(Distribution dist) { return dist == Distribution::Mpi ? "mpi" : "none"; }
+const char* dist_name(Distribution dist) { return name_of(kDistributions, dist); }
 
 DataOn parse_data_on(const std::string& name) {
-  if (name == "auto") return DataOn::Auto;
-  if (name == "device") return DataOn::Device;
-  if (name == "host") return DataOn::Host;
-  throw ConfigError("--data-on " + name + ": use host (batches copied every step) or device");
+  return parse_name(kDataOn, name,
+                    "--data-on " + name + ": use host (batches copied every step) or device");
 }
-
-const char* data_on_name(DataOn data_on) {
-  switch (data_on) {
-    case DataOn::Auto:
-      return "auto";
-    case DataOn::Device:
-      return "device";
-    case DataOn::Host:
-      return "host";
-  }
-  return "?";
-}
+const char* data_on_name(DataOn data_on) { return name_of(kDataOn, data_on); }
 
 namespace {
 

@@ -119,4 +119,14 @@ std::vector<GpuInfo> require_gpus(const std::string& device) {
 
 GpuInfo require_gpu(const std::string& device) { return require_gpus(device).front(); }
 
+nlohmann::json gpu_info_json(const GpuInfo& g) {
+  return {{"name", g.name},
+          {"memory_bytes", g.memory_bytes},
+          {"compute_capability",
+           std::to_string(g.compute_major) + "." + std::to_string(g.compute_minor)},
+          {"driver", g.driver_version},
+          {"cuda_runtime", g.runtime_version},
+          {"pci_bus_id", g.pci_bus_id}};
+}
+
 }  // namespace gpulab

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,9 @@ std::string no_gpu_reason(int cuda_error, const std::string& cuda_error_text, bo
 // The GPU that a device name ("cuda:1") means; throws ConfigError "--device cuda:1: no GPU:
 // <reason>", or naming the GPUs there are, when it cannot be used.
 GpuInfo require_gpu(const std::string& device);
+// A GPU as run.json's "devices" and a hand-in's machine.json describe it: name, memory, compute
+// capability, driver, CUDA runtime, PCI bus id.
+nlohmann::json gpu_info_json(const GpuInfo& gpu);
 // Every GPU a device name asks for, one entry per replica ("cuda:0x2,1" gives cuda:0, cuda:0,
 // cuda:1; "cuda:all" every GPU once); throws ConfigError in one line naming --device and the GPU
 // that is missing, before anything is loaded.

@@ -297,15 +297,11 @@ std::string hand_in_answers_json(const Lab& lab, const LabHandIn& h) {
 std::string hand_in_machine_json(const LabHandIn& h) {
   const CpuInfo& cpu = h.machine.cpu;
   json gpus = json::array();
-  for (const GpuInfo& g : h.machine.gpus)
-    gpus.push_back({{"index", g.index},
-                    {"name", g.name},
-                    {"memory_bytes", g.memory_bytes},
-                    {"compute_capability",
-                     std::to_string(g.compute_major) + "." + std::to_string(g.compute_minor)},
-                    {"driver", g.driver_version},
-                    {"cuda_runtime", g.runtime_version},
-                    {"pci_bus_id", g.pci_bus_id}});
+  for (const GpuInfo& g : h.machine.gpus) {
+    json gpu = gpu_info_json(g);
+    gpu["index"] = g.index;
+    gpus.push_back(gpu);
+  }
   json runs = json::array();
   for (const LabRunResult& r : h.results)
     if (!r.run_dir.empty() || !r.device.empty())

@@ -251,13 +251,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
         if (std::find(listed.begin(), listed.end(), g.index) != listed.end()) continue;
         listed.push_back(g.index);
         json entry = listed.size() == 1 ? device : json{{"id", "cuda:" + std::to_string(g.index)}};
-        entry.update({{"name", g.name},
-                      {"memory_bytes", g.memory_bytes},
-                      {"compute_capability",
-                       std::to_string(g.compute_major) + "." + std::to_string(g.compute_minor)},
-                      {"driver", g.driver_version},
-                      {"cuda_runtime", g.runtime_version},
-                      {"pci_bus_id", g.pci_bus_id}});
+        entry.update(gpu_info_json(g));
         devices.push_back(entry);
       }
       device = devices.front();
