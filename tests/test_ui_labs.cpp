@@ -251,6 +251,20 @@ TEST_F(Labs, TheWheelOverALabsChartScrollsThePageAndLeavesTheChartAlone) {
   EXPECT_EQ(plot->xAxis->range().upper, x.upper);
 }
 
+// A long answer wraps under its radio button instead of widening the page past a 1024-pixel
+// screen, and a click on its text picks it.
+TEST_F(Labs, LongChoicesWrapAndAClickOnTheirTextPicksThem) {
+  open_window();
+  LabPage* page = choose_lab("cnn-on-gpu");
+  ASSERT_NE(page, nullptr);
+  QuizQuestionView* question = page->question(3);  // choices of about 90 characters
+  EXPECT_LT(question->minimumSizeHint().width(), 400);
+  EXPECT_LT(page->widget()->minimumSizeHint().width(), 560);
+  click(page, question->choice_label(1));
+  EXPECT_TRUE(question->choice_button(1)->isChecked());
+  EXPECT_TRUE(question->feedback().contains("Right.")) << question->feedback().toStdString();
+}
+
 TEST_F(Labs, QuizAnsweredWithClicksIsGradedWithReasonsAndKeptAcrossARestart) {
   open_window();
   ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)));

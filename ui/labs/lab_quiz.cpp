@@ -2,6 +2,8 @@
 #include "ui/labs/lab_quiz.hpp"
 
 #include <QButtonGroup>
+#include <QEvent>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QRadioButton>
 #include <QTextDocumentFragment>
@@ -22,12 +24,24 @@ QuizQuestionView::QuizQuestionView(const QuizQuestion& question, int number, QWi
   text->setWordWrap(true);
   text->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(text);
+  // Each choice a radio button and its text in a label beside it: a radio button's own text
+  // never wraps, and a long choice would make the page wider than a 1024-pixel screen.
   for (size_t i = 0; i < question.choices.size(); ++i) {
-    auto* button = new QRadioButton(QString::fromStdString(question.choices[i].text), this);
+    const QString choice = QString::fromStdString(question.choices[i].text);
+    auto* button = new QRadioButton(this);
     button->setObjectName(QString("choice-%1").arg(i + 1));
+    button->setAccessibleName(choice);
+    auto* label = new QLabel(choice.toHtmlEscaped(), this);
+    label->setWordWrap(true);
+    label->setTextFormat(Qt::RichText);
+    label->installEventFilter(this);
+    auto* row = new QHBoxLayout;
+    row->addWidget(button, 0, Qt::AlignTop);
+    row->addWidget(label, 1);
     group_->addButton(button, int(i));
     buttons_.push_back(button);
-    layout->addWidget(button);
+    labels_.push_back(label);
+    layout->addLayout(row);
   }
   feedback_ = new QLabel(this);
   feedback_->setObjectName("quiz-feedback");
@@ -41,6 +55,13 @@ QuizQuestionView::QuizQuestionView(const QuizQuestion& question, int number, QWi
     show_feedback();
     emit answered(choice);
   });
+}
+
+bool QuizQuestionView::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::MouseButtonRelease)
+    for (size_t i = 0; i < labels_.size(); ++i)
+      if (watched == labels_[i]) buttons_[i]->click();
+  return QFrame::eventFilter(watched, event);
 }
 
 void QuizQuestionView::set_answer(int choice) {

@@ -23,6 +23,8 @@ class QuizQuestionView : public QFrame {
   void set_answer(int choice);
   int answer() const { return answer_; }
   QRadioButton* choice_button(int choice) const { return buttons_.at(size_t(choice)); }
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  QLabel* choice_label(int choice) const { return labels_.at(size_t(choice)); }
   QString feedback() const;  // plain text; empty until answered
 
  signals:
@@ -34,6 +36,7 @@ class QuizQuestionView : public QFrame {
   QuizQuestion question_;
   QButtonGroup* group_;
   std::vector<QRadioButton*> buttons_;
+  std::vector<QLabel*> labels_;  // each choice's text, wrapped: a click on it picks the choice
   QLabel* feedback_;
   int answer_ = -1;
 };
