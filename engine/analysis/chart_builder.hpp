@@ -1,3 +1,9 @@
+// engine/analysis: what every chart and table is made of, read from run records and nothing
+// else: one run's figures and flags (run_figures), a metric as points with smoothing (series),
+// runs against a baseline and time to a target (run_comparison), whole charts (chart_builder),
+// their CSV (chart_csv), scaling studies (scaling) and replica timelines. No Qt: the window, the
+// chart files and the labs draw what this computes. Over engine/records.
+//
 // Whole charts from run records, without Qt: the panels of lines or bars each chart kind shows,
 // built at once for export or extended as live runs append records, so that the window, the
 // exported file and the lab report agree point for point.
