@@ -137,8 +137,8 @@ TEST(DigitImage, FitsTheInkInto20x20KeepingItsShapeAndCentresItsMass) {
       }
   EXPECT_EQ(right - left + 1, 8);
   EXPECT_EQ(bottom - top + 1, 20);
-  EXPECT_EQ(left, 10);  // mass centre 14: columns 10..17
-  EXPECT_EQ(top, 4);
+  EXPECT_EQ(left, 11);  // its centre of mass 3.5 moved to 14, the half rounded up: columns 11..18
+  EXPECT_EQ(top, 5);
 }
 
 TEST(DigitImage, DownscalingAveragesTheArea) {

@@ -93,16 +93,21 @@ std::vector<uint8_t> mnist_digit(const GrayImage& picture) {
   const int fit_w = std::clamp(int(std::lround(box_w * scale)), 1, kDigitBox);
   const int fit_h = std::clamp(int(std::lround(box_h * scale)), 1, kDigitBox);
   const std::vector<float> fit = area_resize(box, box_w, box_h, fit_w, fit_h);
-  // Shift by whole pixels so the centre of mass lands on the centre, keeping all the ink inside.
+  // Shift by whole pixels so the centre of mass lands on pixel (14, 14), as in MNIST's digits
+  // (their centres of mass lie within half a pixel of it), keeping all the ink inside. Halves
+  // round up, and a hair's breadth more, so that a symmetric digit's float noise does not decide.
+  constexpr double kTieBreak = 1e-6;
   double mass = 0, mass_x = 0, mass_y = 0;
   for (int y = 0; y < fit_h; ++y)
     for (int x = 0; x < fit_w; ++x) {
       const double v = fit[size_t(y) * fit_w + x];
-      mass += v, mass_x += v * (x + 0.5), mass_y += v * (y + 0.5);
+      mass += v, mass_x += v * x, mass_y += v * y;
     }
-  const double centre = kDigitSide / 2.0;
-  const int at_x = std::clamp(int(std::lround(centre - mass_x / mass)), 0, kDigitSide - fit_w);
-  const int at_y = std::clamp(int(std::lround(centre - mass_y / mass)), 0, kDigitSide - fit_h);
+  const double centre = kDigitSide / 2;
+  const int at_x =
+      std::clamp(int(std::lround(centre - mass_x / mass + kTieBreak)), 0, kDigitSide - fit_w);
+  const int at_y =
+      std::clamp(int(std::lround(centre - mass_y / mass + kTieBreak)), 0, kDigitSide - fit_h);
   std::vector<uint8_t> digit(size_t(kDigitSide) * kDigitSide, 0);
   for (int y = 0; y < fit_h; ++y)
     for (int x = 0; x < fit_w; ++x)
