@@ -634,6 +634,26 @@ TEST(Cli, PredictsRedrawnDigitsAsTheOriginals) {
             std::string::npos)
       << one.output;
   EXPECT_NE(one.output.find(" 9:0."), std::string::npos) << one.output;
+
+  // A blank picture is named with what is wrong; a checkpoint saved by PyTorch predicts, and one
+  // for another model is refused naming its tensors.
+  const auto blank = dir.path() / "blank.png";
+  write_png(blank, std::vector<uint8_t>(64 * 48, 255), 64, 48);
+  const auto digit0 = (dir.path() / "digit0.png").string();
+  const Result empty =
+      cli("predict --weights " + weights.string() + " " + blank.string() + " " + digit0);
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.output.find(blank.string() + ": no digit in the picture"), std::string::npos)
+      << empty.output;
+  EXPECT_NE(empty.output.find("digit0.png: "), std::string::npos) << empty.output;
+  const std::string pytorch = (test::golden_dir() / "pytorch-example_init.safetensors").string();
+  const Result saved_by_pytorch = cli("predict --weights " + pytorch + " " + digit0);
+  EXPECT_EQ(saved_by_pytorch.exit_code, 0) << saved_by_pytorch.output;
+  const Result other_model = cli("predict --model lenet5 --weights " + pytorch + " " + digit0);
+  EXPECT_EQ(other_model.exit_code, 1);
+  EXPECT_NE(other_model.output.find("conv1.weight has shape [32, 1, 3, 3] but the model needs"),
+            std::string::npos)
+      << other_model.output;
 #else
   expect_rejected("predict --weights " + weights.string() + " x.png",
                   "predict: this gpulab-cli was built without Qt 6");
