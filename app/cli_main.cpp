@@ -12,12 +12,14 @@
 #include "app/cli_bench.hpp"
 #include "app/cli_bounds.hpp"
 #include "app/cli_export.hpp"
+#include "app/cli_inside.hpp"
 #include "app/cli_lab.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/cpu/cpu_backend.hpp"
 #include "engine/devices/devices.hpp"
+#include "engine/inside/model_weights.hpp"
 #include "engine/model/checkpoint.hpp"
 #include "engine/model/init.hpp"
 #include "engine/parallel/process_group.hpp"
@@ -315,34 +317,30 @@ int run_train(const TrainFlags& flags) {
 }
 
 int run_eval(const std::string& weights, const std::string& model_flag, const std::string& data_dir,
-             int batch, int threads) {
-  const Checkpoint checkpoint = load_checkpoint(weights);
-  ModelConfig model;
-  if (!model_flag.empty()) {
-    model = load_model(model_flag);
-  } else if (auto stored = checkpoint.model()) {
-    model = *stored;
-  } else {
-    throw ConfigError(weights + " holds no gpulab model config; pass --model PRESET|FILE.json");
-  }
-  const ModelPlan plan = plan_model(model);
-  std::vector<float> params(plan.parameter_count);
-  apply_checkpoint(checkpoint, plan, params, weights);
-  const data::MnistData mnist = data::load_mnist(
-      data::default_data_dir(data_dir.empty() ? std::nullopt : std::optional<std::filesystem::path>(data_dir)));
+             int batch, int threads, const cli::InsideEvalFlags& inside) {
+  const std::filesystem::path data_folder = data::default_data_dir(
+      data_dir.empty() ? std::nullopt : std::optional<std::filesystem::path>(data_dir));
+  std::vector<std::filesystem::path> inputs{weights};
+  for (const char* file : {"t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+    for (const char* suffix : {"", ".gz"})
+      inputs.push_back(data_folder / (file + std::string(suffix)));
+  cli::check_inside_outputs(inside, inputs);
+  const ModelWeights model = load_model_weights(weights, model_flag);
+  const data::MnistData mnist = data::load_mnist(data_folder);
   const DataSets sets{nullptr, nullptr, &mnist.test};
   OptimizerConfig no_update;
   BackendOptions options;
   options.batch = batch;
   options.threads = threads;
   validate(options);
-  CpuBackend backend(plan, no_update, sets, options);
-  backend.set_parameters(params);
+  CpuBackend backend(model.plan, no_update, sets, options);
+  backend.set_parameters(model.params);
   std::vector<int32_t> indices(mnist.test.count);
   std::iota(indices.begin(), indices.end(), 0);
   const BatchStats stats = backend.evaluate(Split::Test, indices);
-  std::printf("model %s, %d test images: loss %.4f, accuracy %.2f%%\n", model.name.c_str(),
+  std::printf("model %s, %d test images: loss %.4f, accuracy %.2f%%\n", model.config.name.c_str(),
               stats.count, stats.mean_loss(), 100 * stats.accuracy());
+  if (inside.any()) cli::write_inside_outputs(inside, model, mnist.test, batch);
   return 0;
 }
 
@@ -458,6 +456,11 @@ int main(int argc, char** argv) {
   eval->add_option("--batch", eval_batch, "evaluation batch size")->check(cli::between(1, 65536));
   eval->add_option("--threads", eval_threads, "CPU threads (0: all cores)")
       ->check(cli::not_negative());
+  cli::InsideEvalFlags eval_inside;
+  cli::add_inside_eval_options(*eval, eval_inside);
+
+  cli::PredictFlags predict;
+  CLI::App* predict_command = cli::add_predict_command(app, predict);
 
   cli::ExportFlags x;
   CLI::App* exporter = app.add_subcommand("export", "charts of recorded runs as PNG, PDF, SVG or CSV");
@@ -494,10 +497,11 @@ int main(int argc, char** argv) {
 
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" &&
-      first != "eval" && first != "export" && first != "bench" && first != "lab") {
+      first != "eval" && first != "predict" && first != "export" && first != "bench" &&
+      first != "lab") {
     std::fprintf(stderr,
                  "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, "
-                 "export, bench, lab (see --help)\n",
+                 "predict, export, bench, lab (see --help)\n",
                  argv[1]);
     return 2;
   }
@@ -514,7 +518,9 @@ int main(int argc, char** argv) {
     if (train->count("--steps") > 0 && train->count("--epochs") == 0) f.epochs = 0;
     if (app.got_subcommand("devices")) return print_devices();
     if (app.got_subcommand("train")) return run_train(f);
-    if (app.got_subcommand("eval")) return run_eval(weights, eval_model, eval_data, eval_batch, eval_threads);
+    if (app.got_subcommand("eval"))
+      return run_eval(weights, eval_model, eval_data, eval_batch, eval_threads, eval_inside);
+    if (predict_command->parsed()) return cli::run_predict(predict);
     if (app.got_subcommand("export")) return cli::run_export(x, argc, argv);
     if (bench_allreduce->parsed()) return cli::run_bench_allreduce(bench);
     if (bench_matmul->parsed()) return cli::run_bench_matmul(matmul);

@@ -9,11 +9,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 
-#include <gtest/gtest.h>
+#ifdef GPULAB_TEST_HAVE_CHARTS
+#include <QImage>
+#endif
 
 #include "damaged_runs.hpp"
+#include "digit_glyphs.hpp"
 #include "engine/records/run_record.hpp"
 #include "test_support.hpp"
 
@@ -474,6 +479,185 @@ TEST(Cli, ExportSkipsDamagedRunsNamingTheirFiles) {
   expect_rejected(
       "export --runs " + (dir.path() / "loop").string() + " --chart loss --out " + csv.string(),
       "loop: a symbolic link that loops");
+}
+
+// The rows of a CSV file, each split at its commas.
+std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::stringstream split(line);
+    for (std::string field; std::getline(split, field, ',');) fields.push_back(field);
+    rows.push_back(fields);
+  }
+  return rows;
+}
+
+// eval --confusion and --mistakes: the matrix counts every test image, its diagonal is the
+// accuracy eval prints, and the mistakes folder holds a PNG per off-diagonal image, as its index
+// says. A second evaluation replaces the folder's files; a folder of other files is refused.
+TEST(Cli, EvalWritesTheConfusionMatrixAndTheMistakes) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(200, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  const auto weights = dir.path() / "w.safetensors";
+  // One step: right on some images, wrong on others.
+  ASSERT_EQ(cli("train --model mlp --steps 1 --batch 32 --quiet" + data + " --out " +
+                (dir.path() / "run").string() + " --save " + weights.string())
+                .exit_code,
+            0);
+  const auto matrix = dir.path() / "confusion.csv";
+  const auto mistakes = dir.path() / "mistakes";
+  const std::string outputs =
+      " --confusion " + matrix.string() + " --mistakes " + mistakes.string();
+  const Result eval = cli("eval --weights " + weights.string() + data + outputs);
+#ifndef GPULAB_TEST_HAVE_CHARTS
+  EXPECT_NE(eval.exit_code, 0);
+  EXPECT_NE(eval.output.find("--mistakes " + mistakes.string() +
+                             ": this gpulab-cli was built without Qt 6"),
+            std::string::npos)
+      << eval.output;
+  return;
+#endif
+  ASSERT_EQ(eval.exit_code, 0) << eval.output;
+  std::smatch accuracy;
+  ASSERT_TRUE(std::regex_search(eval.output, accuracy, std::regex("accuracy ([0-9.]+)%")))
+      << eval.output;
+
+  const auto rows = read_csv(matrix);
+  ASSERT_EQ(rows.size(), 11u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"true\\predicted", "0", "1", "2", "3", "4", "5", "6",
+                                               "7", "8", "9"}));
+  long total = 0, diagonal = 0;
+  for (int t = 0; t < 10; ++t) {
+    ASSERT_EQ(rows[size_t(t) + 1].size(), 11u);
+    EXPECT_EQ(rows[size_t(t) + 1][0], std::to_string(t));
+    for (int p = 0; p < 10; ++p) {
+      const long count = std::stol(rows[size_t(t) + 1][size_t(p) + 1]);
+      total += count;
+      if (t == p) diagonal += count;
+    }
+  }
+  EXPECT_EQ(total, 200);
+  char printed[16];
+  std::snprintf(printed, sizeof printed, "%.2f", 100.0 * double(diagonal) / double(total));
+  EXPECT_EQ(accuracy[1].str(), printed);
+  ASSERT_GT(total - diagonal, 0) << "one step should leave some images wrong";
+
+  const auto index = read_csv(mistakes / "index.csv");
+  ASSERT_EQ(index.size(), size_t(total - diagonal) + 1);
+  EXPECT_EQ(index[0], (std::vector<std::string>{"file", "test_index", "true", "predicted",
+                                                "p_predicted", "p_true"}));
+  const data::ImageSet test_set = test::synthetic_set(200, 2);
+  for (size_t i = 1; i < index.size(); ++i) {
+    ASSERT_EQ(index[i].size(), 6u);
+    EXPECT_TRUE(std::filesystem::is_regular_file(mistakes / index[i][0])) << index[i][0];
+    EXPECT_EQ(index[i][2], std::to_string(test_set.labels[std::stoul(index[i][1])]));
+    EXPECT_NE(index[i][2], index[i][3]);
+    EXPECT_GE(std::stod(index[i][4]), std::stod(index[i][5]));
+  }
+  int pngs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(mistakes))
+    pngs += entry.path().extension() == ".png";
+  EXPECT_EQ(pngs, total - diagonal);
+
+  // Again into the same folder: its files are replaced, not added to.
+  ASSERT_EQ(cli("eval --weights " + weights.string() + data + outputs).exit_code, 0);
+  EXPECT_EQ(read_csv(mistakes / "index.csv").size(), index.size());
+  // A folder of other files, or an input as the matrix's file, is refused before any work.
+  std::ofstream(dir.path() / "notes.txt") << "mine";
+  expect_rejected(
+      "eval --weights " + weights.string() + data + " --mistakes " + dir.path().string(),
+      "--mistakes " + dir.path().string() + ": holds ");
+  expect_rejected("eval --weights " + weights.string() + data + " --confusion " + weights.string(),
+                  "--confusion " + weights.string());
+}
+
+#ifdef GPULAB_TEST_HAVE_CHARTS
+void write_png(const std::filesystem::path& path, const std::vector<uint8_t>& gray, int width,
+               int height) {
+  QImage image(gray.data(), width, height, width, QImage::Format_Grayscale8);
+  ASSERT_TRUE(image.save(QString::fromStdString(path.string()), "PNG")) << path;
+}
+#endif
+
+// predict: digits redrawn 10x larger, black on white and off-centre, are read back through the
+// MNIST preprocessing and classified as the 28x28 originals are; a file that is not a PNG is
+// named on a line of its own while the others are still predicted.
+TEST(Cli, PredictsRedrawnDigitsAsTheOriginals) {
+  test::TempDir dir;
+  const data::ImageSet train = test::glyph_digits(512, 1), digits = test::glyph_digits(100, 2);
+  test::write_mnist(dir.path() / "data", train, digits);
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  const auto weights = dir.path() / "w.safetensors";
+  ASSERT_EQ(cli("train --model mlp --steps 40 --batch 32 --quiet" + data + " --out " +
+                (dir.path() / "run").string() + " --save " + weights.string())
+                .exit_code,
+            0);
+  const Result eval = cli("eval --weights " + weights.string() + data);
+  ASSERT_NE(eval.output.find("accuracy 100.00%"), std::string::npos) << eval.output;
+#ifdef GPULAB_TEST_HAVE_CHARTS
+  std::string files;
+  for (int i = 0; i < digits.count; ++i) {
+    const int width = 330, height = 300, left = i % 50, top = i % 20;
+    const auto png = dir.path() / ("digit" + std::to_string(i) + ".png");
+    write_png(png, test::redraw_digit(digits, i, 10, width, height, left, top, true), width,
+              height);
+    files += " " + png.string();
+    if (i == 50) {
+      std::ofstream(dir.path() / "broken.png") << "not a picture";
+      files += " " + (dir.path() / "broken.png").string();
+    }
+  }
+  const Result predicted = cli("predict --format csv --weights " + weights.string() + files);
+  EXPECT_EQ(predicted.exit_code, 1) << predicted.output;
+  EXPECT_NE(predicted.output.find("gpulab-cli: " + (dir.path() / "broken.png").string() +
+                                  ": not a readable PNG image"),
+            std::string::npos)
+      << predicted.output;
+  int agree = 0, rows = 0;
+  std::stringstream lines(predicted.output);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch row;
+    if (!std::regex_match(line, row, std::regex(".*/digit([0-9]+)\\.png,([0-9]),.*"))) continue;
+    ++rows;
+    agree += std::stoi(row[2]) == digits.labels[std::stoul(row[1])];
+  }
+  EXPECT_EQ(rows, 100) << predicted.output;
+  EXPECT_GE(agree, 99) << predicted.output;
+  // The text form: the file, its digit and the ten probabilities.
+  const Result one =
+      cli("predict --weights " + weights.string() + " " + (dir.path() / "digit0.png").string());
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("digit0.png: " + std::to_string(digits.labels[0]) + " (p "),
+            std::string::npos)
+      << one.output;
+  EXPECT_NE(one.output.find(" 9:0."), std::string::npos) << one.output;
+
+  // A blank picture is named with what is wrong; a checkpoint saved by PyTorch predicts, and one
+  // for another model is refused naming its tensors.
+  const auto blank = dir.path() / "blank.png";
+  write_png(blank, std::vector<uint8_t>(64 * 48, 255), 64, 48);
+  const auto digit0 = (dir.path() / "digit0.png").string();
+  const Result empty =
+      cli("predict --weights " + weights.string() + " " + blank.string() + " " + digit0);
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.output.find(blank.string() + ": no digit in the picture"), std::string::npos)
+      << empty.output;
+  EXPECT_NE(empty.output.find("digit0.png: "), std::string::npos) << empty.output;
+  const std::string pytorch = (test::golden_dir() / "pytorch-example_init.safetensors").string();
+  const Result saved_by_pytorch = cli("predict --weights " + pytorch + " " + digit0);
+  EXPECT_EQ(saved_by_pytorch.exit_code, 0) << saved_by_pytorch.output;
+  const Result other_model = cli("predict --model lenet5 --weights " + pytorch + " " + digit0);
+  EXPECT_EQ(other_model.exit_code, 1);
+  EXPECT_NE(other_model.output.find("conv1.weight has shape [32, 1, 3, 3] but the model needs"),
+            std::string::npos)
+      << other_model.output;
+#else
+  expect_rejected("predict --weights " + weights.string() + " x.png",
+                  "predict: this gpulab-cli was built without Qt 6");
+#endif
 }
 
 }  // namespace

@@ -172,6 +172,11 @@ LossStats CpuNetwork::forward(const float* images, const uint8_t* labels, int ba
   return impl_->ops.loss;
 }
 
+std::span<const float> CpuNetwork::logits() const {
+  const size_t classes = size_t(impl_->stack.plan().layers.back().output.channels);
+  return {impl_->stack.logits(), size_t(impl_->ops.batch) * classes};
+}
+
 void CpuNetwork::backward(const std::function<void(size_t)>& ready) {
   impl_->stack.backward(impl_->ops, ready);
 }

@@ -38,6 +38,8 @@ class CpuNetwork {
   // Zeroes and fills gradients() for the batch of the last training forward(); ready(offset)
   // after each layer with parameters, as LayerStack::backward says.
   void backward(const std::function<void(size_t)>& ready = {});
+  // (batch, classes): the logits of the last forward(), before the softmax.
+  std::span<const float> logits() const;
 
  private:
   struct Impl;

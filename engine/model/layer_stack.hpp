@@ -66,6 +66,8 @@ class LayerStack {
   size_t parameter_count() const { return size_t(plan_.parameter_count); }
   float* parameters() { return params_.data(); }  // (parameter_count) in the ops' memory
   float* gradients() { return grads_.data(); }
+  // (batch, classes) in the ops' memory: the logits of the last forward().
+  const float* logits() const { return layers_.back().out; }
 
   // images (batch, C*H*W) normalized, labels (batch), in the ops' memory. Runs the forward pass
   // and the loss; with training set, dropout masks are drawn and dlogits is written for

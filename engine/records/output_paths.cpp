@@ -82,6 +82,35 @@ void check_output_file(const fs::path& path, const std::string& flag,
     refuse(flag, path, std::string("is not writable (") + std::strerror(errno) + ")");
 }
 
+namespace {
+
+// The folders of `dir` that do not exist yet are made; the nearest one that exists must take them.
+void check_new_folder(const fs::path& dir, const std::string& flag) {
+  std::error_code error;
+  fs::path parent = fs::absolute(dir, error).parent_path();
+  while (!parent.empty() && !fs::exists(parent, error) && parent != parent.root_path())
+    parent = parent.parent_path();
+  check_writable_folder(parent, flag, dir);
+}
+
+}  // namespace
+
+void check_output_folder(const fs::path& dir, const std::string& flag,
+                         const std::function<bool(const std::string&)>& own) {
+  std::error_code error;
+  const fs::file_status status = fs::status(dir, error);
+  if (!fs::exists(status)) return check_new_folder(dir, flag);
+  if (!fs::is_directory(status)) refuse(flag, dir, "is not a folder; name a new or empty folder");
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file(error) || !own(name))
+      refuse(flag, dir,
+             "holds " + name + ", which this command does not write; name a new or empty folder");
+  }
+  if (error) refuse(flag, dir, "cannot be read (" + error.message() + ")");
+  check_writable_folder(dir, flag, dir);
+}
+
 void check_run_folder(const fs::path& dir, const std::string& flag) {
   if (dir.empty()) return;  // a new folder under the runs folder
   std::error_code error;
@@ -92,11 +121,7 @@ void check_run_folder(const fs::path& dir, const std::string& flag) {
     check_writable_folder(dir, flag, dir);
     return;
   }
-  // The folders that do not exist yet are made; the nearest one that exists must take them.
-  fs::path parent = fs::absolute(dir, error).parent_path();
-  while (!parent.empty() && !fs::exists(parent, error) && parent != parent.root_path())
-    parent = parent.parent_path();
-  check_writable_folder(parent, flag, dir);
+  check_new_folder(dir, flag);
 }
 
 }  // namespace gpulab

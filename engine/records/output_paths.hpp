@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,13 @@ void check_output_file(const std::filesystem::path& path, const std::string& fla
 // Throws ConfigError unless `dir` can become a new run folder: it is a folder holding no run,
 // or it does not exist yet and its nearest existing parent is a writable folder.
 void check_run_folder(const std::filesystem::path& dir, const std::string& flag);
+
+// Throws ConfigError unless `dir` can take a command's set of output files: a folder holding
+// nothing but files `own` says the command wrote before (by their names; it replaces them), or
+// one that does not exist yet whose nearest existing parent is a writable folder. A folder
+// holding anything else (a run, the user's files) is refused, naming one of them.
+void check_output_folder(const std::filesystem::path& dir, const std::string& flag,
+                         const std::function<bool(const std::string&)>& own);
 
 // Whether `path` is a file of a run's record: one of kRunFiles (or its temporary) in `run_dir`
 // or in a folder that holds run.json.

@@ -1,0 +1,80 @@
+// Counting the model's predictions against the labels.
+#include "engine/inside/confusion.hpp"
+
+#include <numeric>
+#include <stdexcept>
+
+namespace gpulab {
+
+int64_t Confusion::total() const {
+  return std::accumulate(counts.begin(), counts.end(), int64_t(0));
+}
+
+int64_t Confusion::correct() const {
+  int64_t sum = 0;
+  for (int c = 0; c < classes; ++c) sum += count(c, c);
+  return sum;
+}
+
+double Confusion::accuracy() const {
+  const int64_t all = total();
+  return all ? double(correct()) / double(all) : 0.0;
+}
+
+std::vector<double> Confusion::row_normalized() const {
+  std::vector<double> rows(counts.size(), 0.0);
+  for (int t = 0; t < classes; ++t) {
+    int64_t sum = 0;
+    for (int p = 0; p < classes; ++p) sum += count(t, p);
+    if (sum == 0) continue;
+    for (int p = 0; p < classes; ++p)
+      rows[size_t(t) * classes + p] = double(count(t, p)) / double(sum);
+  }
+  return rows;
+}
+
+std::vector<double> Confusion::class_accuracy() const {
+  const std::vector<double> rows = row_normalized();
+  std::vector<double> accuracy(static_cast<size_t>(classes));
+  for (int c = 0; c < classes; ++c) accuracy[c] = rows[size_t(c) * classes + c];
+  return accuracy;
+}
+
+Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set, int batch) {
+  if (set.rows != 28 || set.cols != 28)
+    throw std::invalid_argument("confusion_matrix: images of " + std::to_string(set.rows) + "x" +
+                                std::to_string(set.cols) + " pixels, not 28x28");
+  Confusion confusion;
+  confusion.classes = model.plan.layers.back().output.channels;
+  const int classes = confusion.classes;
+  confusion.counts.assign(size_t(classes) * classes, 0);
+  const std::vector<float> probabilities = class_probabilities(model, set.pixels, set.count, batch);
+  for (int i = 0; i < set.count; ++i) {
+    const float* row = probabilities.data() + size_t(i) * classes;
+    const int truth = set.labels[i];
+    if (truth >= classes)
+      throw std::invalid_argument("confusion_matrix: label " + std::to_string(truth) +
+                                  " of image " + std::to_string(i) + " is not below " +
+                                  std::to_string(classes));
+    const int predicted = predicted_class(row, classes);
+    ++confusion.counts[size_t(truth) * classes + predicted];
+    if (predicted != truth)
+      confusion.mistakes.push_back({i, truth, predicted, row[predicted], row[truth]});
+  }
+  return confusion;
+}
+
+std::string confusion_csv(const Confusion& confusion) {
+  std::string csv = "true\\predicted";
+  for (int p = 0; p < confusion.classes; ++p) (csv += ',') += std::to_string(p);
+  csv += "\n";
+  for (int t = 0; t < confusion.classes; ++t) {
+    csv += std::to_string(t);
+    for (int p = 0; p < confusion.classes; ++p)
+      (csv += ',') += std::to_string(confusion.count(t, p));
+    csv += "\n";
+  }
+  return csv;
+}
+
+}  // namespace gpulab

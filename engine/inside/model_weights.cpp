@@ -1,0 +1,67 @@
+// Checkpoint plus config into a runnable model, and the model's probabilities on the CPU.
+#include "engine/inside/model_weights.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "datasets/mnist.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/cpu/cpu_network.hpp"
+#include "engine/model/checkpoint.hpp"
+
+namespace gpulab {
+
+ModelWeights load_model_weights(const std::filesystem::path& weights,
+                                const std::string& model_flag) {
+  const Checkpoint checkpoint = load_checkpoint(weights);
+  ModelWeights model;
+  if (!model_flag.empty()) {
+    model.config = load_model(model_flag);
+  } else if (auto stored = checkpoint.model()) {
+    model.config = *stored;
+  } else {
+    throw ConfigError(weights.string() +
+                      " holds no gpulab model config; pass --model PRESET|FILE.json");
+  }
+  model.plan = plan_model(model.config);
+  model.params.resize(size_t(model.plan.parameter_count));
+  apply_checkpoint(checkpoint, model.plan, model.params, weights.string());
+  return model;
+}
+
+int predicted_class(const float* probabilities, int classes) {
+  return int(std::max_element(probabilities, probabilities + classes) - probabilities);
+}
+
+std::vector<float> class_probabilities(const ModelWeights& model, std::span<const uint8_t> pixels,
+                                       int count, int batch) {
+  constexpr size_t kImageSize = 28 * 28;
+  if (pixels.size() != size_t(count) * kImageSize)
+    throw std::invalid_argument("class_probabilities: " + std::to_string(pixels.size()) +
+                                " bytes are not " + std::to_string(count) + " 28x28 images");
+  const int classes = model.plan.layers.back().output.channels;
+  batch = std::max(1, std::min(batch, count));
+  CpuNetwork network(model.plan, batch);
+  std::copy(model.params.begin(), model.params.end(), network.parameters().begin());
+  std::vector<float> images(size_t(batch) * kImageSize);
+  const std::vector<uint8_t> no_labels(size_t(batch), 0);  // the loss is computed and ignored
+  std::vector<float> probabilities(size_t(count) * classes);
+  for (int first = 0; first < count; first += batch) {
+    const int n = std::min(batch, count - first);
+    data::normalize_pixels(images.data(), pixels.data() + size_t(first) * kImageSize,
+                           size_t(n) * kImageSize);
+    network.forward(images.data(), no_labels.data(), n, false, 0, 0);
+    const std::span<const float> logits = network.logits();
+    for (int i = 0; i < n; ++i) {
+      const float* row = logits.data() + size_t(i) * classes;
+      float* out = probabilities.data() + size_t(first + i) * classes;
+      const float shift = *std::max_element(row, row + classes);  // keeps exp() finite
+      float sum = 0;
+      for (int c = 0; c < classes; ++c) sum += out[c] = std::exp(row[c] - shift);
+      for (int c = 0; c < classes; ++c) out[c] /= sum;
+    }
+  }
+  return probabilities;
+}
+
+}  // namespace gpulab

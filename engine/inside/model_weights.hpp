@@ -1,0 +1,36 @@
+// A trained model read back from a checkpoint, and its class probabilities for images: what
+// `gpulab-cli eval` and `predict` (and the window's Inside tab) run the model with.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/model/model_config.hpp"
+
+namespace gpulab {
+
+struct ModelWeights {
+  ModelConfig config;
+  ModelPlan plan;
+  std::vector<float> params;  // (plan.parameter_count)
+};
+
+// The checkpoint's weights under `model_flag`'s config (a preset or FILE.json), or, where that is
+// empty, the config stored in the checkpoint's metadata. Throws ConfigError when there is none,
+// CheckpointError when the file or its tensors do not fit.
+ModelWeights load_model_weights(const std::filesystem::path& weights,
+                                const std::string& model_flag);
+
+// Softmax probabilities (count, classes) of the model for `count` images of 28x28 bytes
+// (count, 784), white ink on black as in MNIST, normalized as in training. CPU forward passes of
+// up to `batch` images at a time.
+std::vector<float> class_probabilities(const ModelWeights& model, std::span<const uint8_t> pixels,
+                                       int count, int batch = 256);
+
+// The first class of the highest probability in one row of `classes` probabilities.
+int predicted_class(const float* probabilities, int classes);
+
+}  // namespace gpulab
