@@ -1224,8 +1224,8 @@ TEST_F(Window, RunsLeftRunningAreInterruptedOrNotDeletable) {
 }
 
 // A run of a million steps (a 58 MB metrics.csv) is read on a thread of its own: the event loop
-// keeps answering a 10 ms ping within 200 ms while it loads and while the run, ticked from the
-// last session, is drawn from its thinned copy.
+// keeps answering a 10 ms ping (within 200 ms, or a quarter of the load's time on a slower build)
+// while it loads and while the run, ticked from the last session, is drawn from its thinned copy.
 class LargeRecord : public test::WindowTest {};
 TEST_F(LargeRecord, AMillionStepRunLoadsInTheBackgroundWhileTheWindowAnswers) {
   const auto dir = runs_.path() / "big";
@@ -1265,10 +1265,17 @@ TEST_F(LargeRecord, AMillionStepRunLoadsInTheBackgroundWhileTheWindowAnswers) {
     return nullptr;
   };
   ASSERT_TRUE(wait_until([&] { return big() != nullptr; }, 120s));
+  const qint64 loaded_ms = clock.elapsed();
   QTest::qWait(1000);  // drawn meanwhile
   ping.stop();
   RecordProperty("longest_ping_gap_ms", int(longest));
-  EXPECT_LT(longest, 200) << "the event loop did not answer for " << longest << " ms";
+  RecordProperty("load_ms", int(loaded_ms));
+  // Read on the window's thread, the load would hold the loop for about all of its time; read on
+  // its own, the loop's longest pause is a draw. The bound follows the load's own time, so a
+  // sanitizer build on a busy machine (several times slower at both) is held to the same rule.
+  EXPECT_LT(longest, std::max<qint64>(200, loaded_ms / 4))
+      << "the event loop did not answer for " << longest << " ms of a " << loaded_ms
+      << " ms load";
   EXPECT_EQ(window_->store()->loading_in_background(), 0);
   const RunEntry* entry = big();
   EXPECT_TRUE(entry->checked);
