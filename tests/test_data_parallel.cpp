@@ -531,6 +531,7 @@ TEST(DataParallelCli, RefusesBadCombinationsNamingTheFlag) {
       {"--dist mpi", "--dist mpi"},
       {"--dist carrier-pigeon", "--dist"},
       {"--bucket-mb 0", "--bucket-mb"},
+      {"--bucket-mb inf", "--bucket-mb inf: not a finite size"},
       {"--collective-timeout 0", "--collective-timeout"},
   };
   for (const auto& [flags, mention] : cases) {

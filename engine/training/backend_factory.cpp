@@ -1,6 +1,7 @@
 // Checking backend options against this machine and building the backend they ask for.
 #include "engine/training/backend_factory.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "engine/base/errors.hpp"
@@ -61,6 +62,9 @@ void validate(const BackendOptions& options) {
         "--sync parameter-server: runs on the CPU for now; on GPUs use --sync "
         "allreduce");
   if (!(options.bucket_mb > 0)) throw ConfigError("--bucket-mb must be a positive number");
+  if (!std::isfinite(options.bucket_mb))
+    throw ConfigError("--bucket-mb " + seconds_text(options.bucket_mb) +
+                      ": not a finite size; give the bucket size in MiB (25 by default)");
   if (!(options.collective_timeout_s > 0))
     throw ConfigError("--collective-timeout must be a positive number of seconds");
   if (!(options.collective_timeout_s <= kMaxCollectiveTimeoutS))
