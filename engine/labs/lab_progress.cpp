@@ -129,6 +129,10 @@ int experiment_run(const Lab& lab, const LabExperiment& e, const LabRecord* reco
   return -1;
 }
 
+std::string skipped_note(const std::string& missing, const DeviceList& devices) {
+  return devices.gpus.empty() ? "no GPU on this machine" : missing;
+}
+
 std::vector<LabRunResult> lab_results_from(const Lab& lab, const LabRecord* record,
                                            const std::vector<RunData>& runs,
                                            const DeviceList& devices) {
@@ -149,9 +153,8 @@ std::vector<LabRunResult> lab_results_from(const Lab& lab, const LabRecord* reco
       result = lab_run_result(e.name, *newest_first[size_t(run)]);
       have = true;
     }
-    // The table's note is short, as the window's: the whole reason is on the experiment's card.
     if (const std::string missing = missing_hardware(e, devices); !have && !missing.empty())
-      result.skipped = devices.gpus.empty() ? "no GPU on this machine" : missing;
+      result.skipped = skipped_note(missing, devices);
     if (have || !result.skipped.empty()) results.push_back(std::move(result));
   }
   return results;

@@ -52,6 +52,11 @@ std::string lab_run_name(const Lab& lab, const LabExperiment& e);
 int experiment_run(const Lab& lab, const LabExperiment& e, const LabRecord* record,
                    const std::vector<const RunData*>& runs);
 
+// The short note of a results table's row for an experiment not run that needs hardware
+// `devices` lack (`missing`, from missing_hardware): "no GPU on this machine" where there is no
+// GPU at all, else what is missing. The experiment's card gives the whole reason.
+std::string skipped_note(const std::string& missing, const DeviceList& devices);
+
 // Every experiment's result as the window shows it, from a lab's record and the runs of its runs
 // folder (newest first): a training experiment's run (experiment_run), a benchmark's timings, and
 // an experiment not run that needs hardware `devices` lack, skipped saying so. What `lab hand-in`

@@ -409,9 +409,8 @@ void LabsTab::refresh_lab(size_t index) {
         done += result.summary->status == RunStatus::Finished;
       }
     }
-    // The table's note is short; the experiment's card gives the whole reason.
     if (!have && !state.missing.empty())
-      result.skipped = context_.devices.gpus.empty() ? "no GPU on this machine" : state.missing;
+      result.skipped = skipped_note(state.missing, context_.devices);
     if (have || !result.skipped.empty()) results.push_back(std::move(result));
     states.push_back(std::move(state));
   }
