@@ -691,6 +691,8 @@ TEST_F(Window, StatusLineCompareAndReportGiveOneTimeToTarget) {
 
 TEST_F(Window, PresenterModeShowsTheKeyFiguresLargeAndNamesSayTheThreads) {
   window_->set_presenter(true);
+  window_->showNormal();  // a room's 1080p screen: offscreen, "full screen" is a small one
+  window_->resize(1920, 1080);
   small_setup(40);
   ASSERT_EQ(window_->start_training(), 1);
   ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
@@ -723,6 +725,8 @@ TEST_F(Window, PresenterModeShowsTheKeyFiguresLargeAndNamesSayTheThreads) {
 // listed, saying how many are not.
 TEST_F(Window, PresenterHeadlineAgreesWithTheStatusLineAndListsTheLatestRuns) {
   window_->set_presenter(true);
+  window_->showNormal();  // offscreen, "full screen" is the small offscreen screen
+  window_->resize(1920, 1080);
   small_setup(100000);
   QTest::mouseClick(window_->train_button(), Qt::LeftButton);
   ASSERT_TRUE(window_->any_running());
@@ -757,6 +761,20 @@ TEST_F(Window, PresenterHeadlineAgreesWithTheStatusLineAndListsTheLatestRuns) {
   for (RunEntry* entry : window_->store()->entries())
     window_->store()->set_checked(entry->id, true);
   ASSERT_TRUE(
+      wait_until([&] { return window_->key_numbers().contains("1 earlier not listed"); }, 5s))
+      << window_->key_numbers().toStdString();
+  // On a 1280x720 screen, two runs in smaller figures, so both rows of charts stay on it; the
+  // headline takes less than a sixth of the window.
+  window_->resize(1280, 720);
+  ASSERT_TRUE(
+      wait_until([&] { return window_->key_numbers().contains("3 earlier not listed"); }, 5s))
+      << window_->key_numbers().toStdString();
+  auto* label = window_->findChild<QLabel*>("key-numbers");
+  ASSERT_NE(label, nullptr);
+  wait_until([] { return false; }, 200ms);
+  EXPECT_LT(label->height(), 720 / 6) << label->height();
+  window_->resize(1920, 1080);
+  EXPECT_TRUE(
       wait_until([&] { return window_->key_numbers().contains("1 earlier not listed"); }, 5s))
       << window_->key_numbers().toStdString();
 }

@@ -168,6 +168,14 @@ void LiveBoard::set_presenter(bool on) {
   update_key_numbers(true);
 }
 
+void LiveBoard::fit_headline(int runs, double points) {
+  // The label's own style sheet: it outranks the window's, and restyles only the label.
+  parts_.key_numbers->setStyleSheet(QString("font-size: %1pt;").arg(points, 0, 'f', 1));
+  if (runs == headline_runs_) return;
+  headline_runs_ = runs;
+  update_key_numbers(false);
+}
+
 QString LiveBoard::key_numbers() const {
   return parts_.key_numbers->isVisible() ? parts_.key_numbers->text() : QString();
 }
@@ -190,8 +198,8 @@ void LiveBoard::update_key_numbers(bool recompute) {
   for (size_t i = 0; i < compared.size() && i < rows.size(); ++i)
     if (!training || compared[i]->live) shown.push_back(i);
   // The room's eye takes in a few lines, not twenty: the latest, saying how many are left out.
-  constexpr size_t kMostLines = 4;
-  const size_t hidden = shown.size() > kMostLines ? shown.size() - kMostLines : 0;
+  const size_t most = size_t(headline_runs_);
+  const size_t hidden = shown.size() > most ? shown.size() - most : 0;
   QStringList lines;
   for (size_t k = hidden; k < shown.size(); ++k) {
     const size_t i = shown[k];
@@ -222,11 +230,13 @@ void LiveBoard::update_key_numbers(bool recompute) {
     }
     lines << line;
   }
+  // On the last line, small, rather than a line of its own.
   if (hidden > 0)
-    lines.prepend(tr("<i>the latest %1 of %2 runs shown (%3 earlier not listed)</i>")
-                      .arg(shown.size() - hidden)
-                      .arg(shown.size())
-                      .arg(hidden));
+    lines.back() += tr(" <i style='font-size: small'>(the latest %1 of %2 runs shown; %3 earlier "
+                       "not listed)</i>")
+                        .arg(shown.size() - hidden)
+                        .arg(shown.size())
+                        .arg(hidden);
   parts_.key_numbers->setText(lines.isEmpty() ? tr("Press ▶ Train: the figures appear here.")
                                               : lines.join("<br>"));
 }

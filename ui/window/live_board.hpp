@@ -52,6 +52,8 @@ class LiveBoard : public QObject {
   // The presenter's headline; `recompute`: Compare's rows too (O(steps)), not only live figures.
   void update_key_numbers(bool recompute);
   void set_presenter(bool on);
+  // The headline's text size and the most runs it lists (presenter_mode.hpp's headline_size).
+  void fit_headline(int runs, double points);
   QString key_numbers() const;  // what the headline says, empty when hidden
 
  signals:
@@ -70,6 +72,7 @@ class LiveBoard : public QObject {
   std::map<int, StepMetrics> last_step_;  // per live run, for its progress row
   std::vector<RunComparison> key_rows_;   // Compare's rows as the headline last read them
   bool presenter_ = false;
+  int headline_runs_ = 4;  // the most runs the headline lists
 };
 
 }  // namespace gpulab::ui

@@ -344,6 +344,7 @@ void MainWindow::set_presenter(bool on) {
   runs_panel_->setVisible(!on);
   set_presenter_style(this, on, normal_font_);
   apply_chart_theme();
+  fit_headline();
   board_->set_presenter(on);
   if (on)
     showFullScreen();
@@ -363,7 +364,14 @@ void MainWindow::apply_chart_theme() {
 
 void MainWindow::resizeEvent(QResizeEvent* event) {
   QMainWindow::resizeEvent(event);
-  if (presenter_) apply_chart_theme();
+  if (!presenter_) return;
+  apply_chart_theme();
+  fit_headline();
+}
+
+void MainWindow::fit_headline() {
+  const HeadlineSize size = headline_size(height(), normal_font_);
+  board_->fit_headline(size.runs, size.points);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -124,6 +124,7 @@ class MainWindow : public QMainWindow {
   void update_run_lines();  // the race's line and the shared-hardware warning
   void refresh_run_views();
   void apply_chart_theme();
+  void fit_headline();  // the presenter's headline sized to the window's height
   void fit_to_screen();
 
   WindowOptions options_;

@@ -2,21 +2,29 @@
 #include "ui/window/presenter_mode.hpp"
 
 #include <QString>
+#include <algorithm>
 #include <QWidget>
 
 namespace gpulab::ui {
 
+namespace {
+
+double normal_points(const QFont& normal_font) {
+  return normal_font.pointSizeF() > 0 ? normal_font.pointSizeF() : 10;
+}
+
+}  // namespace
+
 void set_presenter_style(QWidget* window, bool on, const QFont& normal_font) {
   // Through the style sheet, so that rows made later (a run's status line) are large too: a
-  // widget under a style sheet takes its font from it, not from its parent.
-  const double points = normal_font.pointSizeF() > 0 ? normal_font.pointSizeF() : 10;
+  // widget under a style sheet takes its font from it, not from its parent. The headline sizes
+  // itself to the window (headline_size).
+  const double points = normal_points(normal_font);
   // Disabled controls keep a grey text: black for every state would make them look enabled.
   window->setStyleSheet(
       on ? QString("QMainWindow, QWidget { background: white; color: black; font-size: %1pt; }"
-                   " QWidget:disabled { color: #9a9a9a; }"
-                   " QLabel#key-numbers { font-size: %2pt; }")
+                   " QWidget:disabled { color: #9a9a9a; }")
                .arg(points * 1.5, 0, 'f', 1)
-               .arg(points * 2.4, 0, 'f', 1)
          : QString());
   if (!on) {
     // Widgets the style sheet gave a font keep it when the sheet goes (spin boxes' editors, the
@@ -30,6 +38,12 @@ PlotTheme window_chart_theme(bool presenter, int window_height, bool run_legend)
   PlotTheme theme = presenter ? presenter_theme(window_height) : PlotTheme{};
   theme.run_legend = run_legend;
   return theme;
+}
+
+HeadlineSize headline_size(int window_height, const QFont& normal_font) {
+  const double scale = std::clamp(window_height / 1080.0, 2.0 / 3.0, 1.0);
+  return {window_height >= 1000 ? 4 : window_height >= 800 ? 3 : 2,
+          normal_points(normal_font) * 2.4 * scale};
 }
 
 }  // namespace gpulab::ui
