@@ -42,7 +42,9 @@ PlotTheme window_chart_theme(bool presenter, int window_height, bool run_legend)
 
 HeadlineSize headline_size(int window_height, const QFont& normal_font) {
   const double scale = std::clamp(window_height / 1080.0, 2.0 / 3.0, 1.0);
-  return {window_height >= 1000 ? 4 : window_height >= 800 ? 3 : 2,
+  return {window_height >= 1000  ? 4
+          : window_height >= 800 ? 3
+                                 : 2,
           normal_points(normal_font) * 2.4 * scale};
 }
 

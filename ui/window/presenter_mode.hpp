@@ -20,8 +20,8 @@ PlotTheme window_chart_theme(bool presenter, int window_height, bool run_legend)
 // high: at 1080 and more, four runs in figures 2.4 times the window's normal text; lower, smaller
 // figures and fewer runs, so that both rows of Live charts stay on a 1280x720 screen.
 struct HeadlineSize {
-  int runs = 4;         // the most runs it lists
-  double points = 24;   // its text size
+  int runs = 4;        // the most runs it lists
+  double points = 24;  // its text size
 };
 HeadlineSize headline_size(int window_height, const QFont& normal_font);
 
