@@ -5,6 +5,7 @@
 #include <QLabel>
 #include <cmath>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "engine/inside/activations.hpp"
 #include "engine/model/init.hpp"
@@ -212,6 +213,34 @@ TEST(FiltersViewTest, DrawsEachWeightInItsColourWithTheLayersRange) {
       << view.title(1)->text().toStdString();
   view.set_model(nullptr);
   EXPECT_EQ(view.layer_count(), 0);
+}
+
+// A filter on more input channels than a row holds takes whole rows of its own.
+TEST(FiltersViewTest, AFilterOnManyChannelsTakesWholeRows) {
+  auto model = std::make_shared<ModelWeights>();
+  model->config = model_from_json(nlohmann::json::parse(R"({"name": "wide", "layers": [
+      {"type": "conv2d", "out_channels": 17, "kernel": 3}, {"type": "relu"},
+      {"type": "conv2d", "out_channels": 4, "kernel": 3}, {"type": "flatten"},
+      {"type": "linear", "out_features": 10}]})"));
+  model->plan = plan_model(model->config);
+  model->params.assign(size_t(model->plan.parameter_count), 0.5f);
+  FiltersView view;
+  view.set_model(model);
+  ASSERT_EQ(view.layer_count(), 2);
+  TileGrid* grid = view.grid(1);
+  // 17 channels: two rows of 9, one place left blank, so filter 1 starts the third row.
+  EXPECT_EQ(grid->count(), 4 * 18);
+  EXPECT_EQ(grid->tile_rect(18).left(), grid->tile_rect(0).left());
+  EXPECT_EQ(grid->tile_rect(9).left(), grid->tile_rect(0).left());
+  EXPECT_GT(grid->tile_rect(18).top(), grid->tile_rect(9).top());
+  // A click on the blank place is no tile.
+  int clicks = 0;
+  QObject::connect(grid, &TileGrid::tile_clicked, [&](int, int, int) { ++clicks; });
+  QTest::mouseClick(grid, Qt::LeftButton, {}, grid->tile_rect(17).center());
+  EXPECT_EQ(clicks, 0);
+  QTest::mouseClick(grid, Qt::LeftButton, {}, grid->tile_rect(16).center());
+  EXPECT_EQ(clicks, 1);
+  EXPECT_TRUE(view.title(1)->text().contains("2 rows each")) << view.title(1)->text().toStdString();
 }
 
 TEST(ColorScaleTest, SignedIsWhiteAtZeroAndGreyRunsBlackToWhite) {

@@ -42,28 +42,38 @@ void FiltersView::set_model(std::shared_ptr<const ModelWeights> model) {
   for (int index : convs) {
     const ConvFilters f = conv_filters(*model_, index);
     const ColorScale scale{ColorScale::Kind::Signed, -f.max_abs, f.max_abs};
+    // A filter on several channels takes whole rows: its channels spread evenly over as few rows
+    // of at most kMostColumns as hold them, the last row's spare places left blank.
+    const int rows_each = (f.in_channels + kMostColumns - 1) / kMostColumns;
+    const int columns = f.in_channels == 1 ? std::min(f.out_channels, kMostColumns)
+                                           : (f.in_channels + rows_each - 1) / rows_each;
     std::vector<QImage> images;
     std::vector<QString> captions;
-    for (int o = 0; o < f.out_channels; ++o)
+    for (int o = 0; o < f.out_channels; ++o) {
       for (int i = 0; i < f.in_channels; ++i) {
         images.push_back(
             scale_image(f.weights.data() + (size_t(o) * f.in_channels + i) * f.kernel * f.kernel,
                         f.kernel, f.kernel, scale));
         captions.push_back(f.in_channels == 1 ? QString::number(o + 1) : QString());
       }
-    const int columns = f.in_channels == 1 ? std::min(f.out_channels, kMostColumns)
-                                           : std::min(f.in_channels, kMostColumns);
+      if (f.in_channels > 1)
+        for (int blank = f.in_channels; blank < rows_each * columns; ++blank) {
+          images.emplace_back();
+          captions.emplace_back();
+        }
+    }
     const QString title =
         f.in_channels == 1
             ? tr("<b>%1</b>: %2 filters of %3×%3 on the image")
                   .arg(QString::fromStdString(f.name))
                   .arg(f.out_channels)
                   .arg(f.kernel)
-            : tr("<b>%1</b>: %2 filters of %3×%4×%4, a row each, a tile per input channel")
+            : tr("<b>%1</b>: %2 filters of %3×%4×%4, a tile per input channel, %5")
                   .arg(QString::fromStdString(f.name))
                   .arg(f.out_channels)
                   .arg(f.in_channels)
-                  .arg(f.kernel);
+                  .arg(f.kernel)
+                  .arg(rows_each == 1 ? tr("a row each") : tr("%1 rows each").arg(rows_each));
     TileSection section = make_tile_section(title, scale, content_);
     section.grid->set_tiles(std::move(images), std::move(captions), QSize(kTilePixels, kTilePixels),
                             columns);

@@ -95,6 +95,7 @@ void TileGrid::paintEvent(QPaintEvent*) {
   QPainter painter(this);
   painter.setRenderHint(QPainter::SmoothPixmapTransform, false);
   for (int i = 0; i < count(); ++i) {
+    if (images_[size_t(i)].isNull()) continue;  // a blank place
     const QRect rect = tile_rect(i);
     painter.drawImage(rect, images_[size_t(i)]);
     painter.setPen(palette().color(QPalette::Mid));
@@ -111,8 +112,8 @@ void TileGrid::mousePressEvent(QMouseEvent* event) {
   const QPoint at = event->position().toPoint();
   for (int i = 0; i < count(); ++i) {
     const QRect rect = tile_rect(i);
-    if (!rect.contains(at)) continue;
     const QImage& image = images_[size_t(i)];
+    if (!rect.contains(at) || image.isNull()) continue;
     const int row =
         std::min(image.height() - 1, (at.y() - rect.top()) * image.height() / rect.height());
     const int col =

@@ -33,7 +33,7 @@ class TileGrid : public QWidget {
 
  public:
   explicit TileGrid(QWidget* parent = nullptr);
-  // tile: the size each image is drawn at; columns: tiles per row.
+  // tile: the size each image is drawn at; columns: tiles per row. A null image is a blank place.
   void set_tiles(std::vector<QImage> images, std::vector<QString> captions, QSize tile,
                  int columns);
   int count() const { return int(images_.size()); }
