@@ -112,6 +112,14 @@ TEST_F(InsideViews, ClickingAConvolutionsValueShowsTheSumThatMadeIt) {
   EXPECT_EQ(next_row.left(), window.left());  // each row's map at the same place
   EXPECT_EQ(next_row.top() - window.top(), explain_->window_rect(2).top() - next_row.top());
   save_screenshot(host_, "inside_maps_explain");
+  // The box moves with the value clicked: from (3, 7) to (0, 0) it moves 7 cells left, 3 up.
+  click_value(conv2, 5, 0, 0);
+  ASSERT_NE(explain_->shown(), nullptr);
+  EXPECT_EQ(explain_->shown()->y, 0);
+  const QRect corner = explain_->window_rect(0);
+  const int cell = window.width() / 5;
+  EXPECT_EQ(window.left() - corner.left(), 7 * cell);
+  EXPECT_EQ(window.top() - corner.top(), 3 * cell);
 }
 
 TEST_F(InsideViews, AClickOnTheFirstConvolutionAtTheEdgeShowsThePadding) {
