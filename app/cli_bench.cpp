@@ -1,9 +1,10 @@
-// gpulab-cli bench allreduce and bench matmul.
+// gpulab-cli bench allreduce, bench matmul and bench inference.
 #include "app/cli_bench.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
@@ -12,6 +13,7 @@
 #include "engine/base/errors.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
+#include "engine/inside/inference_timing.hpp"
 #include "engine/parallel/allreduce_bench.hpp"
 #include "engine/parallel/process_group.hpp"
 
@@ -136,6 +138,61 @@ int run_bench_matmul(const MatmulFlags& f) {
                   device.c_str(), n, t.ms, t.ms_with_copies, gflops, gflops_copies);
       std::fflush(stdout);
     }
+  return 0;
+}
+
+CLI::App* add_bench_inference_command(CLI::App& app, InferenceFlags& f) {
+  CLI::App* inference = app.get_subcommand("bench")->add_subcommand(
+      "inference",
+      "time a trained model's inference per batch size: latency per batch and per image, "
+      "images/s (on a GPU with the copies of the images there and the logits back)");
+  inference->add_option("--weights", f.weights, "FILE.safetensors")
+      ->required()
+      ->check(CLI::ExistingFile);
+  inference->add_option("--model", f.model,
+                        "preset or FILE.json (default: the config in the file)");
+  inference->add_option("--device", f.device, "devices, comma-separated: cpu,cuda:0")
+      ->capture_default_str();
+  inference->add_option("--batch", f.batch, "batch sizes, comma-separated")->capture_default_str();
+  inference->add_option("--threads", f.threads, "CPU threads (0: all cores)")
+      ->check(cli::not_negative());
+  inference->add_option("--format", f.format, "text|csv|json")
+      ->check(CLI::IsMember({"text", "csv", "json"}))
+      ->capture_default_str();
+  return inference;
+}
+
+int run_bench_inference(const InferenceFlags& f) {
+  // Everything is checked before anything is timed.
+  const std::vector<int> batches = parse_inference_batches(f.batch);
+  const std::vector<std::string> devices = parse_inference_devices(f.device);
+  const ModelWeights model = load_model_weights(f.weights, f.model);
+  if (f.format == "text")
+    std::printf(
+        "inference of %s (%lld parameters, fp32), the median of repeats\n%-8s %6s %14s "
+        "%14s %12s\n",
+        model.config.name.c_str(), static_cast<long long>(model.plan.parameter_count), "device",
+        "batch", "ms per batch", "ms per image", "images/s");
+  else if (f.format == "csv")
+    std::printf("device,batch,ms_per_batch,ms_per_image,images_per_second\n");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const std::string& device : devices)
+    for (const InferenceTiming& t : time_inference(model, device, batches, f.threads)) {
+      if (f.format == "json")
+        rows.push_back({{"device", t.device},
+                        {"batch", t.batch},
+                        {"ms_per_batch", t.batch_ms},
+                        {"ms_per_image", t.ms_per_image()},
+                        {"images_per_second", t.images_per_second()}});
+      else
+        std::printf(
+            f.format == "csv" ? "%s,%d,%.4f,%.5f,%.1f\n" : "%-8s %6d %14.4f %14.5f %12.1f\n",
+            t.device.c_str(), t.batch, t.batch_ms, t.ms_per_image(), t.images_per_second());
+      std::fflush(stdout);
+    }
+  if (f.format == "json")
+    std::printf("%s\n",
+                nlohmann::json{{"model", model.config.name}, {"timings", rows}}.dump(2).c_str());
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // gpulab-cli bench allreduce: the gradient all-reduce alone, timed per size and replica count
 // with nccl-tests' bandwidth definitions, so a scaling lab can predict what it will measure; and
-// bench matmul: single-precision matrix products on the CPU and GPUs, with and without copies.
+// bench matmul: single-precision matrix products on the CPU and GPUs, with and without copies;
+// bench inference: a trained model's forward pass per batch size, with the copies a GPU needs.
 #pragma once
 
 #include <string>
@@ -34,5 +35,16 @@ struct MatmulFlags {
 // Adds `matmul` under the `bench` command add_bench_command made.
 CLI::App* add_bench_matmul_command(CLI::App& app, MatmulFlags& flags);
 int run_bench_matmul(const MatmulFlags& flags);
+
+struct InferenceFlags {
+  std::string weights, model;  // FILE.safetensors; a preset or FILE.json (default: the file's)
+  std::string device = "cpu";  // a comma-separated list: cpu,cuda:0
+  std::string batch = "1,64,1000";
+  std::string format = "text";  // text|csv|json
+  int threads = 0;              // CPU threads (0: every core)
+};
+// Adds `inference` under the `bench` command: a trained model's latency and images/s per batch.
+CLI::App* add_bench_inference_command(CLI::App& app, InferenceFlags& flags);
+int run_bench_inference(const InferenceFlags& flags);
 
 }  // namespace gpulab::cli

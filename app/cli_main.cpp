@@ -491,6 +491,8 @@ int main(int argc, char** argv) {
   CLI::App* bench_allreduce = cli::add_bench_command(app, bench);
   cli::MatmulFlags matmul;
   CLI::App* bench_matmul = cli::add_bench_matmul_command(app, matmul);
+  cli::InferenceFlags inference;
+  CLI::App* bench_inference = cli::add_bench_inference_command(app, inference);
 
   cli::LabFlags lab;
   const cli::LabCommands lab_commands = cli::add_lab_command(app, lab);
@@ -524,6 +526,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("export")) return cli::run_export(x, argc, argv);
     if (bench_allreduce->parsed()) return cli::run_bench_allreduce(bench);
     if (bench_matmul->parsed()) return cli::run_bench_matmul(matmul);
+    if (bench_inference->parsed()) return cli::run_bench_inference(inference);
     if (lab_commands.list->parsed()) return cli::run_lab_list();
     if (lab_commands.check->parsed()) return cli::run_lab_check(lab);
     if (lab_commands.hand_in->parsed()) return cli::run_lab_hand_in(lab, argc, argv);

@@ -660,5 +660,56 @@ TEST(Cli, PredictsRedrawnDigitsAsTheOriginals) {
 #endif
 }
 
+TEST(Cli, BenchInferenceTimesEachBatchOnTheCpu) {
+  const std::string weights = (test::golden_dir() / "lenet5_init.safetensors").string();
+  const Result text = cli("bench inference --weights " + weights + " --batch 1,3 --threads 1");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("inference of lenet5 (61706 parameters"), std::string::npos)
+      << text.output;
+  EXPECT_TRUE(
+      std::regex_search(text.output, std::regex(R"(\ncpu +1 +[0-9.]+ +[0-9.]+ +[0-9.]+\n)")))
+      << text.output;
+  EXPECT_TRUE(
+      std::regex_search(text.output, std::regex(R"(\ncpu +3 +[0-9.]+ +[0-9.]+ +[0-9.]+\n)")))
+      << text.output;
+
+  const Result csv =
+      cli("bench inference --weights " + weights + " --batch 2 --threads 1 --format csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  std::istringstream lines(csv.output);
+  std::string header, row;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  EXPECT_EQ(header, "device,batch,ms_per_batch,ms_per_image,images_per_second");
+  double batch_ms = 0, image_ms = 0, per_second = 0;
+  ASSERT_EQ(std::sscanf(row.c_str(), "cpu,2,%lf,%lf,%lf", &batch_ms, &image_ms, &per_second), 3)
+      << row;
+  EXPECT_GT(batch_ms, 0);
+  EXPECT_NEAR(image_ms, batch_ms / 2, 1e-4);
+  EXPECT_NEAR(per_second, 2000 / batch_ms, 0.1 + 1e-3 * per_second);
+
+  const Result json =
+      cli("bench inference --weights " + weights + " --batch 1 --threads 1 --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_NE(json.output.find("\"images_per_second\""), std::string::npos) << json.output;
+  EXPECT_NE(json.output.find("\"device\": \"cpu\""), std::string::npos) << json.output;
+}
+
+TEST(Cli, BenchInferenceRefusesBadDevicesAndBatchesNamingThem) {
+  const std::string weights = (test::golden_dir() / "lenet5_init.safetensors").string();
+  const std::string bench = "bench inference --weights " + weights;
+  expect_rejected(bench + " --batch 0",
+                  "--batch: \"0\" is not a batch size from 1 to 65536; give a list like 1,64,1000");
+  expect_rejected(bench + " --batch 1,many", "--batch: \"many\"");
+  expect_rejected(
+      bench + " --device gpu",
+      "--device: \"gpu\" is not a device; give cpu or cuda:N, or a list like cpu,cuda:0");
+  expect_rejected(bench + " --format xml", "--format");
+  expect_rejected("bench inference --weights /nonexistent.safetensors", "--weights");
+  if (cli("devices").output.find("no GPU: ") == std::string::npos)
+    GTEST_SKIP() << "this machine has a GPU";
+  expect_rejected(bench + " --device cpu,cuda:0", "--device cuda:0: no GPU: ");
+}
+
 }  // namespace
 }  // namespace gpulab

@@ -1,16 +1,24 @@
 // engine/inside: the confusion matrix and mistakes of a trained model agree with the CPU
-// backend's evaluation, and pictures of digits at any size and colour come back as the 28x28
-// images MNIST's were.
+// backend's evaluation, pictures of digits at any size and colour come back as the 28x28 images
+// MNIST's were, feature maps and filters are the reference forward pass and the weights, one
+// output is the sum of its products, and inference is timed.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <numeric>
 
 #include "digit_glyphs.hpp"
+#include "engine/base/errors.hpp"
 #include "engine/cpu/cpu_backend.hpp"
+#include "engine/cpu/cpu_network.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/inside/activations.hpp"
 #include "engine/inside/confusion.hpp"
 #include "engine/inside/digit_image.hpp"
+#include "engine/inside/inference_timing.hpp"
 #include "engine/model/init.hpp"
+#include "kernels/cpu/ops.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -155,6 +163,254 @@ TEST(DigitImage, RefusesAPictureWithoutInk) {
   const std::vector<uint8_t> white(50 * 40, 255);
   EXPECT_THROW(mnist_digit(gray_image(50, 40, white)), std::invalid_argument);
   EXPECT_THROW(mnist_digit(GrayImage{}), std::invalid_argument);
+}
+
+// A small model of every layer kind with weights known in closed form: conv (padding 1), ReLU,
+// max pooling, conv (stride 2, no padding), tanh, flatten, dropout, linear.
+ModelWeights known_model() {
+  ModelWeights model;
+  auto layer = [](LayerType type, const std::string& name) {
+    LayerSpec spec;
+    spec.type = type;
+    spec.name = name;
+    return spec;
+  };
+  LayerSpec conv1 = layer(LayerType::Conv2d, "conv1");
+  conv1.out_channels = 2, conv1.kernel = 3, conv1.padding = 1;
+  LayerSpec pool = layer(LayerType::MaxPool2d, "pool1");
+  pool.kernel = 2, pool.stride = 2;
+  LayerSpec conv2 = layer(LayerType::Conv2d, "conv2");
+  conv2.out_channels = 3, conv2.kernel = 3, conv2.stride = 2;
+  LayerSpec dropout = layer(LayerType::Dropout, "dropout1");
+  dropout.p = 0.5f;
+  LayerSpec fc = layer(LayerType::Linear, "fc1");
+  fc.out_features = 10;
+  model.config.name = "known";
+  model.config.layers = {conv1,
+                         layer(LayerType::ReLU, "relu1"),
+                         pool,
+                         conv2,
+                         layer(LayerType::Tanh, "tanh1"),
+                         layer(LayerType::Flatten, "flatten"),
+                         dropout,
+                         fc};
+  model.plan = plan_model(model.config);
+  model.params.resize(size_t(model.plan.parameter_count));
+  for (size_t i = 0; i < model.params.size(); ++i)
+    model.params[i] = 0.3f * float(std::sin(0.7 * double(i) + 0.2));
+  return model;
+}
+
+const float* weights_of(const ModelWeights& model, const std::string& name) {
+  for (const ParameterInfo& p : model.plan.parameters)
+    if (p.name == name) return model.params.data() + p.offset;
+  ADD_FAILURE() << "no parameter " << name;
+  return nullptr;
+}
+
+std::vector<uint8_t> test_digit() { return std::vector<uint8_t>(test::synthetic_set(1, 5).pixels); }
+
+// The forward pass worked out layer by layer with the reference kernels, as the test's own oracle.
+TEST(Activations, FeatureMapsAreTheReferenceKernelsForwardPass) {
+  namespace ref = kernels::ref;
+  const ModelWeights model = known_model();
+  const std::vector<uint8_t> digit = test_digit();
+  const NetworkActivations got = layer_activations(model, digit);
+
+  std::vector<float> input(784);
+  data::normalize_pixels(input.data(), digit.data(), 784);
+  std::vector<float> conv1(2 * 28 * 28), relu1(conv1.size()), pool1(2 * 14 * 14);
+  std::vector<int32_t> argmax(pool1.size());
+  std::vector<float> conv2(3 * 6 * 6), tanh1(conv2.size()), fc1(10);
+  ref::conv2d_forward(conv1.data(), input.data(), weights_of(model, "conv1.weight"),
+                      weights_of(model, "conv1.bias"), {1, 1, 28, 28, 2, 3, 3, 1, 1});
+  ref::relu_forward(relu1.data(), conv1.data(), conv1.size());
+  ref::maxpool2d_forward(pool1.data(), argmax.data(), relu1.data(), {1, 2, 28, 28, 2, 2});
+  ref::conv2d_forward(conv2.data(), pool1.data(), weights_of(model, "conv2.weight"),
+                      weights_of(model, "conv2.bias"), {1, 2, 14, 14, 3, 3, 3, 2, 0});
+  ref::tanh_forward(tanh1.data(), conv2.data(), conv2.size());
+  ref::linear_forward(fc1.data(), tanh1.data(), weights_of(model, "fc1.weight"),
+                      weights_of(model, "fc1.bias"), 1, 108, 10);
+  // Flatten changes only the shape, and dropout is off in inference.
+  const std::vector<std::vector<float>> expected = {conv1, relu1, pool1, conv2,
+                                                    tanh1, tanh1, tanh1, fc1};
+
+  EXPECT_EQ(got.input, input);
+  EXPECT_EQ(got.input_shape, (ActivationShape{1, 28, 28}));
+  ASSERT_EQ(got.layers.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(got.layers[i].info.spec.name, model.plan.layers[i].spec.name);
+    EXPECT_EQ(got.layers[i].values.size(), size_t(got.layers[i].info.output.size()));
+    EXPECT_EQ(got.layers[i].values, expected[i])
+        << "layer " << i << " " << got.layers[i].info.spec.name;
+  }
+  EXPECT_FLOAT_EQ(got.layers[3].at(2, 5, 4), conv2[(2 * 6 + 5) * 6 + 4]);
+  // The probabilities are the softmax of the last layer's output.
+  ASSERT_EQ(got.probabilities.size(), 10u);
+  float sum = 0;
+  for (float p : got.probabilities) sum += p;
+  EXPECT_NEAR(sum, 1.0f, 1e-6f);
+  EXPECT_EQ(predicted_class(got.probabilities.data(), 10),
+            int(std::max_element(fc1.begin(), fc1.end()) - fc1.begin()));
+}
+
+TEST(Activations, RefuseAnImageThatIsNot28x28AndAModelForOtherImages) {
+  const ModelWeights model = known_model();
+  const std::vector<uint8_t> short_image(783, 0);
+  EXPECT_THROW(layer_activations(model, short_image), std::invalid_argument);
+  ModelWeights wide = model;
+  wide.config.input = {1, 32, 32};
+  wide.plan = plan_model(wide.config);
+  const std::vector<uint8_t> digit = test_digit();
+  EXPECT_THROW(layer_activations(wide, digit), std::invalid_argument);
+}
+
+TEST(Activations, TheFastNetworkHasNoOutputPerLayer) {
+  const ModelWeights model = known_model();
+  CpuNetwork fast(model.plan, 1, CpuKernels::Fast);
+  EXPECT_THROW(fast.layer_output(0), std::logic_error);
+}
+
+TEST(Filters, AreTheConvolutionsWeightsWithTheirLargestMagnitude) {
+  const ModelWeights model = known_model();
+  EXPECT_EQ(conv_layer_indices(model.plan), (std::vector<int>{0, 3}));
+  const ConvFilters filters = conv_filters(model, 3);
+  EXPECT_EQ(filters.name, "conv2");
+  EXPECT_EQ(filters.out_channels, 3);
+  EXPECT_EQ(filters.in_channels, 2);
+  EXPECT_EQ(filters.kernel, 3);
+  const float* w = weights_of(model, "conv2.weight");
+  float largest = 0;
+  for (int o = 0; o < 3; ++o)
+    for (int i = 0; i < 2; ++i)
+      for (int y = 0; y < 3; ++y)
+        for (int x = 0; x < 3; ++x) {
+          const float expected = w[((o * 2 + i) * 3 + y) * 3 + x];
+          EXPECT_EQ(filters.at(o, i, y, x), expected);
+          largest = std::max(largest, std::abs(expected));
+        }
+  EXPECT_EQ(filters.weights.size(), 54u);
+  EXPECT_EQ(filters.max_abs, largest);
+  ASSERT_EQ(filters.bias.size(), 3u);
+  EXPECT_EQ(filters.bias[2], weights_of(model, "conv2.bias")[2]);
+  EXPECT_THROW(conv_filters(model, 1), std::invalid_argument);  // the ReLU
+  EXPECT_THROW(conv_filters(model, 8), std::invalid_argument);
+}
+
+// One output is its bias plus its products, each the input under the filter times the weight.
+TEST(ExplainOutput, TheSumOfProductsIsTheStoredActivation) {
+  const ModelWeights model = known_model();
+  const NetworkActivations maps = layer_activations(model, test_digit());
+  const ProductSum p = explain_output(model, maps, 3, 1, 4, 2);
+  EXPECT_EQ(p.type, LayerType::Conv2d);
+  EXPECT_EQ(p.in_channels, 2);
+  EXPECT_EQ(p.rows, 3);
+  EXPECT_EQ(p.cols, 3);
+  EXPECT_EQ(p.top, 8);  // stride 2, no padding
+  EXPECT_EQ(p.left, 4);
+  const float* w = weights_of(model, "conv2.weight");
+  double sum = weights_of(model, "conv2.bias")[1];
+  EXPECT_EQ(p.bias, weights_of(model, "conv2.bias")[1]);
+  for (int c = 0; c < 2; ++c)
+    for (int r = 0; r < 3; ++r)
+      for (int q = 0; q < 3; ++q) {
+        const size_t i = p.index(c, r, q);
+        const float input = maps.layers[2].at(c, 8 + r, 4 + q);  // the pooling's output
+        EXPECT_EQ(p.patch[i], input);
+        EXPECT_EQ(p.weights[i], w[((1 * 2 + c) * 3 + r) * 3 + q]);
+        EXPECT_EQ(p.products[i], input * p.weights[i]);
+        EXPECT_EQ(p.padding[i], 0);
+        sum += double(p.products[i]);
+      }
+  EXPECT_NEAR(p.sum, sum, 1e-5);
+  EXPECT_EQ(p.activation, maps.layers[3].at(1, 4, 2));
+  EXPECT_NEAR(p.sum, p.activation, 1e-6f * std::max(1.0f, std::abs(p.activation)));
+}
+
+TEST(ExplainOutput, PaddingReadsAsZerosAtTheEdge) {
+  const ModelWeights model = known_model();
+  const NetworkActivations maps = layer_activations(model, test_digit());
+  const ProductSum p = explain_output(model, maps, 0, 0, 0, 27);
+  EXPECT_EQ(p.top, -1);
+  EXPECT_EQ(p.left, 26);
+  for (int r = 0; r < 3; ++r)
+    for (int q = 0; q < 3; ++q) {
+      const size_t i = p.index(0, r, q);
+      const bool off = r == 0 || q == 2;
+      EXPECT_EQ(p.padding[i], off ? 1 : 0) << r << "," << q;
+      EXPECT_EQ(p.patch[i], off ? 0.0f : maps.input[size_t(r - 1) * 28 + 26 + q]);
+    }
+  EXPECT_NEAR(p.sum, maps.layers[0].at(0, 0, 27), 1e-6f);
+}
+
+TEST(ExplainOutput, ALinearOutputReadsTheFeatureMapsBeforeTheFlatten) {
+  const ModelWeights model = known_model();
+  const NetworkActivations maps = layer_activations(model, test_digit());
+  const ProductSum p = explain_output(model, maps, 7, 6, 0, 0);
+  EXPECT_EQ(p.type, LayerType::Linear);
+  EXPECT_EQ(p.input_shape, (ActivationShape{3, 6, 6}));
+  EXPECT_EQ(p.in_channels * p.rows * p.cols, 108);
+  EXPECT_EQ(p.patch, maps.layers[6].values);
+  const float* w = weights_of(model, "fc1.weight") + 6 * 108;
+  for (size_t i = 0; i < 108; ++i) EXPECT_EQ(p.products[i], p.patch[i] * w[i]);
+  EXPECT_NEAR(p.sum, maps.layers[7].values[6], 1e-5f);
+  EXPECT_EQ(p.activation, maps.layers[7].values[6]);
+}
+
+TEST(ExplainOutput, RefusesWhatHasNoProducts) {
+  const ModelWeights model = known_model();
+  const NetworkActivations maps = layer_activations(model, test_digit());
+  EXPECT_THROW(explain_output(model, maps, 1, 0, 0, 0), std::invalid_argument);  // ReLU
+  EXPECT_THROW(explain_output(model, maps, 0, 2, 0, 0), std::invalid_argument);  // channel
+  EXPECT_THROW(explain_output(model, maps, 0, 0, 28, 0), std::invalid_argument);
+  EXPECT_THROW(explain_output(model, maps, 9, 0, 0, 0), std::invalid_argument);
+}
+
+TEST(InferenceTiming, CpuFiguresArePositiveAndAgree) {
+  const ModelWeights model = known_model();
+  const std::vector<InferenceTiming> timings = time_inference(model, "cpu", {1, 7}, 1);
+  ASSERT_EQ(timings.size(), 2u);
+  for (const InferenceTiming& t : timings) {
+    EXPECT_EQ(t.device, "cpu");
+    EXPECT_TRUE(std::isfinite(t.batch_ms) && t.batch_ms > 0) << t.batch_ms;
+    EXPECT_DOUBLE_EQ(t.images_per_second(), t.batch * 1000.0 / t.batch_ms);
+    EXPECT_DOUBLE_EQ(t.ms_per_image(), t.batch_ms / t.batch);
+  }
+  EXPECT_EQ(timings[0].batch, 1);
+  EXPECT_EQ(timings[1].batch, 7);
+}
+
+TEST(InferenceTiming, AGpuIsTimedWhereThereIsOneAndSaysNoGpuWhereNot) {
+  const ModelWeights model = known_model();
+  const DeviceList devices = list_devices();
+  if (devices.gpus.empty()) {
+    try {
+      time_inference(model, "cuda:0", {1});
+      ADD_FAILURE() << "cuda:0 was timed on a machine without a GPU";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("--device cuda:0: no GPU"), std::string::npos)
+          << e.what();
+    }
+    GTEST_SKIP() << devices.no_gpu_reason;
+  }
+  const std::vector<InferenceTiming> timings = time_inference(model, "cuda:0", {1, 64});
+  ASSERT_EQ(timings.size(), 2u);
+  for (const InferenceTiming& t : timings)
+    EXPECT_TRUE(std::isfinite(t.batch_ms) && t.batch_ms > 0) << t.batch_ms;
+}
+
+TEST(InferenceTiming, BadListsAreRefusedNamingTheFlag) {
+  EXPECT_EQ(parse_inference_batches("1, 64,1000"), (std::vector<int>{1, 64, 1000}));
+  EXPECT_EQ(parse_inference_devices("cpu"), (std::vector<std::string>{"cpu"}));
+  for (const char* bad : {"0", "-1", "x", "1,,2", "", "65537", "1.5"})
+    EXPECT_THROW(parse_inference_batches(bad), ConfigError) << bad;
+  for (const char* bad : {"gpu", "cuda", "cuda:", "cuda:x", "cpu,", "", "cuda:0x2"})
+    EXPECT_THROW(parse_inference_devices(bad), ConfigError) << bad;
+  try {
+    parse_inference_batches("1,zero");
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--batch: \"zero\""), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

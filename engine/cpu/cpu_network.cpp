@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "engine/model/layer_stack.hpp"
@@ -175,6 +176,19 @@ LossStats CpuNetwork::forward(const float* images, const uint8_t* labels, int ba
 std::span<const float> CpuNetwork::logits() const {
   const size_t classes = size_t(impl_->stack.plan().layers.back().output.channels);
   return {impl_->stack.logits(), size_t(impl_->ops.batch) * classes};
+}
+
+std::span<const float> CpuNetwork::layer_output(size_t layer) const {
+  if (impl_->ops.kernels != &kReferenceKernels)
+    throw std::logic_error(
+        "CpuNetwork::layer_output: the fast kernels fuse layers; build the "
+        "network with CpuKernels::Reference");
+  const ModelPlan& plan = impl_->stack.plan();
+  if (layer >= plan.layers.size())
+    throw std::out_of_range("CpuNetwork::layer_output: layer " + std::to_string(layer) +
+                            " of a model of " + std::to_string(plan.layers.size()));
+  return {impl_->stack.output(layer),
+          size_t(impl_->ops.batch) * size_t(plan.layers[layer].output.size())};
 }
 
 void CpuNetwork::backward(const std::function<void(size_t)>& ready) {

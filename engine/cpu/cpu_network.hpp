@@ -40,6 +40,10 @@ class CpuNetwork {
   void backward(const std::function<void(size_t)>& ready = {});
   // (batch, classes): the logits of the last forward(), before the softmax.
   std::span<const float> logits() const;
+  // (batch, output.size()): layer `layer`'s output of the last forward(), the layer walk's own
+  // buffer. Reference networks only: the fast one fuses convolution blocks, whose inner layers
+  // keep no output of their own (throws std::logic_error).
+  std::span<const float> layer_output(size_t layer) const;
 
  private:
   struct Impl;

@@ -76,6 +76,8 @@ class CudaNetwork {
   float* parameters() { return stack_.parameters(); }  // (parameter_count) on the device
   float* gradients() { return stack_.gradients(); }
   const DeviceLoss* loss() const { return loss_.data(); }
+  // (batch, classes) on the device: the logits of the last forward().
+  const float* logits() const { return stack_.logits(); }
 
   // images (batch, C*H*W), labels (batch) on the device; enqueues the pass, returns at once.
   // shard: where these images sit in the whole batch of a step (dropout, the loss normalizer).

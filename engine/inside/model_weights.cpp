@@ -29,6 +29,13 @@ ModelWeights load_model_weights(const std::filesystem::path& weights,
   return model;
 }
 
+void softmax(float* out, const float* logits, int classes) {
+  const float shift = *std::max_element(logits, logits + classes);
+  float sum = 0;
+  for (int c = 0; c < classes; ++c) sum += out[c] = std::exp(logits[c] - shift);
+  for (int c = 0; c < classes; ++c) out[c] /= sum;
+}
+
 int predicted_class(const float* probabilities, int classes) {
   return int(std::max_element(probabilities, probabilities + classes) - probabilities);
 }
@@ -55,10 +62,7 @@ std::vector<float> class_probabilities(const ModelWeights& model, std::span<cons
     for (int i = 0; i < n; ++i) {
       const float* row = logits.data() + size_t(i) * classes;
       float* out = probabilities.data() + size_t(first + i) * classes;
-      const float shift = *std::max_element(row, row + classes);  // keeps exp() finite
-      float sum = 0;
-      for (int c = 0; c < classes; ++c) sum += out[c] = std::exp(row[c] - shift);
-      for (int c = 0; c < classes; ++c) out[c] /= sum;
+      softmax(out, row, classes);
     }
   }
   return probabilities;

@@ -30,6 +30,9 @@ ModelWeights load_model_weights(const std::filesystem::path& weights,
 std::vector<float> class_probabilities(const ModelWeights& model, std::span<const uint8_t> pixels,
                                        int count, int batch = 256);
 
+// out (classes) = the softmax of logits (classes), shifted by their largest so exp() stays finite.
+void softmax(float* out, const float* logits, int classes);
+
 // The first class of the highest probability in one row of `classes` probabilities.
 int predicted_class(const float* probabilities, int classes);
 

@@ -68,6 +68,10 @@ class LayerStack {
   float* gradients() { return grads_.data(); }
   // (batch, classes) in the ops' memory: the logits of the last forward().
   const float* logits() const { return layers_.back().out; }
+  // (batch, output.size()) in the ops' memory: layer i's output of the last forward(). An identity
+  // layer's is its input; a layer inside a fused block has its block's output, so a stack built
+  // without fuse keeps every layer's own.
+  const float* output(size_t layer) const { return layers_.at(layer).out; }
 
   // images (batch, C*H*W) normalized, labels (batch), in the ops' memory. Runs the forward pass
   // and the loss; with training set, dropout masks are drawn and dlogits is written for
