@@ -41,8 +41,7 @@ void RunControl::request_lr(double lr) {
   if (!(lr > 0) || !std::isfinite(lr) || !(float(lr) > 0) || !std::isfinite(float(lr))) {
     std::ostringstream message;
     message << "learning rate " << lr
-            << " cannot be used: type a positive number, such as 0.01 (the run goes on with the "
-               "one it has)";
+            << ": type a positive number, such as 0.01; the run goes on with the one it has";
     throw ConfigError(message.str());
   }
   requested_lr.store(lr);
