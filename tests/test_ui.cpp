@@ -417,13 +417,16 @@ QStringList window_layout_problems(MainWindow& window) {
 
 // The window at a screen's size, with six runs of the kinds this machine has (CPU runs on 1 to 8
 // threads, one on two replicas, so the replica timeline shows), normal and presenter, live and
-// Compare: no text overlaps or is cut off, and no chart is crushed. With GPULAB_SCREENSHOTS set,
-// each state is saved there as a PNG.
+// Compare, with learning rates changed mid-run marked: no text overlaps or is cut off, and no
+// chart is crushed. With GPULAB_SCREENSHOTS set, each state is saved there as a PNG.
 TEST(WindowLayout, NoTextOverlapsAt1280x720And1920x1080) {
   test::TempDir runs, data;
   test::write_mnist(data.path(), test::synthetic_set(64, 1), test::synthetic_set(32, 2));
-  write_run(runs.path() / "a", 1, 64, 300, 20, "2026-01-01T10:00:00Z");
-  write_run(runs.path() / "b", 2, 64, 300, 11, "2026-01-01T10:01:00Z");
+  // Learning rates changed while they trained: their marks' labels, three close together and one
+  // at the end, must not overlap either.
+  write_run(runs.path() / "a", 1, 64, 300, 20, "2026-01-01T10:00:00Z", 1, {{100, 0.01}});
+  write_run(runs.path() / "b", 2, 64, 300, 11, "2026-01-01T10:01:00Z", 1,
+            {{150, 0.5}, {160, 0.05}, {295, 0.0001}});
   write_run(runs.path() / "c", 4, 64, 300, 6, "2026-01-01T10:02:00Z");
   write_run(runs.path() / "d", 6, 64, 300, 5, "2026-01-01T10:03:00Z");
   write_run(runs.path() / "e", 8, 64, 300, 5, "2026-01-01T10:04:00Z");

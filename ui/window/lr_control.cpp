@@ -36,7 +36,8 @@ LrControl::LrControl(QWidget* parent) : QWidget(parent) {
   auto* name = new QLabel(tr("lr"), this);
   field_ = new QLineEdit(this);
   field_->setObjectName("lr-field");
-  field_->setFixedWidth(field_->fontMetrics().horizontalAdvance("0.000125") + 16);
+  // Its own width, from its font: presenter mode's larger type widens it too.
+  field_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
   name->setBuddy(field_);
   apply_ = new QPushButton(tr("Apply"), this);
   apply_->setObjectName("lr-apply");
