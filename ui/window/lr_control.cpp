@@ -1,6 +1,7 @@
 // The learning-rate field and its Apply button, acting on a training run.
 #include "ui/window/lr_control.hpp"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -36,8 +37,8 @@ LrControl::LrControl(QWidget* parent) : QWidget(parent) {
   auto* name = new QLabel(tr("lr"), this);
   field_ = new QLineEdit(this);
   field_->setObjectName("lr-field");
-  // Its own width, from its font: presenter mode's larger type widens it too.
-  field_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Fixed);
+  fit_field();
+  field_->installEventFilter(this);  // presenter mode's type changes its font
   name->setBuddy(field_);
   apply_ = new QPushButton(tr("Apply"), this);
   apply_->setObjectName("lr-apply");
@@ -59,6 +60,16 @@ LrControl::LrControl(QWidget* parent) : QWidget(parent) {
   connect(follow_, &QTimer::timeout, this, &LrControl::update);
   connect(apply_, &QPushButton::clicked, this, &LrControl::apply);
   connect(field_, &QLineEdit::returnPressed, this, &LrControl::apply);
+}
+
+void LrControl::fit_field() {
+  // Room for a learning rate such as 0.000125, in the field's own font.
+  field_->setFixedWidth(field_->fontMetrics().horizontalAdvance("0.000125") + 16);
+}
+
+bool LrControl::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == field_ && event->type() == QEvent::FontChange) fit_field();
+  return QWidget::eventFilter(watched, event);
 }
 
 void LrControl::attach(Parts parts) {
@@ -107,8 +118,9 @@ void LrControl::update() {
                                           : double(data.steps.back().lr);
   if (taken) asked_.reset();
   // The field shows the run's learning rate, except while the user types a new one.
+  // Only when it differs: setting the same text would move the cursor and drop a selection.
   if (id != shown_run_ || !field_->isModified()) {
-    field_->setText(lr_text(now));
+    if (field_->text() != lr_text(now)) field_->setText(lr_text(now));
     field_->setModified(false);
   }
   shown_run_ = id;

@@ -45,7 +45,12 @@ class LrControl : public QWidget {
   QPushButton* apply_button() const { return apply_; }
   QLabel* status() const { return status_; }
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  void fit_field();
+
   Parts parts_{};
   QLineEdit* field_;
   QPushButton* apply_;
