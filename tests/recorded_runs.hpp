@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/model/model_config.hpp"
 #include "engine/records/run_names.hpp"
@@ -15,10 +17,12 @@ namespace gpulab::test {
 
 // `steps` steps of `step_ms`, a test evaluation every 20 steps climbing to 99 %, a CPU sample
 // every 0.1 s (with other programs' share beside it); with `replicas` > 1, each step split across
-// the replicas as compute, communication and waiting.
+// the replicas as compute, communication and waiting; `lr_changes`: (step, learning rate) changed
+// while it trained, from that step on.
 inline std::filesystem::path write_run(const std::filesystem::path& dir, int threads, int batch,
                                        int steps, double step_ms, const std::string& created,
-                                       int replicas = 1) {
+                                       int replicas = 1,
+                                       std::vector<std::pair<int, double>> lr_changes = {}) {
   nlohmann::json info = {
       {"created", created},
       {"model", model_to_json(preset("lenet5"))},
@@ -36,8 +40,15 @@ inline std::filesystem::path write_run(const std::filesystem::path& dir, int thr
   RunRecorder recorder(dir, info);
   RunSummary summary;
   double time_s = 0, evaluating_s = 0;
+  double lr = 0.001;
   for (int s = 1; s <= steps; ++s) {
+    for (const auto& [step, changed] : lr_changes)
+      if (step == s) {
+        lr = changed;
+        recorder.on_lr_change({s, 1, time_s, lr});
+      }
     StepMetrics m;
+    m.lr = float(lr);
     m.step = s;
     m.epoch = 1;
     time_s += step_ms / 1000;

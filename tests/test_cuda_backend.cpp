@@ -169,12 +169,14 @@ struct Losses {
 
 struct Recorder : TrainObserver {
   Losses* out;
+  std::function<void(const StepMetrics&)> after_step;
   explicit Recorder(Losses* o) : out(o) {}
   void on_step(const StepMetrics& m) override {
     out->loss.push_back(m.loss);
     out->times.push_back(m.times);
     out->step_ms.push_back(m.step_ms);
     out->time_s.push_back(m.time_s);
+    if (after_step) after_step(m);
   }
 };
 
@@ -183,6 +185,9 @@ struct Recipe {
   TrainOptions train;
   BackendOptions backend;
   std::vector<float> init;  // empty: init_parameters from the seed
+  // A learning rate asked for after this step, as the window's field does; 0: none.
+  int64_t change_lr_after = 0;
+  double new_lr = 0;
 };
 
 Losses train_on(const Recipe& run, const std::string& device, const DataSets& data,
@@ -202,6 +207,9 @@ Losses train_on(const Recipe& run, const std::string& device, const DataSets& da
   Losses losses;
   Recorder recorder(&losses);
   RunControl control;
+  recorder.after_step = [&](const StepMetrics& m) {
+    if (m.step == run.change_lr_after) control.request_lr(run.new_lr);
+  };
   const RunSummary summary = train(*backend, data, run.train, recorder, control);
   EXPECT_EQ(summary.status, RunStatus::Finished) << summary.message;
   if (final_params) {
@@ -303,6 +311,26 @@ TEST_F(CudaBackendTest, GraphsOnAndOffGiveTheSameLosses) {
   // Expected to be bit for bit the same (the same kernels with the same arguments); said, not
   // failed, when only the last bits differ.
   if (on.loss != off.loss) std::printf("note: graphs on and off differ in the last bits\n");
+}
+
+// A learning rate changed while the run trains reaches the GPU's update, replayed from a graph
+// (captured at step 2) as well as eager: the losses follow the CPU's with the same change.
+TEST_F(CudaBackendTest, ALearningRateChangedWhileItTrainsReachesTheReplayedGraphs) {
+  Recipe run = fifty_steps("mlp", OptimizerKind::SGD, 0.0f);
+  run.backend.cuda_graph = true;
+  const Losses unchanged = train_on(run, "cuda:0", data);
+  run.change_lr_after = 20;
+  run.new_lr = 0.05;
+  CudaGraphCounts graphs;
+  const Losses gpu = train_on(run, "cuda:0", data, nullptr, &graphs),
+               cpu = train_on(run, "cpu", data);
+  EXPECT_GT(graphs.launches, 0) << "the steps after the change ran from graphs";
+  expect_relative(gpu.loss, cpu.loss, 1e-3, "mlp with lr 0.05 from step 21, GPU vs CPU");
+  ASSERT_EQ(gpu.loss.size(), unchanged.loss.size());
+  EXPECT_EQ(std::vector<double>(gpu.loss.begin(), gpu.loss.begin() + 21),
+            std::vector<double>(unchanged.loss.begin(), unchanged.loss.begin() + 21))
+      << "the same up to the change";
+  EXPECT_NE(gpu.loss.back(), unchanged.loss.back()) << "the change made a difference";
 }
 
 TEST_F(CudaBackendTest, BatchesFromTheHostGiveTheSameLossesAsDataOnTheDevice) {

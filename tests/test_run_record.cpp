@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "damaged_runs.hpp"
+#include "engine/analysis/chart_builder.hpp"
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
@@ -62,6 +63,61 @@ TEST(RunRecord, ARunWritesAFolderThatReadsBack) {
   // At least two samples a second, the first one at once.
   EXPECT_LT(run.samples[0].time_s, 0.2);
   EXPECT_GE(double(run.samples.size()), 2.0 * summary.wall_seconds - 1);
+}
+
+// A learning rate changed while a run trains is in its record: metrics.csv's lr column from the
+// step it took effect, run.json's "lr_changes", and the marks of a chart drawn from the record
+// read back.
+TEST(RunRecord, ALearningRateChangedWhileItTrainsIsRecordedAndMarked) {
+  test::TempDir dir;
+  data::MnistData mnist{test::synthetic_set(256, 1), test::synthetic_set(64, 2), dir.path()};
+  RunRequest request;
+  request.model = preset("mlp");
+  request.train.batch = 32;  // 8 steps an epoch
+  request.train.epochs = 2;
+  request.train.optimizer.lr = 0.001f;
+  request.out_dir = dir.path() / "run";
+  RunControl control;
+  struct ChangesAtStep3 : RunObserver {
+    RunControl* control = nullptr;
+    std::vector<LrChange> heard;
+    void on_step(const StepMetrics& m) override {
+      if (m.step == 3) control->request_lr(0.25);
+    }
+    void on_lr_change(const LrChange& c) override { heard.push_back(c); }
+  } observer;
+  observer.control = &control;
+  const RunSummary summary = execute_run(request, observer, control, &mnist);
+  ASSERT_EQ(summary.status, RunStatus::Finished) << summary.message;
+  ASSERT_EQ(observer.heard.size(), 1u);
+  EXPECT_EQ(observer.heard[0].step, 4);
+
+  const RunData run = load_run(request.out_dir);
+  ASSERT_EQ(run.steps.size(), 16u);
+  for (const StepMetrics& step : run.steps)
+    EXPECT_EQ(step.lr, step.step < 4 ? 0.001f : 0.25f) << "metrics.csv, step " << step.step;
+  ASSERT_TRUE(run.info["lr_changes"].is_array());
+  ASSERT_EQ(run.info["lr_changes"].size(), 1u);
+  EXPECT_EQ(run.info["lr_changes"][0]["step"], 4);
+  EXPECT_EQ(run.info["lr_changes"][0]["epoch"], 1);
+  EXPECT_EQ(run.info["lr_changes"][0]["lr"], 0.25);
+  EXPECT_EQ(run.info["config"]["lr"].get<float>(), 0.001f) << "the run's own setting is kept";
+  ASSERT_EQ(run.lr_changes.size(), 1u);
+  EXPECT_EQ(run.lr_changes[0].step, 4);
+  EXPECT_EQ(run.lr_changes[0].time_s, run.info["lr_changes"][0]["time_s"].get<double>());
+
+  for (ChartKind kind : {ChartKind::Loss, ChartKind::Accuracy, ChartKind::StepTime,
+                         ChartKind::Throughput, ChartKind::Gpu}) {
+    ChartOptions options;
+    options.x = XAxis::Step;
+    const Chart chart = build_chart(kind, {&run}, options);
+    ASSERT_EQ(chart.marks.size(), 1u) << chart_kind_name(kind);
+    EXPECT_EQ(chart.marks[0].x, 4.0) << chart_kind_name(kind);
+    EXPECT_EQ(chart.marks[0].label, "lr 0.25");
+    EXPECT_EQ(chart.marks[0].run, 0);
+  }
+  EXPECT_TRUE(build_chart(ChartKind::Speedup, {&run}, ChartOptions{}).marks.empty())
+      << "bars have no x axis to mark";
 }
 
 TEST(Telemetry, ARunShorterThanThePeriodStillHasItsStartAndEnd) {

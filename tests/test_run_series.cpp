@@ -129,6 +129,42 @@ TEST(ChartBuilder, ExtendsIncrementallyToTheSamePointsAsAtOnce) {
   }
 }
 
+// A learning rate changed while the run trained is marked on every line chart: at its step on
+// the step axis, at step / steps per epoch on the epoch axis, at the moment it took effect on the
+// time axis; a change that arrives later makes the live chart redraw with its mark.
+TEST(ChartBuilder, LearningRateChangesAreMarkedAtTheirPlaceOnEveryAxis) {
+  RunData run = make_run("a", 300, 10.0, 6400);  // 100 steps an epoch, step s ends at s / 100 s
+  run.lr_changes.push_back({150, 2, 1.495, 0.5});
+  for (XAxis axis : {XAxis::Step, XAxis::Epoch, XAxis::Time}) {
+    ChartOptions options;
+    options.x = axis;
+    for (ChartKind kind : {ChartKind::Loss, ChartKind::Accuracy, ChartKind::StepTime,
+                           ChartKind::Throughput, ChartKind::Gpu}) {
+      const Chart chart = build_chart(kind, {&run}, options);
+      ASSERT_EQ(chart.marks.size(), 1u) << chart_kind_name(kind) << " " << x_axis_name(axis);
+      const double expected = axis == XAxis::Step ? 150 : axis == XAxis::Epoch ? 1.5 : 1.495;
+      EXPECT_DOUBLE_EQ(chart.marks[0].x, expected)
+          << chart_kind_name(kind) << " " << x_axis_name(axis);
+      EXPECT_EQ(chart.marks[0].label, "lr 0.5");
+    }
+  }
+  EXPECT_EQ(lr_mark_label(0.00025), "lr 0.00025");
+  EXPECT_EQ(lr_mark_label(0.1), "lr 0.1");
+
+  // Live: the second run's change arrives after the chart was built.
+  RunData other = make_run("b", 100, 10.0, 6400);
+  ChartBuilder live(ChartKind::Loss, ChartOptions{});
+  live.reset({&run, &other});
+  ASSERT_EQ(live.chart().marks.size(), 1u);
+  EXPECT_FALSE(live.update());
+  other.lr_changes.push_back({40, 1, 0.395, 0.001});
+  EXPECT_TRUE(live.update()) << "a new mark: the view redraws";
+  ASSERT_EQ(live.chart().marks.size(), 2u);
+  EXPECT_EQ(live.chart().marks[1].run, 1);
+  EXPECT_DOUBLE_EQ(live.chart().marks[1].x, 40);
+  EXPECT_EQ(live.chart().marks[1].label, "lr 0.001");
+}
+
 TEST(ChartBuilder, TelemetryLanesAppearWithTheirFirstSample) {
   RunData run = make_run("a", 100, 5.0, 12800);
   const auto samples = run.samples;

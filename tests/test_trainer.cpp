@@ -1,11 +1,13 @@
 // The training loop: PyTorch's losses reproduced, determinism, divergence, cancellation, step
 // budgets, checkpoints that continue bit for bit.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <fstream>
-#include <thread>
-
-#include <gtest/gtest.h>
+#include <functional>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "engine/base/errors.hpp"
 #include "engine/cpu/cpu_backend.hpp"
@@ -348,6 +350,150 @@ TEST(Trainer, RejectsImpossibleOptions) {
   o = {};
   o.stop_at_accuracy = 1.5;
   EXPECT_THROW(validate(o), ConfigError);
+}
+
+// What a run reports of its learning rate: each step's, and the changes in the order they came.
+struct LrLog : TrainObserver {
+  std::vector<float> lrs;  // per step
+  std::vector<LrChange> changes;
+  std::vector<int64_t> change_before;  // the steps already reported when each change came
+  std::function<void(const StepMetrics&)> hook;
+  void on_step(const StepMetrics& m) override {
+    lrs.push_back(m.lr);
+    if (hook) hook(m);
+  }
+  void on_lr_change(const LrChange& c) override {
+    changes.push_back(c);
+    change_before.push_back(int64_t(lrs.size()));
+  }
+};
+
+// Trains the mlp on `replicas` CPU replicas with `observer`; the final weights.
+std::vector<float> train_lr_run(const Fixture& f, const TrainOptions& options, LrLog& observer,
+                                RunControl& control, int replicas = 1) {
+  const ModelPlan plan = plan_model(preset("mlp"));
+  BackendOptions backend_options;
+  backend_options.batch = options.batch;
+  backend_options.seed = options.seed;
+  backend_options.replicas = replicas;
+  CpuBackend backend(plan, options.optimizer, f.sets, backend_options);
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, options.seed);
+  backend.set_parameters(params);
+  const RunSummary summary = train(backend, f.sets, options, observer, control);
+  EXPECT_EQ(summary.status, RunStatus::Finished) << summary.message;
+  backend.get_parameters(params);
+  return params;
+}
+
+// A learning rate asked for while the run trains is the next step's, and every step after it;
+// the change is reported before that step, with its step and epoch.
+TEST(Trainer, ALearningRateChangedWhileItTrainsTakesEffectAtTheNextStep) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 8;  // 12 steps an epoch
+  options.epochs = 2;
+  options.optimizer.kind = OptimizerKind::SGD;
+  options.optimizer.lr = 0.01f;
+  RunControl control;
+  LrLog log;
+  log.hook = [&](const StepMetrics& m) {
+    if (m.step == 4) control.request_lr(0.2);
+    if (m.step == 15) control.request_lr(0.005);
+  };
+  train_lr_run(f, options, log, control);
+  ASSERT_EQ(log.lrs.size(), 24u);
+  for (size_t i = 0; i < log.lrs.size(); ++i) {
+    const float expected = i < 4 ? 0.01f : i < 15 ? 0.2f : 0.005f;
+    EXPECT_EQ(log.lrs[i], expected) << "step " << i + 1;
+  }
+  ASSERT_EQ(log.changes.size(), 2u);
+  EXPECT_EQ(log.changes[0].step, 5);
+  EXPECT_EQ(log.changes[0].epoch, 1);
+  EXPECT_EQ(log.changes[0].lr, 0.2);
+  EXPECT_EQ(log.change_before[0], 4) << "reported before step 5";
+  EXPECT_EQ(log.changes[1].step, 16);
+  EXPECT_EQ(log.changes[1].epoch, 2);
+  EXPECT_EQ(log.changes[1].lr, 0.005);
+  EXPECT_LE(log.changes[0].time_s, log.changes[1].time_s);
+  EXPECT_TRUE(std::isnan(control.requested_lr.load())) << "taken, not left for later";
+}
+
+// Under a schedule the new value is the next step's learning rate, and the schedule goes on
+// scaling it: Step keeps halving every 4 steps from there.
+TEST(Trainer, AScheduleGoesOnFromALearningRateChangedWhileItTrains) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 8;
+  options.epochs = 1;  // 12 steps
+  options.optimizer.kind = OptimizerKind::SGD;
+  options.optimizer.lr = 0.1f;
+  options.schedule.kind = ScheduleKind::Step;
+  options.schedule.gamma = 0.5f;
+  options.schedule.step_size = 4;
+  RunControl control;
+  LrLog log;
+  log.hook = [&](const StepMetrics& m) {
+    if (m.step == 5) control.request_lr(0.04);
+  };
+  train_lr_run(f, options, log, control);
+  ASSERT_EQ(log.lrs.size(), 12u);
+  EXPECT_FLOAT_EQ(log.lrs[4], 0.05f);  // step 5, scheduled: 0.1 x 0.5
+  EXPECT_FLOAT_EQ(log.lrs[5], 0.04f);  // step 6: the value asked for
+  EXPECT_FLOAT_EQ(log.lrs[7], 0.04f);  // step 8, still in the schedule's second stretch
+  EXPECT_FLOAT_EQ(log.lrs[8], 0.02f);  // step 9: halved, as the schedule does
+  EXPECT_FLOAT_EQ(log.lrs[11], 0.02f);
+}
+
+// Every replica of a data-parallel run takes the new learning rate at the same step: two
+// replicas end with the weights one replica reaches with the same change.
+TEST(Trainer, EveryReplicaTakesALearningRateChangedWhileItTrains) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 8;
+  options.epochs = 1;
+  options.optimizer.kind = OptimizerKind::SGD;
+  options.optimizer.lr = 0.01f;
+  std::vector<std::vector<float>> weights;
+  for (int replicas : {1, 2}) {
+    RunControl control;
+    LrLog log;
+    log.hook = [&](const StepMetrics& m) {
+      if (m.step == 3) control.request_lr(0.3);
+    };
+    weights.push_back(train_lr_run(f, options, log, control, replicas));
+    ASSERT_EQ(log.lrs.size(), 12u);
+    EXPECT_EQ(log.lrs[3], 0.3f) << replicas << " replicas";
+  }
+  RunControl unchanged;
+  LrLog log;
+  const std::vector<float> without = train_lr_run(f, options, log, unchanged);
+  EXPECT_LE(test::relative_error(weights[1], weights[0]), 1e-5);
+  EXPECT_GT(test::relative_error(without, weights[0]), 1e-3) << "the change made a difference";
+}
+
+// Zero, negative and non-finite learning rates are refused with a message, and so is any change
+// to a run that keeps its learning rate (an MPI job); the run goes on with the one it has.
+TEST(Trainer, ALearningRateThatCannotBeUsedIsRefusedWithAMessage) {
+  RunControl control;
+  for (double bad : {0.0, -0.1, std::nan(""), std::numeric_limits<double>::infinity(), 1e300}) {
+    try {
+      control.request_lr(bad);
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("learning rate"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("positive number"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(std::isnan(control.requested_lr.load())) << bad;
+  }
+  control.lr_fixed_because = "the learning rate of an MPI job cannot change while it trains";
+  try {
+    control.request_lr(0.1);
+    ADD_FAILURE() << "a fixed learning rate was changed";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("MPI job"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::isnan(control.requested_lr.load()));
 }
 
 // A CPU backend whose device fails after the last step has returned, as a GPU's does when the

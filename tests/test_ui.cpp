@@ -417,13 +417,16 @@ QStringList window_layout_problems(MainWindow& window) {
 
 // The window at a screen's size, with six runs of the kinds this machine has (CPU runs on 1 to 8
 // threads, one on two replicas, so the replica timeline shows), normal and presenter, live and
-// Compare: no text overlaps or is cut off, and no chart is crushed. With GPULAB_SCREENSHOTS set,
-// each state is saved there as a PNG.
+// Compare, with learning rates changed mid-run marked: no text overlaps or is cut off, and no
+// chart is crushed. With GPULAB_SCREENSHOTS set, each state is saved there as a PNG.
 TEST(WindowLayout, NoTextOverlapsAt1280x720And1920x1080) {
   test::TempDir runs, data;
   test::write_mnist(data.path(), test::synthetic_set(64, 1), test::synthetic_set(32, 2));
-  write_run(runs.path() / "a", 1, 64, 300, 20, "2026-01-01T10:00:00Z");
-  write_run(runs.path() / "b", 2, 64, 300, 11, "2026-01-01T10:01:00Z");
+  // Learning rates changed while they trained: their marks' labels, three close together and one
+  // at the end, must not overlap either.
+  write_run(runs.path() / "a", 1, 64, 300, 20, "2026-01-01T10:00:00Z", 1, {{100, 0.01}});
+  write_run(runs.path() / "b", 2, 64, 300, 11, "2026-01-01T10:01:00Z", 1,
+            {{150, 0.5}, {160, 0.05}, {295, 0.0001}});
   write_run(runs.path() / "c", 4, 64, 300, 6, "2026-01-01T10:02:00Z");
   write_run(runs.path() / "d", 6, 64, 300, 5, "2026-01-01T10:03:00Z");
   write_run(runs.path() / "e", 8, 64, 300, 5, "2026-01-01T10:04:00Z");
@@ -565,6 +568,65 @@ TEST(ChartText, LabelsStayInsideThePanelAndAxesKeepTheirTicks) {
     for (double tick : y->tickVector()) shown += y->range().contains(tick) ? 1 : 0;
     EXPECT_GE(shown, 2) << "at " << height << " px the loss axis shows " << shown << " tick label(s)";
   }
+}
+
+// A learning rate changed at step 100 of a 200-step run (100 steps an epoch) is drawn in every
+// line panel at its place on each axis (step 100, epoch 1.0, the time it took effect), with its
+// label shown once, in the top panel; the exported SVG carries it too.
+TEST(ChartMarks, ALearningRateChangeIsDrawnAtItsPlaceInEveryLinePanelAndExported) {
+  test::TempDir runs;
+  const RunData run = load_run(
+      write_run(runs.path() / "r", 1, 64, 200, 10.0, "2026-01-01T10:00:00Z", 1, {{100, 0.5}}));
+  ASSERT_EQ(run.lr_changes.size(), 1u);
+  const double changed_s = run.lr_changes[0].time_s;
+  EXPECT_GT(changed_s, 0.0);
+  for (XAxis axis : {XAxis::Step, XAxis::Epoch, XAxis::Time}) {
+    const double expected = axis == XAxis::Step ? 100 : axis == XAxis::Epoch ? 0.5 : changed_s;
+    ChartOptions options;
+    options.x = axis;
+    for (ChartKind kind : {ChartKind::Loss, ChartKind::StepTime, ChartKind::Gpu}) {
+      QCustomPlot plot;
+      plot.resize(900, 600);
+      const Chart chart = build_chart(kind, {&run}, options);
+      DrawnChart drawn = draw_chart(plot, chart, {Qt::red}, PlotTheme{});
+      plot.replot(QCustomPlot::rpImmediateRefresh);
+      const std::string where = std::string(chart_kind_name(kind)) + " on " + x_axis_name(axis);
+      int line_panels = 0;
+      for (int rect : drawn.rect_panel) line_panels += chart.panels[size_t(rect)].is_bars() ? 0 : 1;
+      ASSERT_EQ(drawn.marks.size(), 1u) << where;
+      ASSERT_EQ(int(drawn.marks[0].lines.size()), line_panels) << where;
+      std::set<QCPAxisRect*> panels;
+      for (QCPItemStraightLine* line : drawn.marks[0].lines) {
+        EXPECT_DOUBLE_EQ(line->point1->coords().x(), expected) << where;
+        EXPECT_DOUBLE_EQ(line->point2->coords().x(), expected) << where;
+        EXPECT_EQ(line->pen().style(), Qt::DashLine) << where;
+        panels.insert(line->clipAxisRect());
+      }
+      EXPECT_EQ(int(panels.size()), line_panels) << where << ": one line in each panel";
+      QCPItemText* label = drawn.marks[0].label;
+      ASSERT_NE(label, nullptr);
+      EXPECT_EQ(label->text(), "lr 0.5");
+      EXPECT_TRUE(label->visible()) << where;
+      EXPECT_EQ(label->clipAxisRect(), drawn.marks[0].lines.front()->clipAxisRect());
+      // Beside its line, at the top of the panel.
+      const QRectF box =
+          QRectF(label->topLeft->pixelPosition(), label->bottomRight->pixelPosition()).normalized();
+      const double line_px = label->clipAxisRect()->axis(QCPAxis::atBottom)->coordToPixel(expected);
+      EXPECT_NEAR(box.left(), line_px, 1.0) << where;
+      EXPECT_LT(box.top() - label->clipAxisRect()->top(), box.height()) << where;
+      EXPECT_TRUE(layout_problems(plot).isEmpty())
+          << where << ":\n"
+          << layout_problems(plot).join("\n").toStdString();
+    }
+  }
+  const QString svg = QString::fromStdString((runs.path() / "loss.svg").string());
+  QString error;
+  ASSERT_TRUE(
+      export_chart(ChartKind::Loss, {&run}, {}, ChartOptions{}, svg, ExportFormat::Svg, &error))
+      << error.toStdString();
+  QFile file(svg);
+  ASSERT_TRUE(file.open(QIODevice::ReadOnly));
+  EXPECT_TRUE(file.readAll().contains("lr 0.5")) << "the exported chart names the change";
 }
 
 TEST(ExportLayout, TwentyOneRunsStayReadable) {

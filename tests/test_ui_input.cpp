@@ -1,14 +1,14 @@
 // The window driven as a person drives it, on Qt's offscreen platform: mouse clicks at the real
 // rectangles of items and check boxes, keys, drags on the plots, menus opened from the menu bar,
 // and a seeded monkey that clicks everything it can reach while runs train.
-#include <cstdlib>
-#include <iostream>
-#include <random>
-
 #include <gtest/gtest.h>
+#include <qcustomplot.h>
+
 #include <QAbstractSpinBox>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSlider>
@@ -16,7 +16,9 @@
 #include <QTableWidget>
 #include <QToolButton>
 #include <QTreeWidget>
-#include <qcustomplot.h>
+#include <cstdlib>
+#include <iostream>
+#include <random>
 
 #include "engine/training/experiment.hpp"
 #include "test_support.hpp"
@@ -118,6 +120,98 @@ TEST_F(Input, TickingRunsWhileOneTrains) {
   QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
   ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
   EXPECT_EQ(run_at(0)->data.status(), "cancelled");
+}
+
+// Issue 20.7: a learning rate typed while a run trains, applied by a click on Apply or by Enter,
+// is the run's from its next step on; the status line names the step, every live chart marks
+// it, and a value that cannot be used is refused with a message while the run goes on.
+TEST_F(Input, ALearningRateTypedWhileARunTrainsTakesEffectAndIsMarked) {
+  open_window();
+  small_setup(1'000'000, 0.001f, OptimizerKind::SGD);
+  auto* field = window_->findChild<QLineEdit*>("lr-field");
+  auto* apply = window_->findChild<QPushButton*>("lr-apply");
+  auto* status = window_->findChild<QLabel*>("lr-status");
+  ASSERT_TRUE(field && apply && status);
+  EXPECT_FALSE(field->isEnabled()) << "nothing trains yet";
+  EXPECT_FALSE(apply->isEnabled());
+
+  QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+  ASSERT_TRUE(window_->any_running());
+  RunEntry* live = run_at(0);
+  ASSERT_TRUE(live->live);
+  ASSERT_TRUE(wait_until([&] { return live->data.steps.size() >= 3 && field->isEnabled(); }));
+  EXPECT_EQ(field->text(), "0.001") << "the run's learning rate now";
+
+  // Typed over, applied by a click at Apply's rectangle.
+  QTest::mouseClick(field, Qt::LeftButton, {}, field->rect().center());
+  QTest::keyClick(field, Qt::Key_A, Qt::ControlModifier);
+  QTest::keyClicks(field, "0.05");
+  QTest::mouseClick(apply, Qt::LeftButton, {}, apply->rect().center());
+  ASSERT_TRUE(wait_until([&] { return live->data.lr_changes.size() == 1; }));
+  const int64_t changed_at = live->data.lr_changes[0].step;
+  ASSERT_TRUE(wait_until([&] { return live->data.steps.back().step >= changed_at + 3; }));
+  for (const StepMetrics& step : live->data.steps)
+    ASSERT_EQ(step.lr, step.step < changed_at ? 0.001f : 0.05f) << "step " << step.step;
+  const QString confirmed = QString("lr 0.05 from step %1").arg(changed_at);
+  EXPECT_TRUE(wait_until([&] { return status->isVisible() && status->text() == confirmed; }, 5s))
+      << status->text().toStdString();
+  EXPECT_EQ(field->text(), "0.05");
+
+  // Every live chart with lines marks the step; the loss chart draws it as a dashed line there.
+  ASSERT_TRUE(wait_until([&] {
+    window_->chart(ChartKind::Loss)->refresh(false);
+    return window_->chart(ChartKind::Loss)->chart().marks.size() == 1;
+  }));
+  for (ChartView* view : window_->live_charts()) {
+    view->refresh(false);
+    if (view->chart().kind == ChartKind::Speedup) continue;
+    ASSERT_EQ(view->chart().marks.size(), 1u) << chart_kind_name(view->chart().kind);
+    EXPECT_EQ(view->chart().marks[0].label, "lr 0.05");
+  }
+  QCustomPlot* plot = window_->chart(ChartKind::Loss)->plot();
+  int lines_at_change = 0;
+  bool labelled = false;
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    if (auto* line = qobject_cast<QCPItemStraightLine*>(plot->item(i)))
+      lines_at_change +=
+          line->point1->coords().x() == double(changed_at) && line->pen().style() == Qt::DashLine;
+    if (auto* text = qobject_cast<QCPItemText*>(plot->item(i)))
+      labelled |= text->text() == "lr 0.05" && text->visible();
+  }
+  EXPECT_EQ(lines_at_change, 1);
+  EXPECT_TRUE(labelled);
+
+  // Enter applies too.
+  QTest::mouseClick(field, Qt::LeftButton, {}, field->rect().center());
+  QTest::keyClick(field, Qt::Key_A, Qt::ControlModifier);
+  QTest::keyClicks(field, "0.02");
+  QTest::keyClick(field, Qt::Key_Return);
+  ASSERT_TRUE(wait_until([&] { return live->data.lr_changes.size() == 2; }));
+  EXPECT_EQ(live->data.lr_changes[1].lr, 0.02);
+
+  // Refused: the run goes on with the learning rate it has.
+  for (const char* bad : {"fast", "-1", "0"}) {
+    QTest::mouseClick(field, Qt::LeftButton, {}, field->rect().center());
+    QTest::keyClick(field, Qt::Key_A, Qt::ControlModifier);
+    QTest::keyClicks(field, bad);
+    QTest::mouseClick(apply, Qt::LeftButton, {}, apply->rect().center());
+    EXPECT_TRUE(window_->message().startsWith("Learning rate")) << window_->message().toStdString();
+    EXPECT_TRUE(window_->message().contains("positive number")) << window_->message().toStdString();
+  }
+  EXPECT_TRUE(window_->message().contains("-1") || window_->message().contains("0"));
+  const size_t steps_before = live->data.steps.size();
+  ASSERT_TRUE(wait_until([&] { return live->data.steps.size() > steps_before + 2; }));
+  EXPECT_EQ(live->data.lr_changes.size(), 2u);
+  EXPECT_EQ(live->data.steps.back().lr, 0.02f);
+
+  QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  EXPECT_FALSE(field->isEnabled());
+  // The record keeps both changes: a reloaded run is marked as the live one was.
+  const RunData reloaded = load_run(live->data.dir);
+  ASSERT_EQ(reloaded.lr_changes.size(), 2u);
+  EXPECT_EQ(reloaded.lr_changes[0].step, changed_at);
+  EXPECT_EQ(build_chart(ChartKind::Loss, {&reloaded}, ChartOptions{}).marks.size(), 2u);
 }
 
 TEST_F(Input, MenusWorkThroughTheMenuBar) {

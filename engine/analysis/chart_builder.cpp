@@ -50,6 +50,12 @@ std::string percent_label(double fraction) {
 
 }  // namespace
 
+std::string lr_mark_label(double lr) {
+  char text[32];
+  std::snprintf(text, sizeof text, "lr %.3g", lr);
+  return text;
+}
+
 const char* chart_kind_name(ChartKind kind) {
   switch (kind) {
     case ChartKind::Loss: return "loss";
@@ -183,6 +189,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
   }
   samples_scanned_.assign(count, 0);
   devices_.assign(count, {});
+  changes_marked_.assign(count, 0);
   update(true);
 }
 
@@ -204,9 +211,26 @@ bool ChartBuilder::add_device_lines() {
   return added;
 }
 
+bool ChartBuilder::add_marks() {
+  if (kind_ == ChartKind::Speedup) return false;  // bars: no x axis to mark
+  bool added = false;
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const std::vector<LrChange>& changes = runs_[r]->lr_changes;
+    for (; changes_marked_[r] < changes.size(); ++changes_marked_[r]) {
+      const LrChange& change = changes[changes_marked_[r]];
+      const double x = timelines_[r].x(change);
+      if (!std::isfinite(x)) continue;
+      chart_.marks.push_back({int(r), x, lr_mark_label(change.lr)});
+      added = true;
+    }
+  }
+  return added;
+}
+
 bool ChartBuilder::update(bool refresh_bars) {
   for (size_t r = 0; r < runs_.size(); ++r) timelines_[r].extend(*runs_[r]);
   bool changed = add_device_lines();
+  changed |= add_marks();
   for (size_t i = 0; i < builders_.size(); ++i) {
     auto [panel, line] = line_index_[i];
     LineSeries& series = chart_.panels[panel].lines[line];

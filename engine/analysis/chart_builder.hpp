@@ -57,6 +57,15 @@ struct Panel {
   bool is_bars() const { return !bars.empty(); }
 };
 
+// A moment every line panel of a chart marks (a dashed line with its label at the top): where a
+// run's learning rate was changed while it trained.
+struct ChartMark {
+  int run = 0;        // index into Chart::runs
+  double x = 0;       // on the chart's x axis (Timeline::x of the change)
+  std::string label;  // "lr 0.1"
+};
+std::string lr_mark_label(double lr);  // "lr 0.1", "lr 0.00025": three significant digits
+
 struct Chart {
   ChartKind kind = ChartKind::Loss;
   XAxis x = XAxis::Step;
@@ -66,6 +75,7 @@ struct Chart {
                                    // with run_flags ends in " ⚠"
   std::vector<std::string> flags;  // per run: its run_flags joined, empty when clean
   std::vector<Panel> panels;
+  std::vector<ChartMark> marks;  // in the order the runs made them; none on a chart of bars only
 };
 
 // Builds a chart and keeps it up to date as its runs grow.
@@ -75,8 +85,9 @@ class ChartBuilder {
   // Starts over with these runs; they must stay alive (and in place) until the next reset.
   void reset(std::vector<const RunData*> runs);
   // Takes in what the runs appended since the last call. Returns true when the chart's layout
-  // changed (a new series or a lane that became visible): a view must then redraw it whole rather
-  // than append. Bar panels are recomputed only when refresh_bars is set (they cost O(steps)).
+  // changed (a new series, a lane that became visible, a new mark): a view must then redraw it
+  // whole rather than append. Bar panels are recomputed only when refresh_bars is set (they
+  // cost O(steps)).
   bool update(bool refresh_bars = true);
   const Chart& chart() const { return chart_; }
   const ChartOptions& options() const { return options_; }
@@ -84,6 +95,7 @@ class ChartBuilder {
  private:
   void add_line(Panel& panel, int run, Metric metric, const std::string& device, bool markers);
   bool add_device_lines();
+  bool add_marks();
   void refresh_bar_panels();
 
   ChartKind kind_;
@@ -95,6 +107,7 @@ class ChartBuilder {
   std::vector<int> phases_;                      // the step phases the bar panel shows
   std::vector<size_t> samples_scanned_;          // per run, for devices seen for the first time
   std::vector<std::vector<std::string>> devices_;
+  std::vector<size_t> changes_marked_;           // per run: its lr_changes marked so far
   Chart chart_;
 };
 

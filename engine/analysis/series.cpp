@@ -145,6 +145,10 @@ double Timeline::x(const EvalMetrics& e) const {
   return axis_ == XAxis::Time ? e.time_s : x_of_step(double(e.step), e.epoch);
 }
 
+double Timeline::x(const LrChange& c) const {
+  return axis_ == XAxis::Time ? c.time_s : x_of_step(double(c.step), c.epoch);
+}
+
 double Timeline::x_at_time(double time_s) const {
   if (axis_ == XAxis::Time) return time_s;
   // The step reached at time_s, interpolated between the steps around it.

@@ -53,6 +53,9 @@ class Timeline {
   void extend(const RunData& run);  // takes the steps appended since the last call
   double x(const StepMetrics& step) const;
   double x(const EvalMetrics& eval) const;
+  // Where a learning rate changed: at its step on the step and epoch axes, at the moment it took
+  // effect on the time axis.
+  double x(const LrChange& change) const;
   double x_at_time(double time_s) const;
   XAxis axis() const { return axis_; }
 

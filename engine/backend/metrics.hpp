@@ -39,6 +39,16 @@ struct EvalMetrics {
 
 inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 
+// A learning rate changed while the run trained (RunControl::request_lr): from `step` on the run
+// uses `lr` (the schedule, if any, goes on scaling it). run.json's "lr_changes" keeps them, so a
+// reloaded run marks its charts where they happened.
+struct LrChange {
+  int64_t step = 0;   // the first step that uses it
+  int epoch = 0;      // that step's epoch
+  double time_s = 0;  // wall time since the run started when it took effect (before that step)
+  double lr = 0;      // that step's learning rate
+};
+
 // One reading of a device's state. Fields a device cannot report are kNoValue.
 struct DeviceSample {
   std::string device;      // "cpu", "cuda:0"

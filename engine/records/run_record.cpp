@@ -231,6 +231,26 @@ DeviceSample parse_sample(const std::vector<std::string>& f) {
 
 }  // namespace
 
+json lr_change_json(const LrChange& change) {
+  return {
+      {"step", change.step}, {"epoch", change.epoch}, {"time_s", change.time_s}, {"lr", change.lr}};
+}
+
+std::vector<LrChange> lr_changes_from(const json& info) {
+  std::vector<LrChange> changes;
+  const auto list = info.find("lr_changes");
+  if (list == info.end() || !list->is_array()) return changes;
+  for (const json& entry : *list) {
+    LrChange change;
+    change.step = entry.value("step", int64_t(0));
+    change.epoch = entry.value("epoch", 0);
+    change.time_s = entry.value("time_s", kNoValue);
+    change.lr = entry.value("lr", kNoValue);
+    changes.push_back(change);
+  }
+  return changes;
+}
+
 json summary_to_json(const RunSummary& s) {
   json epochs = json::array();
   for (const auto& e : s.epochs)
@@ -337,6 +357,14 @@ void RunRecorder::on_epoch(const EpochSummary& epoch) {
   partial.test_loss = epoch.test_loss;
   partial.test_accuracy = epoch.test_accuracy;
   info_["summary"] = summary_to_json(partial);
+  write_json();
+}
+
+void RunRecorder::on_lr_change(const LrChange& change) {
+  std::lock_guard lock(mutex_);
+  json& changes = info_["lr_changes"];
+  if (!changes.is_array()) changes = json::array();
+  changes.push_back(lr_change_json(change));
   write_json();
 }
 
@@ -465,6 +493,7 @@ RunData load_run(const fs::path& dir) {
   RunData run;
   run.dir = dir;
   run.info = load_run_info(dir);
+  run.lr_changes = lr_changes_from(run.info);
   run.steps = read_csv<StepMetrics>(dir / "metrics.csv", metrics_header(),
                                     metrics_header_without_hidden(), parse_step);
   run.replica_steps = read_csv<ReplicaStep>(dir / "replicas.csv", replicas_header(),

@@ -42,6 +42,8 @@ class RunRecorder final : public TrainObserver {
   void on_step(const StepMetrics& metrics) override;
   void on_eval(const EvalMetrics& eval) override;
   void on_epoch(const EpochSummary& epoch) override;
+  // Appended to run.json's "lr_changes" ({"step", "epoch", "time_s", "lr"} each).
+  void on_lr_change(const LrChange& change) override;
   void on_sample(const DeviceSample& sample);  // any thread
   // Adds or replaces top-level fields of run.json (devices found once the backend starts).
   void update_info(const nlohmann::json& fields);
@@ -71,6 +73,10 @@ nlohmann::json outside_load_json(double mean_percent, double max_percent, int sa
 
 nlohmann::json summary_to_json(const RunSummary& summary);
 
+// An entry of run.json's "lr_changes", and the list read back (empty when the run has none).
+nlohmann::json lr_change_json(const LrChange& change);
+std::vector<LrChange> lr_changes_from(const nlohmann::json& info);
+
 // A row of replicas.csv.
 struct ReplicaStep {
   int64_t step = 0;
@@ -85,6 +91,9 @@ struct RunData {
   std::vector<ReplicaStep> replica_steps;  // empty for runs recorded before replicas.csv
   std::vector<EvalMetrics> evals;
   std::vector<DeviceSample> samples;
+  // Learning rates changed while it trained, in step order: run.json's "lr_changes" for a
+  // recorded run, the feed's for a live one.
+  std::vector<LrChange> lr_changes;
   // 1, or how many steps each of `steps` stands for in a large record thinned for drawing
   // (thin_for_drawing).
   int64_t steps_per_point = 1;

@@ -61,6 +61,10 @@ class Fanout final : public TrainObserver {
     observer_.on_epoch(e);
     so_far_.epochs.push_back(e);
   }
+  void on_lr_change(const LrChange& change) override {
+    recorder_.on_lr_change(change);
+    observer_.on_lr_change(change);
+  }
   const RunSummary& so_far() const { return so_far_; }
 
  private:
@@ -180,6 +184,12 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
       {"config", run_config_json(request)},
       {"versions", {{"gpulab", GPULAB_VERSION}, {"blas", cpu.blas}, {"compiler", __VERSION__}}}};
   if (group) info["config"]["ranks"] = group->size();
+  // Only rank 0 would hear of a new learning rate, and the ranks must take the same one at the
+  // same step: an MPI job keeps the one it started with.
+  if (group && group->size() > 1)
+    control.lr_fixed_because =
+        "the learning rate of an MPI job cannot change while it trains (its ranks would have to "
+        "take rank 0's new value at the same step); start a new run with --lr";
   info["name"] =
       request.name.empty() ? auto_run_name(request, group ? group->size() : 1) : request.name;
   if (!request.concurrent_with.empty())

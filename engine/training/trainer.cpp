@@ -23,7 +23,29 @@ std::vector<int32_t> all_indices(int count) {
   return indices;
 }
 
+// The base learning rate whose schedule gives `lr` at `step`: every schedule scales the base
+// linearly, so a learning rate changed mid-run is the next step's own and the schedule goes on
+// from it. A schedule at zero there (Step with gamma 0) has nothing to scale: `lr` is the base.
+float rescaled_base_lr(const OptimizerConfig& optimizer, const ScheduleConfig& schedule, double lr,
+                       int64_t step, int64_t total_steps, int64_t steps_per_epoch) {
+  const double factor =
+      double(scheduled_lr(optimizer, schedule, step, total_steps, steps_per_epoch)) /
+      double(optimizer.lr);
+  return static_cast<float>(factor > 0 && std::isfinite(factor) ? lr / factor : lr);
+}
+
 }  // namespace
+
+void RunControl::request_lr(double lr) {
+  if (const char* why = lr_fixed_because.load()) throw ConfigError(why);
+  if (!(lr > 0) || !std::isfinite(lr) || !(float(lr) > 0) || !std::isfinite(float(lr))) {
+    std::ostringstream message;
+    message << "learning rate " << lr
+            << ": type a positive number, such as 0.01; the run goes on with the one it has";
+    throw ConfigError(message.str());
+  }
+  requested_lr.store(lr);
+}
 
 const char* run_status_name(RunStatus status) {
   switch (status) {
@@ -86,6 +108,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
   auto wall_s = [&] { return seconds_between(start, Clock::now()) - paused_s; };
   auto train_s = [&] { return wall_s() - eval_s; };
   std::optional<EvalMetrics> stopping_eval;  // the evaluation that reached stop_at_accuracy
+  OptimizerConfig optimizer = options.optimizer;  // its lr is the base, changed by request_lr
 
   auto evaluate = [&](int epoch) {
     if (test_indices.empty()) return EvalMetrics{};
@@ -133,8 +156,14 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
         break;
       }
       const int64_t step = summary.steps + 1;
-      const float lr = scheduled_lr(options.optimizer, options.schedule, step - 1, total_steps,
-                                    steps_per_epoch);
+      float lr = scheduled_lr(optimizer, options.schedule, step - 1, total_steps, steps_per_epoch);
+      if (const double asked = control.requested_lr.exchange(kNoValue);
+          !std::isnan(asked) && !control.lr_fixed_because.load()) {
+        optimizer.lr = rescaled_base_lr(optimizer, options.schedule, asked, step - 1, total_steps,
+                                        steps_per_epoch);
+        lr = static_cast<float>(asked);  // the value asked for, not the rescaled base's rounding
+        observer.on_lr_change(LrChange{step, epoch, wall_s(), asked});
+      }
       StepTimes times;
       const Clock::time_point step_start = Clock::now();
       const BatchStats stats = backend.train_step(sampler.batch(b), lr, step, times);
@@ -144,7 +173,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
         summary.status = RunStatus::Failed;
         std::ostringstream message;
         message << "loss became " << (std::isnan(loss) ? "NaN" : "infinite") << " at step " << step
-                << "; try a lower learning rate (--lr " << options.optimizer.lr << " now)";
+                << "; try a lower learning rate (--lr " << optimizer.lr << " now)";
         summary.message = message.str();
         break;
       }
@@ -195,7 +224,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
   // A step budget that ends inside an epoch closes that epoch early, evaluation included.
   if (summary.status == RunStatus::Running) summary.status = RunStatus::Finished;
   if (summary.status != RunStatus::Failed) {
-    summary.divergence = divergence.verdict(options.optimizer.lr);
+    summary.divergence = divergence.verdict(optimizer.lr);
     summary.diverged = !summary.divergence.empty();
   }
   summary.train_seconds = train_s();

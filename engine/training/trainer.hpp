@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 
 #include "engine/backend/backend.hpp"
 #include "engine/backend/metrics.hpp"
@@ -42,6 +43,18 @@ struct RunControl {
   // Why cancel was set, when something other than the user's button set it: a literal a signal
   // handler can store ("SIGTERM"); the record's message says it.
   std::atomic<const char*> cancelled_by{nullptr};
+  // A learning rate asked for while the run trains (the window's field), NaN when none: the
+  // training thread takes it before its next step, which then uses it as its own learning rate;
+  // a schedule goes on from there (the base learning rate is rescaled so that the schedule passes
+  // through the new value: Step keeps multiplying by gamma, OneCycle keeps its shape). The step
+  // it took effect at is reported to TrainObserver::on_lr_change.
+  std::atomic<double> requested_lr{std::numeric_limits<double>::quiet_NaN()};
+  // Why this run's learning rate cannot change while it trains, set before it starts (an MPI
+  // job: every rank would have to take rank 0's value at the same step); null when it can.
+  std::atomic<const char*> lr_fixed_because{nullptr};
+  // Asks for `lr` from the next step on, from any thread. Throws ConfigError for a value that is
+  // not a positive, finite number, or when lr_fixed_because is set.
+  void request_lr(double lr);
 };
 
 // Called on the training thread; implementations must not block for long.
@@ -51,6 +64,9 @@ class TrainObserver {
   virtual void on_step(const StepMetrics&) {}
   virtual void on_eval(const EvalMetrics&) {}
   virtual void on_epoch(const EpochSummary&) {}
+  // A learning rate asked for through RunControl::request_lr took effect: before on_step of the
+  // step it names.
+  virtual void on_lr_change(const LrChange&) {}
 };
 
 // Checks options (throws ConfigError with the flag's name) before anything runs.

@@ -535,6 +535,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
     sample->setName(shared_legend_label(*line));
     legend.push_back(sample);
   }
+  drawn.marks = draw_marks(plot, chart, line_rects, colors, theme);
   // Line panels move together along x.
   for (QCPAxisRect* a : line_rects)
     for (QCPAxisRect* b : line_rects)
@@ -678,6 +679,7 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
                  fit ? QFontMetricsF(bar_panel.labels[0]->font()).height() + 3 : 0);
     keep_labels_inside(bar_panel, x->axisRect()->axis(QCPAxis::atLeft));
   }
+  place_mark_labels(drawn.marks);
 }
 
 void append_new_points(DrawnChart& drawn, const Chart& chart) {

@@ -10,6 +10,7 @@
 #include <QString>
 
 #include "engine/analysis/chart_builder.hpp"
+#include "ui/charts/chart_marks.hpp"
 
 class QCustomPlot;
 class QCPAxis;
@@ -85,12 +86,14 @@ struct DrawnChart {
     QCPItemText* empty_note = nullptr;
   };
   std::vector<BarPanel> bar_panels;
+  std::vector<DrawnMark> marks;  // the chart's marks, on every line panel
   QCPLegend* legend = nullptr;
 };
 
 // Clears `plot` and draws `chart` into it: a title, one axis rect per visible panel sharing the
 // x range, raw lines thin and light with the smoothed line over them, evaluations as dots, bars
-// with value labels, and a legend below. colors: one per chart run.
+// with value labels, the chart's marks (chart_marks), and a legend below. colors: one per chart
+// run.
 DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<QColor>& colors,
                       const PlotTheme& theme);
 

@@ -70,6 +70,8 @@ ChartView::ChartView(ChartKind kind, QWidget* parent)
   connect(plot_, &QCustomPlot::mouseWheel, this, [this](QWheelEvent*) { autoscroll_ = false; });
   connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) { fit_view(); });
   connect(plot_, &QCustomPlot::mouseMove, this, &ChartView::show_tooltip);
+  // The marks' labels follow the x range: growing with a live run, zoomed or dragged.
+  connect(plot_, &QCustomPlot::beforeReplot, this, [this] { place_mark_labels(drawn_.marks); });
 }
 
 void ChartView::set_runs(std::vector<const RunData*> runs, std::vector<QColor> colors) {

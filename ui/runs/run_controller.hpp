@@ -39,6 +39,9 @@ class RunController : public QObject {
   void start();
   void set_paused(bool paused);
   void stop();
+  // The learning rate from the run's next step on (RunControl::request_lr); throws ConfigError
+  // with the reason for a value it cannot take.
+  void set_learning_rate(double lr) { control_.request_lr(lr); }
   bool is_running() const { return started_ && !done_; }
   bool is_paused() const { return control_.pause.load(); }
   const RunRequest& request() const { return request_; }

@@ -31,6 +31,11 @@ void RunFeed::on_sample(const DeviceSample& sample) {
   pending_.samples.push_back(sample);
 }
 
+void RunFeed::on_lr_change(const LrChange& change) {
+  std::lock_guard lock(mutex_);
+  pending_.lr_changes.push_back(change);
+}
+
 FeedBatch RunFeed::take() {
   FeedBatch taken;
   std::lock_guard lock(mutex_);

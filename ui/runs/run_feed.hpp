@@ -25,8 +25,10 @@ struct FeedBatch {
   std::vector<EvalMetrics> evals;
   std::vector<EpochSummary> epochs;
   std::vector<DeviceSample> samples;
+  std::vector<LrChange> lr_changes;
   bool empty() const {
-    return !start && steps.empty() && evals.empty() && epochs.empty() && samples.empty();
+    return !start && steps.empty() && evals.empty() && epochs.empty() && samples.empty() &&
+           lr_changes.empty();
   }
 };
 
@@ -38,6 +40,7 @@ class RunFeed final : public RunObserver {
   void on_eval(const EvalMetrics& eval) override;
   void on_epoch(const EpochSummary& epoch) override;
   void on_sample(const DeviceSample& sample) override;
+  void on_lr_change(const LrChange& change) override;
   // Everything appended since the last call.
   FeedBatch take();
 

@@ -215,6 +215,7 @@ void RunStore::append(int id, FeedBatch& batch) {
   data.steps.insert(data.steps.end(), batch.steps.begin(), batch.steps.end());
   data.evals.insert(data.evals.end(), batch.evals.begin(), batch.evals.end());
   data.samples.insert(data.samples.end(), batch.samples.begin(), batch.samples.end());
+  data.lr_changes.insert(data.lr_changes.end(), batch.lr_changes.begin(), batch.lr_changes.end());
   if (!batch.epochs.empty()) {
     // The epoch times, so comparisons see them before the run ends.
     auto& epochs = data.info["summary"]["epochs"];

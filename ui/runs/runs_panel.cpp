@@ -188,6 +188,11 @@ void RunsPanel::rebuild() {
   filling_ = false;
 }
 
+int RunsPanel::selected_run() const {
+  const QTreeWidgetItem* item = tree_->currentItem();
+  return item ? item->data(kName, Qt::UserRole).toInt() : 0;
+}
+
 void RunsPanel::update_run(int id) {
   RunEntry* entry = store_->find(id);
   if (!entry) return;

@@ -24,6 +24,7 @@ class RunsPanel : public QWidget {
   // Updates one run's row (status, accuracy, images/s) in place.
   void update_run(int id);
   int baseline() const { return baseline_; }
+  int selected_run() const;  // the run of the current row, 0 when none
   void set_baseline(int id);
   QTreeWidget* tree() { return tree_; }
 

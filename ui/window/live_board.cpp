@@ -85,7 +85,8 @@ void LiveBoard::tick() {
       started = true;
     }
     if (!batch.steps.empty()) last_step_[a.id] = batch.steps.back();
-    any |= !batch.steps.empty() || !batch.evals.empty() || !batch.samples.empty();
+    any |= !batch.steps.empty() || !batch.evals.empty() || !batch.samples.empty() ||
+           !batch.lr_changes.empty();
     parts_.store->append(a.id, batch);
   }
   if (started) emit plans_arrived();

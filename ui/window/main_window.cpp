@@ -124,8 +124,8 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
       {experiment_, devices_, race_, &device_list_, data_banner_, options_.telemetry_hz, message_},
       this);
   reports_ = new ReportActions({live_, compare_, store_, message_}, this);
-  controls_->attach(
-      {scheduler_, setup_files_, data_banner_, experiment_, devices_, race_, message_});
+  controls_->attach({scheduler_, setup_files_, data_banner_, experiment_, devices_, race_, message_,
+                     store_, runs_panel_});
   board_ = new LiveBoard(
       {scheduler_, store_, live_, compare_, runs_panel_, progress(), tabs_, message_, key_numbers_},
       this);

@@ -12,6 +12,7 @@
 #include "ui/setup/race_panel.hpp"
 #include "ui/widgets/status_widgets.hpp"
 #include "ui/window/data_banner.hpp"
+#include "ui/window/lr_control.hpp"
 #include "ui/window/run_scheduler.hpp"
 #include "ui/window/setup_files.hpp"
 
@@ -33,10 +34,11 @@ RunControls::RunControls(QWidget* window) : QObject(window) {
   runs_button_->setToolTip(tr("Choose the runs the plots and Compare show"));
   runs_button_->setPopupMode(QToolButton::InstantPopup);
   runs_button_->setMenu(new QMenu(runs_button_));
+  lr_ = new LrControl(window);
   // The buttons keep to the top of their row: a progress row that wraps to two lines when a run
   // starts makes the row taller, and a centred button would move under the user's pointer.
   auto* row = new QHBoxLayout;
-  for (QWidget* button : std::initializer_list<QWidget*>{train_, pause_, stop_, runs_button_})
+  for (QWidget* button : std::initializer_list<QWidget*>{train_, pause_, stop_, runs_button_, lr_})
     row->addWidget(button, 0, Qt::AlignTop);
   row->addWidget(progress_, 1);
   layout_ = row;
@@ -48,6 +50,7 @@ void RunControls::attach(Parts parts) {
   connect(pause_, &QPushButton::clicked, this, [this] { set_paused(!parts_.scheduler->paused()); });
   connect(stop_, &QPushButton::clicked, parts_.scheduler, &RunScheduler::stop_all);
   connect(parts_.race, &RacePanel::start_requested, this, &RunControls::start_race);
+  lr_->attach({parts_.scheduler, parts_.store, parts_.runs, parts_.message});
 }
 
 int RunControls::start_training() {
@@ -104,6 +107,7 @@ void RunControls::update() {
   pause_->setEnabled(running);
   pause_->setText(parts_.scheduler->paused() ? tr("Resume") : tr("Pause"));
   stop_->setEnabled(running);
+  lr_->update();
   bool gpu = false;
   for (const auto& d : chosen) gpu |= d != "cpu";
   parts_.experiment->set_gpu_selected(gpu);

@@ -1,5 +1,6 @@
 // The run controls above the plots: ▶ Train (▶ Race N runs with several devices ticked), Pause,
-// Stop and "Runs shown", the live runs' progress rows beside them, and what starting the setup or
+// Stop, "Runs shown" and the training run's learning rate (lr_control), the live runs' progress
+// rows beside them, and what starting the setup or
 // the race line-up takes (a model that builds, a device, MNIST).
 #pragma once
 
@@ -19,9 +20,12 @@ class Banner;
 class DataBanner;
 class DevicePicker;
 class ExperimentPanel;
+class LrControl;
 class ProgressList;
 class RacePanel;
 class RunScheduler;
+class RunStore;
+class RunsPanel;
 class SetupFiles;
 
 class RunControls : public QObject {
@@ -41,6 +45,8 @@ class RunControls : public QObject {
     DevicePicker* devices;
     RacePanel* race;
     Banner* message;
+    RunStore* store;
+    RunsPanel* runs;
   };
   void attach(Parts parts);
 
@@ -56,6 +62,7 @@ class RunControls : public QObject {
   QPushButton* pause() const { return pause_; }
   QPushButton* stop() const { return stop_; }
   QToolButton* runs_button() const { return runs_button_; }
+  LrControl* learning_rate() const { return lr_; }
   ProgressList* progress() const { return progress_; }
 
  private:
@@ -64,6 +71,7 @@ class RunControls : public QObject {
   QPushButton* pause_;
   QPushButton* stop_;
   QToolButton* runs_button_;  // which runs are shown, also in presenter mode
+  LrControl* lr_;             // the training run's learning rate, changed while it trains
   ProgressList* progress_;
   QLayout* layout_;
 };
