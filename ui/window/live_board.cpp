@@ -166,6 +166,10 @@ void LiveBoard::update_progress() {
 void LiveBoard::set_presenter(bool on) {
   presenter_ = on;
   parts_.key_numbers->setVisible(on);
+  if (!on) {  // the size fit_headline gave it goes, as the window's large type does
+    parts_.key_numbers->setStyleSheet(QString());
+    parts_.key_numbers->setFont(QFont());
+  }
   update_key_numbers(true);
 }
 

@@ -344,7 +344,7 @@ void MainWindow::set_presenter(bool on) {
   runs_panel_->setVisible(!on);
   set_presenter_style(this, on, normal_font_);
   apply_chart_theme();
-  fit_headline();
+  if (on) fit_headline();
   board_->set_presenter(on);
   if (on)
     showFullScreen();
