@@ -277,6 +277,50 @@ TEST_F(InsideTabTest, ACheckpointWithoutConfigOpensAsTheModelChosen) {
   EXPECT_TRUE(tab()->message().isEmpty());
 }
 
+// With GPULAB_SCREENSHOTS=DIR: the tab at 1280x720 mid-drawing, with the digit drawn, and the
+// confusion matrix with one cell's mistakes, as PNG files in DIR. GPULAB_SCREENSHOT_WEIGHTS and
+// GPULAB_SCREENSHOT_DATA give a trained model and the real MNIST folder; the fixture's otherwise.
+TEST_F(InsideTabTest, Screenshots) {
+  const QString shots = qEnvironmentVariable("GPULAB_SCREENSHOTS");
+  if (shots.isEmpty()) GTEST_SKIP() << "GPULAB_SCREENSHOTS is not set";
+  const QString weights = qEnvironmentVariable("GPULAB_SCREENSHOT_WEIGHTS");
+  const QString data = qEnvironmentVariable("GPULAB_SCREENSHOT_DATA");
+  if (!data.isEmpty()) {
+    close_window();
+    options_.data_dir = data.toStdString();
+    open_window();
+    window_->show_tab("inside");
+  }
+  window_->resize(1280, 720);
+  open(weights.isEmpty() ? kLenet : fs::path(weights.toStdString()));
+  ASSERT_NE(tab()->model(), nullptr) << tab()->message().toStdString();
+  const auto shoot = [&](const QString& name) {
+    QApplication::processEvents();
+    ASSERT_TRUE(window_->grab().save(shots + "/" + name));
+  };
+  tab()->sections()->setCurrentWidget(tab()->digits());
+  stroke({70, 60}, {210, 60});
+  wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s);
+  shoot("inside-draw-mid-1280x720.png");
+  stroke({210, 60}, {120, 230});
+  wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s);
+  shoot("inside-draw-1280x720.png");
+  tab()->sections()->setCurrentWidget(tab()->confusion());
+  ConfusionView* view = tab()->confusion();
+  ASSERT_TRUE(wait_until([&] { return view->confusion() != nullptr; }, 300s));
+  const Confusion& confusion = *view->confusion();
+  int truth = 1, predicted = 0;
+  for (int t = 0; t < 10; ++t)
+    for (int p = 0; p < 10; ++p)
+      if (t != p && confusion.count(t, p) > confusion.count(truth, predicted)) {
+        truth = t;
+        predicted = p;
+      }
+  QApplication::processEvents();
+  QTest::mouseClick(view->plot(), Qt::LeftButton, {}, view->cell_rect(truth, predicted).center());
+  shoot("inside-confusion-1280x720.png");
+}
+
 TEST(InsideCommandLine, WeightsThatAreNotThereStopTheStart) {
   test::TempDir runs;
   QProcess gpulab;

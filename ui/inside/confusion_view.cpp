@@ -199,6 +199,7 @@ void ConfusionView::draw() {
   map->setDataRange(QCPRange(0, 1));
   map->setInterpolate(false);
   const auto filter = gallery_->filter();
+  std::vector<QCPItemText*> texts;
   for (int t = 0; t < classes; ++t)
     for (int p = 0; p < classes; ++p) {
       const double share = shares[size_t(t) * classes + p];
@@ -207,6 +208,7 @@ void ConfusionView::draw() {
       text->setText(rows ? QString::number(share, 'f', 2)
                          : QString::number(confusion_->count(t, p)));
       text->setColor(share > 0.5 ? Qt::white : Qt::black);
+      texts.push_back(text);
       if (filter && filter->first == t && filter->second == p) {
         text->setPen(QPen(QColor(214, 39, 40), 2));  // the cell the gallery shows
         text->setPadding(QMargins(4, 2, 4, 2));
@@ -236,6 +238,28 @@ void ConfusionView::draw() {
   plot_->yAxis->setLabel(tr("true class"));
   plot_->yAxis2->setLabel(tr("per-class accuracy"));
   plot_->replot();
+  // The numbers shrink to their cells (four digits in a small window), once the axes are laid out.
+  const double cell = std::abs(plot_->xAxis->coordToPixel(1) - plot_->xAxis->coordToPixel(0));
+  QFont font = plot_->font();
+  int widest = 1;
+  for (const QCPItemText* text : texts)
+    widest = std::max(widest, QFontMetrics(font).horizontalAdvance(text->text()));
+  if (widest > 0.85 * cell && cell > 0) {
+    font.setPointSizeF(std::max(4.0, font.pointSizeF() * 0.85 * cell / widest));
+    for (QCPItemText* text : texts) text->setFont(font);
+    plot_->replot();
+  }
+}
+
+void ConfusionView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  // Drawn again once the layout has given the plot its new size, one draw for many resizes.
+  if (!confusion_ || redraw_queued_) return;
+  redraw_queued_ = true;
+  QMetaObject::invokeMethod(this, [this] {
+    redraw_queued_ = false;
+    draw();
+  }, Qt::QueuedConnection);
 }
 
 QRect ConfusionView::cell_rect(int truth, int predicted) const {

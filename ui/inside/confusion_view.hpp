@@ -64,6 +64,7 @@ class ConfusionView : public QWidget {
 
  protected:
   void showEvent(QShowEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void finished(std::optional<Confusion> confusion, std::shared_ptr<const data::MnistData> data,
@@ -80,6 +81,7 @@ class ConfusionView : public QWidget {
   std::shared_ptr<std::atomic<bool>> cancel_flag_;  // set while a count is under way
   std::vector<QThread*> threads_;
   int generation_ = 0;
+  bool redraw_queued_ = false;
   QPushButton* compute_;
   QPushButton* cancel_;
   QCheckBox* normalized_;
