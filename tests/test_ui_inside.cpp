@@ -102,7 +102,7 @@ TEST_F(InsideTabTest, ThePyTorchCheckpointOpensFromTheFileMenu) {
 TEST_F(InsideTabTest, ADigitDrawnWithTheMouseIsClassified) {
   open(kLenet);
   ASSERT_NE(tab()->model(), nullptr) << tab()->message().toStdString();
-  tab()->sections()->setCurrentWidget(tab()->digits());
+  tab()->show_section(tab()->digits());
   DigitPanel* digits = tab()->digits();
   EXPECT_EQ(digits->predicted(), -1);
   EXPECT_TRUE(digits->status().contains("Draw a digit")) << digits->status().toStdString();
@@ -135,7 +135,7 @@ TEST_F(InsideTabTest, ADigitDrawnWithTheMouseIsClassified) {
 
 TEST_F(InsideTabTest, TheConfusionMatrixCountsTheTestSetAndACellFiltersTheMistakes) {
   open(kLenet);  // untrained: wrong on most of the test set, in many cells
-  tab()->sections()->setCurrentWidget(tab()->confusion());
+  tab()->show_section(tab()->confusion());
   ConfusionView* view = tab()->confusion();
   ASSERT_TRUE(wait_until([&] { return view->confusion() != nullptr; }, 60s))
       << view->status().toStdString();
@@ -239,7 +239,7 @@ TEST_F(InsideTabTest, FilesThatAreNotCheckpointsAreSaidAndTheWindowGoesOn) {
   open(kPyTorch);
   EXPECT_EQ(tab()->model()->config.name, "pytorch-example");
   EXPECT_TRUE(tab()->message().isEmpty());
-  tab()->sections()->setCurrentWidget(tab()->digits());
+  tab()->show_section(tab()->digits());
   stroke({140, 40}, {140, 240});
   EXPECT_TRUE(wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s));
 }
@@ -298,14 +298,14 @@ TEST_F(InsideTabTest, Screenshots) {
     QApplication::processEvents();
     ASSERT_TRUE(window_->grab().save(shots + "/" + name));
   };
-  tab()->sections()->setCurrentWidget(tab()->digits());
+  tab()->show_section(tab()->digits());
   stroke({70, 60}, {210, 60});
   wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s);
   shoot("inside-draw-mid-1280x720.png");
   stroke({210, 60}, {120, 230});
   wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s);
   shoot("inside-draw-1280x720.png");
-  tab()->sections()->setCurrentWidget(tab()->confusion());
+  tab()->show_section(tab()->confusion());
   ConfusionView* view = tab()->confusion();
   ASSERT_TRUE(wait_until([&] { return view->confusion() != nullptr; }, 300s));
   const Confusion& confusion = *view->confusion();

@@ -20,7 +20,7 @@ class ProbabilityBars : public QWidget {
  public:
   explicit ProbabilityBars(QWidget* parent) : QWidget(parent) {
     setObjectName("probability-bars");
-    setMinimumSize(300, 180);
+    setMinimumSize(220, 160);
   }
   void set(std::vector<float> probabilities, int predicted) {
     probabilities_ = std::move(probabilities);
@@ -71,10 +71,8 @@ DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
                        "aspect ratio, centred by its centre of mass, as MNIST's digits were made"));
   digit_ = new QLabel(this);
   digit_->setObjectName("predicted-digit");
-  QFont big = digit_->font();
-  big.setPointSizeF(big.pointSizeF() * 6);
-  big.setBold(true);
-  digit_->setFont(big);
+  // A style sheet, not setFont: presenter mode gives every widget its parent's font back.
+  digit_->setStyleSheet("QLabel { font-size: 60pt; font-weight: bold; }");
   digit_->setAlignment(Qt::AlignCenter);
   digit_->setMinimumWidth(120);
   status_ = new QLabel(this);

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QMimeData>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QTabWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -48,6 +49,8 @@ InsideTab::InsideTab(InsideContext context, QWidget* parent)
   model_label_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   runs_ = new QComboBox(this);
   runs_->setObjectName("inside-run");
+  runs_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  runs_->setMinimumContentsLength(12);  // long run names do not widen the tab
   runs_->setToolTip(tr("The model a run trained (runs started in this window keep their weights)"));
   open_ = new QPushButton(tr("Open weights…"), this);
   open_->setObjectName("open-weights");
@@ -64,10 +67,19 @@ InsideTab::InsideTab(InsideContext context, QWidget* parent)
 
   sections_ = new QTabWidget(this);
   sections_->setObjectName("inside-sections");
+  // Each section scrolls where the window is narrower than it (a 1024x768 projector), so the
+  // tab never asks the window for more room than the others do.
+  const auto add_section = [this](QWidget* section, const QString& title) {
+    auto* scroll = new QScrollArea(this);
+    scroll->setWidget(section);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    sections_->addTab(scroll, title);
+  };
   digits_ = new DigitPanel(this);
-  sections_->addTab(digits_, tr("Draw a digit"));
+  add_section(digits_, tr("Draw a digit"));
   confusion_ = new ConfusionView(context_.cache, context_.data_dir, this);
-  sections_->addTab(confusion_, tr("Confusion and mistakes"));
+  add_section(confusion_, tr("Confusion and mistakes"));
   // The whole network: its layers; their filters and feature maps show here too.
   auto* network = new QWidget(this);
   network->setObjectName("inside-network");
@@ -77,7 +89,7 @@ InsideTab::InsideTab(InsideContext context, QWidget* parent)
   layers_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
   auto* network_layout = new QVBoxLayout(network);
   network_layout->addWidget(layers_);
-  sections_->addTab(network, tr("Network"));
+  add_section(network, tr("Network"));
 
   auto* source = new QHBoxLayout;
   source->addWidget(new QLabel(tr("Run:"), this));
@@ -104,6 +116,13 @@ InsideTab::InsideTab(InsideContext context, QWidget* parent)
   }
   fill_runs();
   fill_layers();
+}
+
+void InsideTab::show_section(QWidget* section) {
+  for (int i = 0; i < sections_->count(); ++i)
+    if (auto* scroll = qobject_cast<QScrollArea*>(sections_->widget(i));
+        scroll && scroll->widget() == section)
+      sections_->setCurrentIndex(i);
 }
 
 bool InsideTab::loading() const { return loader_->busy(); }

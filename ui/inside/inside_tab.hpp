@@ -61,6 +61,7 @@ class InsideTab : public QWidget {
   QComboBox* run_combo() { return runs_; }
   QPushButton* open_button() { return open_; }
   QTabWidget* sections() { return sections_; }
+  void show_section(QWidget* section);  // digits(), confusion() or the Network section
   DigitPanel* digits() { return digits_; }
   ConfusionView* confusion() { return confusion_; }
   // The Network section: the model's layers (filters and feature maps join it).
