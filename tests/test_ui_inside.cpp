@@ -21,9 +21,8 @@
 #include <QUrl>
 #include <cstring>
 #include <fstream>
-#include <numeric>
-
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "engine/model/checkpoint.hpp"
 #include "ui/inside/confusion_view.hpp"
@@ -89,7 +88,8 @@ TEST_F(InsideTabTest, ThePyTorchCheckpointOpensFromTheFileMenu) {
   test::answer_file_dialog(QString::fromStdString(kPyTorch.string()), [&] {
     ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open weights"));
   });
-  ASSERT_TRUE(wait_until([&] { return tab()->model() != nullptr; }, 30s)) << tab()->message().toStdString();
+  ASSERT_TRUE(wait_until([&] { return tab()->model() != nullptr; }, 30s))
+      << tab()->message().toStdString();
   EXPECT_EQ(window_->tabs()->currentWidget(), tab());
   EXPECT_EQ(tab()->model()->config.name, "pytorch-example");
   EXPECT_TRUE(tab()->model_text().contains("pytorch-example")) << tab()->model_text().toStdString();
@@ -173,13 +173,15 @@ TEST_F(InsideTabTest, TheConfusionMatrixCountsTheTestSetAndACellFiltersTheMistak
   // Counts and row shares export as every chart does.
   QString error;
   const QString dir = QString::fromStdString(files_.path().string());
-  ASSERT_TRUE(view->export_to(dir + "/counts.csv", ExportFormat::Csv, &error)) << error.toStdString();
+  ASSERT_TRUE(view->export_to(dir + "/counts.csv", ExportFormat::Csv, &error))
+      << error.toStdString();
   for (ExportFormat format : {ExportFormat::Png, ExportFormat::Svg, ExportFormat::Pdf})
     ASSERT_TRUE(view->export_to(dir + "/matrix." + export_format_name(format), format, &error))
         << error.toStdString();
   QTest::mouseClick(view->normalized_box(), Qt::LeftButton);
   ASSERT_TRUE(view->normalized());
-  ASSERT_TRUE(view->export_to(dir + "/shares.csv", ExportFormat::Csv, &error)) << error.toStdString();
+  ASSERT_TRUE(view->export_to(dir + "/shares.csv", ExportFormat::Csv, &error))
+      << error.toStdString();
   std::ifstream counts(files_.path() / "counts.csv"), shares(files_.path() / "shares.csv");
   std::string line;
   std::getline(counts, line);
@@ -249,7 +251,8 @@ TEST_F(InsideTabTest, WeightsOfAnotherModelNameTheTensorAndBothShapes) {
   test::choose_in_combo(tab()->config_combo(), "lenet5");
   ASSERT_TRUE(wait_until([&] { return !tab()->loading(); }, 30s));
   const QString message = tab()->message();
-  EXPECT_TRUE(message.contains("conv1.weight has shape [32, 1, 3, 3] but the model needs [6, 1, 5, 5]"))
+  EXPECT_TRUE(
+      message.contains("conv1.weight has shape [32, 1, 3, 3] but the model needs [6, 1, 5, 5]"))
       << message.toStdString();
   EXPECT_EQ(tab()->model()->config.name, "pytorch-example");
 }

@@ -58,8 +58,8 @@ Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set,
   for (int first = 0; first < set.count; first += part) {
     const int n = std::min(part, set.count - first);
     const std::vector<float> probabilities = class_probabilities(
-        model, std::span(set.pixels).subspan(size_t(first) * image_size, size_t(n) * image_size),
-        n, batch);
+        model, std::span(set.pixels).subspan(size_t(first) * image_size, size_t(n) * image_size), n,
+        batch);
     for (int k = 0; k < n; ++k) {
       const int i = first + k;
       const float* row = probabilities.data() + size_t(k) * classes;
@@ -79,7 +79,8 @@ Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set,
 }
 
 std::string confusion_csv(const Confusion& confusion, bool row_normalized) {
-  const std::vector<double> rows = row_normalized ? confusion.row_normalized() : std::vector<double>{};
+  const std::vector<double> rows =
+      row_normalized ? confusion.row_normalized() : std::vector<double>{};
   std::string csv = "true\\predicted";
   for (int p = 0; p < confusion.classes; ++p) (csv += ',') += std::to_string(p);
   csv += "\n";

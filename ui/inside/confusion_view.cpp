@@ -115,19 +115,25 @@ void ConfusionView::compute() {
     try {
       data = cache->get(dir);
       confusion = confusion_matrix(*model, data->test, 256, [&](int done, int total) {
-        QMetaObject::invokeMethod(this, [this, done, total, generation] {
-          if (generation != generation_) return;
-          progress_->setRange(0, total);
-          progress_->setValue(done);
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this,
+            [this, done, total, generation] {
+              if (generation != generation_) return;
+              progress_->setRange(0, total);
+              progress_->setValue(done);
+            },
+            Qt::QueuedConnection);
         return !*flag;
       });
     } catch (const std::exception& e) {
       problem = QString::fromStdString(e.what());
     }
-    QMetaObject::invokeMethod(this, [this, confusion, data, problem, generation] {
-      if (generation == generation_) finished(confusion, data, problem);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this, confusion, data, problem, generation] {
+          if (generation == generation_) finished(confusion, data, problem);
+        },
+        Qt::QueuedConnection);
   });
   threads_.push_back(thread);
   thread->start();
@@ -256,10 +262,13 @@ void ConfusionView::resizeEvent(QResizeEvent* event) {
   // Drawn again once the layout has given the plot its new size, one draw for many resizes.
   if (!confusion_ || redraw_queued_) return;
   redraw_queued_ = true;
-  QMetaObject::invokeMethod(this, [this] {
-    redraw_queued_ = false;
-    draw();
-  }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(
+      this,
+      [this] {
+        redraw_queued_ = false;
+        draw();
+      },
+      Qt::QueuedConnection);
 }
 
 QRect ConfusionView::cell_rect(int truth, int predicted) const {
@@ -280,9 +289,8 @@ void ConfusionView::clicked(QPoint pos) {
     return;
   const MistakesGallery::Cell cell{truth, predicted};
   // A second click on the cell shown (or on the diagonal, which holds no mistakes) shows all.
-  gallery_->set_filter(gallery_->filter() == cell || truth == predicted
-                           ? std::nullopt
-                           : std::optional(cell));
+  gallery_->set_filter(gallery_->filter() == cell || truth == predicted ? std::nullopt
+                                                                        : std::optional(cell));
 }
 
 bool ConfusionView::export_to(const QString& path, ExportFormat format, QString* error) {
@@ -307,9 +315,9 @@ void ConfusionView::export_dialog(ExportFormat format) {
   const QString name = normalized() ? "confusion-shares." : "confusion-counts.";
   const QString suggested =
       QDir(export_dir_.isEmpty() ? QDir::homePath() : export_dir_).filePath(name + ext);
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export the confusion matrix"),
-                                                    suggested,
-                                                    tr("%1 files (*.%2)").arg(ext.toUpper(), ext));
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export the confusion matrix"), suggested,
+                                   tr("%1 files (*.%2)").arg(ext.toUpper(), ext));
   if (path.isEmpty()) return;
   export_dir_ = QFileInfo(path).absolutePath();
   QString error;

@@ -33,8 +33,8 @@ class ConfusionView : public QWidget {
 
  public:
   // `data_dir` says where the window looks for MNIST now; `cache` holds what was loaded.
-  ConfusionView(std::shared_ptr<DataCache> cache,
-                std::function<std::filesystem::path()> data_dir, QWidget* parent = nullptr);
+  ConfusionView(std::shared_ptr<DataCache> cache, std::function<std::filesystem::path()> data_dir,
+                QWidget* parent = nullptr);
   ~ConfusionView() override;  // stops the count under way and waits for its thread
 
   // A new model (or none): the matrix is counted again when the view is shown.

@@ -49,8 +49,8 @@ class ProbabilityBars : public QWidget {
       const double h = p * (bottom - top);
       const QRectF bar(column.left() + slot * 0.15, bottom - h, slot * 0.7, h);
       painter.fillRect(bar, c == predicted_ ? QColor(31, 119, 180) : QColor(160, 174, 192));
-      painter.drawText(QRectF(column.left(), bottom - h - label_h, slot, label_h),
-                       Qt::AlignCenter, QString::number(p, 'f', 2));
+      painter.drawText(QRectF(column.left(), bottom - h - label_h, slot, label_h), Qt::AlignCenter,
+                       QString::number(p, 'f', 2));
     }
   }
 
@@ -67,8 +67,9 @@ DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
   seen_->setObjectName("model-input");
   seen_->setFixedSize(kDigitSide * 5, kDigitSide * 5);
   seen_->setStyleSheet("background: black");
-  seen_->setToolTip(tr("The 28x28 image the model sees: the ink fit into 20x20 keeping its "
-                       "aspect ratio, centred by its centre of mass, as MNIST's digits were made"));
+  seen_->setToolTip(
+      tr("The 28x28 image the model sees: the ink fit into 20x20 keeping its "
+         "aspect ratio, centred by its centre of mass, as MNIST's digits were made"));
   digit_ = new QLabel(this);
   digit_->setObjectName("predicted-digit");
   // A style sheet, not setFont: presenter mode gives every widget its parent's font back.
@@ -128,12 +129,14 @@ void DigitPanel::show_none(const QString& why) {
 void DigitPanel::classify() {
   if (canvas_->is_empty()) {
     seen_->clear();
-    return show_none(model_ ? tr("Draw a digit.") : tr("Draw a digit; open a model to classify it."));
+    return show_none(model_ ? tr("Draw a digit.")
+                            : tr("Draw a digit; open a model to classify it."));
   }
   const QImage& picture = canvas_->picture();
   std::vector<uint8_t> pixels(size_t(picture.width()) * picture.height());
   for (int y = 0; y < picture.height(); ++y)
-    std::copy_n(picture.constScanLine(y), picture.width(), pixels.begin() + size_t(y) * picture.width());
+    std::copy_n(picture.constScanLine(y), picture.width(),
+                pixels.begin() + size_t(y) * picture.width());
   std::vector<uint8_t> digit;
   try {
     digit = mnist_digit(gray_image(picture.width(), picture.height(), pixels));
@@ -142,8 +145,8 @@ void DigitPanel::classify() {
     return show_none(tr("Draw a digit: the strokes are too faint to read."));
   }
   const QImage seen(digit.data(), kDigitSide, kDigitSide, kDigitSide, QImage::Format_Grayscale8);
-  seen_->setPixmap(QPixmap::fromImage(seen.scaled(seen_->size(), Qt::IgnoreAspectRatio,
-                                                  Qt::FastTransformation)));
+  seen_->setPixmap(QPixmap::fromImage(
+      seen.scaled(seen_->size(), Qt::IgnoreAspectRatio, Qt::FastTransformation)));
   if (!model_) return show_none(tr("Open a model (File → Open weights…) to classify the digit."));
   const auto start = std::chrono::steady_clock::now();
   probabilities_ = class_probabilities(*model_, digit, 1);

@@ -45,8 +45,8 @@ class DigitPanel : public QWidget {
   std::shared_ptr<const ModelWeights> model_;
   DigitCanvas* canvas_;
   QPushButton* clear_;
-  QLabel* seen_;       // the 28x28 image, scaled up without smoothing
-  QLabel* digit_;      // the predicted class, large
+  QLabel* seen_;   // the 28x28 image, scaled up without smoothing
+  QLabel* digit_;  // the predicted class, large
   QLabel* status_;
   QLabel* cpu_time_;
   QLabel* gpu_time_;

@@ -56,8 +56,9 @@ InsideTab::InsideTab(InsideContext context, QWidget* parent)
   open_->setObjectName("open-weights");
   config_ = new QComboBox(this);
   config_->setObjectName("inside-config");
-  config_->setToolTip(tr("The model the weights belong to: from the checkpoint's metadata, a "
-                         "preset, or a config file"));
+  config_->setToolTip(
+      tr("The model the weights belong to: from the checkpoint's metadata, a "
+         "preset, or a config file"));
   config_->addItem(tr("from the checkpoint"), QString());
   for (const std::string& name : preset_names())
     config_->addItem(QString::fromStdString(name), QString::fromStdString(name));
@@ -136,9 +137,10 @@ void InsideTab::open_weights(const std::filesystem::path& path) {
 }
 
 void InsideTab::open_weights_dialog() {
-  const QString dir = file_.empty() ? QString() : QString::fromStdString(file_.parent_path().string());
-  const QString path = QFileDialog::getOpenFileName(this, tr("Open weights"), dir,
-                                                    tr("Checkpoints (*.safetensors);;All files (*)"));
+  const QString dir =
+      file_.empty() ? QString() : QString::fromStdString(file_.parent_path().string());
+  const QString path = QFileDialog::getOpenFileName(
+      this, tr("Open weights"), dir, tr("Checkpoints (*.safetensors);;All files (*)"));
   if (!path.isEmpty()) open_weights(path.toStdString());
 }
 

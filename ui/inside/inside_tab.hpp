@@ -32,8 +32,8 @@ class WeightsLoader;
 // What the tab needs of the window.
 struct InsideContext {
   RunStore* store = nullptr;
-  std::shared_ptr<DataCache> cache;                  // MNIST as loaded for the runs
-  std::function<std::filesystem::path()> data_dir;   // where the window looks for it now
+  std::shared_ptr<DataCache> cache;                 // MNIST as loaded for the runs
+  std::function<std::filesystem::path()> data_dir;  // where the window looks for it now
 };
 
 class InsideTab : public QWidget {

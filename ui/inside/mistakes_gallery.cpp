@@ -43,7 +43,8 @@ MistakesGallery::MistakesGallery(QWidget* parent) : QWidget(parent) {
   fill();
 }
 
-void MistakesGallery::set(const Confusion* confusion, std::shared_ptr<const data::ImageSet> images) {
+void MistakesGallery::set(const Confusion* confusion,
+                          std::shared_ptr<const data::ImageSet> images) {
   confusion_ = confusion;
   images_ = std::move(images);
   filter_.reset();
@@ -75,12 +76,12 @@ void MistakesGallery::fill() {
     if (++matching > kMostShown) continue;  // counted, not listed
     const QImage digit(images_->pixels.data() + size_t(m.index) * images_->image_size(), side,
                        images_->rows, side, QImage::Format_Grayscale8);
-    const QPixmap picture = QPixmap::fromImage(
-        digit.scaled(side * kScale, images_->rows * kScale, Qt::IgnoreAspectRatio,
-                     Qt::FastTransformation));
-    auto* item = new QListWidgetItem(
-        QIcon(picture), tr("true %1 → %2, p %3").arg(m.truth).arg(m.predicted).arg(
-                            double(m.p_predicted), 0, 'f', 2));
+    const QPixmap picture = QPixmap::fromImage(digit.scaled(
+        side * kScale, images_->rows * kScale, Qt::IgnoreAspectRatio, Qt::FastTransformation));
+    auto* item = new QListWidgetItem(QIcon(picture), tr("true %1 → %2, p %3")
+                                                         .arg(m.truth)
+                                                         .arg(m.predicted)
+                                                         .arg(double(m.p_predicted), 0, 'f', 2));
     item->setToolTip(tr("Test image %1: true %2, predicted %3 with p %4 (p of the true class %5)")
                          .arg(m.index)
                          .arg(m.truth)
@@ -93,7 +94,8 @@ void MistakesGallery::fill() {
                                .arg(filter_->first)
                                .arg(filter_->second)
                          : tr("%n misclassified test digit(s); click a cell of the matrix to see "
-                              "one kind of mistake", "", matching);
+                              "one kind of mistake",
+                              "", matching);
   if (matching > kMostShown) text += tr(" (the first %1 shown)").arg(kMostShown);
   caption_->setText(text);
 }

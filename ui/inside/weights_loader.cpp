@@ -32,8 +32,8 @@ void WeightsLoader::load(const std::filesystem::path& path, const std::string& c
                      "as under Config (a preset, or a config file).")
                       .arg(QString::fromStdString(path.string()));
       } else {
-        model = std::make_shared<const ModelWeights>(
-            model_weights(checkpoint, config, path.string()));
+        model =
+            std::make_shared<const ModelWeights>(model_weights(checkpoint, config, path.string()));
       }
     } catch (const std::exception& e) {
       message = QString::fromStdString(e.what());
