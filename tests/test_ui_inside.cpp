@@ -45,6 +45,10 @@ const fs::path kGolden = fs::path(GPULAB_TEST_DATA_DIR) / "golden";
 const fs::path kPyTorch = kGolden / "pytorch-example_init.safetensors";
 const fs::path kLenet = kGolden / "lenet5_init.safetensors";
 
+int64_t preset_plan_count(const std::string& name) {
+  return plan_model(preset(name)).parameter_count;
+}
+
 // A safetensors file of `checkpoint`'s tensors, with its metadata or none.
 void write_safetensors(const fs::path& path, const Checkpoint& checkpoint, bool with_metadata) {
   nlohmann::json header = nlohmann::json::object();
@@ -278,6 +282,48 @@ TEST_F(InsideTabTest, ACheckpointWithoutConfigOpensAsTheModelChosen) {
       << tab()->message().toStdString();
   EXPECT_EQ(tab()->model()->config.name, "lenet5");
   EXPECT_TRUE(tab()->message().isEmpty());
+}
+
+TEST_F(InsideTabTest, ACheckpointWithoutConfigOpensWithAConfigFileChosen) {
+  const fs::path file = files_.path() / "no-metadata.safetensors";
+  write_safetensors(file, load_checkpoint(kPyTorch), false);
+  const fs::path config = files_.path() / "my-model.json";
+  std::ofstream(config) << model_to_json(preset("pytorch-example")).dump();
+  open(file);
+  ASSERT_EQ(tab()->model(), nullptr);
+  // The entry opens a file dialog: its list is clicked as choose_in_combo does, and the dialog
+  // answered.
+  QComboBox* combo = tab()->config_combo();
+  test::answer_file_dialog(QString::fromStdString(config.string()), [&] {
+    QTest::mouseClick(combo, Qt::LeftButton);
+    QAbstractItemView* list = combo->view();
+    ASSERT_TRUE(wait_until([&] { return list->isVisible(); }, 5s));
+    QTest::qWait(QApplication::doubleClickInterval() + 50);
+    const QModelIndex entry = list->model()->index(combo->findText("Config file…"), 0);
+    QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualRect(entry).center());
+    wait_until([&] { return QApplication::activeModalWidget() != nullptr; }, 5s);
+  });
+  ASSERT_TRUE(wait_until([&] { return tab()->model() != nullptr; }, 30s))
+      << tab()->message().toStdString();
+  EXPECT_EQ(tab()->model()->plan.parameter_count, preset_plan_count("pytorch-example"));
+  EXPECT_EQ(tab()->config_combo()->currentText(), "my-model.json");
+}
+
+TEST_F(InsideTabTest, ConfusionWithoutTheTestSetSaysWhichFileIsMissing) {
+  close_window();
+  test::TempDir empty;
+  options_.data_dir = empty.path();
+  open_window();
+  window_->show_tab("inside");
+  open(kLenet);
+  tab()->show_section(tab()->confusion());
+  ConfusionView* view = tab()->confusion();
+  ASSERT_TRUE(wait_until([&] { return !view->busy(); }, 30s));
+  EXPECT_EQ(view->confusion(), nullptr);
+  EXPECT_TRUE(view->status().contains("could not be counted")) << view->status().toStdString();
+  EXPECT_TRUE(view->status().contains(QString::fromStdString(empty.path().string())))
+      << view->status().toStdString();
+  EXPECT_TRUE(view->compute_button()->isEnabled());  // once the data is there, count again
 }
 
 // With GPULAB_SCREENSHOTS=DIR: the tab at 1280x720 mid-drawing, with the digit drawn, and the

@@ -163,20 +163,26 @@ void InsideTab::load(const std::filesystem::path& path) {
 }
 
 void InsideTab::config_chosen(int index) {
-  if (config_->itemData(index).toString() == kConfigFile) {
-    const QString path = QFileDialog::getOpenFileName(this, tr("The model's config"), QString(),
-                                                      tr("Model configs (*.json);;All files (*)"));
-    if (path.isEmpty()) {
-      config_->setCurrentIndex(0);
-      return;
-    }
-    int at = config_->findData(path);
-    if (at < 0) {
-      at = config_->count() - 1;  // before "Config file…"
-      config_->insertItem(at, QFileInfo(path).fileName(), path);
-    }
-    config_->setCurrentIndex(at);
+  // The file dialog opens once the combo box's list has closed, not inside its click.
+  if (config_->itemData(index).toString() == kConfigFile)
+    QMetaObject::invokeMethod(this, &InsideTab::choose_config_file, Qt::QueuedConnection);
+  else if (!file_.empty())
+    load(file_);
+}
+
+void InsideTab::choose_config_file() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("The model's config"), QString(),
+                                                    tr("Model configs (*.json);;All files (*)"));
+  if (path.isEmpty()) {
+    config_->setCurrentIndex(0);
+    return;
   }
+  int at = config_->findData(path);
+  if (at < 0) {
+    at = config_->count() - 1;  // before "Config file…"
+    config_->insertItem(at, QFileInfo(path).fileName(), path);
+  }
+  config_->setCurrentIndex(at);
   if (!file_.empty()) load(file_);
 }
 

@@ -76,6 +76,7 @@ class InsideTab : public QWidget {
  private:
   void load(const std::filesystem::path& path);  // with the config chosen
   void config_chosen(int index);
+  void choose_config_file();
   void fill_runs();
   void loaded(std::shared_ptr<const ModelWeights> model, const QString& path);
   void failed(const QString& path, const QString& message, bool needs_config);
