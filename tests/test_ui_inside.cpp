@@ -31,6 +31,7 @@
 #include "ui/inside/inside_tab.hpp"
 #include "ui/inside/mistakes_gallery.hpp"
 #include "ui/runs/run_store.hpp"
+#include "ui/runs/runs_panel.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
 
@@ -223,6 +224,13 @@ TEST_F(InsideTabTest, ARunTrainedInTheWindowShowsItsModelWhenItFinishes) {
   EXPECT_TRUE(fs::exists(run->data.dir / "weights.safetensors"));
   EXPECT_TRUE(tab()->model_text().contains(QString::fromStdString(run->data.name())))
       << tab()->model_text().toStdString();
+  EXPECT_EQ(tab()->run_combo()->currentData().toInt(), run->id);
+  // A file opened by hand replaces it; a click on the run in the runs list brings it back.
+  open(kLenet);
+  ASSERT_EQ(tab()->model()->config.name, "lenet5");
+  QTreeWidget* list = window_->runs_panel()->tree();
+  test::click_item(list, list->model()->index(0, 0));
+  ASSERT_TRUE(wait_until([&] { return tab()->model()->config.name == "mlp"; }, 30s));
   EXPECT_EQ(tab()->run_combo()->currentData().toInt(), run->id);
 }
 
