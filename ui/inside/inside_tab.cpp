@@ -131,7 +131,7 @@ QString InsideTab::model_text() const { return model_label_->text(); }
 QString InsideTab::message() const { return message_->text(); }
 
 void InsideTab::open_weights(const std::filesystem::path& path) {
-  run_id_ = 0;
+  opening_run_ = 0;
   config_->setCurrentIndex(0);  // a new file brings its own config, where it has one
   load(path);
 }
@@ -148,7 +148,7 @@ bool InsideTab::show_run(int id) {
   RunEntry* entry = context_.store ? context_.store->find(id) : nullptr;
   const auto weights = entry ? run_weights(entry->data) : std::nullopt;
   if (!weights) return false;
-  run_id_ = id;
+  opening_run_ = id;
   config_->setCurrentIndex(0);
   runs_->setCurrentIndex(std::max(0, runs_->findData(id)));
   load(*weights);
@@ -189,7 +189,8 @@ void InsideTab::choose_config_file() {
 void InsideTab::loaded(std::shared_ptr<const ModelWeights> model, const QString& path) {
   model_ = std::move(model);
   message_->dismiss();
-  const RunEntry* run = run_id_ && context_.store ? context_.store->find(run_id_) : nullptr;
+  shown_run_ = opening_run_;
+  const RunEntry* run = shown_run_ && context_.store ? context_.store->find(shown_run_) : nullptr;
   const QString from = run ? tr("run %1").arg(QString::fromStdString(run->data.name())) : path;
   model_label_->setText(tr("%1 (%2 parameters), from %3")
                             .arg(QString::fromStdString(model_->config.name))
@@ -208,6 +209,7 @@ void InsideTab::failed(const QString& path, const QString& message, bool needs_c
   if (model_) text += "\n" + tr("Still showing the model opened before.");
   message_->show_message(needs_config ? Banner::Kind::Warning : Banner::Kind::Error, text);
   if (needs_config) config_->setFocus();
+  runs_->setCurrentIndex(std::max(0, runs_->findData(shown_run_)));
 }
 
 void InsideTab::fill_runs() {
@@ -225,9 +227,9 @@ void InsideTab::fill_runs() {
   const bool first_fill = !runs_listed_;
   runs_listed_ = true;
   runs_with_weights_ = std::move(with_weights);
-  runs_->setCurrentIndex(std::max(0, runs_->findData(run_id_)));
+  runs_->setCurrentIndex(std::max(0, runs_->findData(shown_run_)));
   // A run that just finished brings its model, unless a file opened by hand is shown.
-  if (newest_new && !first_fill && (run_id_ != 0 || !model_) && !loading()) show_run(newest_new);
+  if (newest_new && !first_fill && (shown_run_ != 0 || !model_) && !loading()) show_run(newest_new);
 }
 
 void InsideTab::fill_layers() {

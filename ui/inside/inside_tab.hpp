@@ -86,7 +86,8 @@ class InsideTab : public QWidget {
   WeightsLoader* loader_;
   std::shared_ptr<const ModelWeights> model_;
   std::filesystem::path file_;  // the checkpoint the Config choice applies to
-  int run_id_ = 0;              // the run whose weights are open (0: a file opened by hand)
+  int opening_run_ = 0;         // the run whose weights are being opened (0: a file opened by hand)
+  int shown_run_ = 0;           // the run whose model is shown (0: none, or a file opened by hand)
   std::set<int> runs_with_weights_;
   bool runs_listed_ = false;  // runs found at the start are listed, not opened
   std::function<void()> dropped_;
