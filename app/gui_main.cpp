@@ -9,6 +9,7 @@
 
 #include "app/blas_select.hpp"
 #include "gpulab/build_config.hpp"
+#include "ui/inside/inside_tab.hpp"
 #include "ui/labs/labs_tab.hpp"
 #include "ui/setup/device_picker.hpp"
 #include "ui/setup/experiment_panel.hpp"
@@ -69,13 +70,15 @@ int main(int argc, char** argv) {
   const QCommandLineOption train("train", "start training the setup at once, on the CPU unless --device says otherwise");
   const QCommandLineOption device("device", "with --train: where to train (cpu, cuda:N; repeat to race)", "DEVICE");
   const QCommandLineOption recent("show-recent", "show the N most recent runs in the plots", "N");
-  const QCommandLineOption tab("tab", "open on this tab: live, compare or labs", "TAB");
+  const QCommandLineOption tab("tab", "open on this tab: live, compare, labs or inside", "TAB");
+  const QCommandLineOption weights(
+      "weights", "open this checkpoint on the Inside tab (a .safetensors file)", "FILE");
   const QCommandLineOption lab(
       "lab",
       "open this lab (a Markdown lab file, see docs/labs.md) on the Labs tab; repeat for more",
       "FILE.md");
   parser.addOptions(
-      {presenter, runs_dir, data_dir, telemetry, setup, train, device, recent, tab, lab});
+      {presenter, runs_dir, data_dir, telemetry, setup, train, device, recent, tab, lab, weights});
   parser.process(app);
 
   gpulab::ui::WindowOptions options;
@@ -140,8 +143,18 @@ int main(int argc, char** argv) {
                    qPrintable(window.labs()->message()));
     window.tabs()->setCurrentWidget(window.labs());
   }
+  if (parser.isSet(weights)) {
+    // Opened on the Inside tab, which says there what does not fit (a file that is no checkpoint,
+    // weights of another model); only a file that is not there at all stops the start.
+    const std::filesystem::path file = parser.value(weights).toStdString();
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(file, error))
+      return fail("--weights " + parser.value(weights) + ": no such file");
+    window.inside()->open_weights(file);
+    window.show_tab("inside");
+  }
   if (parser.isSet(tab) && !window.show_tab(parser.value(tab)))
-    return fail("--tab must be live, compare or labs, not " + parser.value(tab));
+    return fail("--tab must be live, compare, labs or inside, not " + parser.value(tab));
   if (parser.isSet(device)) {
     // A demo asking for a CPU and a GPU runs its CPU half on a machine without one, and says so;
     // only when no device asked for is here does the window refuse.

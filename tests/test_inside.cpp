@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <numeric>
 
 #include "digit_glyphs.hpp"
@@ -18,7 +19,9 @@
 #include "engine/inside/digit_image.hpp"
 #include "engine/inside/inference_timing.hpp"
 #include "engine/model/init.hpp"
+#include "engine/records/run_record.hpp"
 #include "kernels/cpu/ops.hpp"
+#include "temp_dir.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -104,6 +107,56 @@ TEST(Confusion, CsvHasAHeaderOfPredictionsAndARowPerTrueClass) {
   EXPECT_NE(csv.find("\n0,5,0,0,0,0,0,0,0,0,0\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\n7,0,0,3,0,0,0,0,0,0,0\n"), std::string::npos) << csv;
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 11);
+}
+
+TEST(Confusion, CountedInPartsWithProgressItIsTheSameAndStopsWhenTold) {
+  const data::ImageSet train = test::synthetic_set(256, 1), test = test::synthetic_set(2500, 2);
+  const ModelWeights model = small_model(train, test, 1);
+  const Confusion whole = confusion_matrix(model, test, 64);
+  std::vector<int> told;
+  const Confusion parts = confusion_matrix(model, test, 64, [&](int done, int total) {
+    EXPECT_EQ(total, test.count);
+    told.push_back(done);
+    return true;
+  });
+  EXPECT_EQ(told, (std::vector<int>{1024, 2048, 2500}));
+  EXPECT_EQ(parts.counts, whole.counts);
+  ASSERT_EQ(parts.mistakes.size(), whole.mistakes.size());
+  for (size_t i = 0; i < parts.mistakes.size(); ++i)
+    EXPECT_EQ(parts.mistakes[i].index, whole.mistakes[i].index);
+  const Confusion stopped = confusion_matrix(model, test, 64, [](int, int) { return false; });
+  EXPECT_EQ(stopped.total(), 1024);
+}
+
+TEST(Confusion, RowNormalizedCsvHasEachRowsShares) {
+  Confusion confusion;
+  confusion.classes = 10;
+  confusion.counts.assign(100, 0);
+  confusion.counts[7 * 10 + 2] = 1;
+  confusion.counts[7 * 10 + 7] = 3;
+  const std::string csv = confusion_csv(confusion, true);
+  EXPECT_NE(csv.find("\n7,0.000000,0.000000,0.250000,0.000000,0.000000,0.000000,0.000000,0.750000,"
+                     "0.000000,0.000000\n"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find("\n0,0.000000,"), std::string::npos) << csv;  // a class with no images
+}
+
+TEST(RunWeights, AreTheFileRunJsonNamesElseWeightsInTheRunFolder) {
+  test::TempDir dir;
+  RunData run;
+  run.dir = dir.path() / "run";
+  std::filesystem::create_directories(run.dir);
+  EXPECT_FALSE(run_weights(run));
+  std::ofstream(run.dir / "weights.safetensors") << "x";
+  EXPECT_EQ(run_weights(run), run.dir / "weights.safetensors");
+  const auto elsewhere = dir.path() / "saved.safetensors";
+  std::ofstream(elsewhere) << "x";
+  run.info["weights"] = elsewhere.string();
+  EXPECT_EQ(run_weights(run), elsewhere);
+  // The folder moved (imported from another machine): the file of that name in it.
+  run.info["weights"] = "/gone/elsewhere/weights.safetensors";
+  EXPECT_EQ(run_weights(run), run.dir / "weights.safetensors");
 }
 
 // The largest difference between two 28x28 images, in 0..255 levels.

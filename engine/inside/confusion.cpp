@@ -1,7 +1,10 @@
 // Counting the model's predictions against the labels.
 #include "engine/inside/confusion.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 
 namespace gpulab {
@@ -40,7 +43,8 @@ std::vector<double> Confusion::class_accuracy() const {
   return accuracy;
 }
 
-Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set, int batch) {
+Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set, int batch,
+                           const ConfusionProgress& progress) {
   if (set.rows != 28 || set.cols != 28)
     throw std::invalid_argument("confusion_matrix: images of " + std::to_string(set.rows) + "x" +
                                 std::to_string(set.cols) + " pixels, not 28x28");
@@ -48,30 +52,50 @@ Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set,
   confusion.classes = model.plan.layers.back().output.channels;
   const int classes = confusion.classes;
   confusion.counts.assign(size_t(classes) * classes, 0);
-  const std::vector<float> probabilities = class_probabilities(model, set.pixels, set.count, batch);
-  for (int i = 0; i < set.count; ++i) {
-    const float* row = probabilities.data() + size_t(i) * classes;
-    const int truth = set.labels[i];
-    if (truth >= classes)
-      throw std::invalid_argument("confusion_matrix: label " + std::to_string(truth) +
-                                  " of image " + std::to_string(i) + " is not below " +
-                                  std::to_string(classes));
-    const int predicted = predicted_class(row, classes);
-    ++confusion.counts[size_t(truth) * classes + predicted];
-    if (predicted != truth)
-      confusion.mistakes.push_back({i, truth, predicted, row[predicted], row[truth]});
+  // In parts, so a window can show progress and stop between them; one part without a listener.
+  const int part = progress ? std::max(batch, 1024) : std::max(set.count, 1);
+  const size_t image_size = size_t(set.image_size());
+  for (int first = 0; first < set.count; first += part) {
+    const int n = std::min(part, set.count - first);
+    const std::vector<float> probabilities = class_probabilities(
+        model, std::span(set.pixels).subspan(size_t(first) * image_size, size_t(n) * image_size), n,
+        batch);
+    for (int k = 0; k < n; ++k) {
+      const int i = first + k;
+      const float* row = probabilities.data() + size_t(k) * classes;
+      const int truth = set.labels[i];
+      if (truth >= classes)
+        throw std::invalid_argument("confusion_matrix: label " + std::to_string(truth) +
+                                    " of image " + std::to_string(i) + " is not below " +
+                                    std::to_string(classes));
+      const int predicted = predicted_class(row, classes);
+      ++confusion.counts[size_t(truth) * classes + predicted];
+      if (predicted != truth)
+        confusion.mistakes.push_back({i, truth, predicted, row[predicted], row[truth]});
+    }
+    if (progress && !progress(first + n, set.count)) break;
   }
   return confusion;
 }
 
-std::string confusion_csv(const Confusion& confusion) {
+std::string confusion_csv(const Confusion& confusion, bool row_normalized) {
+  const std::vector<double> rows =
+      row_normalized ? confusion.row_normalized() : std::vector<double>{};
   std::string csv = "true\\predicted";
   for (int p = 0; p < confusion.classes; ++p) (csv += ',') += std::to_string(p);
   csv += "\n";
   for (int t = 0; t < confusion.classes; ++t) {
     csv += std::to_string(t);
-    for (int p = 0; p < confusion.classes; ++p)
-      (csv += ',') += std::to_string(confusion.count(t, p));
+    for (int p = 0; p < confusion.classes; ++p) {
+      csv += ',';
+      if (row_normalized) {
+        char share[32];
+        std::snprintf(share, sizeof share, "%.6f", rows[size_t(t) * confusion.classes + p]);
+        csv += share;
+      } else {
+        csv += std::to_string(confusion.count(t, p));
+      }
+    }
     csv += "\n";
   }
   return csv;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,10 +37,16 @@ struct Confusion {
   std::vector<double> row_normalized() const;
 };
 
-// The model's verdict on every image of `set`, forward passes of `batch` images.
-Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set, int batch = 256);
+// Told how many images of how many are counted, now and then; returning false stops the count.
+using ConfusionProgress = std::function<bool(int done, int total)>;
 
-// "true\predicted,0,1,...,9" then a row per true class: its label then the counts.
-std::string confusion_csv(const Confusion& confusion);
+// The model's verdict on every image of `set`, forward passes of `batch` images. With `progress`,
+// a confusion stopped by it counts only the images before the stop (total() says how many).
+Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set, int batch = 256,
+                           const ConfusionProgress& progress = {});
+
+// "true\predicted,0,1,...,9" then a row per true class: its label then the counts, or with
+// `row_normalized` each row's shares (6 decimals).
+std::string confusion_csv(const Confusion& confusion, bool row_normalized = false);
 
 }  // namespace gpulab

@@ -8,24 +8,28 @@
 #include "engine/base/errors.hpp"
 #include "engine/cpu/cpu_network.hpp"
 #include "engine/model/checkpoint.hpp"
+#include "engine/records/run_record.hpp"
 
 namespace gpulab {
 
 ModelWeights load_model_weights(const std::filesystem::path& weights,
                                 const std::string& model_flag) {
-  const Checkpoint checkpoint = load_checkpoint(weights);
+  return model_weights(load_checkpoint(weights), model_flag, weights.string());
+}
+
+ModelWeights model_weights(const Checkpoint& checkpoint, const std::string& model_flag,
+                           const std::string& source) {
   ModelWeights model;
   if (!model_flag.empty()) {
     model.config = load_model(model_flag);
   } else if (auto stored = checkpoint.model()) {
     model.config = *stored;
   } else {
-    throw ConfigError(weights.string() +
-                      " holds no gpulab model config; pass --model PRESET|FILE.json");
+    throw ConfigError(source + " holds no gpulab model config; pass --model PRESET|FILE.json");
   }
   model.plan = plan_model(model.config);
   model.params.resize(size_t(model.plan.parameter_count));
-  apply_checkpoint(checkpoint, model.plan, model.params, weights.string());
+  apply_checkpoint(checkpoint, model.plan, model.params, source);
   return model;
 }
 
@@ -34,6 +38,19 @@ void softmax(float* out, const float* logits, int classes) {
   float sum = 0;
   for (int c = 0; c < classes; ++c) sum += out[c] = std::exp(logits[c] - shift);
   for (int c = 0; c < classes; ++c) out[c] /= sum;
+}
+
+std::optional<std::filesystem::path> run_weights(const RunData& run) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const auto is_file = [&](const fs::path& path) { return fs::is_regular_file(path, error); };
+  if (auto named = run.info.find("weights"); named != run.info.end() && named->is_string()) {
+    const fs::path path = named->get<std::string>();
+    if (is_file(path)) return path;
+    if (is_file(run.dir / path.filename())) return run.dir / path.filename();  // moved with it
+  }
+  if (is_file(run.dir / "weights.safetensors")) return run.dir / "weights.safetensors";
+  return std::nullopt;
 }
 
 int predicted_class(const float* probabilities, int classes) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -11,6 +12,9 @@
 #include "engine/model/model_config.hpp"
 
 namespace gpulab {
+
+struct Checkpoint;
+struct RunData;
 
 struct ModelWeights {
   ModelConfig config;
@@ -23,6 +27,13 @@ struct ModelWeights {
 // CheckpointError when the file or its tensors do not fit.
 ModelWeights load_model_weights(const std::filesystem::path& weights,
                                 const std::string& model_flag);
+// The same for a checkpoint already read; `source` names it in messages.
+ModelWeights model_weights(const Checkpoint& checkpoint, const std::string& model_flag,
+                           const std::string& source);
+
+// The weights a run saved: run.json's "weights" (as written, else in the run folder by its
+// name), else weights.safetensors in the run folder; none when neither is there.
+std::optional<std::filesystem::path> run_weights(const RunData& run);
 
 // Softmax probabilities (count, classes) of the model for `count` images of 28x28 bytes
 // (count, 784), white ink on black as in MNIST, normalized as in training. CPU forward passes of

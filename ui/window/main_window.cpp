@@ -13,11 +13,13 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <QToolButton>
+#include <QTreeWidget>
 #include <QVBoxLayout>
 
 #include "datasets/mnist_files.hpp"
 #include "ui/charts/chart_view.hpp"
 #include "ui/compare/compare_view.hpp"
+#include "ui/inside/inside_tab.hpp"
 #include "ui/labs/labs_tab.hpp"
 #include "ui/runs/run_controller.hpp"
 #include "ui/runs/run_store.hpp"
@@ -80,6 +82,10 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
                        [this] { return any_running(); }},
                       this);
   add_tab(labs_, "labs", tr("Labs"));
+  // The Inside tab classifies with the test set of the folder the runs use now.
+  inside_ = new InsideTab({store_, cache_, [this] { return data_banner_->dir(); }}, this);
+  add_tab(inside_, "inside", tr("Inside"));
+  inside_->accept_drops_on(this, [this] { show_tab("inside"); });
   runs_panel_ = new RunsPanel(store_, this);
 
   // The plots scroll when the window is smaller than they need: charts shrink to their minimum
@@ -145,6 +151,11 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   connect(board_, &LiveBoard::data_missing, data_banner_, [this] { data_banner_->check(true); });
   connect(store_, &RunStore::runs_changed, this, &MainWindow::refresh_run_views);
   connect(runs_panel_, &RunsPanel::baseline_changed, this, &MainWindow::refresh_run_views);
+  // The run clicked in the list shows its model on the Inside tab, where it saved one (a click,
+  // not the current row, which moves as the list is rebuilt).
+  connect(runs_panel_->tree(), &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
+    if (item) inside_->show_run(item->data(0, Qt::UserRole).toInt());
+  });
   connect(runs_panel_, &RunsPanel::use_setup_requested, this, [this](int id) {
     if (RunEntry* entry = store_->find(id)) setup_files_->use_setup_of(entry->data);
   });
@@ -236,6 +247,10 @@ void MainWindow::build_menus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   setup_files_->add_actions(file);
   file->addAction(tr("Open &lab…"), this, [this] { labs_->open_lab_dialog(); });
+  file->addAction(tr("Open &weights…"), this, [this] {
+    show_tab("inside");
+    inside_->open_weights_dialog();
+  });
   file->addSeparator();
   file->addAction(tr("&Import runs…"), runs_panel_, &RunsPanel::import_runs);
   reports_->add_actions(file);

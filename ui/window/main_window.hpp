@@ -39,6 +39,7 @@ class DataCache;
 class DevicePicker;
 class ExperimentPanel;
 class KeptState;
+class InsideTab;
 class LabsTab;
 class LiveBoard;
 class LiveTab;
@@ -109,6 +110,7 @@ class MainWindow : public QMainWindow {
   ProgressList* progress();
   RacePanel* race() { return race_; }
   LabsTab* labs() { return labs_; }
+  InsideTab* inside() { return inside_; }
   // Exports every live chart into `dir` as PNG, SVG, PDF and CSV.
   bool export_all(const QString& dir, QString* error);
 
@@ -150,6 +152,7 @@ class MainWindow : public QMainWindow {
   LiveTab* live_;
   CompareView* compare_;
   LabsTab* labs_;
+  InsideTab* inside_;
   RunsPanel* runs_panel_;
   QLabel* key_numbers_;  // presenter mode: images/s, ETA and speedup, large
   QWidget* setup_column_;

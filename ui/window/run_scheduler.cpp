@@ -44,6 +44,8 @@ int RunScheduler::start_wave(std::vector<RunRequest> requests) {
   for (RunRequest& request : requests) {
     try {
       request.out_dir = new_run_dir(store_->runs_dir(), run_label(request));
+      // The trained model stays with its run, so the Inside tab can open it.
+      if (!request.save_weights) request.save_weights = request.out_dir / "weights.safetensors";
     } catch (const std::exception& e) {
       emit error(QString::fromStdString(e.what()));
       break;

@@ -1,0 +1,399 @@
+// The Inside tab driven as a learner drives it, on Qt's offscreen platform: weights opened from
+// the File menu (the PyTorch-saved checkpoint of tests/data/golden), dropped on the window, and
+// taken from a run the window trained; a digit drawn with the mouse on the canvas and classified;
+// the confusion matrix counted on the test set and a click on a cell filtering the mistakes; and
+// bad input (a picture or bytes named .safetensors, weights of another model, a missing tensor,
+// no config, an empty canvas), each said on the tab while the window goes on working.
+#include <gtest/gtest.h>
+#include <qcustomplot.h>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDropEvent>
+#include <QImage>
+#include <QLabel>
+#include <QListWidget>
+#include <QMimeData>
+#include <QProcess>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QTreeWidget>
+#include <QUrl>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "engine/model/checkpoint.hpp"
+#include "ui/inside/confusion_view.hpp"
+#include "ui/inside/digit_canvas.hpp"
+#include "ui/inside/digit_panel.hpp"
+#include "ui/inside/inside_tab.hpp"
+#include "ui/inside/mistakes_gallery.hpp"
+#include "ui/runs/run_store.hpp"
+#include "ui/runs/runs_panel.hpp"
+#include "ui_fixture.hpp"
+#include "ui_input.hpp"
+
+namespace gpulab::ui {
+namespace {
+
+using namespace std::chrono_literals;
+using test::wait_until;
+namespace fs = std::filesystem;
+
+const fs::path kGolden = fs::path(GPULAB_TEST_DATA_DIR) / "golden";
+const fs::path kPyTorch = kGolden / "pytorch-example_init.safetensors";
+const fs::path kLenet = kGolden / "lenet5_init.safetensors";
+
+int64_t preset_plan_count(const std::string& name) {
+  return plan_model(preset(name)).parameter_count;
+}
+
+// A safetensors file of `checkpoint`'s tensors, with its metadata or none.
+void write_safetensors(const fs::path& path, const Checkpoint& checkpoint, bool with_metadata) {
+  nlohmann::json header = nlohmann::json::object();
+  if (with_metadata) header["__metadata__"] = checkpoint.metadata;
+  std::string data;
+  for (const auto& [name, tensor] : checkpoint.tensors) {
+    const size_t bytes = tensor.data.size() * sizeof(float);
+    header[name] = {{"dtype", "F32"},
+                    {"shape", tensor.shape},
+                    {"data_offsets", {data.size(), data.size() + bytes}}};
+    data.append(reinterpret_cast<const char*>(tensor.data.data()), bytes);
+  }
+  const std::string text = header.dump();
+  const uint64_t length = text.size();
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(&length), 8);
+  out << text << data;
+}
+
+class InsideTabTest : public test::WindowTest {
+ protected:
+  void SetUp() override {
+    WindowTest::SetUp();
+    open_window();
+    ASSERT_TRUE(window_->show_tab("inside"));
+  }
+  InsideTab* tab() { return window_->inside(); }
+  // Opens `path` as the tab does from any source, and waits for the worker thread's answer.
+  void open(const fs::path& path) {
+    tab()->open_weights(path);
+    ASSERT_TRUE(wait_until([&] { return !tab()->loading(); }, 30s));
+  }
+  // A stroke from `from` to `to` on the canvas, with the mouse, as a hand draws.
+  void stroke(QPoint from, QPoint to) { test::drag(tab()->digits()->canvas(), from, to, 12); }
+
+  test::TempDir files_;
+};
+
+TEST_F(InsideTabTest, ThePyTorchCheckpointOpensFromTheFileMenu) {
+  window_->show_tab("live");
+  test::answer_file_dialog(QString::fromStdString(kPyTorch.string()), [&] {
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open weights"));
+  });
+  ASSERT_TRUE(wait_until([&] { return tab()->model() != nullptr; }, 30s))
+      << tab()->message().toStdString();
+  EXPECT_EQ(window_->tabs()->currentWidget(), tab());
+  EXPECT_EQ(tab()->model()->config.name, "pytorch-example");
+  EXPECT_TRUE(tab()->model_text().contains("pytorch-example")) << tab()->model_text().toStdString();
+  EXPECT_TRUE(tab()->message().isEmpty()) << tab()->message().toStdString();
+  // The Network section lists its layers: conv1 first, the classes last.
+  ASSERT_GT(tab()->layers()->topLevelItemCount(), 4);
+  EXPECT_EQ(tab()->layers()->topLevelItem(0)->text(0), "conv1");
+}
+
+TEST_F(InsideTabTest, ADigitDrawnWithTheMouseIsClassified) {
+  open(kLenet);
+  ASSERT_NE(tab()->model(), nullptr) << tab()->message().toStdString();
+  tab()->show_section(tab()->digits());
+  DigitPanel* digits = tab()->digits();
+  EXPECT_EQ(digits->predicted(), -1);
+  EXPECT_TRUE(digits->status().contains("Draw a digit")) << digits->status().toStdString();
+  // A seven: the bar, then the stem.
+  stroke({70, 60}, {210, 60});
+  stroke({210, 60}, {120, 230});
+  ASSERT_TRUE(wait_until([&] { return digits->predicted() >= 0; }, 10s));
+  const std::vector<float>& p = digits->probabilities();
+  ASSERT_EQ(p.size(), 10u);
+  EXPECT_NEAR(std::accumulate(p.begin(), p.end(), 0.0), 1.0, 1e-4);
+  EXPECT_EQ(digits->predicted(), int(std::max_element(p.begin(), p.end()) - p.begin()));
+  EXPECT_TRUE(digits->status().contains(QString::number(digits->predicted())));
+  EXPECT_TRUE(digits->cpu_time_text().contains("ms")) << digits->cpu_time_text().toStdString();
+  // The image the model sees has ink in it.
+  auto* seen = digits->findChild<QLabel*>("model-input");
+  ASSERT_NE(seen, nullptr);
+  const QImage image = seen->pixmap().toImage().convertToFormat(QImage::Format_Grayscale8);
+  int lit = 0;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) lit += image.pixelColor(x, y).value() > 128;
+  EXPECT_GT(lit, 0);
+
+  // Clear: the canvas is empty and asks for a digit instead of showing a prediction.
+  QTest::mouseClick(digits->clear_button(), Qt::LeftButton);
+  EXPECT_TRUE(digits->canvas()->is_empty());
+  EXPECT_EQ(digits->predicted(), -1);
+  EXPECT_TRUE(digits->probabilities().empty());
+  EXPECT_TRUE(digits->status().contains("Draw a digit")) << digits->status().toStdString();
+}
+
+TEST_F(InsideTabTest, TheConfusionMatrixCountsTheTestSetAndACellFiltersTheMistakes) {
+  open(kLenet);  // untrained: wrong on most of the test set, in many cells
+  tab()->show_section(tab()->confusion());
+  ConfusionView* view = tab()->confusion();
+  ASSERT_TRUE(wait_until([&] { return view->confusion() != nullptr; }, 60s))
+      << view->status().toStdString();
+  const Confusion& confusion = *view->confusion();
+  EXPECT_EQ(confusion.total(), 128);  // the fixture's test set
+  EXPECT_EQ(int64_t(confusion.mistakes.size()), confusion.total() - confusion.correct());
+  MistakesGallery* gallery = view->gallery();
+  EXPECT_EQ(gallery->shown(), int(confusion.mistakes.size()));
+
+  // The off-diagonal cell with the most mistakes, clicked where it is drawn.
+  int truth = -1, predicted = -1;
+  for (int t = 0; t < 10; ++t)
+    for (int p = 0; p < 10; ++p)
+      if (t != p && (truth < 0 || confusion.count(t, p) > confusion.count(truth, predicted))) {
+        truth = t;
+        predicted = p;
+      }
+  ASSERT_GT(confusion.count(truth, predicted), 0);
+  QCustomPlot* plot = view->plot();
+  QTest::mouseClick(plot, Qt::LeftButton, {}, view->cell_rect(truth, predicted).center());
+  ASSERT_TRUE(gallery->filter().has_value());
+  EXPECT_EQ(*gallery->filter(), std::pair(truth, predicted));
+  EXPECT_EQ(gallery->shown(), confusion.count(truth, predicted));
+  EXPECT_TRUE(gallery->list()->item(0)->text().startsWith(
+      QString("true %1 → %2, p ").arg(truth).arg(predicted)))
+      << gallery->list()->item(0)->text().toStdString();
+  // Clicked again: all the mistakes; a cell, then Show all: all of them too.
+  QTest::mouseClick(plot, Qt::LeftButton, {}, view->cell_rect(truth, predicted).center());
+  EXPECT_FALSE(gallery->filter().has_value());
+  EXPECT_EQ(gallery->shown(), int(confusion.mistakes.size()));
+  QTest::mouseClick(plot, Qt::LeftButton, {}, view->cell_rect(truth, predicted).center());
+  QTest::mouseClick(gallery->show_all_button(), Qt::LeftButton);
+  EXPECT_EQ(gallery->shown(), int(confusion.mistakes.size()));
+
+  // Counts and row shares export as every chart does.
+  QString error;
+  const QString dir = QString::fromStdString(files_.path().string());
+  ASSERT_TRUE(view->export_to(dir + "/counts.csv", ExportFormat::Csv, &error))
+      << error.toStdString();
+  for (ExportFormat format : {ExportFormat::Png, ExportFormat::Svg, ExportFormat::Pdf})
+    ASSERT_TRUE(view->export_to(dir + "/matrix." + export_format_name(format), format, &error))
+        << error.toStdString();
+  QTest::mouseClick(view->normalized_box(), Qt::LeftButton);
+  ASSERT_TRUE(view->normalized());
+  ASSERT_TRUE(view->export_to(dir + "/shares.csv", ExportFormat::Csv, &error))
+      << error.toStdString();
+  std::ifstream counts(files_.path() / "counts.csv"), shares(files_.path() / "shares.csv");
+  std::string line;
+  std::getline(counts, line);
+  EXPECT_EQ(line, "true\\predicted,0,1,2,3,4,5,6,7,8,9");
+  std::getline(shares, line);
+  std::getline(shares, line);
+  EXPECT_NE(line.find('.'), std::string::npos) << line;
+  for (const char* file : {"matrix.png", "matrix.svg", "matrix.pdf"})
+    EXPECT_GT(fs::file_size(files_.path() / file), 100u) << file;
+}
+
+TEST_F(InsideTabTest, ACheckpointDroppedOnTheWindowOpensOnTheInsideTab) {
+  window_->show_tab("live");
+  QMimeData mime;
+  mime.setUrls({QUrl::fromLocalFile(QString::fromStdString(kLenet.string()))});
+  const QPoint at = window_->rect().center();
+  QDragEnterEvent enter(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(window_.get(), &enter);
+  EXPECT_TRUE(enter.isAccepted());
+  QDropEvent drop(at, Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+  QApplication::sendEvent(window_.get(), &drop);
+  ASSERT_TRUE(wait_until([&] { return tab()->model() != nullptr; }, 30s));
+  EXPECT_EQ(window_->tabs()->currentWidget(), tab());
+  EXPECT_EQ(tab()->model()->config.name, "lenet5");
+}
+
+TEST_F(InsideTabTest, ARunTrainedInTheWindowShowsItsModelWhenItFinishes) {
+  small_setup(6);
+  ASSERT_EQ(window_->start_training(), 1) << window_->message().toStdString();
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 120s));
+  ASSERT_TRUE(wait_until([&] { return tab()->model() != nullptr; }, 30s))
+      << tab()->message().toStdString();
+  EXPECT_EQ(tab()->model()->config.name, "mlp");
+  const RunEntry* run = window_->store()->entries().front();
+  EXPECT_TRUE(fs::exists(run->data.dir / "weights.safetensors"));
+  EXPECT_TRUE(tab()->model_text().contains(QString::fromStdString(run->data.name())))
+      << tab()->model_text().toStdString();
+  EXPECT_EQ(tab()->run_combo()->currentData().toInt(), run->id);
+  // A file opened by hand replaces it; a click on the run in the runs list brings it back.
+  open(kLenet);
+  ASSERT_EQ(tab()->model()->config.name, "lenet5");
+  QTreeWidget* list = window_->runs_panel()->tree();
+  test::click_item(list, list->model()->index(0, 0));
+  ASSERT_TRUE(wait_until([&] { return tab()->model()->config.name == "mlp"; }, 30s));
+  EXPECT_EQ(tab()->run_combo()->currentData().toInt(), run->id);
+}
+
+TEST_F(InsideTabTest, FilesThatAreNotCheckpointsAreSaidAndTheWindowGoesOn) {
+  open(kLenet);
+  ASSERT_NE(tab()->model(), nullptr);
+  const fs::path picture = files_.path() / "digit.safetensors";
+  QImage image(28, 28, QImage::Format_Grayscale8);
+  image.fill(Qt::black);
+  ASSERT_TRUE(image.save(QString::fromStdString(picture.string()), "PNG"));
+  const fs::path garbage = files_.path() / "garbage.safetensors";
+  std::ofstream(garbage) << "this is not a checkpoint at all, only some words in a file";
+  for (const fs::path& bad : {picture, garbage}) {
+    open(bad);
+    const QString message = tab()->message();
+    EXPECT_TRUE(message.contains(QString::fromStdString(bad.string()))) << message.toStdString();
+    EXPECT_EQ(tab()->model()->config.name, "lenet5");  // the model shown before stays
+  }
+  // The window goes on: a good file opens, a digit is classified.
+  open(kPyTorch);
+  EXPECT_EQ(tab()->model()->config.name, "pytorch-example");
+  EXPECT_TRUE(tab()->message().isEmpty());
+  tab()->show_section(tab()->digits());
+  stroke({140, 40}, {140, 240});
+  EXPECT_TRUE(wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s));
+}
+
+TEST_F(InsideTabTest, WeightsOfAnotherModelNameTheTensorAndBothShapes) {
+  open(kPyTorch);
+  test::choose_in_combo(tab()->config_combo(), "lenet5");
+  ASSERT_TRUE(wait_until([&] { return !tab()->loading(); }, 30s));
+  const QString message = tab()->message();
+  EXPECT_TRUE(
+      message.contains("conv1.weight has shape [32, 1, 3, 3] but the model needs [6, 1, 5, 5]"))
+      << message.toStdString();
+  EXPECT_EQ(tab()->model()->config.name, "pytorch-example");
+}
+
+TEST_F(InsideTabTest, AMissingTensorIsNamed) {
+  Checkpoint checkpoint = load_checkpoint(kLenet);
+  checkpoint.tensors.erase("fc3.bias");
+  const fs::path file = files_.path() / "no-fc3-bias.safetensors";
+  write_safetensors(file, checkpoint, true);
+  open(file);
+  EXPECT_EQ(tab()->model(), nullptr);
+  EXPECT_TRUE(tab()->message().contains("missing fc3.bias [10]")) << tab()->message().toStdString();
+}
+
+TEST_F(InsideTabTest, ACheckpointWithoutConfigOpensAsTheModelChosen) {
+  const fs::path file = files_.path() / "no-metadata.safetensors";
+  write_safetensors(file, load_checkpoint(kLenet), false);
+  open(file);
+  EXPECT_EQ(tab()->model(), nullptr);
+  EXPECT_TRUE(tab()->message().contains("holds no model config")) << tab()->message().toStdString();
+  test::choose_in_combo(tab()->config_combo(), "lenet5");
+  ASSERT_TRUE(wait_until([&] { return tab()->model() != nullptr; }, 30s))
+      << tab()->message().toStdString();
+  EXPECT_EQ(tab()->model()->config.name, "lenet5");
+  EXPECT_TRUE(tab()->message().isEmpty());
+}
+
+TEST_F(InsideTabTest, ACheckpointWithoutConfigOpensWithAConfigFileChosen) {
+  const fs::path file = files_.path() / "no-metadata.safetensors";
+  write_safetensors(file, load_checkpoint(kPyTorch), false);
+  const fs::path config = files_.path() / "my-model.json";
+  std::ofstream(config) << model_to_json(preset("pytorch-example")).dump();
+  open(file);
+  ASSERT_EQ(tab()->model(), nullptr);
+  // The entry opens a file dialog: its list is clicked as choose_in_combo does, and the dialog
+  // answered.
+  QComboBox* combo = tab()->config_combo();
+  test::answer_file_dialog(QString::fromStdString(config.string()), [&] {
+    QTest::mouseClick(combo, Qt::LeftButton);
+    QAbstractItemView* list = combo->view();
+    ASSERT_TRUE(wait_until([&] { return list->isVisible(); }, 5s));
+    QTest::qWait(QApplication::doubleClickInterval() + 50);
+    const QModelIndex entry = list->model()->index(combo->findText("Config file…"), 0);
+    QTest::mouseClick(list->viewport(), Qt::LeftButton, {}, list->visualRect(entry).center());
+    wait_until([&] { return QApplication::activeModalWidget() != nullptr; }, 5s);
+  });
+  ASSERT_TRUE(wait_until([&] { return tab()->model() != nullptr; }, 30s))
+      << tab()->message().toStdString();
+  EXPECT_EQ(tab()->model()->plan.parameter_count, preset_plan_count("pytorch-example"));
+  EXPECT_EQ(tab()->config_combo()->currentText(), "my-model.json");
+}
+
+TEST_F(InsideTabTest, ConfusionWithoutTheTestSetSaysWhichFileIsMissing) {
+  close_window();
+  test::TempDir empty;
+  options_.data_dir = empty.path();
+  open_window();
+  window_->show_tab("inside");
+  open(kLenet);
+  tab()->show_section(tab()->confusion());
+  ConfusionView* view = tab()->confusion();
+  ASSERT_TRUE(wait_until([&] { return !view->busy(); }, 30s));
+  EXPECT_EQ(view->confusion(), nullptr);
+  EXPECT_TRUE(view->status().contains("could not be counted")) << view->status().toStdString();
+  EXPECT_TRUE(view->status().contains(QString::fromStdString(empty.path().string())))
+      << view->status().toStdString();
+  EXPECT_TRUE(view->compute_button()->isEnabled());  // once the data is there, count again
+}
+
+// With GPULAB_SCREENSHOTS=DIR: the tab at 1280x720 mid-drawing, with the digit drawn, and the
+// confusion matrix with one cell's mistakes, as PNG files in DIR. GPULAB_SCREENSHOT_WEIGHTS and
+// GPULAB_SCREENSHOT_DATA give a trained model and the real MNIST folder; the fixture's otherwise.
+TEST_F(InsideTabTest, Screenshots) {
+  const QString shots = qEnvironmentVariable("GPULAB_SCREENSHOTS");
+  if (shots.isEmpty()) GTEST_SKIP() << "GPULAB_SCREENSHOTS is not set";
+  const QString weights = qEnvironmentVariable("GPULAB_SCREENSHOT_WEIGHTS");
+  const QString data = qEnvironmentVariable("GPULAB_SCREENSHOT_DATA");
+  if (!data.isEmpty()) {
+    close_window();
+    options_.data_dir = data.toStdString();
+    open_window();
+    window_->show_tab("inside");
+  }
+  window_->resize(1280, 720);
+  open(weights.isEmpty() ? kLenet : fs::path(weights.toStdString()));
+  ASSERT_NE(tab()->model(), nullptr) << tab()->message().toStdString();
+  const auto shoot = [&](const QString& name) {
+    QApplication::processEvents();
+    ASSERT_TRUE(window_->grab().save(shots + "/" + name));
+  };
+  tab()->show_section(tab()->digits());
+  stroke({70, 60}, {210, 60});
+  wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s);
+  shoot("inside-draw-mid-1280x720.png");
+  stroke({210, 60}, {120, 230});
+  wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s);
+  shoot("inside-draw-1280x720.png");
+  tab()->show_section(tab()->confusion());
+  ConfusionView* view = tab()->confusion();
+  ASSERT_TRUE(wait_until([&] { return view->confusion() != nullptr; }, 300s));
+  const Confusion& confusion = *view->confusion();
+  int truth = 1, predicted = 0;
+  for (int t = 0; t < 10; ++t)
+    for (int p = 0; p < 10; ++p)
+      if (t != p && confusion.count(t, p) > confusion.count(truth, predicted)) {
+        truth = t;
+        predicted = p;
+      }
+  QApplication::processEvents();
+  QTest::mouseClick(view->plot(), Qt::LeftButton, {}, view->cell_rect(truth, predicted).center());
+  shoot("inside-confusion-1280x720.png");
+}
+
+TEST(InsideCommandLine, WeightsThatAreNotThereStopTheStart) {
+  test::TempDir runs;
+  QProcess gpulab;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("QT_QPA_PLATFORM", "offscreen");
+  gpulab.setProcessEnvironment(env);
+  gpulab.start(GPULAB_GUI_PATH, {"--runs-dir", QString::fromStdString(runs.path().string()),
+                                 "--weights", "/no/such/weights.safetensors"});
+  ASSERT_TRUE(gpulab.waitForFinished(60000));
+  EXPECT_EQ(gpulab.exitCode(), 2);
+  EXPECT_TRUE(gpulab.readAllStandardError().contains("--weights /no/such/weights.safetensors"));
+}
+
+}  // namespace
+}  // namespace gpulab::ui
+
+int main(int argc, char** argv) {
+  return gpulab::test::run_window_tests(argc, argv, /*qt_dialogs=*/true);
+}

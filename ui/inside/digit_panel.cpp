@@ -1,0 +1,164 @@
+// The drawing through mnist_digit() and class_probabilities(), and what the panel shows of it.
+#include "ui/inside/digit_panel.hpp"
+
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPainter>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <chrono>
+#include <stdexcept>
+
+#include "engine/inside/digit_image.hpp"
+#include "ui/inside/digit_canvas.hpp"
+
+namespace gpulab::ui {
+
+// Ten bars, one per class, the predicted one highlighted, each with its probability.
+class ProbabilityBars : public QWidget {
+ public:
+  explicit ProbabilityBars(QWidget* parent) : QWidget(parent) {
+    setObjectName("probability-bars");
+    setMinimumSize(220, 160);
+  }
+  void set(std::vector<float> probabilities, int predicted) {
+    probabilities_ = std::move(probabilities);
+    predicted_ = predicted;
+    update();
+  }
+
+ protected:
+  void paintEvent(QPaintEvent*) override {
+    QPainter painter(this);
+    painter.setRenderHint(QPainter::Antialiasing);
+    const int classes = 10;
+    const QFontMetrics metrics(font());
+    const int label_h = metrics.height() + 4;
+    const double slot = double(width()) / classes;
+    const double top = label_h, bottom = height() - label_h;
+    painter.setPen(palette().color(QPalette::Mid));
+    painter.drawLine(QPointF(0, bottom), QPointF(width(), bottom));
+    for (int c = 0; c < classes; ++c) {
+      const QRectF column(c * slot, 0, slot, height());
+      painter.setPen(palette().color(QPalette::WindowText));
+      painter.drawText(QRectF(column.left(), bottom, slot, label_h), Qt::AlignCenter,
+                       QString::number(c));
+      if (size_t(c) >= probabilities_.size()) continue;
+      const double p = probabilities_[size_t(c)];
+      const double h = p * (bottom - top);
+      const QRectF bar(column.left() + slot * 0.15, bottom - h, slot * 0.7, h);
+      painter.fillRect(bar, c == predicted_ ? QColor(31, 119, 180) : QColor(160, 174, 192));
+      painter.drawText(QRectF(column.left(), bottom - h - label_h, slot, label_h), Qt::AlignCenter,
+                       QString::number(p, 'f', 2));
+    }
+  }
+
+ private:
+  std::vector<float> probabilities_;
+  int predicted_ = -1;
+};
+
+DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
+  canvas_ = new DigitCanvas(this);
+  clear_ = new QPushButton(tr("Clear"), this);
+  clear_->setObjectName("clear-canvas");
+  seen_ = new QLabel(this);
+  seen_->setObjectName("model-input");
+  seen_->setFixedSize(kDigitSide * 5, kDigitSide * 5);
+  seen_->setStyleSheet("background: black");
+  seen_->setToolTip(
+      tr("The 28x28 image the model sees: the ink fit into 20x20 keeping its "
+         "aspect ratio, centred by its centre of mass, as MNIST's digits were made"));
+  digit_ = new QLabel(this);
+  digit_->setObjectName("predicted-digit");
+  // A style sheet, not setFont: presenter mode gives every widget its parent's font back.
+  digit_->setStyleSheet("QLabel { font-size: 60pt; font-weight: bold; }");
+  digit_->setAlignment(Qt::AlignCenter);
+  digit_->setMinimumWidth(120);
+  status_ = new QLabel(this);
+  status_->setObjectName("digit-status");
+  status_->setWordWrap(true);
+  cpu_time_ = new QLabel(this);
+  cpu_time_->setObjectName("cpu-time");
+  gpu_time_ = new QLabel(this);  // filled by the GPU's inference timing, where there is a GPU
+  gpu_time_->setObjectName("gpu-time");
+  gpu_time_->hide();
+  bars_ = new ProbabilityBars(this);
+
+  auto* canvas_column = new QVBoxLayout;
+  canvas_column->addWidget(canvas_);
+  canvas_column->addWidget(clear_, 0, Qt::AlignLeft);
+  canvas_column->addStretch();
+  auto* seen_column = new QVBoxLayout;
+  seen_column->addWidget(new QLabel(tr("What the model sees (28x28):"), this));
+  seen_column->addWidget(seen_);
+  seen_column->addWidget(digit_);
+  seen_column->addStretch();
+  auto* result_column = new QVBoxLayout;
+  result_column->addWidget(status_);
+  result_column->addWidget(bars_, 1);
+  result_column->addWidget(cpu_time_);
+  result_column->addWidget(gpu_time_);
+  auto* layout = new QHBoxLayout(this);
+  layout->addLayout(canvas_column);
+  layout->addLayout(seen_column);
+  layout->addLayout(result_column, 1);
+
+  connect(canvas_, &DigitCanvas::drawn, this, &DigitPanel::classify);
+  connect(clear_, &QPushButton::clicked, canvas_, &DigitCanvas::clear);
+  classify();
+}
+
+void DigitPanel::set_model(std::shared_ptr<const ModelWeights> model) {
+  model_ = std::move(model);
+  classify();
+}
+
+QString DigitPanel::status() const { return status_->text(); }
+QString DigitPanel::cpu_time_text() const { return cpu_time_->text(); }
+
+void DigitPanel::show_none(const QString& why) {
+  predicted_ = -1;
+  probabilities_.clear();
+  digit_->clear();
+  status_->setText(why);
+  bars_->set({}, -1);
+}
+
+void DigitPanel::classify() {
+  if (canvas_->is_empty()) {
+    seen_->clear();
+    return show_none(model_ ? tr("Draw a digit.")
+                            : tr("Draw a digit; open a model to classify it."));
+  }
+  const QImage& picture = canvas_->picture();
+  std::vector<uint8_t> pixels(size_t(picture.width()) * picture.height());
+  for (int y = 0; y < picture.height(); ++y)
+    std::copy_n(picture.constScanLine(y), picture.width(),
+                pixels.begin() + size_t(y) * picture.width());
+  std::vector<uint8_t> digit;
+  try {
+    digit = mnist_digit(gray_image(picture.width(), picture.height(), pixels));
+  } catch (const std::invalid_argument&) {  // ink too faint to be a digit
+    seen_->clear();
+    return show_none(tr("Draw a digit: the strokes are too faint to read."));
+  }
+  const QImage seen(digit.data(), kDigitSide, kDigitSide, kDigitSide, QImage::Format_Grayscale8);
+  seen_->setPixmap(QPixmap::fromImage(
+      seen.scaled(seen_->size(), Qt::IgnoreAspectRatio, Qt::FastTransformation)));
+  if (!model_) return show_none(tr("Open a model (File → Open weights…) to classify the digit."));
+  const auto start = std::chrono::steady_clock::now();
+  probabilities_ = class_probabilities(*model_, digit, 1);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  predicted_ = predicted_class(probabilities_.data(), int(probabilities_.size()));
+  digit_->setText(QString::number(predicted_));
+  status_->setText(tr("The model says %1 (p %2).")
+                       .arg(predicted_)
+                       .arg(double(probabilities_[size_t(predicted_)]), 0, 'f', 2));
+  cpu_time_->setText(tr("One inference on the CPU: %1 ms").arg(ms, 0, 'f', 2));
+  bars_->set(probabilities_, predicted_);
+}
+
+}  // namespace gpulab::ui
