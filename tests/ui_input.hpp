@@ -235,6 +235,7 @@ inline void answer_file_dialog(const QString& path, const std::function<void()>&
     auto* name = dialog ? dialog->findChild<QLineEdit*>("fileNameEdit") : nullptr;
     if (!name || !name->isVisible()) return;
     if (stage == Stage::Waiting) {
+      dialog->activateWindow();
       name->setFocus();
       name->selectAll();
       QTest::keyClicks(name, path);
@@ -246,6 +247,18 @@ inline void answer_file_dialog(const QString& path, const std::function<void()>&
       return;
     }
     if (stage == Stage::Clicked && since_click.elapsed() < 500) return;
+    // The dialog selects in its list what the name typed so far names ("/", then "/tmp"), and
+    // lets go of those only while the name field has the focus, which a busy machine may not
+    // have given it yet: then it would choose "/" and "/tmp". A person would see that and type
+    // the path again, into the field now focused.
+    if (name->text() != path || dialog->selectedFiles().size() != 1) {
+      dialog->activateWindow();
+      name->setFocus();
+      name->selectAll();
+      QTest::keyClicks(name, path);
+      stage = Stage::Typed;
+      return;
+    }
     auto* buttons = dialog->findChild<QDialogButtonBox*>("buttonBox");
     for (QAbstractButton* button : buttons ? buttons->buttons() : QList<QAbstractButton*>{})
       if (buttons->buttonRole(button) == QDialogButtonBox::AcceptRole && button->isEnabled()) {
