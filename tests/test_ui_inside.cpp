@@ -16,7 +16,11 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QTabBar>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTreeWidget>
 #include <QUrl>
 #include <cstring>
@@ -24,12 +28,20 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "engine/inside/activations.hpp"
+#include "engine/inside/inference_timing.hpp"
 #include "engine/model/checkpoint.hpp"
 #include "ui/inside/confusion_view.hpp"
 #include "ui/inside/digit_canvas.hpp"
 #include "ui/inside/digit_panel.hpp"
+#include "ui/inside/explain_view.hpp"
+#include "ui/inside/feature_maps_view.hpp"
+#include "ui/inside/filters_view.hpp"
 #include "ui/inside/inside_tab.hpp"
 #include "ui/inside/mistakes_gallery.hpp"
+#include "ui/inside/network_panel.hpp"
+#include "ui/inside/speed_view.hpp"
+#include "ui/inside/tile_grid.hpp"
 #include "ui/runs/run_store.hpp"
 #include "ui/runs/runs_panel.hpp"
 #include "ui_fixture.hpp"
@@ -84,6 +96,32 @@ class InsideTabTest : public test::WindowTest {
   }
   // A stroke from `from` to `to` on the canvas, with the mouse, as a hand draws.
   void stroke(QPoint from, QPoint to) { test::drag(tab()->digits()->canvas(), from, to, 12); }
+  // A click on the section's tab, where the tab bar draws it.
+  void click_section(QWidget* section) {
+    QTabWidget* sections = tab()->sections();
+    for (int i = 0; i < sections->count(); ++i)
+      if (auto* scroll = qobject_cast<QScrollArea*>(sections->widget(i));
+          scroll && scroll->widget() == section) {
+        QTabBar* bar = sections->tabBar();
+        QTest::mouseClick(bar, Qt::LeftButton, {}, bar->tabRect(i).center());
+        ASSERT_EQ(sections->currentIndex(), i);
+        return;
+      }
+    FAIL() << "no such section";
+  }
+  // Clicks value (channel, y, x) of `layer` where the Network section's maps draw it.
+  void click_value(int layer, int channel, int y, int x) {
+    FeatureMapsView* maps = tab()->network()->maps();
+    TileGrid* grid = maps->grid_of_layer(layer);
+    ASSERT_NE(grid, nullptr) << "layer " << layer;
+    maps->ensureWidgetVisible(grid);
+    QApplication::processEvents();
+    const QPoint at = maps->value_rect(layer, channel, y, x).center();
+    ASSERT_TRUE(maps->viewport()->rect().contains(at)) << "layer " << layer;
+    QWidget* under = maps->viewport()->childAt(at);
+    ASSERT_EQ(under, grid) << "layer " << layer;
+    QTest::mouseClick(under, Qt::LeftButton, {}, under->mapFrom(maps->viewport(), at));
+  }
 
   test::TempDir files_;
 };
@@ -332,6 +370,159 @@ TEST_F(InsideTabTest, ConfusionWithoutTheTestSetSaysWhichFileIsMissing) {
   EXPECT_TRUE(view->status().contains(QString::fromStdString(empty.path().string())))
       << view->status().toStdString();
   EXPECT_TRUE(view->compute_button()->isEnabled());  // once the data is there, count again
+}
+
+// The Network section follows the drawing: every layer's maps are of the digit the model saw,
+// the filters are the model's, and a value clicked in a map is taken apart into its products.
+TEST_F(InsideTabTest, TheNetworkSectionShowsTheDrawnDigitInsideAndTakesAValueApart) {
+  open(kLenet);
+  ASSERT_NE(tab()->model(), nullptr) << tab()->message().toStdString();
+  NetworkPanel* network = tab()->network();
+  click_section(network);
+  EXPECT_TRUE(network->showing_drawn());
+  EXPECT_EQ(network->maps()->activations(), nullptr);  // nothing drawn yet
+  EXPECT_TRUE(network->image_text().contains("draw one")) << network->image_text().toStdString();
+  // The filters: one row per convolution of LeNet-5, each filter a tile.
+  ASSERT_EQ(network->filters()->layer_count(), 2);
+
+  click_section(tab()->digits());
+  stroke({70, 60}, {210, 60});
+  stroke({210, 60}, {120, 230});
+  ASSERT_TRUE(wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s));
+  click_section(network);
+  const NetworkActivations* shown = network->maps()->activations();
+  ASSERT_NE(shown, nullptr) << network->maps()->message().toStdString();
+  const NetworkActivations expected =
+      layer_activations(*tab()->model(), tab()->digits()->seen_digit());
+  EXPECT_EQ(shown->input, expected.input);
+  ASSERT_EQ(shown->layers.size(), expected.layers.size());
+  for (size_t i = 0; i < expected.layers.size(); ++i)
+    EXPECT_EQ(shown->layers[i].values, expected.layers[i].values) << "layer " << i;
+  // The maps' prediction is the drawing's.
+  EXPECT_EQ(predicted_class(shown->probabilities.data(), 10), tab()->digits()->predicted());
+  EXPECT_TRUE(network->image_text().contains("drawn digit")) << network->image_text().toStdString();
+
+  // conv1's channel 2 at (12, 14): the sum of its products and its bias, as the layer computed.
+  click_value(0, 2, 12, 14);
+  const ProductSum* sum = network->explain()->shown();
+  ASSERT_NE(sum, nullptr) << network->explain()->message().toStdString();
+  EXPECT_EQ(sum->layer, 0);
+  EXPECT_EQ(sum->channel, 2);
+  double total = sum->bias;
+  for (float product : sum->products) total += product;
+  EXPECT_NEAR(total, expected.layers[0].at(2, 12, 14), 1e-4);
+  EXPECT_NEAR(sum->activation, expected.layers[0].at(2, 12, 14), 1e-6);
+
+  // A new stroke moves the maps with it.
+  click_section(tab()->digits());
+  stroke({60, 150}, {220, 150});
+  click_section(network);
+  ASSERT_NE(network->maps()->activations(), nullptr);
+  EXPECT_EQ(network->maps()->activations()->input,
+            layer_activations(*tab()->model(), tab()->digits()->seen_digit()).input);
+  // Cleared: the maps say to draw again.
+  click_section(tab()->digits());
+  QTest::mouseClick(tab()->digits()->clear_button(), Qt::LeftButton);
+  EXPECT_TRUE(network->image_text().contains("draw one")) << network->image_text().toStdString();
+}
+
+// A mistake clicked in the gallery opens the Network section on that test digit: its maps end
+// in the probabilities the gallery gave.
+TEST_F(InsideTabTest, AMistakeClickedInTheGalleryIsShownInsideTheNetwork) {
+  open(kLenet);
+  click_section(tab()->confusion());
+  ConfusionView* view = tab()->confusion();
+  ASSERT_TRUE(wait_until([&] { return view->confusion() != nullptr; }, 60s))
+      << view->status().toStdString();
+  const Mistake mistake = view->confusion()->mistakes.at(0);
+  QListWidget* list = view->gallery()->list();
+  qobject_cast<QScrollArea*>(tab()->sections()->currentWidget())->ensureWidgetVisible(list);
+  list->scrollToItem(list->item(0));
+  QApplication::processEvents();
+  QTest::mouseClick(list->viewport(), Qt::LeftButton, {},
+                    list->visualItemRect(list->item(0)).center());
+  NetworkPanel* network = tab()->network();
+  EXPECT_EQ(tab()->sections()->currentWidget()->findChild<NetworkPanel*>(), network);
+  EXPECT_FALSE(network->showing_drawn());
+  EXPECT_EQ(network->test_image(), mistake.index);
+  ASSERT_TRUE(wait_until([&] { return !network->reading_test_set(); }, 30s));
+  EXPECT_TRUE(network->image_text().contains(QString("test image %1 ").arg(mistake.index)))
+      << network->image_text().toStdString();
+  const NetworkActivations* shown = network->maps()->activations();
+  ASSERT_NE(shown, nullptr) << network->maps()->message().toStdString();
+  EXPECT_NEAR(shown->probabilities.at(size_t(mistake.predicted)), mistake.p_predicted, 1e-5);
+  EXPECT_NEAR(shown->probabilities.at(size_t(mistake.truth)), mistake.p_truth, 1e-5);
+
+  // Another test image typed into the box; then back to the drawn digit.
+  QSpinBox* box = network->test_image_box();
+  box->setFocus();
+  box->selectAll();
+  QTest::keyClicks(box, "5");
+  QTest::keyClick(box, Qt::Key_Return);
+  EXPECT_EQ(network->test_image(), 5);
+  EXPECT_TRUE(network->image_text().contains("test image 5 "))
+      << network->image_text().toStdString();
+}
+
+// Time inference: a row per device and batch (the CPU's 1, 64 and 1000 here), each row's
+// per-image figures recomputed from its batch time, the sentence for a machine without a GPU,
+// and the CSV export of the same figures.
+TEST_F(InsideTabTest, TimingInferenceFillsARowPerBatchAndExportsThem) {
+  open(kLenet);
+  SpeedView* speed = tab()->speed();
+  click_section(speed);
+  EXPECT_FALSE(speed->export_button()->isEnabled());
+  QTest::mouseClick(speed->time_button(), Qt::LeftButton);
+  EXPECT_TRUE(speed->busy());
+  ASSERT_TRUE(wait_until([&] { return !speed->busy(); }, 120s)) << speed->status().toStdString();
+  ASSERT_EQ(speed->timings().size(), 3u) << speed->status().toStdString();
+  QTableWidget* table = speed->table();
+  ASSERT_EQ(table->rowCount(), 3);
+  const int batches[] = {1, 64, 1000};
+  for (int row = 0; row < 3; ++row) {
+    const InferenceTiming& t = speed->timings()[size_t(row)];
+    EXPECT_EQ(t.device, "cpu");
+    EXPECT_EQ(t.batch, batches[row]);
+    EXPECT_GT(t.batch_ms, 0);
+    EXPECT_EQ(table->item(row, 0)->text(), "cpu");
+    EXPECT_EQ(table->item(row, 1)->text().toInt(), batches[row]);
+    const double batch_ms = table->item(row, 2)->text().toDouble();
+    EXPECT_NEAR(batch_ms, t.batch_ms, 0.0005 + 1e-9);
+    EXPECT_NEAR(table->item(row, 3)->text().toDouble(), t.batch_ms / batches[row], 0.00005 + 1e-9);
+    EXPECT_NEAR(table->item(row, 4)->text().toDouble(), batches[row] * 1000.0 / t.batch_ms,
+                0.5 + 1e-9);
+  }
+  // The fixture's machine has no GPU, and says why.
+  EXPECT_TRUE(
+      speed->note().startsWith("No GPU on this machine: only the CPU is timed (no NVIDIA "
+                               "driver found (test))"))
+      << speed->note().toStdString();
+  EXPECT_TRUE(speed->note().contains("kernel launch")) << speed->note().toStdString();
+
+  ASSERT_TRUE(speed->export_button()->isEnabled());
+  const fs::path csv = files_.path() / "inference.csv";
+  test::answer_file_dialog(QString::fromStdString(csv.string()),
+                           [&] { QTest::mouseClick(speed->export_button(), Qt::LeftButton); });
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "device,batch,batch_ms,ms_per_image,images_per_second");
+  for (int row = 0; row < 3; ++row) {
+    ASSERT_TRUE(std::getline(in, line));
+    double batch_ms = 0, per_image = 0, per_second = 0;
+    int batch = 0;
+    ASSERT_EQ(
+        std::sscanf(line.c_str(), "cpu,%d,%lf,%lf,%lf", &batch, &batch_ms, &per_image, &per_second),
+        4)
+        << line;
+    EXPECT_EQ(batch, batches[row]);
+    EXPECT_NEAR(per_image, batch_ms / batch, 1e-6 * per_image);
+    EXPECT_NEAR(per_second, batch * 1000.0 / batch_ms, 1e-4 * per_second);
+  }
+  // Without a GPU, the drawing panel says so where the GPU's time would be.
+  EXPECT_TRUE(tab()->digits()->gpu_time_label()->text().contains(
+      "no GPU on this machine (no NVIDIA driver found (test))"))
+      << tab()->digits()->gpu_time_label()->text().toStdString();
 }
 
 // With GPULAB_SCREENSHOTS=DIR: the tab at 1280x720 mid-drawing, with the digit drawn, and the

@@ -57,32 +57,41 @@ int predicted_class(const float* probabilities, int classes) {
   return int(std::max_element(probabilities, probabilities + classes) - probabilities);
 }
 
-std::vector<float> class_probabilities(const ModelWeights& model, std::span<const uint8_t> pixels,
-                                       int count, int batch) {
+Classifier::Classifier(const ModelWeights& model, int batch)
+    : model_(model),
+      batch_(std::max(1, batch)),
+      network_(std::make_unique<CpuNetwork>(model.plan, batch_)),
+      images_(size_t(batch_) * model.plan.layers.front().input.size()),
+      no_labels_(size_t(batch_), 0) {  // the loss is computed and ignored
+  std::copy(model.params.begin(), model.params.end(), network_->parameters().begin());
+}
+
+Classifier::~Classifier() = default;
+
+std::vector<float> Classifier::probabilities(std::span<const uint8_t> pixels, int count) {
   constexpr size_t kImageSize = 28 * 28;
   if (pixels.size() != size_t(count) * kImageSize)
     throw std::invalid_argument("class_probabilities: " + std::to_string(pixels.size()) +
                                 " bytes are not " + std::to_string(count) + " 28x28 images");
-  const int classes = model.plan.layers.back().output.channels;
-  batch = std::max(1, std::min(batch, count));
-  CpuNetwork network(model.plan, batch);
-  std::copy(model.params.begin(), model.params.end(), network.parameters().begin());
-  std::vector<float> images(size_t(batch) * kImageSize);
-  const std::vector<uint8_t> no_labels(size_t(batch), 0);  // the loss is computed and ignored
+  const int classes = model_.plan.layers.back().output.channels;
   std::vector<float> probabilities(size_t(count) * classes);
-  for (int first = 0; first < count; first += batch) {
-    const int n = std::min(batch, count - first);
-    data::normalize_pixels(images.data(), pixels.data() + size_t(first) * kImageSize,
+  for (int first = 0; first < count; first += batch_) {
+    const int n = std::min(batch_, count - first);
+    data::normalize_pixels(images_.data(), pixels.data() + size_t(first) * kImageSize,
                            size_t(n) * kImageSize);
-    network.forward(images.data(), no_labels.data(), n, false, 0, 0);
-    const std::span<const float> logits = network.logits();
-    for (int i = 0; i < n; ++i) {
-      const float* row = logits.data() + size_t(i) * classes;
-      float* out = probabilities.data() + size_t(first + i) * classes;
-      softmax(out, row, classes);
-    }
+    network_->forward(images_.data(), no_labels_.data(), n, false, 0, 0);
+    const std::span<const float> logits = network_->logits();
+    for (int i = 0; i < n; ++i)
+      softmax(probabilities.data() + size_t(first + i) * classes,
+              logits.data() + size_t(i) * classes, classes);
   }
   return probabilities;
+}
+
+std::vector<float> class_probabilities(const ModelWeights& model, std::span<const uint8_t> pixels,
+                                       int count, int batch) {
+  Classifier classifier(model, std::min(batch, std::max(count, 1)));
+  return classifier.probabilities(pixels, count);
 }
 
 }  // namespace gpulab

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -13,6 +14,7 @@
 
 namespace gpulab {
 
+class CpuNetwork;
 struct Checkpoint;
 struct RunData;
 
@@ -40,6 +42,23 @@ std::optional<std::filesystem::path> run_weights(const RunData& run);
 // up to `batch` images at a time.
 std::vector<float> class_probabilities(const ModelWeights& model, std::span<const uint8_t> pixels,
                                        int count, int batch = 256);
+
+// The same with the CPU network built once and kept: building it allocates every layer's buffers,
+// which takes longer than a forward pass of one image, so a caller classifying again and again
+// (the window's drawn digit) keeps one. `model` must outlive it.
+class Classifier {
+ public:
+  Classifier(const ModelWeights& model, int batch);
+  ~Classifier();
+  std::vector<float> probabilities(std::span<const uint8_t> pixels, int count);
+
+ private:
+  const ModelWeights& model_;
+  int batch_;
+  std::unique_ptr<CpuNetwork> network_;
+  std::vector<float> images_;
+  std::vector<uint8_t> no_labels_;
+};
 
 // out (classes) = the softmax of logits (classes), shifted by their largest so exp() stays finite.
 void softmax(float* out, const float* logits, int classes);

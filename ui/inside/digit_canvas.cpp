@@ -33,6 +33,7 @@ void DigitCanvas::clear() {
   throttle_->stop();
   update();
   emit drawn();
+  emit finished();
 }
 
 void DigitCanvas::stroke_to(QPoint to) {
@@ -67,6 +68,7 @@ void DigitCanvas::mouseReleaseEvent(QMouseEvent* event) {
   stroke_to(event->position().toPoint());
   throttle_->stop();
   emit drawn();  // the stroke's end is always classified
+  emit finished();
 }
 
 void DigitCanvas::paintEvent(QPaintEvent*) {

@@ -29,6 +29,9 @@ class DigitCanvas : public QWidget {
  signals:
   // The picture changed: while drawing at most every kThrottleMs, and at each stroke's end.
   void drawn();
+  // The picture is as the learner left it: a stroke ended, or the canvas was cleared. What is too
+  // slow to follow the pen (every layer's feature maps) waits for this.
+  void finished();
 
  protected:
   void paintEvent(QPaintEvent* event) override;

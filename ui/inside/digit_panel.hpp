@@ -1,6 +1,7 @@
 // Draw a digit: the canvas, the 28x28 image the model sees (MNIST's preprocessing of the
 // drawing), the ten class probabilities as bars, the predicted digit large, and how long one
-// inference took on the CPU. The model classifies as the learner draws.
+// inference takes on the CPU and on the window's first GPU. The model classifies as the learner
+// draws.
 #pragma once
 
 #include <QWidget>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "engine/inside/model_weights.hpp"
+#include "ui/inside/background.hpp"
 
 class QLabel;
 class QPushButton;
@@ -22,8 +24,11 @@ class DigitPanel : public QWidget {
 
  public:
   explicit DigitPanel(QWidget* parent = nullptr);
+  ~DigitPanel() override;
 
   void set_model(std::shared_ptr<const ModelWeights> model);  // null: none open
+  // The GPU one inference is timed on ("cuda:0"), or none and why there is none.
+  void set_gpu(const QString& device, const QString& no_gpu_reason);
 
   DigitCanvas* canvas() { return canvas_; }
   QPushButton* clear_button() { return clear_; }
@@ -33,16 +38,22 @@ class DigitPanel : public QWidget {
   const std::vector<float>& probabilities() const { return probabilities_; }
   QString status() const;
   QString cpu_time_text() const;
-  // Where the GPU's time of one inference goes (shown once a GPU measurement is given).
+  // One inference on the GPU, timed on a worker thread when a model opens (or "no GPU").
   QLabel* gpu_time_label() { return gpu_time_; }
+  // The 28x28 image the model sees (784 bytes), empty when the canvas holds no digit.
+  const std::vector<uint8_t>& seen_digit() const { return seen_digit_; }
 
  public slots:
   void classify();  // the drawing as it is now
 
  private:
   void show_none(const QString& why);
+  void time_gpu();
 
   std::shared_ptr<const ModelWeights> model_;
+  std::unique_ptr<Classifier> classifier_;  // model_'s CPU network, built once
+  QString gpu_, no_gpu_reason_;
+  Background gpu_timing_{this};
   DigitCanvas* canvas_;
   QPushButton* clear_;
   QLabel* seen_;   // the 28x28 image, scaled up without smoothing
@@ -53,6 +64,7 @@ class DigitPanel : public QWidget {
   ProbabilityBars* bars_;
   int predicted_ = -1;
   std::vector<float> probabilities_;
+  std::vector<uint8_t> seen_digit_;
 };
 
 }  // namespace gpulab::ui

@@ -8,18 +8,20 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QMimeData>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QTabWidget>
-#include <QTreeWidget>
 #include <QVBoxLayout>
 
 #include "engine/model/model_config.hpp"
 #include "ui/inside/confusion_view.hpp"
+#include "ui/inside/digit_canvas.hpp"
 #include "ui/inside/digit_panel.hpp"
+#include "ui/inside/mistakes_gallery.hpp"
+#include "ui/inside/network_panel.hpp"
+#include "ui/inside/speed_view.hpp"
 #include "ui/inside/weights_loader.hpp"
 #include "ui/runs/run_store.hpp"
 #include "ui/widgets/status_widgets.hpp"
@@ -81,16 +83,15 @@ InsideTab::InsideTab(InsideContext context, QWidget* parent)
   add_section(digits_, tr("Draw a digit"));
   confusion_ = new ConfusionView(context_.cache, context_.data_dir, this);
   add_section(confusion_, tr("Confusion and mistakes"));
-  // The whole network: its layers; their filters and feature maps show here too.
-  auto* network = new QWidget(this);
-  network->setObjectName("inside-network");
-  layers_ = new QTreeWidget(network);
-  layers_->setHeaderLabels({tr("layer"), tr("type"), tr("output (C, H, W)"), tr("parameters")});
-  layers_->setRootIsDecorated(false);
-  layers_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  auto* network_layout = new QVBoxLayout(network);
-  network_layout->addWidget(layers_);
-  add_section(network, tr("Network"));
+  network_ = new NetworkPanel(context_.cache, context_.data_dir, this);
+  add_section(network_, tr("Network"));
+  speed_ = new SpeedView(this);
+  add_section(speed_, tr("Inference speed"));
+  QStringList gpus;
+  for (const GpuInfo& gpu : context_.devices.gpus) gpus << QString("cuda:%1").arg(gpu.index);
+  const QString no_gpu = QString::fromStdString(context_.devices.no_gpu_reason);
+  speed_->set_gpus(gpus, no_gpu);
+  digits_->set_gpu(gpus.value(0), no_gpu);
 
   auto* source = new QHBoxLayout;
   source->addWidget(new QLabel(tr("Run:"), this));
@@ -115,9 +116,17 @@ InsideTab::InsideTab(InsideContext context, QWidget* parent)
     connect(context_.store, &RunStore::runs_changed, this, &InsideTab::fill_runs);
     connect(context_.store, &RunStore::run_updated, this, &InsideTab::fill_runs);
   }
+  // The maps follow the drawing at each stroke's end; a mistake clicked is shown inside.
+  connect(digits_->canvas(), &DigitCanvas::finished, this,
+          [this] { network_->set_drawn_digit(digits_->seen_digit()); });
+  connect(confusion_->gallery(), &MistakesGallery::mistake_clicked, this, [this](int index) {
+    network_->show_test_image(index);
+    show_section(network_);
+  });
   fill_runs();
-  fill_layers();
 }
+
+QTreeWidget* InsideTab::layers() { return network_->layers(); }
 
 void InsideTab::show_section(QWidget* section) {
   for (int i = 0; i < sections_->count(); ++i)
@@ -199,7 +208,8 @@ void InsideTab::loaded(std::shared_ptr<const ModelWeights> model, const QString&
   if (!run) runs_->setCurrentIndex(0);
   digits_->set_model(model_);
   confusion_->set_model(model_);
-  fill_layers();
+  network_->set_model(model_);
+  speed_->set_model(model_);
   emit model_changed();
 }
 
@@ -230,18 +240,6 @@ void InsideTab::fill_runs() {
   runs_->setCurrentIndex(std::max(0, runs_->findData(shown_run_)));
   // A run that just finished brings its model, unless a file opened by hand is shown.
   if (newest_new && !first_fill && (shown_run_ != 0 || !model_) && !loading()) show_run(newest_new);
-}
-
-void InsideTab::fill_layers() {
-  layers_->clear();
-  if (!model_) return;
-  for (const LayerInfo& layer : model_->plan.layers) {
-    const ActivationShape& out = layer.output;
-    layers_->addTopLevelItem(new QTreeWidgetItem(
-        {QString::fromStdString(layer.spec.name), layer_type_name(layer.spec.type),
-         QString("%1, %2, %3").arg(out.channels).arg(out.height).arg(out.width),
-         QString::number(layer.parameter_count)}));
-  }
 }
 
 void InsideTab::accept_drops_on(QWidget* window, std::function<void()> opened) {

@@ -2,7 +2,8 @@
 // in the runs list, and taken again when a run finishes) or any checkpoint (File → Open weights…,
 // a .safetensors dropped on the window, gpulab --weights FILE), with its config from the
 // checkpoint's metadata or the one chosen here. Its sections: draw a digit, the confusion matrix
-// and mistakes, and the network's layers.
+// and mistakes, the network (layers, filters, feature maps, one value taken apart), and the
+// inference speed on the CPU and each GPU.
 #pragma once
 
 #include <QWidget>
@@ -12,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "engine/devices/devices.hpp"
 #include "engine/inside/model_weights.hpp"
 
 class QComboBox;
@@ -26,7 +28,9 @@ class Banner;
 class ConfusionView;
 class DataCache;
 class DigitPanel;
+class NetworkPanel;
 class RunStore;
+class SpeedView;
 class WeightsLoader;
 
 // What the tab needs of the window.
@@ -34,6 +38,7 @@ struct InsideContext {
   RunStore* store = nullptr;
   std::shared_ptr<DataCache> cache;                 // MNIST as loaded for the runs
   std::function<std::filesystem::path()> data_dir;  // where the window looks for it now
+  DeviceList devices;                               // the GPUs inference is timed on
 };
 
 class InsideTab : public QWidget {
@@ -61,11 +66,12 @@ class InsideTab : public QWidget {
   QComboBox* run_combo() { return runs_; }
   QPushButton* open_button() { return open_; }
   QTabWidget* sections() { return sections_; }
-  void show_section(QWidget* section);  // digits(), confusion() or the Network section
+  void show_section(QWidget* section);  // digits(), confusion(), network() or speed()
   DigitPanel* digits() { return digits_; }
   ConfusionView* confusion() { return confusion_; }
-  // The Network section: the model's layers (filters and feature maps join it).
-  QTreeWidget* layers() { return layers_; }
+  NetworkPanel* network() { return network_; }
+  SpeedView* speed() { return speed_; }
+  QTreeWidget* layers();  // the Network section's list of layers
 
  signals:
   void model_changed();
@@ -80,7 +86,6 @@ class InsideTab : public QWidget {
   void fill_runs();
   void loaded(std::shared_ptr<const ModelWeights> model, const QString& path);
   void failed(const QString& path, const QString& message, bool needs_config);
-  void fill_layers();
 
   InsideContext context_;
   WeightsLoader* loader_;
@@ -99,7 +104,8 @@ class InsideTab : public QWidget {
   QTabWidget* sections_;
   DigitPanel* digits_;
   ConfusionView* confusion_;
-  QTreeWidget* layers_;
+  NetworkPanel* network_;
+  SpeedView* speed_;
 };
 
 }  // namespace gpulab::ui

@@ -40,6 +40,9 @@ MistakesGallery::MistakesGallery(QWidget* parent) : QWidget(parent) {
   layout->addLayout(top);
   layout->addWidget(list_, 1);
   connect(show_all_, &QPushButton::clicked, this, [this] { set_filter(std::nullopt); });
+  connect(list_, &QListWidget::itemClicked, this, [this](QListWidgetItem* item) {
+    emit mistake_clicked(item->data(Qt::UserRole).toInt());
+  });
   fill();
 }
 
@@ -61,6 +64,9 @@ void MistakesGallery::set_filter(std::optional<Cell> cell) {
 
 int MistakesGallery::shown() const { return list_->count(); }
 QString MistakesGallery::caption() const { return caption_->text(); }
+int MistakesGallery::test_index(int row) const {
+  return list_->item(row)->data(Qt::UserRole).toInt();
+}
 
 void MistakesGallery::fill() {
   list_->clear();
@@ -87,7 +93,9 @@ void MistakesGallery::fill() {
                          .arg(m.truth)
                          .arg(m.predicted)
                          .arg(double(m.p_predicted), 0, 'f', 3)
-                         .arg(double(m.p_truth), 0, 'f', 3));
+                         .arg(double(m.p_truth), 0, 'f', 3) +
+                     "\n" + tr("Click to see it inside the network."));
+    item->setData(Qt::UserRole, m.index);
     list_->addItem(item);
   }
   QString text = filter_ ? tr("%n test digit(s) of true class %1 predicted as %2", "", matching)

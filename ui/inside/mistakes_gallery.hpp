@@ -1,5 +1,6 @@
 // The test digits a model gets wrong, each as its picture and "true 4 → 9, p 0.87", all of them
-// or only those of one cell of the confusion matrix (a true class predicted as another).
+// or only those of one cell of the confusion matrix (a true class predicted as another). A click on
+// one says which test image it is.
 #pragma once
 
 #include <QWidget>
@@ -36,9 +37,12 @@ class MistakesGallery : public QWidget {
   QListWidget* list() { return list_; }
   QPushButton* show_all_button() { return show_all_; }
   QString caption() const;
+  // The test set index of the mistake listed at `row`.
+  int test_index(int row) const;
 
  signals:
   void filter_changed();
+  void mistake_clicked(int test_index);
 
  private:
   void fill();

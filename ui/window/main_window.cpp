@@ -83,7 +83,8 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
                       this);
   add_tab(labs_, "labs", tr("Labs"));
   // The Inside tab classifies with the test set of the folder the runs use now.
-  inside_ = new InsideTab({store_, cache_, [this] { return data_banner_->dir(); }}, this);
+  inside_ =
+      new InsideTab({store_, cache_, [this] { return data_banner_->dir(); }, device_list_}, this);
   add_tab(inside_, "inside", tr("Inside"));
   inside_->accept_drops_on(this, [this] { show_tab("inside"); });
   runs_panel_ = new RunsPanel(store_, this);

@@ -1,0 +1,192 @@
+// Timing the model device by device and batch by batch on a worker thread, the table it fills and
+// its CSV.
+#include "ui/inside/speed_view.hpp"
+
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <fstream>
+
+namespace gpulab::ui {
+
+SpeedView::SpeedView(QWidget* parent) : QWidget(parent) {
+  setObjectName("inside-speed");
+  time_ = new QPushButton(tr("Time inference"), this);
+  time_->setObjectName("time-inference");
+  time_->setToolTip(tr("Time the model on the CPU and on each GPU for batches of 1, 64 and 1000"));
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setObjectName("cancel-timing");
+  cancel_->hide();
+  export_ = new QPushButton(tr("Export CSV…"), this);
+  export_->setObjectName("export-timing");
+  progress_ = new QProgressBar(this);
+  progress_->hide();
+  status_ = new QLabel(this);
+  status_->setObjectName("timing-status");
+  status_->setWordWrap(true);
+  note_ = new QLabel(this);
+  note_->setObjectName("timing-note");
+  note_->setWordWrap(true);
+  table_ = new QTableWidget(0, 5, this);
+  table_->setObjectName("timing-table");
+  table_->setHorizontalHeaderLabels({tr("device"), tr("batch"), tr("latency per batch (ms)"),
+                                     tr("ms per image"), tr("images/s")});
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->verticalHeader()->hide();
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setMinimumHeight(180);
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(time_);
+  controls->addWidget(cancel_);
+  controls->addWidget(progress_, 1);
+  controls->addStretch();
+  controls->addWidget(export_);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(controls);
+  layout->addWidget(status_);
+  layout->addWidget(note_);  // above the table, which takes the rest of the height
+  layout->addWidget(table_, 1);
+
+  connect(time_, &QPushButton::clicked, this, &SpeedView::time_model);
+  connect(cancel_, &QPushButton::clicked, this, &SpeedView::cancel);
+  connect(export_, &QPushButton::clicked, this, &SpeedView::export_dialog);
+  set_gpus({}, {});
+  set_model(nullptr);
+}
+
+SpeedView::~SpeedView() = default;
+
+QString SpeedView::status() const { return status_->text(); }
+QString SpeedView::note() const { return note_->text(); }
+
+void SpeedView::set_model(std::shared_ptr<const ModelWeights> model) {
+  cancel();
+  model_ = std::move(model);
+  timings_.clear();
+  table_->setRowCount(0);
+  status_->setText(model_ ? tr("Time this model's inference: the median of repeated forward "
+                               "passes, from images in memory to the class scores back in it.")
+                          : tr("Open a model to time its inference."));
+  refresh_controls();
+}
+
+void SpeedView::set_gpus(const QStringList& devices, const QString& no_gpu_reason) {
+  gpus_ = devices;
+  no_gpu_reason_ = no_gpu_reason;
+  QString text =
+      tr("A GPU pays fixed costs on every batch: the copy of the images to it and of "
+         "the results back, and a kernel launch per layer. On one image those costs are "
+         "most of the time and the CPU can win; on 1000 images its many cores have work "
+         "enough to pay them back, as in training.");
+  if (gpus_.isEmpty())
+    text = tr("No GPU on this machine: only the CPU is timed (%1).")
+               .arg(no_gpu_reason_.isEmpty() ? tr("none found") : no_gpu_reason_) +
+           "\n" + text;
+  note_->setText(text);
+}
+
+void SpeedView::refresh_controls() {
+  time_->setEnabled(model_ && !busy_);
+  cancel_->setVisible(busy_);
+  progress_->setVisible(busy_);
+  export_->setEnabled(!timings_.empty() && !busy_);
+}
+
+void SpeedView::time_model() {
+  if (!model_ || busy_) return;
+  timings_.clear();
+  table_->setRowCount(0);
+  busy_ = true;
+  QStringList devices = {"cpu"};
+  devices += gpus_;
+  const int total = int(devices.size()) * int(std::size(kBatches));
+  progress_->setRange(0, total);
+  progress_->setValue(0);
+  status_->setText(tr("Timing on %1…").arg(devices.join(", ")));
+  refresh_controls();
+  worker_.run([this, model = model_, devices](const Background::Job& job) {
+    QString problem;
+    int done_count = 0;
+    try {
+      for (const QString& device : devices)
+        for (int batch : kBatches) {
+          if (job.stopped()) return;
+          const InferenceTiming timing =
+              time_inference(*model, device.toStdString(), {batch}).front();
+          ++done_count;
+          job.post([this, timing, done_count] {
+            add_row(timing);
+            progress_->setValue(done_count);
+          });
+        }
+    } catch (const std::exception& e) {
+      problem = QString::fromStdString(e.what());
+    }
+    job.post([this, problem] { done(problem); });
+  });
+}
+
+void SpeedView::cancel() {
+  if (!busy_) return;
+  worker_.stop();
+  busy_ = false;
+  status_->setText(tr("Stopped; the rows measured so far stay."));
+  refresh_controls();
+}
+
+void SpeedView::add_row(const InferenceTiming& timing) {
+  timings_.push_back(timing);
+  const int row = table_->rowCount();
+  table_->insertRow(row);
+  const auto cell = [&](int column, const QString& text, bool number) {
+    auto* item = new QTableWidgetItem(text);
+    if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    table_->setItem(row, column, item);
+  };
+  cell(0, QString::fromStdString(timing.device), false);
+  cell(1, QString::number(timing.batch), true);
+  cell(2, QString::number(timing.batch_ms, 'f', 3), true);
+  cell(3, QString::number(timing.ms_per_image(), 'f', 4), true);
+  cell(4, QString::number(timing.images_per_second(), 'f', 0), true);
+}
+
+void SpeedView::done(const QString& problem) {
+  busy_ = false;
+  status_->setText(problem.isEmpty()
+                       ? tr("Timed: each figure is the median of repeated runs after a warm-up.")
+                       : tr("Timing stopped: %1").arg(problem));
+  refresh_controls();
+}
+
+bool SpeedView::export_csv(const QString& path, QString* error) const {
+  std::ofstream out(path.toStdString());
+  out << "device,batch,batch_ms,ms_per_image,images_per_second\n";
+  for (const InferenceTiming& t : timings_)
+    out << t.device << ',' << t.batch << ',' << t.batch_ms << ',' << t.ms_per_image() << ','
+        << t.images_per_second() << '\n';
+  out.flush();
+  if (!out) {
+    if (error) *error = tr("%1 could not be written; choose another folder.").arg(path);
+    return false;
+  }
+  return true;
+}
+
+void SpeedView::export_dialog() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export the timings"),
+                                                    "inference-timing.csv", tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!export_csv(path, &error))
+    status_->setText(error);
+  else
+    status_->setText(tr("Saved %1").arg(path));
+}
+
+}  // namespace gpulab::ui

@@ -1,0 +1,66 @@
+// Inference speed: the open model timed on the CPU and on each GPU of the window for batches of
+// 1, 64 and 1000 images (engine/inside/inference_timing on a worker thread, with progress), as a
+// table of latency per batch and per image and images/s, with why a GPU can lose on one image.
+#pragma once
+
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "engine/inside/inference_timing.hpp"
+#include "ui/inside/background.hpp"
+
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QTableWidget;
+
+namespace gpulab::ui {
+
+class SpeedView : public QWidget {
+  Q_OBJECT
+
+ public:
+  static constexpr int kBatches[] = {1, 64, 1000};
+  explicit SpeedView(QWidget* parent = nullptr);
+  ~SpeedView() override;
+
+  void set_model(std::shared_ptr<const ModelWeights> model);  // clears the table
+  // The GPUs to time besides the CPU ("cuda:0", ...), or none and why.
+  void set_gpus(const QStringList& devices, const QString& no_gpu_reason);
+
+  void time_model();  // on a worker thread; rows come in as each is measured
+  void cancel();
+  bool busy() const { return busy_; }
+  const std::vector<InferenceTiming>& timings() const { return timings_; }
+  // device,batch,batch_ms,ms_per_image,images_per_second: one row per timing.
+  bool export_csv(const QString& path, QString* error) const;
+
+  QPushButton* time_button() { return time_; }
+  QPushButton* export_button() { return export_; }
+  QTableWidget* table() { return table_; }
+  QString status() const;
+  QString note() const;
+
+ private:
+  void add_row(const InferenceTiming& timing);
+  void done(const QString& problem);
+  void export_dialog();
+  void refresh_controls();
+
+  std::shared_ptr<const ModelWeights> model_;
+  QStringList gpus_;
+  QString no_gpu_reason_;
+  std::vector<InferenceTiming> timings_;
+  bool busy_ = false;
+  Background worker_{this};
+  QPushButton* time_;
+  QPushButton* cancel_;
+  QPushButton* export_;
+  QProgressBar* progress_;
+  QLabel* status_;
+  QLabel* note_;
+  QTableWidget* table_;
+};
+
+}  // namespace gpulab::ui
