@@ -58,19 +58,19 @@ NetworkPanel::NetworkPanel(std::shared_ptr<DataCache> cache,
   auto* top = new QSplitter(Qt::Horizontal, this);
   top->addWidget(layers_);
   top->addWidget(filters_);
-  top->setStretchFactor(1, 2);
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   bottom->addWidget(maps_);
   bottom->addWidget(explain_);
-  bottom->setStretchFactor(0, 3);  // the maps want the width; the sum reads in a narrower column
-  bottom->setStretchFactor(1, 2);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->setObjectName("network-split");
   split->addWidget(top);
   split->addWidget(bottom);
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 2);
   split->setChildrenCollapsible(false);
+  // The sizes shared out in these proportions whatever the window's size: the filters wider than
+  // the list of layers, the maps wider than the sum explained, the maps taller than the filters.
+  top->setSizes({1000, 2000});
+  bottom->setSizes({3000, 2000});
+  split->setSizes({1000, 2000});
   layers_->setMinimumHeight(120);
   maps_->setMinimumSize(240, 200);
   explain_->setMinimumSize(240, 200);
