@@ -516,8 +516,9 @@ TEST_F(InsideTabTest, TimingInferenceFillsARowPerBatchAndExportsThem) {
         4)
         << line;
     EXPECT_EQ(batch, batches[row]);
-    EXPECT_NEAR(per_image, batch_ms / batch, 1e-6 * per_image);
-    EXPECT_NEAR(per_second, batch * 1000.0 / batch_ms, 1e-4 * per_second);
+    // Six significant digits in each field: within 1e-5 of each other.
+    EXPECT_NEAR(per_image, batch_ms / batch, 2e-5 * per_image);
+    EXPECT_NEAR(per_second, batch * 1000.0 / batch_ms, 2e-5 * per_second);
   }
   // Without a GPU, the drawing panel says so where the GPU's time would be.
   EXPECT_TRUE(tab()->digits()->gpu_time_label()->text().contains(
