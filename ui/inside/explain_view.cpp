@@ -166,9 +166,9 @@ ExplainView::ExplainView(QWidget* parent) : QScrollArea(parent), content_(new QW
   heading_->setWordWrap(true);
   sum_ = new QLabel(content_);
   sum_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  QFont big = sum_->font();
-  big.setPointSizeF(big.pointSizeF() * 1.25);
-  sum_->setFont(big);
+  // Larger through <big> in its text, not setFont: the size follows the label's font, which
+  // presenter mode enlarges and gives back, as it does every widget's.
+  sum_->setTextFormat(Qt::RichText);
   column_->addWidget(heading_);
   column_->addWidget(sum_);
   column_->addStretch(1);
@@ -186,7 +186,7 @@ void ExplainView::set_image(std::vector<uint8_t> digit) {
   recompute();
 }
 
-QString ExplainView::sum_text() const { return shown_ ? sum_->text() : QString(); }
+QString ExplainView::sum_text() const { return shown_ ? sum_plain_ : QString(); }
 QString ExplainView::message() const { return shown_ ? QString() : heading_->text(); }
 
 QRect ExplainView::window_rect(int row) const {
@@ -252,12 +252,13 @@ void ExplainView::explain(int layer, int channel, int y, int x) {
                  .arg(s.rows)
                  .arg(s.in_channels)
            : tr("<b>%1</b>, output %2: every input value times its weight").arg(name).arg(channel));
-  sum_->setText(tr("Σ %1 products %2 + bias %3 = %4   (the map holds %5)")
-                    .arg(count)
-                    .arg(number_text(double(s.sum) - double(s.bias)))
-                    .arg(number_text(s.bias))
-                    .arg(number_text(s.sum))
-                    .arg(number_text(s.activation)));
+  sum_plain_ = tr("Σ %1 products %2 + bias %3 = %4   (the map holds %5)")
+                   .arg(count)
+                   .arg(number_text(double(s.sum) - double(s.bias)))
+                   .arg(number_text(s.bias))
+                   .arg(number_text(s.sum))
+                   .arg(number_text(s.activation));
+  sum_->setText("<big style=\"white-space: pre\">" + sum_plain_.toHtmlEscaped() + "</big>");
   sum_->show();
   const std::vector<float>& input =
       layer == 0 ? activations_->input : activations_->layers[size_t(layer) - 1].values;

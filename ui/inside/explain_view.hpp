@@ -50,6 +50,7 @@ class ExplainView : public QScrollArea {
   QVBoxLayout* column_;
   QLabel* heading_;
   QLabel* sum_;
+  QString sum_plain_;  // sum_'s text, without the markup that makes it large
   std::vector<QWidget*> rows_;
 };
 
