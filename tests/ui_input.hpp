@@ -234,14 +234,14 @@ inline void answer_file_dialog(const QString& path, const std::function<void()>&
     auto* dialog = qobject_cast<QFileDialog*>(modal);
     auto* name = dialog ? dialog->findChild<QLineEdit*>("fileNameEdit") : nullptr;
     if (!name || !name->isVisible()) return;
-    if (stage == Stage::Waiting) {
+    const auto type_path = [&] {
       dialog->activateWindow();
       name->setFocus();
       name->selectAll();
       QTest::keyClicks(name, path);
       stage = Stage::Typed;
-      return;
-    }
+    };
+    if (stage == Stage::Waiting) return type_path();
     if (QWidget* popup = QApplication::activePopupWidget()) {
       popup->hide();
       return;
@@ -251,14 +251,7 @@ inline void answer_file_dialog(const QString& path, const std::function<void()>&
     // lets go of those only while the name field has the focus, which a busy machine may not
     // have given it yet: then it would choose "/" and "/tmp". A person would see that and type
     // the path again, into the field now focused.
-    if (name->text() != path || dialog->selectedFiles().size() != 1) {
-      dialog->activateWindow();
-      name->setFocus();
-      name->selectAll();
-      QTest::keyClicks(name, path);
-      stage = Stage::Typed;
-      return;
-    }
+    if (name->text() != path || dialog->selectedFiles().size() != 1) return type_path();
     auto* buttons = dialog->findChild<QDialogButtonBox*>("buttonBox");
     for (QAbstractButton* button : buttons ? buttons->buttons() : QList<QAbstractButton*>{})
       if (buttons->buttonRole(button) == QDialogButtonBox::AcceptRole && button->isEnabled()) {
