@@ -258,14 +258,16 @@ int run_train(const TrainFlags& flags) {
   }
   g_control = nullptr;
   progress.finish_line();
+  // A signal that broke off a collective on a rank other than 0 cancelled that rank: the
+  // collective is not why the job ends (rank 0's own record says where such a break came from).
+  if (mpi && rank != 0 && summary.status == RunStatus::Failed && control.cancelled_by.load()) {
+    summary.status = RunStatus::Cancelled;
+    summary.message = control.cancel_message(summary.steps);
+  }
   if (summary.status == RunStatus::Failed) {
     if (mpi && rank != 0) {
-      // Rank 0 records why the job ends, then ends it: tell it (and the others) and wait. A
-      // signal that broke off a collective is the reason, not the collective.
-      const char* by = control.cancelled_by.load();
-      mpi_world(request.backend.collective_timeout_s)
-          ->tell_failure(by ? "cancelled by " + std::string(by) + " (" + summary.message + ")"
-                            : summary.message);
+      // Rank 0 records why the job ends, then ends it: tell it (and the others) and wait.
+      mpi_world(request.backend.collective_timeout_s)->tell_failure(summary.message);
       // Rank 0 may be a whole step (or an evaluation) away from its next collective.
       mpi_wait_for_abort(
           "gpulab-cli: rank " + std::to_string(rank) + ": run failed: " + summary.message,
@@ -277,11 +279,12 @@ int run_train(const TrainFlags& flags) {
     return 1;
   }
   if (mpi && summary.status == RunStatus::Cancelled) {
-    // The other ranks wait in a collective for this one: a rank other than 0 tells them why (rank
-    // 0 records it and ends the job); rank 0, its record written, ends the job itself.
+    // The other ranks wait in a collective for this one: a rank other than 0 tells them it was
+    // cancelled (rank 0 records the run as cancelled and ends the job); rank 0, its record
+    // written, ends the job itself.
     const std::string message = "run cancelled: " + summary.message;
     if (rank != 0) {
-      mpi_world(request.backend.collective_timeout_s)->tell_failure(summary.message);
+      mpi_world(request.backend.collective_timeout_s)->tell_cancel(summary.message);
       mpi_wait_for_abort("gpulab-cli: " + message, 2 * request.backend.collective_timeout_s, 130);
     }
     mpi_abort("gpulab-cli: " + message, 130);

@@ -715,20 +715,25 @@ TEST(DataParallelMpi, ARankThatNeverArrivesTimesOut) {
   EXPECT_EQ(run.steps.size(), 2u);
 }
 
-// A command line for one rank: it runs `cli` and sends it `signal` (9, TERM, INT) once rank 0 has
-// recorded 5 steps (or after a minute).
-std::string signal_after_five_steps(const test::TempDir& dir, const std::string& cli,
-                                    const std::string& signal) {
-  const auto script = dir.path() / ("signal-" + signal + ".sh");
+// A command line for one rank: it runs `cli` and, once rank 0 has recorded 5 steps (or after a
+// minute), runs `then` (shell commands; $pid is cli's process); `name` names its script.
+std::string after_five_steps(const test::TempDir& dir, const std::string& name,
+                             const std::string& cli, const std::string& then) {
+  const auto script = dir.path() / (name + ".sh");
   std::ofstream(script) << cli << " & pid=$!\n"
                         << "n=0\n"
                         << "while [ \"$(cat " << (dir.path() / "run" / "metrics.csv").string()
                         << " 2>/dev/null | wc -l)\" -le 5 ] && [ $n -lt 600 ]; do\n"
                         << "  sleep 0.1; n=$((n + 1))\n"
                         << "done\n"
-                        << "kill -" << signal << " $pid\n"
+                        << then << "\n"
                         << "wait $pid\n";
   return "sh " + script.string();
+}
+// The same, sending `signal` (9, TERM, INT) to cli's process.
+std::string signal_after_five_steps(const test::TempDir& dir, const std::string& cli,
+                                    const std::string& signal) {
+  return after_five_steps(dir, "signal-" + signal, cli, "kill -" + signal + " $pid");
 }
 
 // Rank 1 is killed (kill -9) once rank 0 has recorded 5 steps; mpirun then signals rank 0 and
@@ -766,38 +771,63 @@ MpiJob signal_one_rank(const test::TempDir& dir, int target, const std::string& 
   return target == 0 ? run_mpmd(signalled, cli) : run_mpmd(cli, signalled);
 }
 
-// A rank stopped by a signal tells the others: rank 0 records its cancel and ends the job, and a
-// cancelled rank 1 is named in rank 0's record with its signal; either way every rank exits in
-// seconds (rank 1 used to wait out the timeout and then 120 s more for rank 0's MPI_Finalize,
-// and a cancelled rank 1 read as "another rank never arrived").
+// Rank 0, stopped by a signal, records its cancel naming itself and its signal, and ends the job
+// at once (it used to sit in MPI_Finalize while rank 1 waited out the timeout).
 TEST(DataParallelMpi, ASignalledRankEndsTheJobAtOnceAndIsNamed) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
-  {
-    test::TempDir dir;
-    const MpiJob job = signal_one_rank(dir, 0, "TERM");
-    EXPECT_NE(job.result.exit_code, 0) << job.result.output;
-    EXPECT_LT(job.seconds, 20.0) << job.result.output;
-    const RunData run = load_run(dir.path() / "run");
-    EXPECT_EQ(run.status(), "cancelled");
-    const std::string message = run.info["message"];
-    EXPECT_EQ(message.rfind("rank 0 of 2", 0), 0u) << message;
-    EXPECT_NE(message.find("by SIGTERM"), std::string::npos) << message;
-    EXPECT_GE(run.steps.size(), 5u);
-  }
-  {
-    test::TempDir dir;
-    const MpiJob job = signal_one_rank(dir, 1, "INT");
-    EXPECT_NE(job.result.exit_code, 0) << job.result.output;
-    EXPECT_LT(job.seconds, 20.0) << job.result.output;
-    const RunData run = load_run(dir.path() / "run");
-    EXPECT_EQ(run.status(), "failed");
-    const std::string message = run.info["message"];
-    EXPECT_EQ(message.rfind("rank 1 of 2", 0), 0u) << message;
-    EXPECT_NE(message.find("SIGINT"), std::string::npos) << message;
-    EXPECT_EQ(message.find("never arrived"), std::string::npos) << message;
-    EXPECT_NE(job.result.output.find("run failed: " + message), std::string::npos)
-        << job.result.output;
-  }
+  test::TempDir dir;
+  const MpiJob job = signal_one_rank(dir, 0, "TERM");
+  EXPECT_NE(job.result.exit_code, 0) << job.result.output;
+  EXPECT_LT(job.seconds, 20.0) << job.result.output;
+  const RunData run = load_run(dir.path() / "run");
+  EXPECT_EQ(run.status(), "cancelled");
+  const std::string message = run.info["message"];
+  EXPECT_EQ(message.rfind("rank 0 of 2", 0), 0u) << message;
+  EXPECT_NE(message.find("by SIGTERM"), std::string::npos) << message;
+  EXPECT_GE(run.steps.size(), 5u);
+}
+
+// What rank 0 records when rank 1 was stopped by SIGINT: the run cancelled (it used to say
+// failed), naming rank 1, its step and its signal, with the steps done; the job exits 130 in
+// seconds (rank 1 used to wait out the timeout, and read as "another rank never arrived").
+void expect_rank_one_cancelled(const test::TempDir& dir, const MpiJob& job) {
+  EXPECT_EQ(job.result.exit_code, 130) << job.result.output;
+  EXPECT_LT(job.seconds, 20.0) << job.result.output;
+  const RunData run = load_run(dir.path() / "run");
+  EXPECT_EQ(run.status(), "cancelled");
+  const std::string message = run.info["message"];
+  EXPECT_EQ(message.rfind("rank 1 of 2", 0), 0u) << message;
+  EXPECT_NE(message.find("cancelled at step "), std::string::npos) << message;
+  EXPECT_NE(message.find("by SIGINT"), std::string::npos) << message;
+  EXPECT_EQ(message.find("never arrived"), std::string::npos) << message;
+  EXPECT_NE(job.result.output.find("run cancelled: " + message), std::string::npos)
+      << job.result.output;
+  EXPECT_GE(run.steps.size(), 5u);
+  EXPECT_EQ(run.info["summary"]["steps"], run.steps.size());
+}
+
+// Rank 1, stopped by a signal, tells rank 0 it was cancelled.
+TEST(DataParallelMpi, ASignalledRankOneIsRecordedAsCancelledNamingIt) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  expect_rank_one_cancelled(dir, signal_one_rank(dir, 1, "INT"));
+}
+
+// Rank 1 is signalled while it waits in a collective (rank 0 is held by SIGSTOP from a second
+// before to a second after), so the signal breaks that collective off: still a cancel of rank 1.
+TEST(DataParallelMpi, ARankOneSignalledInsideACollectiveIsRecordedAsCancelled) {
+  if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  const std::string cli =
+      std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30) + " --steps 100000";
+  const std::string rank0_pid = (dir.path() / "rank0.pid").string();
+  const auto rank0 = dir.path() / "rank0.sh";
+  std::ofstream(rank0) << "echo $$ > " << rank0_pid << "\nexec " << cli << "\n";
+  const std::string rank1 =
+      after_five_steps(dir, "held", cli,
+                       "kill -STOP $(cat " + rank0_pid + "); sleep 1; kill -INT $pid; sleep 1; " +
+                           "kill -CONT $(cat " + rank0_pid + ")");
+  expect_rank_one_cancelled(dir, run_mpmd("sh " + rank0.string(), rank1));
 }
 
 // A refusal every rank makes (an --out that holds a run) is made before the ranks meet: the job

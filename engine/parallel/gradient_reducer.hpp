@@ -29,6 +29,13 @@ class CollectiveError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Another rank of an MPI job was cancelled (ProcessGroup::tell_cancel): the collective cannot
+// complete, yet nothing failed. The message names that rank and the step it stopped at.
+class CollectiveCancelled : public CollectiveError {
+ public:
+  using CollectiveError::CollectiveError;
+};
+
 // A timeout as the messages name it: 0.2, 60 (no trailing zeros).
 std::string seconds_text(double seconds);
 

@@ -25,7 +25,8 @@ class PendingCollective {
 
 // Collectives over the job's processes. Each waits at most the group's timeout for the others,
 // then throws CollectiveError naming this rank and the collective; it throws at once, with the
-// note's text, when another rank has told the job it failed (tell_failure).
+// note's text, when another rank has told the job it failed (tell_failure) or was cancelled
+// (tell_cancel, as CollectiveCancelled).
 class ProcessGroup {
  public:
   virtual ~ProcessGroup() = default;
@@ -47,6 +48,9 @@ class ProcessGroup {
   // throw CollectiveError("rank R of N (host): message"), so rank 0 can record why the job ends.
   // Sends nothing when this rank is stopping because another rank's note reached it.
   virtual void tell_failure(const std::string& message) = 0;
+  // This rank was cancelled between two steps: as tell_failure, but the others' collectives throw
+  // CollectiveCancelled, so rank 0 records the run as cancelled, not failed.
+  virtual void tell_cancel(const std::string& message) = 0;
   // Every rank's `mine` (any bytes, any length), in rank order, on every rank.
   virtual std::vector<std::string> all_gather(const std::string& mine, const std::string& what) = 0;
   // Every rank ends with rank 0's bytes; every rank passes the same size.
@@ -80,8 +84,9 @@ std::shared_ptr<ProcessGroup> mpi_world(double timeout_s);
 // gives its peers a moment (live ones arrive) and throws CollectiveError saying it was
 // interrupted, so that rank 0 can record how the run ended before the kill.
 void interrupt_collectives();
-// What a rank other than 0 does after tell_failure: waits for rank 0 to end the job (mpi_abort,
-// once its record is written), for at most `timeout_s`; then ends it itself as mpi_abort does.
+// What a rank other than 0 does after tell_failure or tell_cancel: waits for rank 0 to end the
+// job (mpi_abort, once its record is written), for at most `timeout_s`; then ends it itself as
+// mpi_abort does.
 [[noreturn]] void mpi_wait_for_abort(const std::string& message, double timeout_s, int code = 1);
 
 }  // namespace gpulab

@@ -55,8 +55,10 @@ static_assert(std::atomic<bool>::is_always_lock_free);
 
 // A rank that cannot go on sends every other rank a note with this tag (point-to-point messages
 // never match a collective). Each rank keeps a receive for it posted from MPI_Init to
-// MPI_Finalize, and every wait tests it, so a failure ends the others' waits at once.
+// MPI_Finalize, and every wait tests it, so a failure ends the others' waits at once. A note's
+// first byte is its kind (kFailureNote, kCancelNote), the text follows.
 constexpr int kFailureTag = 7411;
+constexpr char kFailureNote = 'F', kCancelNote = 'C';
 constexpr int kNoteLength = 2048;
 // How long an interrupted collective still waits: live peers, signalled at the same moment, are
 // a step away at most; mpirun's kill follows a second after its signal.
@@ -65,7 +67,8 @@ constexpr std::chrono::milliseconds kInterruptGrace{300};
 struct FailureNotes {
   MPI_Request receive = MPI_REQUEST_NULL;
   std::array<char, kNoteLength> incoming{};
-  std::optional<std::string> arrived;  // the first note another rank sent
+  std::optional<std::string> arrived;  // the first note another rank sent, its kind dropped
+  bool arrived_cancel = false;         // that note said its rank was cancelled
   std::string outgoing;                // this rank's note, alive until its sends complete
   std::vector<MPI_Request> sends;
 };
@@ -78,7 +81,9 @@ bool note_arrived() {
     MPI_Test(&g_notes.receive, &done, MPI_STATUS_IGNORE);
     if (done) {
       g_notes.incoming.back() = '\0';
-      g_notes.arrived = std::string(g_notes.incoming.data());
+      const char* note = g_notes.incoming.data();
+      g_notes.arrived_cancel = note[0] == kCancelNote;
+      g_notes.arrived = std::string(note[0] == '\0' ? note : note + 1);
     }
   }
   return g_notes.arrived.has_value();
@@ -157,20 +162,8 @@ class MpiGroup final : public ProcessGroup {
     for (int r = 0; r < size_; ++r) names.emplace_back(all.data() + size_t(r) * kLength);
     return names;
   }
-  void tell_failure(const std::string& message) override {
-    if (note_arrived() || !g_notes.sends.empty()) return;
-    const std::string name =
-        "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " (" + host_ + "): ";
-    g_notes.outgoing = message.rfind(name, 0) == 0 ? message : name + message;
-    g_notes.outgoing.resize(std::min(g_notes.outgoing.size(), size_t(kNoteLength - 1)));
-    for (int r = 0; r < size_; ++r) {
-      if (r == rank_) continue;
-      MPI_Request request;
-      MPI_Isend(g_notes.outgoing.c_str(), int(g_notes.outgoing.size() + 1), MPI_CHAR, r,
-                kFailureTag, MPI_COMM_WORLD, &request);
-      g_notes.sends.push_back(request);
-    }
-  }
+  void tell_failure(const std::string& message) override { tell(kFailureNote, message); }
+  void tell_cancel(const std::string& message) override { tell(kCancelNote, message); }
 
   std::vector<std::string> all_gather(const std::string& mine, const std::string& what) override {
     // The lengths first, then the bytes at the offsets they give.
@@ -206,8 +199,11 @@ class MpiGroup final : public ProcessGroup {
     for (int polls = 0;; ++polls) {
       MPI_Test(&request, &done, MPI_STATUS_IGNORE);
       if (done) return;
-      // A rank that failed never arrives; its note is why this run ends.
-      if (note_arrived()) throw CollectiveError(*g_notes.arrived);
+      // A rank that failed or was cancelled never arrives; its note is why this run ends.
+      if (note_arrived()) {
+        if (g_notes.arrived_cancel) throw CollectiveCancelled(*g_notes.arrived);
+        throw CollectiveError(*g_notes.arrived);
+      }
       if (g_interrupted.load() && !interrupted) interrupted = std::chrono::steady_clock::now();
       if (interrupted && std::chrono::steady_clock::now() - *interrupted > kInterruptGrace) {
         std::ostringstream message;
@@ -228,8 +224,23 @@ class MpiGroup final : public ProcessGroup {
     }
   }
 
-
  private:
+  // Sends every other rank this rank's note: `kind`, then the message naming this rank.
+  void tell(char kind, const std::string& message) {
+    if (note_arrived() || !g_notes.sends.empty()) return;
+    const std::string name =
+        "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + " (" + host_ + "): ";
+    g_notes.outgoing = kind + (message.rfind(name, 0) == 0 ? message : name + message);
+    g_notes.outgoing.resize(std::min(g_notes.outgoing.size(), size_t(kNoteLength - 1)));
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      MPI_Request request;
+      MPI_Isend(g_notes.outgoing.c_str(), int(g_notes.outgoing.size() + 1), MPI_CHAR, r,
+                kFailureTag, MPI_COMM_WORLD, &request);
+      g_notes.sends.push_back(request);
+    }
+  }
+
   double timeout_s_;
   std::string host_;
   int rank_ = 0, size_ = 1;

@@ -17,6 +17,7 @@
 #include "engine/model/checkpoint.hpp"
 #include "engine/model/init.hpp"
 #include "engine/parallel/gpu_ranks.hpp"
+#include "engine/parallel/gradient_reducer.hpp"
 #include "engine/parallel/process_group.hpp"
 #include "engine/parallel/replicated_backend.hpp"
 #include "engine/records/output_paths.hpp"
@@ -342,7 +343,9 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
   } catch (const std::exception& e) {
     if (sampler) sampler->stop();
     if (summary.status == RunStatus::Running) summary = fanout.so_far();  // train() threw
-    summary.status = RunStatus::Failed;
+    // Another rank of the job was cancelled (its note names it and its step): so is this run.
+    summary.status =
+        dynamic_cast<const CollectiveCancelled*>(&e) ? RunStatus::Cancelled : RunStatus::Failed;
     summary.message = e.what();
   }
   try {

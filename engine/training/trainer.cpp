@@ -47,6 +47,12 @@ void RunControl::request_lr(double lr) {
   requested_lr.store(lr);
 }
 
+std::string RunControl::cancel_message(int64_t steps) const {
+  std::string message = "cancelled at step " + std::to_string(steps);
+  if (const char* by = cancelled_by.load()) message += std::string(" by ") + by;
+  return message;
+}
+
 const char* run_status_name(RunStatus status) {
   switch (status) {
     case RunStatus::Running: return "running";
@@ -150,9 +156,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
       }
       if (control.cancel.load()) {
         summary.status = RunStatus::Cancelled;
-        summary.message = "cancelled at step " + std::to_string(summary.steps);
-        if (const char* by = control.cancelled_by.load())
-          summary.message += std::string(" by ") + by;
+        summary.message = control.cancel_message(summary.steps);
         break;
       }
       const int64_t step = summary.steps + 1;

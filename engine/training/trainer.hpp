@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <string>
 
 #include "engine/backend/backend.hpp"
 #include "engine/backend/metrics.hpp"
@@ -55,6 +56,8 @@ struct RunControl {
   // Asks for `lr` from the next step on, from any thread. Throws ConfigError for a value that is
   // not a positive, finite number, or when lr_fixed_because is set.
   void request_lr(double lr);
+  // How a run cancelled after `steps` steps says so: "cancelled at step 41 by SIGTERM".
+  std::string cancel_message(int64_t steps) const;
 };
 
 // Called on the training thread; implementations must not block for long.
