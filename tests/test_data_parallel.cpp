@@ -762,11 +762,31 @@ TEST(DataParallelMpi, ADeadRankEndsTheJobAndRankZeroRecordsIt) {
   EXPECT_EQ(run.info["summary"]["steps"], run.steps.size());
 }
 
+// The weights a cancelled job's rank 0 saves (--save), whichever rank was cancelled.
+std::filesystem::path cancelled_weights(const test::TempDir& dir) {
+  return dir.path() / "weights.safetensors";
+}
+
+// A long job that saves its weights where cancelled_weights says.
+std::string cancellable_job(const test::TempDir& dir) {
+  return std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30) + " --steps 100000 --save " +
+         cancelled_weights(dir).string();
+}
+
+// The run's weights were saved as a cancelled run's are, and are the MLP's.
+void expect_weights_kept(const test::TempDir& dir, const RunData& run) {
+  ASSERT_TRUE(std::filesystem::exists(cancelled_weights(dir)));
+  EXPECT_EQ(run.info.value("weights", ""), cancelled_weights(dir).string());
+  int64_t saved = 0;
+  for (const auto& [name, tensor] : load_checkpoint(cancelled_weights(dir)).tensors)
+    saved += int64_t(tensor.data.size());
+  EXPECT_EQ(saved, plan_model(preset("mlp")).parameter_count);
+}
+
 // Runs a two-rank job in which rank `target` is sent `signal` (TERM, INT) once rank 0 has recorded
 // 5 steps; the collective timeout is 30 s, so a job that ends in seconds did not wait for it.
 MpiJob signal_one_rank(const test::TempDir& dir, int target, const std::string& signal) {
-  const std::string cli =
-      std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30) + " --steps 100000";
+  const std::string cli = cancellable_job(dir);
   const std::string signalled = signal_after_five_steps(dir, cli, signal);
   return target == 0 ? run_mpmd(signalled, cli) : run_mpmd(cli, signalled);
 }
@@ -785,6 +805,7 @@ TEST(DataParallelMpi, ASignalledRankEndsTheJobAtOnceAndIsNamed) {
   EXPECT_EQ(message.rfind("rank 0 of 2", 0), 0u) << message;
   EXPECT_NE(message.find("by SIGTERM"), std::string::npos) << message;
   EXPECT_GE(run.steps.size(), 5u);
+  expect_weights_kept(dir, run);
 }
 
 // What rank 0 records when rank 1 was stopped by SIGINT: the run cancelled (it used to say
@@ -804,6 +825,9 @@ void expect_rank_one_cancelled(const test::TempDir& dir, const MpiJob& job) {
       << job.result.output;
   EXPECT_GE(run.steps.size(), 5u);
   EXPECT_EQ(run.info["summary"]["steps"], run.steps.size());
+  // Nothing lost: the weights and the energy, as a cancel of rank 0 keeps them.
+  expect_weights_kept(dir, run);
+  EXPECT_TRUE(run.info.contains("energy")) << run.info.dump();
 }
 
 // Rank 1, stopped by a signal, tells rank 0 it was cancelled.
@@ -818,8 +842,7 @@ TEST(DataParallelMpi, ASignalledRankOneIsRecordedAsCancelledNamingIt) {
 TEST(DataParallelMpi, ARankOneSignalledInsideACollectiveIsRecordedAsCancelled) {
   if (const std::string why = why_no_mpirun(); !why.empty()) GTEST_SKIP() << why;
   test::TempDir dir;
-  const std::string cli =
-      std::string(GPULAB_CLI_PATH) + " " + mpi_train_args(dir, 30) + " --steps 100000";
+  const std::string cli = cancellable_job(dir);
   const std::string rank0_pid = (dir.path() / "rank0.pid").string();
   const auto rank0 = dir.path() / "rank0.sh";
   std::ofstream(rank0) << "echo $$ > " << rank0_pid << "\nexec " << cli << "\n";

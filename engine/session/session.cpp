@@ -316,12 +316,23 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
                       observer.on_sample(s);
                     });
 
-    summary = train(*backend, data, request.train, fanout, control);
+    // Another rank of the job was cancelled (its note names it and its step): this run ends
+    // cancelled where it stood, and keeps its energy and weights as a cancel of its own does.
+    // The collective broke off before the step's update, so the weights are whole.
+    bool cancelled_by_peer = false;
+    try {
+      summary = train(*backend, data, request.train, fanout, control);
+    } catch (const CollectiveCancelled& e) {
+      summary = fanout.so_far();
+      summary.status = RunStatus::Cancelled;
+      summary.message = e.what();
+      cancelled_by_peer = true;
+    }
     sampler->stop();
     if (summary.status != RunStatus::Failed)
       update_info({{"energy", energy->finish(summary.images)}});
     // In an MPI job the record names the rank that was cancelled.
-    if (group && summary.status == RunStatus::Cancelled)
+    if (group && summary.status == RunStatus::Cancelled && !cancelled_by_peer)
       summary.message = "rank " + std::to_string(group->rank()) + " of " +
                         std::to_string(group->size()) + " (" + group->host() +
                         "): " + summary.message;
@@ -343,7 +354,8 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
   } catch (const std::exception& e) {
     if (sampler) sampler->stop();
     if (summary.status == RunStatus::Running) summary = fanout.so_far();  // train() threw
-    // Another rank of the job was cancelled (its note names it and its step): so is this run.
+    // A note of another rank's cancel that arrives in a collective after training (saving the
+    // weights, the last statistics) still ends this run as cancelled.
     summary.status =
         dynamic_cast<const CollectiveCancelled*>(&e) ? RunStatus::Cancelled : RunStatus::Failed;
     summary.message = e.what();
