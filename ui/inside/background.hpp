@@ -1,6 +1,7 @@
-// Work an Inside widget does off the GUI thread (timing a model, reading the test set): each job
-// on a thread of its own, its answer handed back on the GUI thread, dropped when a later job has
-// started since; the owner's destruction stops the jobs (they see stopped()) and waits for them.
+// Work the Inside tab does off the GUI thread (loading a checkpoint, counting the confusion
+// matrix, reading the test set, timing a model): each job on a thread of its own, its answer
+// handed back on the GUI thread, dropped when a later job has started since; the owner's
+// destruction stops the jobs (they see stopped()) and waits for them.
 #pragma once
 
 #include <QObject>

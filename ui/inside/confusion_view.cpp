@@ -13,7 +13,6 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSplitter>
-#include <QThread>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <fstream>
@@ -72,13 +71,7 @@ ConfusionView::ConfusionView(std::shared_ptr<DataCache> cache,
   set_model(nullptr);
 }
 
-ConfusionView::~ConfusionView() {
-  if (cancel_flag_) *cancel_flag_ = true;
-  for (QThread* thread : threads_) {  // they report to this object: none may outlive it
-    thread->wait();
-    delete thread;
-  }
-}
+ConfusionView::~ConfusionView() = default;
 
 void ConfusionView::set_model(std::shared_ptr<const ModelWeights> model) {
   cancel();
@@ -99,51 +92,37 @@ void ConfusionView::showEvent(QShowEvent* event) {
 
 void ConfusionView::compute() {
   if (!model_ || busy()) return;
-  const int generation = ++generation_;
-  auto flag = std::make_shared<std::atomic<bool>>(false);
-  cancel_flag_ = flag;
+  counting_ = true;
   compute_->setEnabled(false);
   cancel_->show();
   progress_->setRange(0, 0);  // until the test set is read
   progress_->show();
   const std::filesystem::path dir = data_dir_();
   status_->setText(tr("Classifying the test set of %1…").arg(QString::fromStdString(dir.string())));
-  QThread* thread = QThread::create([this, model = model_, cache = cache_, dir, flag, generation] {
+  counter_.run([this, model = model_, cache = cache_, dir](const Background::Job& job) {
     std::optional<Confusion> confusion;
     std::shared_ptr<const data::MnistData> data;
     QString problem;
     try {
       data = cache->get(dir);
       confusion = confusion_matrix(*model, data->test, 256, [&](int done, int total) {
-        QMetaObject::invokeMethod(
-            this,
-            [this, done, total, generation] {
-              if (generation != generation_) return;
-              progress_->setRange(0, total);
-              progress_->setValue(done);
-            },
-            Qt::QueuedConnection);
-        return !*flag;
+        job.post([this, done, total] {
+          progress_->setRange(0, total);
+          progress_->setValue(done);
+        });
+        return !job.stopped();
       });
     } catch (const std::exception& e) {
       problem = QString::fromStdString(e.what());
     }
-    QMetaObject::invokeMethod(
-        this,
-        [this, confusion, data, problem, generation] {
-          if (generation == generation_) finished(confusion, data, problem);
-        },
-        Qt::QueuedConnection);
+    job.post([this, confusion, data, problem] { finished(confusion, data, problem); });
   });
-  threads_.push_back(thread);
-  thread->start();
 }
 
 void ConfusionView::cancel() {
-  if (!cancel_flag_) return;
-  *cancel_flag_ = true;
-  ++generation_;  // what the stopped count sends back is dropped
-  cancel_flag_.reset();
+  if (!counting_) return;
+  counter_.stop();  // what the stopped count sends back is dropped
+  counting_ = false;
   cancel_->hide();
   progress_->hide();
   compute_->setEnabled(bool(model_));
@@ -152,16 +131,10 @@ void ConfusionView::cancel() {
 
 void ConfusionView::finished(std::optional<Confusion> confusion,
                              std::shared_ptr<const data::MnistData> data, const QString& problem) {
-  cancel_flag_.reset();
+  counting_ = false;
   cancel_->hide();
   progress_->hide();
   compute_->setEnabled(bool(model_));
-  std::erase_if(threads_, [](QThread* t) {
-    if (!t->isFinished()) return false;
-    t->wait();
-    delete t;
-    return true;
-  });
   if (!confusion) {
     status_->setText(tr("The confusion matrix could not be counted: %1").arg(problem));
     return;

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <QWidget>
-#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -14,13 +13,13 @@
 #include "datasets/mnist.hpp"
 #include "engine/inside/confusion.hpp"
 #include "ui/charts/chart_render.hpp"
+#include "ui/inside/background.hpp"
 
 class QCheckBox;
 class QCustomPlot;
 class QLabel;
 class QProgressBar;
 class QPushButton;
-class QThread;
 class QToolButton;
 
 namespace gpulab::ui {
@@ -42,7 +41,7 @@ class ConfusionView : public QWidget {
   // Classifies the test set on a worker thread; progress and the result come back here.
   void compute();
   void cancel();
-  bool busy() const { return bool(cancel_flag_); }
+  bool busy() const { return counting_; }
 
   const Confusion* confusion() const { return confusion_ ? &*confusion_ : nullptr; }
   void set_normalized(bool rows);
@@ -78,9 +77,7 @@ class ConfusionView : public QWidget {
   std::shared_ptr<const ModelWeights> model_;
   std::optional<Confusion> confusion_;
   std::shared_ptr<const data::MnistData> data_;
-  std::shared_ptr<std::atomic<bool>> cancel_flag_;  // set while a count is under way
-  std::vector<QThread*> threads_;
-  int generation_ = 0;
+  bool counting_ = false;  // a count is under way
   bool redraw_queued_ = false;
   QPushButton* compute_;
   QPushButton* cancel_;
@@ -91,6 +88,7 @@ class ConfusionView : public QWidget {
   QCustomPlot* plot_;
   MistakesGallery* gallery_;
   QString export_dir_;
+  Background counter_{this};
 };
 
 }  // namespace gpulab::ui

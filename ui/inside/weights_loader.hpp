@@ -7,11 +7,9 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "engine/inside/model_weights.hpp"
-
-class QThread;
+#include "ui/inside/background.hpp"
 
 namespace gpulab::ui {
 
@@ -26,7 +24,7 @@ class WeightsLoader : public QObject {
   // config in the checkpoint's metadata. A later load replaces an earlier one still under way:
   // only the latest reports.
   void load(const std::filesystem::path& path, const std::string& config);
-  bool busy() const { return pending_ > 0; }
+  bool busy() const { return loading_; }
 
  signals:
   void loaded(std::shared_ptr<const gpulab::ModelWeights> model, const QString& path);
@@ -34,9 +32,8 @@ class WeightsLoader : public QObject {
   void failed(const QString& path, const QString& message, bool needs_config);
 
  private:
-  std::vector<QThread*> threads_;
-  int generation_ = 0;
-  int pending_ = 0;
+  bool loading_ = false;  // the latest load has not reported yet
+  Background loads_{this};
 };
 
 }  // namespace gpulab::ui
