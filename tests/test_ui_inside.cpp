@@ -372,6 +372,51 @@ TEST_F(InsideTabTest, ConfusionWithoutTheTestSetSaysWhichFileIsMissing) {
   EXPECT_TRUE(view->compute_button()->isEnabled());  // once the data is there, count again
 }
 
+// A test image asked for where there is no test set: the Network section says which folder it
+// could not read, shows no maps, and the drawn digit can still be chosen.
+TEST_F(InsideTabTest, ATestImageWithoutTheTestSetSaysWhichFolderItCouldNotRead) {
+  close_window();
+  test::TempDir empty;
+  options_.data_dir = empty.path();
+  open_window();
+  window_->show_tab("inside");
+  open(kLenet);
+  NetworkPanel* network = tab()->network();
+  click_section(network);
+  QSpinBox* box = network->test_image_box();
+  box->setFocus();
+  box->selectAll();
+  QTest::keyClicks(box, "3");
+  QTest::keyClick(box, Qt::Key_Return);
+  EXPECT_FALSE(network->showing_drawn());
+  ASSERT_TRUE(wait_until([&] { return !network->reading_test_set(); }, 30s));
+  EXPECT_TRUE(network->image_text().startsWith("The test set could not be read: "))
+      << network->image_text().toStdString();
+  EXPECT_TRUE(network->image_text().contains(QString::fromStdString(empty.path().string())))
+      << network->image_text().toStdString();
+  EXPECT_EQ(network->maps()->activations(), nullptr);
+  network->show_drawn();
+  EXPECT_TRUE(network->image_text().contains("draw one")) << network->image_text().toStdString();
+}
+
+// Timings exported where no file can be written: the section says so and keeps the table.
+TEST_F(InsideTabTest, TimingsExportedWhereNothingCanBeWrittenAreSaidAndKept) {
+  open(kLenet);
+  SpeedView* speed = tab()->speed();
+  click_section(speed);
+  QTest::mouseClick(speed->time_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !speed->busy(); }, 120s)) << speed->status().toStdString();
+  ASSERT_EQ(speed->timings().size(), 3u);
+  const QString nowhere =
+      QString::fromStdString((files_.path() / "no such folder" / "timing.csv").string());
+  test::answer_file_dialog(nowhere,
+                           [&] { QTest::mouseClick(speed->export_button(), Qt::LeftButton); });
+  EXPECT_TRUE(speed->status().contains(nowhere + " could not be written; choose another folder."))
+      << speed->status().toStdString();
+  EXPECT_EQ(speed->table()->rowCount(), 3);
+  EXPECT_TRUE(speed->export_button()->isEnabled());
+}
+
 // The Network section follows the drawing: every layer's maps are of the digit the model saw,
 // the filters are the model's, and a value clicked in a map is taken apart into its products.
 TEST_F(InsideTabTest, TheNetworkSectionShowsTheDrawnDigitInsideAndTakesAValueApart) {
