@@ -898,6 +898,12 @@ TEST(AllreduceBench, SizesAndBandwidthsFollowNcclTests) {
   EXPECT_THROW(parse_byte_sizes("4Q"), ConfigError);
   EXPECT_THROW(parse_byte_sizes("...,4K"), ConfigError);
   EXPECT_THROW(parse_replica_counts("2,zero"), ConfigError);
+  // Every flag's list is split the same way: spaces go, an empty entry is refused by name.
+  EXPECT_EQ(parse_replica_counts(" 2, 4"), (std::vector<int>{2, 4}));
+  EXPECT_EQ(parse_byte_sizes("4K, 8K"), (std::vector<size_t>{4096, 8192}));
+  for (const char* bad : {"4K,8K,", "4K,,8K", ""})
+    EXPECT_THROW(parse_byte_sizes(bad), ConfigError) << bad;
+  EXPECT_THROW(parse_replica_counts("2,"), ConfigError);
   EXPECT_DOUBLE_EQ(bus_bandwidth(10.0, 2), 10.0);  // 2(n-1)/n = 1
   EXPECT_DOUBLE_EQ(bus_bandwidth(10.0, 4), 15.0);
   EXPECT_DOUBLE_EQ(bus_bandwidth(10.0, 1), 0.0);   // one replica moves nothing

@@ -212,6 +212,7 @@ TEST(Labs, ABenchmarkTakesSizesAsBenchMatmulDoes) {
   EXPECT_EQ(parse_matrix_sizes("1, 7,...,28"), (std::vector<int>{1, 7, 14, 28}));
   EXPECT_THROW(parse_matrix_sizes("0"), ConfigError);
   EXPECT_THROW(parse_matrix_sizes("...,64"), ConfigError);
+  EXPECT_THROW(parse_matrix_sizes("32,64,"), ConfigError);  // a typo is named, not dropped
   expect_problem("```experiment\nname: m\nbench: matmul\n```\n", 6, "needs sizes");
 }
 

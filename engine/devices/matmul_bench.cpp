@@ -9,12 +9,12 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
-#include <sstream>
 #include <thread>
 
 #include "engine/backend/backend.hpp"
 #include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/flag_list.hpp"
 #include "engine/base/size_list.hpp"
 #include "engine/devices/devices.hpp"
 #include "gpulab/build_config.hpp"
@@ -76,13 +76,6 @@ double median_ms(const std::function<double()>& once) {
 }
 
 std::vector<int> parse_matrix_sizes(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ',');) {
-    part.erase(0, part.find_first_not_of(" \t"));
-    part.erase(part.find_last_not_of(" \t") + 1);
-    parts.push_back(part);
-  }
   auto one = [](const std::string& part) {
     int n = 0;
     const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
@@ -90,7 +83,7 @@ std::vector<int> parse_matrix_sizes(const std::string& text) {
       throw ConfigError("--sizes: \"" + part + "\" is not a matrix size from 1 to 65536");
     return n;
   };
-  return expand_size_list<int>(parts, one, "32,...,4096");
+  return expand_size_list<int>(split_flag_list(text), one, "32,...,4096");
 }
 
 std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vector<int>& sizes) {

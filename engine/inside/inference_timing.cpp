@@ -5,12 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <sstream>
 
 #include "datasets/mnist.hpp"
 #include "engine/backend/backend.hpp"
 #include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/flag_list.hpp"
 #include "engine/cpu/cpu_network.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
@@ -31,18 +31,6 @@ std::vector<double> inference_ms_cuda(int gpu, const ModelPlan& plan,
 #endif
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ',');) {
-    part.erase(0, part.find_first_not_of(" \t"));
-    part.erase(part.find_last_not_of(" \t") + 1);
-    parts.push_back(part);
-  }
-  if (!text.empty() && text.back() == ',') parts.emplace_back();  // getline drops a last empty
-  return parts;
-}
 
 // Digits of pseudo-random ink, normalized: what the network reads, never what it makes of them.
 std::vector<float> timing_images(int count, size_t image_size) {
@@ -78,7 +66,7 @@ std::vector<double> inference_ms_cpu(const ModelWeights& model, const std::vecto
 
 std::vector<int> parse_inference_batches(const std::string& text) {
   std::vector<int> batches;
-  for (const std::string& part : split_list(text)) {
+  for (const std::string& part : split_flag_list(text)) {
     int n = 0;
     const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
     if (ec != std::errc() || end != part.data() + part.size() || n < 1 || n > 65536)
@@ -92,7 +80,7 @@ std::vector<int> parse_inference_batches(const std::string& text) {
 
 std::vector<std::string> parse_inference_devices(const std::string& text) {
   std::vector<std::string> devices;
-  for (const std::string& device : split_list(text)) {
+  for (const std::string& device : split_flag_list(text)) {
     const std::string digits = device.rfind("cuda:", 0) == 0 ? device.substr(5) : "";
     const bool gpu =
         !digits.empty() && digits.size() < 6 &&

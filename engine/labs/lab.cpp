@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/base/errors.hpp"
+#include "engine/base/flag_list.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/training/backend_factory.hpp"
 #include "gpulab/build_config.hpp"
@@ -25,12 +26,10 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(first, last - first + 1));
 }
 
+// A lab file's list: as a flag's, but empty entries ("a, b,") are only untidy here.
 std::vector<std::string> split_list(const std::string& value) {
-  std::vector<std::string> items;
-  std::stringstream in(value);
-  std::string item;
-  while (std::getline(in, item, ','))
-    if (!trim(item).empty()) items.push_back(trim(item));
+  std::vector<std::string> items = split_flag_list(value);
+  std::erase_if(items, [](const std::string& item) { return item.empty(); });
   return items;
 }
 

@@ -5,13 +5,13 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/flag_list.hpp"
 #include "engine/base/size_list.hpp"
 #include "engine/parallel/gradient_reducer.hpp"
 #include "engine/parallel/process_group.hpp"
@@ -64,16 +64,12 @@ double bus_bandwidth(double algbw, int replicas) {
 }
 
 std::vector<size_t> parse_byte_sizes(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ',');) parts.push_back(part);
-  return expand_size_list<size_t>(parts, parse_one_size, "4K,...,64M");
+  return expand_size_list<size_t>(split_flag_list(text), parse_one_size, "4K,...,64M");
 }
 
 std::vector<int> parse_replica_counts(const std::string& text) {
   std::vector<int> counts;
-  std::stringstream in(text);
-  for (std::string part; std::getline(in, part, ',');) {
+  for (const std::string& part : split_flag_list(text)) {
     size_t end = 0;
     int count = 0;
     try {
