@@ -163,6 +163,17 @@ TEST(ChartBuilder, LearningRateChangesAreMarkedAtTheirPlaceOnEveryAxis) {
   EXPECT_EQ(live.chart().marks[1].run, 1);
   EXPECT_DOUBLE_EQ(live.chart().marks[1].x, 40);
   EXPECT_EQ(live.chart().marks[1].label, "lr 0.001");
+
+  // The CSV has a row for each change, at the x of its mark, the new rate as the value.
+  ChartOptions by_epoch;
+  by_epoch.x = XAxis::Epoch;
+  std::ostringstream csv;
+  write_chart_csv(build_chart(ChartKind::Loss, {&run, &other}, by_epoch), csv);
+  EXPECT_NE(csv.str().find("\n,a,lr_change,,1.5,0.5,\n"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find("\n,b,lr_change,,0.4,0.001,\n"), std::string::npos) << csv.str();
+  std::ostringstream speedup;  // bars: no x axis, no marks
+  write_chart_csv(build_chart(ChartKind::Speedup, {&run, &other}, by_epoch), speedup);
+  EXPECT_EQ(speedup.str().find("lr_change"), std::string::npos) << speedup.str();
 }
 
 TEST(ChartBuilder, TelemetryLanesAppearWithTheirFirstSample) {

@@ -220,7 +220,7 @@ bool ChartBuilder::add_marks() {
       const LrChange& change = changes[changes_marked_[r]];
       const double x = timelines_[r].x(change);
       if (!std::isfinite(x)) continue;
-      chart_.marks.push_back({int(r), x, lr_mark_label(change.lr)});
+      chart_.marks.push_back({int(r), x, lr_mark_label(change.lr), change.lr});
       added = true;
     }
   }

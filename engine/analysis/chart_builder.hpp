@@ -63,6 +63,7 @@ struct ChartMark {
   int run = 0;        // index into Chart::runs
   double x = 0;       // on the chart's x axis (Timeline::x of the change)
   std::string label;  // "lr 0.1"
+  double lr = 0;      // the learning rate from there on, as recorded (the CSV's value)
 };
 std::string lr_mark_label(double lr);  // "lr 0.1", "lr 0.00025": three significant digits
 

@@ -45,6 +45,11 @@ void write_chart_csv(const Chart& chart, std::ostream& out) {
         out << panel_name << ',' << csv_field(chart.runs[r]) << ',' << csv_field(set.label) << ",,,"
             << csv_number(set.values[r]) << ",\n";
   }
+  // The learning rates changed while a run trained: a row each, on no panel (every line panel
+  // marks them), the new rate as the value.
+  for (const ChartMark& mark : chart.marks)
+    out << ',' << csv_field(chart.runs[size_t(mark.run)]) << ",lr_change,," << csv_number(mark.x)
+        << ',' << csv_number(mark.lr) << ",\n";
 }
 
 void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& out) {
