@@ -54,10 +54,9 @@ class InsideViews : public ::testing::Test {
     row->addWidget(maps_, 1);
     row->addWidget(explain_, 1);
     QObject::connect(maps_, &FeatureMapsView::value_clicked, explain_, &ExplainView::explain);
-    maps_->set_model(model_);
-    explain_->set_model(model_);
-    maps_->set_image(digit());
-    explain_->set_image(digit());
+    const ForwardPass pass = forward_pass(model_, digit());
+    maps_->set_pass(pass);
+    explain_->set_pass(pass);
     host_.show();
     ASSERT_TRUE(QTest::qWaitForWindowExposed(&host_));
   }
@@ -159,8 +158,9 @@ TEST_F(InsideViews, ALayerWithoutWeightsSaysSoInsteadOfASum) {
   ASSERT_NE(explain_->shown(), nullptr);
   std::vector<uint8_t> other = test::synthetic_set(2, 9).pixels;
   other.resize(784);
-  maps_->set_image(other);
-  explain_->set_image(other);
+  const ForwardPass pass = forward_pass(model_, other);
+  maps_->set_pass(pass);
+  explain_->set_pass(pass);
   ASSERT_NE(explain_->shown(), nullptr);
   EXPECT_EQ(explain_->shown()->activation, maps_->activations()->layers[3].at(1, 2, 2));
 }
@@ -170,22 +170,23 @@ TEST(InsideViewsInput, BadImagesAndModelsGetALineNotACrash) {
   ExplainView explain;
   EXPECT_TRUE(maps.message().contains("No model")) << maps.message().toStdString();
   const auto model = lenet5();
-  maps.set_model(model);
-  explain.set_model(model);
-  maps.set_image(std::vector<uint8_t>(100, 0));
-  explain.set_image(std::vector<uint8_t>(100, 0));
+  const ForwardPass wrong_size = forward_pass(model, std::vector<uint8_t>(100, 0));
+  maps.set_pass(wrong_size);
+  explain.set_pass(wrong_size);
   EXPECT_TRUE(maps.message().contains("28x28")) << maps.message().toStdString();
   EXPECT_TRUE(explain.message().contains("28x28")) << explain.message().toStdString();
   EXPECT_EQ(maps.activations(), nullptr);
   explain.explain(3, 0, 0, 0);
   EXPECT_EQ(explain.shown(), nullptr);
-  maps.set_image(digit());
-  explain.set_image(digit());
+  const ForwardPass pass = forward_pass(model, digit());
+  maps.set_pass(pass);
+  explain.set_pass(pass);
   explain.explain(3, 99, 0, 0);  // no channel 99
   EXPECT_EQ(explain.shown(), nullptr);
   EXPECT_TRUE(explain.message().contains("channel 99")) << explain.message().toStdString();
-  maps.set_model(nullptr);
+  maps.set_pass(forward_pass(nullptr, digit()));
   EXPECT_EQ(maps.activations(), nullptr);
+  EXPECT_TRUE(maps.message().contains("No model")) << maps.message().toStdString();
   EXPECT_EQ(maps.grid_of_layer(0), nullptr);
 }
 

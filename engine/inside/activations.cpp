@@ -75,6 +75,19 @@ NetworkActivations layer_activations(const ModelWeights& model, std::span<const 
   return result;
 }
 
+ForwardPass forward_pass(std::shared_ptr<const ModelWeights> model,
+                         std::span<const uint8_t> digit) {
+  ForwardPass pass{std::move(model), nullptr, {}};
+  if (!pass.model || digit.empty()) return pass;
+  try {
+    pass.activations =
+        std::make_shared<const NetworkActivations>(layer_activations(*pass.model, digit));
+  } catch (const std::exception& e) {
+    pass.problem = e.what();
+  }
+  return pass;
+}
+
 std::vector<int> conv_layer_indices(const ModelPlan& plan) {
   std::vector<int> indices;
   for (size_t i = 0; i < plan.layers.size(); ++i)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,6 +35,16 @@ struct NetworkActivations {
 // layer keeps its output). Throws std::invalid_argument when the image is not 784 bytes or the
 // model does not take 1x28x28 images.
 NetworkActivations layer_activations(const ModelWeights& model, std::span<const uint8_t> digit);
+
+// One image through one model, as the views that show it share it: the forward pass is made once
+// for them all. `activations` is null without a model or an image, and when the two do not fit
+// (`problem` then says why).
+struct ForwardPass {
+  std::shared_ptr<const ModelWeights> model;
+  std::shared_ptr<const NetworkActivations> activations;
+  std::string problem;
+};
+ForwardPass forward_pass(std::shared_ptr<const ModelWeights> model, std::span<const uint8_t> digit);
 
 // The layers of `plan` that are convolutions, as indices into plan.layers.
 std::vector<int> conv_layer_indices(const ModelPlan& plan);

@@ -176,13 +176,8 @@ ExplainView::ExplainView(QWidget* parent) : QScrollArea(parent), content_(new QW
   show_message(tr("Click a value of a convolution's feature map to see the sum that made it."));
 }
 
-void ExplainView::set_model(std::shared_ptr<const ModelWeights> model) {
-  model_ = std::move(model);
-  recompute();
-}
-
-void ExplainView::set_image(std::vector<uint8_t> digit) {
-  digit_ = std::move(digit);
+void ExplainView::set_pass(ForwardPass pass) {
+  pass_ = std::move(pass);
   recompute();
 }
 
@@ -207,13 +202,9 @@ void ExplainView::show_message(const QString& text) {
 }
 
 void ExplainView::recompute() {
-  activations_.reset();
-  if (!model_ || digit_.empty()) return show_message(tr("Load a model and pick a digit first."));
-  try {
-    activations_ = std::make_unique<NetworkActivations>(layer_activations(*model_, digit_));
-  } catch (const std::exception& e) {
-    return show_message(tr("Nothing to explain: %1").arg(QString::fromUtf8(e.what())));
-  }
+  if (!pass_.problem.empty())
+    return show_message(tr("Nothing to explain: %1").arg(QString::fromStdString(pass_.problem)));
+  if (!pass_.activations) return show_message(tr("Load a model and pick a digit first."));
   if (asked_.layer >= 0)
     explain(asked_.layer, asked_.channel, asked_.y, asked_.x);
   else
@@ -222,8 +213,10 @@ void ExplainView::recompute() {
 
 void ExplainView::explain(int layer, int channel, int y, int x) {
   asked_ = {layer, channel, y, x};
-  if (!activations_) return recompute();
-  const ModelPlan& plan = model_->plan;
+  if (!pass_.activations) return recompute();
+  const ModelWeights& model = *pass_.model;
+  const NetworkActivations& activations = *pass_.activations;
+  const ModelPlan& plan = model.plan;
   if (layer < 0 || size_t(layer) >= plan.layers.size()) return show_message(tr("No such layer."));
   const LayerInfo& info = plan.layers[size_t(layer)];
   const QString name = QString::fromStdString(info.spec.name);
@@ -232,8 +225,7 @@ void ExplainView::explain(int layer, int channel, int y, int x) {
                            "before it alone. Click a convolution's or a linear layer's values.")
                             .arg(name, layer_type_name(info.spec.type)));
   try {
-    shown_ =
-        std::make_unique<ProductSum>(explain_output(*model_, *activations_, layer, channel, y, x));
+    shown_ = std::make_unique<ProductSum>(explain_output(model, activations, layer, channel, y, x));
   } catch (const std::exception& e) {
     return show_message(QString::fromUtf8(e.what()));
   }
@@ -261,7 +253,7 @@ void ExplainView::explain(int layer, int channel, int y, int x) {
   sum_->setText("<big style=\"white-space: pre\">" + sum_plain_.toHtmlEscaped() + "</big>");
   sum_->show();
   const std::vector<float>& input =
-      layer == 0 ? activations_->input : activations_->layers[size_t(layer) - 1].values;
+      layer == 0 ? activations.input : activations.layers[size_t(layer) - 1].values;
   // A flat input is one strip of values; a shaped one a row per channel.
   const bool strip = s.rows * s.cols == 1;
   const int channels = strip ? 1 : s.in_channels;

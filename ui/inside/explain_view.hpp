@@ -5,7 +5,6 @@
 #pragma once
 
 #include <QScrollArea>
-#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -21,8 +20,9 @@ class ExplainView : public QScrollArea {
 
  public:
   explicit ExplainView(QWidget* parent = nullptr);
-  void set_model(std::shared_ptr<const ModelWeights> model);
-  void set_image(std::vector<uint8_t> digit);  // 784 bytes, white ink on black
+  // The image through the model (forward_pass) whose values are taken apart; the value asked
+  // for last is explained again in it.
+  void set_pass(ForwardPass pass);
 
   // Shows output (channel, y, x) of layer `layer` (an index into the model's plan), as
   // FeatureMapsView::value_clicked gives it; a layer with no products gets a line saying so.
@@ -39,9 +39,7 @@ class ExplainView : public QScrollArea {
  private:
   void recompute();
   void show_message(const QString& text);
-  std::shared_ptr<const ModelWeights> model_;
-  std::vector<uint8_t> digit_;
-  std::unique_ptr<NetworkActivations> activations_;
+  ForwardPass pass_;
   std::unique_ptr<ProductSum> shown_;
   struct Asked {
     int layer = -1, channel = 0, y = 0, x = 0;

@@ -27,13 +27,8 @@ FeatureMapsView::FeatureMapsView(QWidget* parent) : QScrollArea(parent), content
   rebuild();
 }
 
-void FeatureMapsView::set_model(std::shared_ptr<const ModelWeights> model) {
-  model_ = std::move(model);
-  rebuild();
-}
-
-void FeatureMapsView::set_image(std::vector<uint8_t> digit) {
-  digit_ = std::move(digit);
+void FeatureMapsView::set_pass(ForwardPass pass) {
+  pass_ = std::move(pass);
   rebuild();
 }
 
@@ -45,9 +40,9 @@ TileGrid* FeatureMapsView::grid_of_layer(int layer) const {
 
 QRect FeatureMapsView::value_rect(int layer, int channel, int y, int x) const {
   const TileGrid* grid = grid_of_layer(layer);
-  if (!grid || !activations_) return {};
-  const ActivationShape shape =
-      layer < 0 ? activations_->input_shape : activations_->layers[size_t(layer)].info.output;
+  if (!grid || !pass_.activations) return {};
+  const ActivationShape shape = layer < 0 ? pass_.activations->input_shape
+                                          : pass_.activations->layers[size_t(layer)].info.output;
   QRect tile;
   int rows = shape.height, cols = shape.width, row = y, col = x;
   if (is_flat(shape) && layer >= 0) {
@@ -114,22 +109,17 @@ void FeatureMapsView::add_maps(int layer, const QString& title_text, const Activ
 void FeatureMapsView::rebuild() {
   for (const Shown& s : shown_) delete s.section.box;
   shown_.clear();
-  activations_.reset();
   QString problem;
-  if (!model_) {
+  if (!pass_.model)
     problem = tr("No model loaded: open a checkpoint to see what each layer makes of a digit.");
-  } else if (digit_.empty()) {
+  else if (!pass_.problem.empty())
+    problem = tr("No feature maps: %1").arg(QString::fromStdString(pass_.problem));
+  else if (!pass_.activations)
     problem = tr("Draw a digit or pick a test image to see its feature maps.");
-  } else {
-    try {
-      activations_ = std::make_unique<NetworkActivations>(layer_activations(*model_, digit_));
-    } catch (const std::exception& e) {
-      problem = tr("No feature maps: %1").arg(QString::fromUtf8(e.what()));
-    }
-  }
   message_->setText(problem);
   message_->setVisible(!problem.isEmpty());
-  if (!activations_) return;
+  if (!pass_.activations) return;
+  const NetworkActivations& activations = *pass_.activations;
   auto shape_text = [](const ActivationShape& s) {
     return s.height == 1 && s.width == 1
                ? QString::number(s.channels)
@@ -137,10 +127,10 @@ void FeatureMapsView::rebuild() {
   };
   add_maps(
       -1,
-      tr("<b>input</b> · %1, normalized as in training").arg(shape_text(activations_->input_shape)),
-      activations_->input_shape, activations_->input);
-  for (size_t i = 0; i < activations_->layers.size(); ++i) {
-    const LayerActivation& a = activations_->layers[i];
+      tr("<b>input</b> · %1, normalized as in training").arg(shape_text(activations.input_shape)),
+      activations.input_shape, activations.input);
+  for (size_t i = 0; i < activations.layers.size(); ++i) {
+    const LayerActivation& a = activations.layers[i];
     const LayerType type = a.info.spec.type;
     if (type == LayerType::Flatten || type == LayerType::Dropout) continue;
     add_maps(int(i),

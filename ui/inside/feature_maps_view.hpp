@@ -4,8 +4,6 @@
 #pragma once
 
 #include <QScrollArea>
-#include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "engine/inside/activations.hpp"
@@ -21,12 +19,12 @@ class FeatureMapsView : public QScrollArea {
 
  public:
   explicit FeatureMapsView(QWidget* parent = nullptr);
-  void set_model(std::shared_ptr<const ModelWeights> model);
-  // 784 bytes, white ink on black as MNIST; anything else shows a line saying what is wrong.
-  void set_image(std::vector<uint8_t> digit);
+  // The image through the model (forward_pass): its maps, or the line saying what is missing
+  // or wrong (no model, no image, an image that is not 28x28).
+  void set_pass(ForwardPass pass);
 
-  // The last forward pass, nullptr before there is a model and an image that fit.
-  const NetworkActivations* activations() const { return activations_.get(); }
+  // The forward pass shown, nullptr before there is a model and an image that fit.
+  const NetworkActivations* activations() const { return pass_.activations.get(); }
   // The grid of layer `layer` (index into the model's plan), nullptr for the layers not drawn
   // (flatten and dropout, which pass their input on unchanged in inference); -1: the input.
   TileGrid* grid_of_layer(int layer) const;
@@ -49,9 +47,7 @@ class FeatureMapsView : public QScrollArea {
   static bool is_flat(const ActivationShape& shape) {
     return shape.height == 1 && shape.width == 1;
   }
-  std::shared_ptr<const ModelWeights> model_;
-  std::vector<uint8_t> digit_;
-  std::unique_ptr<NetworkActivations> activations_;
+  ForwardPass pass_;
   QWidget* content_;
   QVBoxLayout* column_;
   QLabel* message_;

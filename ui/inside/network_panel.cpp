@@ -90,8 +90,6 @@ NetworkPanel::~NetworkPanel() = default;
 void NetworkPanel::set_model(std::shared_ptr<const ModelWeights> model) {
   model_ = std::move(model);
   filters_->set_model(model_);
-  maps_->set_model(model_);
-  explain_->set_model(model_);
   fill_layers();
   show_chosen();
 }
@@ -127,7 +125,10 @@ void NetworkPanel::show_test_image(int index) {
     const QSignalBlocker quiet(test_index_);  // set here, not chosen by hand
     test_index_->setValue(index);
   }
-  if (!data_) return read_test_set();
+  if (!data_) {
+    show_image({}, {});  // not the last image's maps (perhaps of another model) while it reads
+    return read_test_set();
+  }
   const data::ImageSet& test = data_->test;
   index = test_index_->value();  // within the test set's range
   const auto first = test.pixels.begin() + ptrdiff_t(index) * test.image_size();
@@ -141,8 +142,9 @@ void NetworkPanel::show_test_image(int index) {
 
 void NetworkPanel::show_image(std::vector<uint8_t> digit, const QString& text) {
   image_label_->setText(text);
-  maps_->set_image(digit);
-  explain_->set_image(std::move(digit));
+  const ForwardPass pass = forward_pass(model_, digit);  // once, for the maps and the explanation
+  maps_->set_pass(pass);
+  explain_->set_pass(pass);
 }
 
 // Reading MNIST can take a second: on a worker thread, the maps following when it is read.
