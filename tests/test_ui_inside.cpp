@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
+#include <QAbstractItemView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDropEvent>
@@ -263,6 +264,17 @@ TEST_F(InsideTabTest, ARunTrainedInTheWindowShowsItsModelWhenItFinishes) {
   EXPECT_TRUE(tab()->model_text().contains(QString::fromStdString(run->data.name())))
       << tab()->model_text().toStdString();
   EXPECT_EQ(tab()->run_combo()->currentData().toInt(), run->id);
+  // The list of runs stays open while the runs go on updating (as a training run's do, several
+  // times a second): it is filled again only when the runs with weights change.
+  QComboBox* combo = tab()->run_combo();
+  combo->showPopup();
+  ASSERT_TRUE(wait_until([&] { return combo->view()->isVisible(); }, 5s));
+  combo->view()->setCurrentIndex(combo->model()->index(0, 0));
+  for (int i = 0; i < 3; ++i) emit window_->store()->run_updated(run->id);
+  QTest::qWait(50);
+  EXPECT_TRUE(combo->view()->isVisible());
+  EXPECT_EQ(combo->view()->currentIndex().row(), 0);
+  combo->hidePopup();
   // A file opened by hand replaces it; a click on the run in the runs list brings it back.
   open(kLenet);
   ASSERT_EQ(tab()->model()->config.name, "lenet5");

@@ -14,6 +14,8 @@
 #include <QScrollArea>
 #include <QTabWidget>
 #include <QVBoxLayout>
+#include <utility>
+#include <vector>
 
 #include "engine/model/model_config.hpp"
 #include "ui/inside/confusion_view.hpp"
@@ -226,13 +228,22 @@ void InsideTab::fill_runs() {
   if (!context_.store) return;
   std::set<int> with_weights;
   int newest_new = 0;
-  runs_->clear();
-  runs_->addItem(tr("(choose a run)"), 0);
+  std::vector<std::pair<int, QString>> items{{0, tr("(choose a run)")}};
   for (RunEntry* entry : context_.store->entries()) {  // newest first
     if (entry->live || !run_weights(entry->data)) continue;
     with_weights.insert(entry->id);
-    runs_->addItem(QString::fromStdString(entry->data.name()), entry->id);
+    items.emplace_back(entry->id, QString::fromStdString(entry->data.name()));
     if (!newest_new && !runs_with_weights_.count(entry->id)) newest_new = entry->id;
+  }
+  // Filled again only when it changes: the store updates a training run several times a second,
+  // and a list filled anew loses the place of someone choosing in it.
+  bool same = runs_->count() == int(items.size());
+  for (int i = 0; same && i < runs_->count(); ++i)
+    same = runs_->itemData(i).toInt() == items[size_t(i)].first &&
+           runs_->itemText(i) == items[size_t(i)].second;
+  if (!same) {
+    runs_->clear();
+    for (const auto& [id, name] : items) runs_->addItem(name, id);
   }
   const bool first_fill = !runs_listed_;
   runs_listed_ = true;
