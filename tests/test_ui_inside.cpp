@@ -150,8 +150,19 @@ TEST_F(InsideTabTest, ADigitDrawnWithTheMouseIsClassified) {
   DigitPanel* digits = tab()->digits();
   EXPECT_EQ(digits->predicted(), -1);
   EXPECT_TRUE(digits->status().contains("Draw a digit")) << digits->status().toStdString();
-  // A seven: the bar, then the stem.
-  stroke({70, 60}, {210, 60});
+  // A seven: the bar, then the stem. While the pen is down the model answers (at most every
+  // kThrottleMs); the passes that time it wait for the stroke's end.
+  DigitCanvas* canvas = digits->canvas();
+  QTest::mousePress(canvas, Qt::LeftButton, {}, {70, 60});
+  for (int x = 80; x <= 210; x += 10) {
+    QMouseEvent move(QEvent::MouseMove, QPoint(x, 60), canvas->mapToGlobal(QPoint(x, 60)),
+                     Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(canvas, &move);
+  }
+  ASSERT_TRUE(wait_until([&] { return digits->predicted() >= 0; }, 10s));
+  EXPECT_TRUE(digits->cpu_time_text().isEmpty()) << digits->cpu_time_text().toStdString();
+  QTest::mouseRelease(canvas, Qt::LeftButton, {}, {210, 60});
+  EXPECT_TRUE(digits->cpu_time_text().contains("ms")) << digits->cpu_time_text().toStdString();
   stroke({210, 60}, {120, 230});
   ASSERT_TRUE(wait_until([&] { return digits->predicted() >= 0; }, 10s));
   const std::vector<float>& p = digits->probabilities();

@@ -111,6 +111,7 @@ DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
   layout->addLayout(result_column, 1);
 
   connect(canvas_, &DigitCanvas::drawn, this, &DigitPanel::classify);
+  connect(canvas_, &DigitCanvas::finished, this, &DigitPanel::time_cpu);
   connect(clear_, &QPushButton::clicked, canvas_, &DigitCanvas::clear);
   classify();
 }
@@ -121,8 +122,8 @@ void DigitPanel::set_model(std::shared_ptr<const ModelWeights> model) {
   classifier_.reset();  // it holds a reference to the model it was built for
   model_ = std::move(model);
   if (model_) classifier_ = std::make_unique<Classifier>(*model_, 1);
-  cpu_time_->clear();
   classify();
+  time_cpu();
   time_gpu();
 }
 
@@ -198,31 +199,36 @@ void DigitPanel::classify() {
       seen.scaled(seen_->size(), Qt::IgnoreAspectRatio, Qt::FastTransformation)));
   seen_digit_ = digit;
   if (!model_) return show_none(tr("Open a model (File → Open weights…) to classify the digit."));
-  // The first pass after a pause pays for cold caches and sleeping threads: it gives the answer,
-  // and the time shown is the median of the passes after it (up to kTimedPasses within a few
-  // milliseconds), as the Inference speed section times a batch of one after a warm-up.
-  using Clock = std::chrono::steady_clock;
-  constexpr int kTimedPasses = 15;
   probabilities_ = classifier_->probabilities(digit, 1);
-  const auto give_up = Clock::now() + std::chrono::milliseconds(5);
-  std::vector<double> times;
-  do {
-    const auto start = Clock::now();
-    probabilities_ = classifier_->probabilities(digit, 1);
-    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  } while (int(times.size()) < kTimedPasses && Clock::now() < give_up);
-  std::nth_element(times.begin(), times.begin() + ptrdiff_t(times.size() / 2), times.end());
-  const double ms = times[times.size() / 2];
   predicted_ = predicted_class(probabilities_.data(), int(probabilities_.size()));
   digit_->setText(QString::number(predicted_));
   status_->setText(tr("The model says %1 (p %2).")
                        .arg(predicted_)
                        .arg(double(probabilities_[size_t(predicted_)]), 0, 'f', 2));
-  cpu_time_->setText(tr("One inference on the CPU: %1 ms (the median of %n forward pass(es) of "
-                        "this drawing)",
-                        "", int(times.size()))
-                         .arg(ms, 0, 'f', 3));
   bars_->set(probabilities_, predicted_);
+}
+
+// Timed once a stroke ends, not at each move of the pen, which would repeat the passes every
+// kThrottleMs. The first pass after a pause pays for cold caches and sleeping threads; the time
+// shown is the median of the passes after it (up to kTimedPasses within a few milliseconds), as
+// the Inference speed section times a batch of one after a warm-up.
+void DigitPanel::time_cpu() {
+  if (!classifier_ || seen_digit_.empty()) return cpu_time_->clear();
+  using Clock = std::chrono::steady_clock;
+  constexpr int kTimedPasses = 15;
+  classifier_->probabilities(seen_digit_, 1);
+  const auto give_up = Clock::now() + std::chrono::milliseconds(5);
+  std::vector<double> times;
+  do {
+    const auto start = Clock::now();
+    classifier_->probabilities(seen_digit_, 1);
+    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  } while (int(times.size()) < kTimedPasses && Clock::now() < give_up);
+  std::nth_element(times.begin(), times.begin() + ptrdiff_t(times.size() / 2), times.end());
+  cpu_time_->setText(tr("One inference on the CPU: %1 ms (the median of %n forward pass(es) of "
+                        "the drawing at its last stroke's end)",
+                        "", int(times.size()))
+                         .arg(times[times.size() / 2], 0, 'f', 3));
 }
 
 }  // namespace gpulab::ui

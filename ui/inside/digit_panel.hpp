@@ -44,7 +44,8 @@ class DigitPanel : public QWidget {
   const std::vector<uint8_t>& seen_digit() const { return seen_digit_; }
 
  public slots:
-  void classify();  // the drawing as it is now
+  void classify();  // the drawing as it is now: one forward pass, while the pen moves
+  void time_cpu();  // the CPU time of one inference of the drawing: at a stroke's end
 
  private:
   void show_none(const QString& why);
