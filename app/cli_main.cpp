@@ -1,5 +1,6 @@
 // gpulab-cli: list devices, train, evaluate, without Qt Widgets or a display.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -116,6 +117,9 @@ struct TrainFlags {
   double target_accuracy = 0, stop_at_accuracy = 0;
   uint64_t seed = 1;
   bool quiet = false;
+  std::vector<std::string> lr_change;  // --lr-change STEP:LR, as typed
+  std::vector<PlannedLr>
+      setup_lr_changes;                 // --model's "train" "lr_changes", when no flag gives them
   std::vector<std::string> from_setup;  // the flags whose values came from --model's "train"
 };
 
@@ -169,6 +173,7 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   if (unset("--bucket-mb")) f.bucket_mb = b.bucket_mb;
   if (unset("--collective-timeout")) f.collective_timeout_s = b.collective_timeout_s;
   if (unset("--dist")) f.dist = dist_name(b.dist);
+  if (!t.lr_changes.empty() && unset("--lr-change")) f.setup_lr_changes = t.lr_changes;
 }
 
 RunRequest make_request(const TrainFlags& f) {
@@ -188,6 +193,8 @@ RunRequest make_request(const TrainFlags& f) {
   r.train.seed = f.seed;
   r.train.shuffle = f.shuffle == "on";
   r.train.eval_every = f.eval_every;
+  r.train.lr_changes = f.setup_lr_changes;  // empty when --lr-change is given
+  for (const std::string& text : f.lr_change) r.train.lr_changes.push_back(parse_planned_lr(text));
   // 99 and 0.99 both mean 99 %.
   auto fraction = [](double accuracy) { return accuracy > 1.0 ? accuracy / 100.0 : accuracy; };
   r.train.target_accuracy = fraction(f.target_accuracy);
@@ -235,6 +242,8 @@ int run_train(const TrainFlags& flags) {
   if (cuda_device_index(request.backend.device) >= 0) require_gpu(request.backend.device);
   const auto data_dir = data::default_data_dir(request.data_dir);
   const data::MnistData mnist = data::load_mnist(data_dir);
+  // Settings that cannot run are refused before a run folder is made for them, too.
+  validate(request.train, mnist.train.count - std::clamp(request.validation, 0, mnist.train.count));
   // Every rank of an MPI job runs this same program; rank 0 records and prints.
   std::optional<MpiEnvironment> mpi;
   int rank = 0;
@@ -419,6 +428,11 @@ int main(int argc, char** argv) {
   train->add_option("--optimizer", f.optimizer, "sgd|momentum|adam|adamw")
       ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}))->capture_default_str();
   train->add_option("--lr", f.lr, "learning rate")->check(cli::positive())->capture_default_str();
+  train
+      ->add_option(
+          "--lr-change", f.lr_change,
+          "from step STEP on, learning rate LR (STEP:LR; repeat it, or 300:0.01,600:0.001)")
+      ->delimiter(',');
   train->add_option("--momentum", f.momentum, "momentum (momentum optimizer)")
       ->check(cli::between(0.0, 0.9999));
   train->add_option("--weight-decay", f.weight_decay, "weight decay")->check(cli::not_negative());

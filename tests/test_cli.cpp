@@ -263,6 +263,58 @@ TEST(Cli, StopAtAccuracyEndsTheRunAtTheTarget) {
   expect_rejected("train --stop-at-accuracy 101", "--stop-at-accuracy");
 }
 
+// --lr-change STEP:LR changes the learning rate at planned steps, recorded as a change made while
+// the run trains is (run.json's lr_changes, metrics.csv's lr) and kept in its settings, so a
+// setup made from the run plans it again; a plan that cannot run is refused before any folder.
+TEST(Cli, PlannedLearningRateChangesAreTakenRecordedAndKept) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  const Result r = cli("train --model mlp --optimizer sgd --lr 0.01 --batch 32 --steps 12" + data +
+                       " --lr-change 4:0.2,9:0.005 --out " + (dir.path() / "a").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const RunData run = load_run(dir.path() / "a");
+  ASSERT_EQ(run.lr_changes.size(), 2u);
+  EXPECT_EQ(run.lr_changes[0].step, 4);
+  EXPECT_EQ(run.lr_changes[0].lr, 0.2);
+  EXPECT_EQ(run.lr_changes[1].step, 9);
+  EXPECT_EQ(run.lr_changes[1].lr, 0.005);
+  ASSERT_EQ(run.steps.size(), 12u);
+  for (const StepMetrics& s : run.steps)
+    EXPECT_FLOAT_EQ(s.lr, s.step < 4 ? 0.01f : s.step < 9 ? 0.2f : 0.005f) << "step " << s.step;
+  EXPECT_EQ(run.info["config"]["lr_changes"],
+            nlohmann::json::parse(R"([{"step": 4, "lr": 0.2}, {"step": 9, "lr": 0.005}])"));
+
+  // The same flag repeated, and a setup holding the plan, give the same run.
+  const auto setup = dir.path() / "setup.json";
+  std::ofstream(setup) << R"({"name": "mlp-plan", "layers": [{"type": "flatten"},
+    {"type": "linear", "out_features": 10}], "train": {"batch": 32, "max_steps": 12, "epochs": 0,
+    "optimizer": "sgd", "lr": 0.01, "lr_changes": [{"step": 6, "lr": 0.1}]}})";
+  const Result from_setup =
+      cli("train --model " + setup.string() + data + " --out " + (dir.path() / "b").string());
+  ASSERT_EQ(from_setup.exit_code, 0) << from_setup.output;
+  const RunData b = load_run(dir.path() / "b");
+  ASSERT_EQ(b.lr_changes.size(), 1u);
+  EXPECT_EQ(b.lr_changes[0].step, 6);
+  const Result flag_wins =
+      cli("train --model " + setup.string() + data + " --lr-change 2:0.3 --lr-change 3:0.03" +
+          " --out " + (dir.path() / "c").string());
+  ASSERT_EQ(flag_wins.exit_code, 0) << flag_wins.output;
+  const RunData c = load_run(dir.path() / "c");
+  ASSERT_EQ(c.lr_changes.size(), 2u);
+  EXPECT_EQ(c.lr_changes[1].lr, 0.03);
+
+  expect_rejected("train --lr-change 300" + data,
+                  "--lr-change \"300\": give a step and a learning rate");
+  expect_rejected("train --lr-change 5:0" + data,
+                  "--lr-change 5:0: the learning rate must be a positive number");
+  expect_rejected("train --lr-change 9:0.1,4:0.1" + data, "increasing step order");
+  expect_rejected("train --batch 32 --steps 12 --lr-change 40:0.1" + data + " --out " +
+                      (dir.path() / "d").string(),
+                  "--lr-change 40:0.1: the run has 12 steps");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "d"));
+}
+
 TEST(Cli, ASavedSetupGivesTheDefaultsAndFlagsWin) {
   test::TempDir dir;
   test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));

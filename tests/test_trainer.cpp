@@ -496,6 +496,92 @@ TEST(Trainer, ALearningRateThatCannotBeUsedIsRefusedWithAMessage) {
   EXPECT_TRUE(std::isnan(control.requested_lr.load()));
 }
 
+// Learning rates planned before the run (--lr-change STEP:LR) are taken at their steps as a
+// change asked for just before them is, and reported the same way; they give the same weights as
+// those changes asked for by hand. In an MPI job, whose live changes are refused, they still
+// hold: every rank has the same plan.
+TEST(Trainer, PlannedLearningRatesAreTakenAtTheirStepsAsChangesAskedFor) {
+  Fixture f;
+  TrainOptions options;
+  options.batch = 8;  // 12 steps an epoch
+  options.epochs = 2;
+  options.optimizer.kind = OptimizerKind::SGD;
+  options.optimizer.lr = 0.01f;
+  RunControl by_hand;
+  LrLog asked;
+  asked.hook = [&](const StepMetrics& m) {
+    if (m.step == 4) by_hand.request_lr(0.2);
+    if (m.step == 15) by_hand.request_lr(0.005);
+  };
+  const std::vector<float> asked_weights = train_lr_run(f, options, asked, by_hand);
+
+  options.lr_changes = {{5, 0.2}, {16, 0.005}};
+  RunControl control;
+  control.lr_fixed_because = "the learning rate of an MPI job cannot change while it trains";
+  LrLog planned;
+  const std::vector<float> planned_weights = train_lr_run(f, options, planned, control);
+  ASSERT_EQ(planned.lrs.size(), 24u);
+  EXPECT_EQ(planned.lrs, asked.lrs);
+  ASSERT_EQ(planned.changes.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(planned.changes[i].step, asked.changes[i].step);
+    EXPECT_EQ(planned.changes[i].epoch, asked.changes[i].epoch);
+    EXPECT_EQ(planned.changes[i].lr, asked.changes[i].lr);
+    EXPECT_EQ(planned.change_before[i], asked.change_before[i]);
+  }
+  EXPECT_EQ(planned_weights, asked_weights);
+
+  // One asked for by hand at a planned step wins there; the plan goes on after it.
+  options.lr_changes = {{5, 0.2}, {8, 0.05}};
+  RunControl both;
+  LrLog mixed;
+  mixed.hook = [&](const StepMetrics& m) {
+    if (m.step == 4) both.request_lr(0.1);
+  };
+  train_lr_run(f, options, mixed, both);
+  EXPECT_EQ(mixed.lrs[4], 0.1f);
+  EXPECT_EQ(mixed.lrs[7], 0.05f);
+  EXPECT_EQ(mixed.changes.size(), 2u);
+}
+
+// Plans that cannot be taken are refused before the first step, naming the change.
+TEST(Trainer, ImpossibleLearningRatePlansAreRefusedNamingTheChange) {
+  Fixture f;
+  const std::vector<std::pair<std::vector<PlannedLr>, std::string>> cases = {
+      {{{0, 0.1}}, "--lr-change 0:0.1: the step must be 1 or more"},
+      {{{3, -1.0}}, "--lr-change 3:-1: the learning rate must be a positive number"},
+      {{{3, 1e300}}, "positive number"},
+      {{{5, 0.1}, {5, 0.2}}, "--lr-change 5:0.2: give the changes in increasing step order"},
+      {{{30, 0.1}}, "--lr-change 30:0.1: the run has 12 steps; give a step up to that"}};
+  for (const auto& [plan, expected] : cases) {
+    TrainOptions options;
+    options.batch = 8;
+    options.lr_changes = plan;
+    RunControl control;
+    LrLog log;
+    const ModelPlan model = plan_model(preset("mlp"));
+    BackendOptions backend_options;
+    backend_options.batch = options.batch;
+    CpuBackend backend(model, options.optimizer, f.sets, backend_options);
+    try {
+      train(backend, f.sets, options, log, control);
+      ADD_FAILURE() << expected;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(log.lrs.empty()) << expected;
+  }
+  EXPECT_EQ(parse_planned_lr("300:0.05"), (PlannedLr{300, 0.05}));
+  for (const char* bad : {"300", "300:", ":0.1", "3x:0.1", "300:0.1x", "0.5:0.1", ""}) {
+    try {
+      parse_planned_lr(bad);
+      ADD_FAILURE() << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("like 300:0.05"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // A CPU backend whose device fails after the last step has returned, as a GPU's does when the
 // last backward or update faults: only its synchronize() can tell.
 class FaultsAfterTheLastStep final : public Backend {

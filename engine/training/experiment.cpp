@@ -53,6 +53,8 @@ json train_config_to_json(const TrainOptions& o, const BackendOptions& b) {
             {"dist", dist_name(b.dist)}};
   // Only when chosen, so setups and records of the usual path stay as they were.
   if (b.data_on != DataOn::Auto) j["data_on"] = data_on_name(b.data_on);
+  for (const PlannedLr& c : o.lr_changes)
+    j["lr_changes"].push_back({{"step", c.step}, {"lr", c.lr}});
   return j;
 }
 
@@ -92,6 +94,21 @@ void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
   read_field(j, "collective_timeout_s", b.collective_timeout_s);
   read_field(j, "dist", dist);
   b.dist = parse_dist(dist);
+  if (j.contains("lr_changes")) {
+    const json& list = j["lr_changes"];
+    if (!list.is_array())
+      throw ConfigError("\"lr_changes\" must be a list of {\"step\", \"lr\"} (" + list.dump() +
+                        ")");
+    o.lr_changes.clear();
+    for (const json& entry : list) {
+      PlannedLr c;
+      if (!entry.is_object() || !entry.contains("step") || !entry.contains("lr"))
+        throw ConfigError("\"lr_changes\": each entry is {\"step\", \"lr\"}, not " + entry.dump());
+      read_field(entry, "step", c.step);
+      read_field(entry, "lr", c.lr);
+      o.lr_changes.push_back(c);
+    }
+  }
 }
 
 json experiment_to_json(const Experiment& e) {

@@ -1,6 +1,7 @@
 // The training loop shared by every backend.
 #include "engine/training/trainer.hpp"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <numeric>
@@ -32,6 +33,13 @@ float rescaled_base_lr(const OptimizerConfig& optimizer, const ScheduleConfig& s
       double(scheduled_lr(optimizer, schedule, step, total_steps, steps_per_epoch)) /
       double(optimizer.lr);
   return static_cast<float>(factor > 0 && std::isfinite(factor) ? lr / factor : lr);
+}
+
+// "--lr-change 300:0.05", as the user wrote it.
+std::string planned_text(const PlannedLr& c) {
+  std::ostringstream text;
+  text << "--lr-change " << c.step << ':' << c.lr;
+  return text.str();
 }
 
 }  // namespace
@@ -79,6 +87,31 @@ void validate(const TrainOptions& o) {
     throw ConfigError("--target-accuracy must be in [0, 1] (or a percentage up to 100)");
   if (!(o.stop_at_accuracy >= 0.0 && o.stop_at_accuracy <= 1.0))
     throw ConfigError("--stop-at-accuracy must be in [0, 1] (or a percentage up to 100)");
+  for (size_t i = 0; i < o.lr_changes.size(); ++i) {
+    const PlannedLr& c = o.lr_changes[i];
+    const std::string named = planned_text(c);
+    if (c.step < 1) throw ConfigError(named + ": the step must be 1 or more");
+    if (!(float(c.lr) > 0) || !std::isfinite(float(c.lr)))  // the optimizer keeps a float
+      throw ConfigError(named + ": the learning rate must be a positive number");
+    if (i > 0 && c.step <= o.lr_changes[i - 1].step)
+      throw ConfigError(named + ": give the changes in increasing step order, one per step");
+  }
+}
+
+PlannedLr parse_planned_lr(const std::string& text) {
+  const std::string wanted =
+      "--lr-change \"" + text + "\": give a step and a learning rate, like 300:0.05";
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) throw ConfigError(wanted);
+  PlannedLr planned;
+  const std::string step = text.substr(0, colon), lr = text.substr(colon + 1);
+  const auto [step_end, step_error] =
+      std::from_chars(step.data(), step.data() + step.size(), planned.step);
+  const auto [lr_end, lr_error] = std::from_chars(lr.data(), lr.data() + lr.size(), planned.lr);
+  if (step.empty() || lr.empty() || step_error != std::errc() || lr_error != std::errc() ||
+      step_end != step.data() + step.size() || lr_end != lr.data() + lr.size())
+    throw ConfigError(wanted);
+  return planned;
 }
 
 StepPlan plan_steps(const TrainOptions& options, int train_count) {
@@ -92,10 +125,18 @@ StepPlan plan_steps(const TrainOptions& options, int train_count) {
   return plan;
 }
 
+void validate(const TrainOptions& options, int train_count) {
+  validate(options);
+  const int64_t total_steps = plan_steps(options, train_count).total_steps;
+  if (!options.lr_changes.empty() && options.lr_changes.back().step > total_steps)
+    throw ConfigError(planned_text(options.lr_changes.back()) + ": the run has " +
+                      std::to_string(total_steps) + " steps; give a step up to that");
+}
+
 RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& options,
                  TrainObserver& observer, RunControl& control) {
-  validate(options);
   const data::ImageSet& train_set = data.get(Split::Train);
+  validate(options, train_set.count);
   // A batch is drawn from the training set: one larger than it would repeat images in a step.
   if (options.batch > train_set.count)
     throw ConfigError("--batch " + std::to_string(options.batch) +
@@ -115,6 +156,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
   auto train_s = [&] { return wall_s() - eval_s; };
   std::optional<EvalMetrics> stopping_eval;  // the evaluation that reached stop_at_accuracy
   OptimizerConfig optimizer = options.optimizer;  // its lr is the base, changed by request_lr
+  size_t planned = 0;                             // the next of options.lr_changes
 
   auto evaluate = [&](int epoch) {
     if (test_indices.empty()) return EvalMetrics{};
@@ -161,8 +203,14 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
       }
       const int64_t step = summary.steps + 1;
       float lr = scheduled_lr(optimizer, options.schedule, step - 1, total_steps, steps_per_epoch);
-      if (const double asked = control.requested_lr.exchange(kNoValue);
-          !std::isnan(asked) && !control.lr_fixed_because.load()) {
+      double asked = control.requested_lr.exchange(kNoValue);
+      if (control.lr_fixed_because.load()) asked = kNoValue;
+      if (planned < options.lr_changes.size() && options.lr_changes[planned].step == step) {
+        if (std::isnan(asked))
+          asked = options.lr_changes[planned].lr;  // one asked for by hand wins
+        ++planned;
+      }
+      if (!std::isnan(asked)) {
         optimizer.lr = rescaled_base_lr(optimizer, options.schedule, asked, step - 1, total_steps,
                                         steps_per_epoch);
         lr = static_cast<float>(asked);  // the value asked for, not the rescaled base's rounding

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "engine/backend/backend.hpp"
 #include "engine/backend/metrics.hpp"
@@ -20,6 +21,18 @@ namespace gpulab {
 // The largest batch the trainer takes; a replica takes at least one image of it, so no run has
 // more replicas (or MPI ranks) than this.
 inline constexpr int kMaxBatch = 65536;
+
+// A learning rate planned before the run starts: from step `step` (1-based) on, `lr`, taken as a
+// change asked for in the window just before that step is (gpulab-cli train --lr-change STEP:LR).
+struct PlannedLr {
+  int64_t step = 1;
+  double lr = 0;
+  bool operator==(const PlannedLr&) const = default;
+};
+
+// "300:0.05" (a step, a colon, a learning rate), as --lr-change takes it; ConfigError names the
+// text and says what is wanted.
+PlannedLr parse_planned_lr(const std::string& text);
 
 struct TrainOptions {
   int epochs = 1;
@@ -35,6 +48,10 @@ struct TrainOptions {
   // steps and at epoch ends) at or above it, as time-to-accuracy benchmarks need.
   double stop_at_accuracy = 0;
   bool eval_at_epoch_end = true;
+  // Learning rates changed at planned steps, in increasing step order; run.json's lr_changes
+  // records each as it takes effect, as it does a change asked for while the run trains. Every
+  // MPI rank has the same plan, so unlike those, these are taken in an MPI job too.
+  std::vector<PlannedLr> lr_changes;
 };
 
 // Checked by the training thread every step; set from any thread.
@@ -72,8 +89,10 @@ class TrainObserver {
   virtual void on_lr_change(const LrChange&) {}
 };
 
-// Checks options (throws ConfigError with the flag's name) before anything runs.
+// Checks options (throws ConfigError with the flag's name) before anything runs; with the
+// training set's size, also what depends on it (a planned learning rate after the last step).
 void validate(const TrainOptions& options);
+void validate(const TrainOptions& options, int train_count);
 
 // The epochs and optimizer steps a run of `options` over `train_count` images will take. With a
 // step budget and no epoch count (epochs < 1), as many epochs as the budget needs.
