@@ -199,7 +199,9 @@ TEST_F(CudaDataParallelTest, AReplicaWithAnEmptyShardTakesTheSameAdamStep) {
   const data::ImageSet small_set = test::synthetic_set(66, 1);
   OptimizerConfig adam;
   adam.kind = OptimizerKind::Adam;
-  adam.lr = 1e-3f;
+  // The rate and bounds of LogicalReplicasWithAdam. Step 2's bias corrections instead of step
+  // 3's make replica 2's step-3 update about a sixth larger, which its later shards' losses show.
+  adam.lr = 2e-4f;
   const ModelConfig model = preset("pytorch-example");
   const Trained one = train_steps("cuda:0", model, adam, small_set, 32, 6, 7);
   const Trained many = train_steps("cuda:0x3", model, adam, small_set, 32, 6, 7);
