@@ -18,7 +18,8 @@ import os
 import re
 import sys
 
-RESULT = re.compile(r"^\[\s+(OK|FAILED|SKIPPED)\s+\] (\S+) \((\d+) ms\)")
+# A parameterized test's line adds ", where GetParam() = ..." (or TypeParam) before the time.
+RESULT = re.compile(r"^\[\s+(OK|FAILED|SKIPPED)\s+\] (\S+?)(?:, where .*)? \((\d+) ms\)")
 RUN = re.compile(r"^\[ RUN      \] (\S+)")
 # NVML reads these on every NVIDIA GPU gpulab supports; an empty column is a problem to report.
 REQUIRED_FIELDS = ["util_percent", "mem_used_bytes", "mem_total_bytes", "temperature_c"]

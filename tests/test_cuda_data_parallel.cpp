@@ -192,6 +192,26 @@ TEST_F(CudaDataParallelTest, LogicalReplicasWithAdam) {
   expect_same_training("cuda:0x3", 0.25f, adam);
 }
 
+// 66 images in batches of 32: steps 3 and 6 are batches of 2, which 3 replicas split 1, 1, 0.
+// The replica with no images still updates its weights with Adam, whose bias corrections read
+// the step number: it must be this step's, as on the others, or the replicas drift apart.
+TEST_F(CudaDataParallelTest, AReplicaWithAnEmptyShardTakesTheSameAdamStep) {
+  const data::ImageSet small_set = test::synthetic_set(66, 1);
+  OptimizerConfig adam;
+  adam.kind = OptimizerKind::Adam;
+  // The rate and bounds of LogicalReplicasWithAdam. Step 2's bias corrections instead of step
+  // 3's make replica 2's step-3 update about a sixth larger, which its later shards' losses show.
+  adam.lr = 2e-4f;
+  const ModelConfig model = preset("pytorch-example");
+  const Trained one = train_steps("cuda:0", model, adam, small_set, 32, 6, 7);
+  const Trained many = train_steps("cuda:0x3", model, adam, small_set, 32, 6, 7);
+  ASSERT_EQ(many.params.size(), one.params.size());
+  EXPECT_LE(relative_error(many.params, one.params), 1e-5) << many.description;
+  for (size_t i = 0; i < one.losses.size(); ++i)
+    EXPECT_NEAR(many.losses[i], one.losses[i], 1e-5 * std::abs(one.losses[i]) + 1e-6)
+        << "step " << i + 1;
+}
+
 TEST_F(CudaDataParallelTest, LogicalReplicasAreDeterministicAndTimed) {
   const ModelConfig model = preset("pytorch-example");
   const Trained a = train_steps("cuda:0x4", model, momentum(), train_set, 32, 12, 3);

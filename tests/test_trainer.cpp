@@ -628,5 +628,60 @@ TEST(Trainer, WaitsForTheDeviceBeforeARunIsFinished) {
   EXPECT_EQ(recorder.losses.size(), 6u) << "every step ran before the failure showed";
 }
 
+// A CPU backend that logs the calls a trainer makes: "step", "sync", "eval".
+class CallLog final : public Backend {
+ public:
+  explicit CallLog(Backend& inner) : inner_(inner) {}
+  std::string description() const override { return inner_.description(); }
+  size_t parameter_count() const override { return inner_.parameter_count(); }
+  void set_parameters(std::span<const float> p) override { inner_.set_parameters(p); }
+  void get_parameters(std::span<float> p) override { inner_.get_parameters(p); }
+  BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
+                        StepTimes& times) override {
+    calls.push_back("step");
+    return inner_.train_step(indices, lr, step, times);
+  }
+  BatchStats evaluate(Split split, std::span<const int32_t> indices) override {
+    calls.push_back("eval");
+    return inner_.evaluate(split, indices);
+  }
+  void synchronize() override { calls.push_back("sync"); }
+  std::vector<std::string> calls;
+
+ private:
+  Backend& inner_;
+};
+
+TEST(Trainer, TheStepsBeforeAnEvaluationEndOnTheTrainingClock) {
+  // A GPU's last backward and update are still running when train_step returns; the
+  // evaluation's first wait would take them out of the training time (and time to accuracy),
+  // where a framework that synchronizes before its clock stops counts them. The trainer waits
+  // for them first.
+  Fixture f;
+  TrainOptions options;
+  options.batch = 16;
+  options.eval_every = 2;
+  const ModelPlan plan = plan_model(preset("mlp"));
+  BackendOptions backend_options;
+  backend_options.batch = options.batch;
+  CpuBackend cpu(plan, options.optimizer, f.sets, backend_options);
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, options.seed);
+  cpu.set_parameters(params);
+  CallLog backend(cpu);
+  Recorder recorder;
+  RunControl control;
+  const RunSummary summary = train(backend, f.sets, options, recorder, control);
+  ASSERT_EQ(summary.status, RunStatus::Finished) << summary.message;
+  int evaluations = 0;
+  for (size_t i = 0; i < backend.calls.size(); ++i) {
+    if (backend.calls[i] != "eval") continue;
+    ++evaluations;
+    ASSERT_GT(i, 0u);
+    EXPECT_EQ(backend.calls[i - 1], "sync") << "evaluation " << evaluations;
+  }
+  EXPECT_EQ(evaluations, 3) << "steps 2 and 4, and the epoch's end";
+}
+
 }  // namespace
 }  // namespace gpulab

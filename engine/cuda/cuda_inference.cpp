@@ -31,17 +31,21 @@ std::vector<double> inference_ms_cuda(int gpu, const ModelPlan& plan,
   kc::DeviceBuffer<uint8_t> workspace(kBlasWorkspaceBytes, "the cuBLAS workspace");
   kc::CublasHandle blas = kc::CublasHandle::create();
   kc::gemm_bind(blas.get(), stream.get(), workspace.data(), kBlasWorkspaceBytes);
+  // Every fill goes on `stream`: the forward passes run there, and a non-blocking stream does
+  // not wait for work on the legacy default stream (cudaMemset, cudaMemcpy).
   kc::DeviceBuffer<uint64_t> step(1, "the step");  // dropout's; an inference draws none
-  GPULAB_CUDA_CHECK(cudaMemset(step.data(), 0, sizeof(uint64_t)));
+  GPULAB_CUDA_CHECK(cudaMemsetAsync(step.data(), 0, sizeof(uint64_t), stream.get()));
   kc::DeviceBuffer<float> device_images(image_floats, "the images");
   kc::DeviceBuffer<uint8_t> labels(size_t(most), "the labels");  // the loss is computed, ignored
-  GPULAB_CUDA_CHECK(cudaMemset(labels.data(), 0, size_t(most)));
+  GPULAB_CUDA_CHECK(cudaMemsetAsync(labels.data(), 0, size_t(most), stream.get()));
   kc::PinnedBuffer<float> host_images(image_floats, "the images");
   kc::PinnedBuffer<float> host_logits(logit_floats, "the logits");
   std::copy(images.begin(), images.begin() + ptrdiff_t(image_floats), host_images.data());
   CudaNetwork network(plan, most, kc::Precision::Fp32, blas.get(), 0, step.data(), stream.get());
-  GPULAB_CUDA_CHECK(cudaMemcpy(network.parameters(), params.data(), params.size() * sizeof(float),
-                               cudaMemcpyHostToDevice));
+  GPULAB_CUDA_CHECK(cudaMemcpyAsync(network.parameters(), params.data(),
+                                    params.size() * sizeof(float), cudaMemcpyHostToDevice,
+                                    stream.get()));
+  GPULAB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));  // before the first timed pass
   const int classes = plan.layers.back().output.channels;
   std::vector<double> times;
   for (int batch : batches) {

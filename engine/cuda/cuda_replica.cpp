@@ -200,6 +200,17 @@ BatchStats CudaReplica::compute_gradients(std::span<const int32_t> shard, Shard 
     CudaStepTimer& timer = *s.timer;
     timer.begin_step();
     timer.record(CudaStepTimer::kStart, stream);
+    // The pinned inputs are free to overwrite: the previous step's copy ran before its loss,
+    // which the host has waited for. The step goes over even for an empty shard: this replica's
+    // update reads it (Adam's bias corrections), as every other replica's does.
+    StepScalars scalars;
+    scalars.step = static_cast<uint64_t>(step);
+    std::memcpy(s.host_inputs.data(), &scalars, sizeof scalars);
+    if (!shard.empty())
+      std::memcpy(s.host_inputs.data() + kIndicesOffset, shard.data(), shard.size_bytes());
+    GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.inputs.data(), s.host_inputs.data(),
+                                      kIndicesOffset + shard.size_bytes(), cudaMemcpyHostToDevice,
+                                      stream));
     if (rows == 0) {
       // A last batch smaller than the replicas: nothing to add to the sum.
       GPULAB_CUDA_CHECK(cudaMemsetAsync(s.network->gradients(), 0,
@@ -211,15 +222,6 @@ BatchStats CudaReplica::compute_gradients(std::span<const int32_t> shard, Shard 
       times = timer.read();
       return BatchStats{};
     }
-    // The pinned inputs are free to overwrite: the previous step's copy ran before its loss,
-    // which the host has waited for.
-    StepScalars scalars;
-    scalars.step = static_cast<uint64_t>(step);
-    std::memcpy(s.host_inputs.data(), &scalars, sizeof scalars);
-    std::memcpy(s.host_inputs.data() + kIndicesOffset, shard.data(), shard.size_bytes());
-    GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.inputs.data(), s.host_inputs.data(),
-                                      kIndicesOffset + shard.size_bytes(), cudaMemcpyHostToDevice,
-                                      stream));
     if (options_.batches_from_host) {
       // Fed as a data loader feeds a GPU: the batch is made on the host and crosses the bus every
       // step. The copy phase (start to copied) holds the host's gathering and the copy; the

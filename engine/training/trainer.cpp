@@ -160,6 +160,9 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
 
   auto evaluate = [&](int epoch) {
     if (test_indices.empty()) return EvalMetrics{};
+    // The last step may still run on a device (a GPU's backward and update): that is training,
+    // so it ends on the training clock, not in the evaluation's first wait.
+    backend.synchronize();
     const Clock::time_point eval_start = Clock::now();
     const BatchStats stats = backend.evaluate(Split::Test, test_indices);
     eval_s += seconds_between(eval_start, Clock::now());

@@ -1,0 +1,73 @@
+// scripts/gpu_check_report.py, the verdicts scripts/gpu-check writes into its summary, run on
+// GoogleTest output written here: no GPU needed.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "temp_dir.hpp"
+
+namespace gpulab {
+namespace {
+
+struct Report {
+  int exit_code = -1;
+  std::string output;
+};
+
+// gpu_check_report.py gtest NAME LOG STATUS over `log`'s text.
+Report report_on(const std::string& log, int status) {
+  const test::TempDir dir;
+  const auto path = dir.path() / "suite.log";
+  std::ofstream(path) << log;
+  const std::string command = "python3 " GPULAB_SOURCE_DIR
+                              "/scripts/gpu_check_report.py gtest suite " +
+                              path.string() + " " + std::to_string(status) + " 2>&1";
+  Report report;
+  std::FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return report;
+  std::array<char, 4096> buffer;
+  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
+    report.output.append(buffer.data(), n);
+  const int code = pclose(pipe);
+  report.exit_code = WIFEXITED(code) ? WEXITSTATUS(code) : -1;
+  return report;
+}
+
+TEST(GpuCheckReport, AFailedParameterizedTestIsCountedAndNamed) {
+  // GoogleTest ends a failed value-parameterized test's line with ", where GetParam() = ...".
+  const std::string log =
+      "[ RUN      ] Sizes/ShapeTest.Works/0\n"
+      "/x/test.cpp:10: Failure\n"
+      "Expected equality of these values:\n"
+      "[  FAILED  ] Sizes/ShapeTest.Works/0, where GetParam() = 4 (3 ms)\n"
+      "[ RUN      ] Sizes/ShapeTest.Works/1\n"
+      "[       OK ] Sizes/ShapeTest.Works/1 (0 ms)\n"
+      "[ RUN      ] Plain.Test\n"
+      "[       OK ] Plain.Test (1 ms)\n";
+  const Report report = report_on(log, 1);
+  EXPECT_EQ(report.exit_code, 1) << report.output;
+  EXPECT_NE(report.output.find("suite: FAILED: 2 passed, 1 failed, 0 skipped"), std::string::npos)
+      << report.output;
+  EXPECT_NE(report.output.find("failed: Sizes/ShapeTest.Works/0: Expected equality"),
+            std::string::npos)
+      << report.output;
+}
+
+TEST(GpuCheckReport, PassingTestsPass) {
+  const std::string log =
+      "[ RUN      ] Plain.Test\n"
+      "[       OK ] Plain.Test (1 ms)\n"
+      "[ RUN      ] Typed/0.Works\n"
+      "[       OK ] Typed/0.Works (2 ms)\n";
+  const Report report = report_on(log, 0);
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("suite: pass: 2 passed, 0 failed, 0 skipped"), std::string::npos)
+      << report.output;
+}
+
+}  // namespace
+}  // namespace gpulab
