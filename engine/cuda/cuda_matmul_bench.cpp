@@ -64,6 +64,10 @@ std::vector<MatmulTiming> bench_matmul_cuda(int gpu, const std::vector<int>& siz
     PinnedBuffer<float> ha(count, "matmul A"), hb(count, "matmul B"), hc(count, "matmul C");
     for (size_t i = 0; i < count; ++i) ha.data()[i] = hb.data()[i] = float(i % 7) - 3.0f;
     DeviceBuffer<float> da(count, "matmul A"), db(count, "matmul B"), dc(count, "matmul C");
+    // The product alone is timed on the same values as the one with copies, never on whatever
+    // cudaMalloc left there.
+    GPULAB_CUDA_CHECK(cudaMemcpy(da.data(), ha.data(), count * 4, cudaMemcpyHostToDevice));
+    GPULAB_CUDA_CHECK(cudaMemcpy(db.data(), hb.data(), count * 4, cudaMemcpyHostToDevice));
     const double ms = median_ms([&] {
       GPULAB_CUDA_CHECK(cudaEventRecord(events.start));
       sgemm(handle.get(), da.data(), db.data(), dc.data(), n);
