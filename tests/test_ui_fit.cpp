@@ -42,6 +42,7 @@
 #include "ui/runs/runs_panel.hpp"
 #include "ui/setup/experiment_panel.hpp"
 #include "ui/setup/layer_editor.hpp"
+#include "ui/window/chart_grid.hpp"
 #include "ui/window/main_window.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
@@ -177,6 +178,42 @@ TEST_F(Fit, EveryControlIsReachableAt1280x720And1024x768) {
           window_->rect().contains(QRect(close->mapTo(window_.get(), QPoint()), close->size())));
       QTest::mouseClick(close, Qt::LeftButton);
       EXPECT_TRUE(window_->message().isEmpty());
+    }
+  }
+}
+
+// At 1280x720 and 1024x768, with seven runs ticked (one on replicas) and a run training, no tab
+// needs the plots' column to scroll sideways, and every Live chart stays readable: as wide as
+// ChartGrid's readable width (fewer columns where the column is narrow) and as high as its plot's
+// minimum, the column scrolling down instead.
+TEST_F(Fit, NoTabScrollsSidewaysAndLiveChartsStayReadable) {
+  write_six_runs();
+  test::write_run(runs_.path() / "r6", 6, 64, 120, 14, "2026-01-01T09:59:00Z", 1);
+  open_window();
+  window_->show_recent(7);
+  small_setup(1000000);  // still training while every tab is looked at
+  ASSERT_GT(window_->start_training(), 0) << window_->message().toStdString();
+  auto* center = window_->findChild<QScrollArea*>("center");
+  ASSERT_NE(center, nullptr);
+  for (const QSize size : {QSize(1280, 720), QSize(1024, 768)}) {
+    for (const char* tab : {"live", "compare", "inside", "labs"}) {
+      ASSERT_TRUE(window_->show_tab(tab));
+      show_at(size);
+      ASSERT_TRUE(window_->any_running());
+      const std::string state =
+          QString("%1x%2 %3").arg(size.width()).arg(size.height()).arg(tab).toStdString();
+      EXPECT_LE(window_->minimumSizeHint().width(), size.width()) << state;
+      const QScrollBar* sideways = center->horizontalScrollBar();
+      EXPECT_TRUE(sideways->maximum() == 0 || !sideways->isVisible())
+          << state << ": the tab needs " << center->widget()->minimumSizeHint().width()
+          << " px, the column has " << center->viewport()->width();
+      if (std::string(tab) != "live") continue;
+      for (ChartView* chart : window_->live_charts()) {
+        EXPECT_GE(chart->width(), ChartGrid::kReadableWidth)
+            << state << " " << chart_kind_name(chart->kind());
+        EXPECT_GE(chart->plot()->height(), chart->plot()->minimumHeight())
+            << state << " " << chart_kind_name(chart->kind());
+      }
     }
   }
 }
