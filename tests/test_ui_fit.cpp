@@ -183,7 +183,7 @@ TEST_F(Fit, EveryControlIsReachableAt1280x720And1024x768) {
 }
 
 // At 1280x720 and 1024x768, with seven runs ticked (one on replicas) and a run training, no tab
-// needs the plots' column to scroll sideways, and every Live chart stays readable: as wide as
+// (nor the Inside tab's Draw section) needs to scroll sideways, and every Live chart stays readable: as wide as
 // ChartGrid's readable width (fewer columns where the column is narrow) and as high as its plot's
 // minimum, the column scrolling down instead.
 TEST_F(Fit, NoTabScrollsSidewaysAndLiveChartsStayReadable) {
@@ -207,6 +207,15 @@ TEST_F(Fit, NoTabScrollsSidewaysAndLiveChartsStayReadable) {
       EXPECT_TRUE(sideways->maximum() == 0 || !sideways->isVisible())
           << state << ": the tab needs " << center->widget()->minimumSizeHint().width()
           << " px, the column has " << center->viewport()->width();
+      if (std::string(tab) == "inside") {  // its section scrolls on its own: not sideways either
+        auto* section = qobject_cast<QScrollArea*>(
+            window_->findChild<QTabWidget*>("inside-sections")->currentWidget());
+        ASSERT_NE(section, nullptr);
+        const QScrollBar* bar = section->horizontalScrollBar();
+        EXPECT_TRUE(bar->maximum() == 0 || !bar->isVisible())
+            << state << ": the section needs " << section->widget()->minimumSizeHint().width()
+            << " px, it has " << section->viewport()->width();
+      }
       if (std::string(tab) != "live") continue;
       for (ChartView* chart : window_->live_charts()) {
         EXPECT_GE(chart->width(), ChartGrid::kReadableWidth)
