@@ -183,9 +183,9 @@ TEST_F(Fit, EveryControlIsReachableAt1280x720And1024x768) {
 }
 
 // At 1280x720 and 1024x768, with seven runs ticked (one on replicas) and a run training, no tab
-// (nor the Inside tab's Draw section) needs to scroll sideways, and every Live chart stays readable: as wide as
-// ChartGrid's readable width (fewer columns where the column is narrow) and as high as its plot's
-// minimum, the column scrolling down instead.
+// (nor the Inside tab's Draw section) needs to scroll sideways, and every Live chart stays
+// readable: as wide as ChartGrid's readable width (fewer columns where the column is narrow) and as
+// high as its plot's minimum, the column scrolling down instead.
 TEST_F(Fit, NoTabScrollsSidewaysAndLiveChartsStayReadable) {
   write_six_runs();
   test::write_run(runs_.path() / "r6", 6, 64, 120, 14, "2026-01-01T09:59:00Z", 1);
