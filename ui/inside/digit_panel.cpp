@@ -121,8 +121,6 @@ DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
 
 DigitPanel::~DigitPanel() = default;
 
-bool DigitPanel::results_beside() const { return layout_->direction() == QBoxLayout::LeftToRight; }
-
 int DigitPanel::width_beside() const {
   const QMargins margins = layout_->contentsMargins();
   return drawing_->minimumSize().width() + layout_->spacing() + results_->minimumSize().width() +

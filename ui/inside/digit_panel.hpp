@@ -50,8 +50,8 @@ class DigitPanel : public QWidget {
   void classify();  // the drawing as it is now
 
  public:
+  // As narrow as the drawing alone: narrower than the drawing and the bars side by side.
   QSize minimumSizeHint() const override;
-  bool results_beside() const;  // the bars beside the drawing, not under it
 
  protected:
   void resizeEvent(QResizeEvent* event) override;

@@ -7,6 +7,7 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QToolButton>
+#include <algorithm>
 
 #include "datasets/mnist_files.hpp"
 #include "ui/setup/device_picker.hpp"
