@@ -227,6 +227,34 @@ TEST_F(Fit, NoTabScrollsSidewaysAndLiveChartsStayReadable) {
   }
 }
 
+// The grid on its own: three columns where each chart gets ChartGrid's readable width, two, then
+// one, and three again when it widens; it lets a scroll area make it as narrow as one chart, and
+// asks for the height its columns need.
+TEST(ChartGridTest, TakesColumnsAwayAsItNarrowsAndGivesThemBack) {
+  std::vector<QWidget*> charts;
+  for (int i = 0; i < 5; ++i) {
+    charts.push_back(new QWidget);
+    charts.back()->setMinimumSize(180, 200);
+  }
+  ChartGrid grid(charts);
+  grid.show();
+  const auto columns_at = [&](int width) {
+    grid.resize(width, 1200);
+    QApplication::processEvents();
+    return grid.columns();
+  };
+  EXPECT_EQ(columns_at(3 * ChartGrid::kReadableWidth + 8), 3);
+  const int three_high = grid.minimumSizeHint().height();
+  EXPECT_EQ(columns_at(3 * ChartGrid::kReadableWidth), 2);
+  EXPECT_EQ(charts[4]->width(), grid.width());  // the last one spans its row
+  EXPECT_GT(grid.minimumSizeHint().height(), three_high);
+  EXPECT_EQ(columns_at(2 * ChartGrid::kReadableWidth), 1);
+  EXPECT_EQ(grid.minimumSizeHint().width(), 180);
+  EXPECT_GE(grid.minimumSizeHint().height(), 5 * 200);
+  EXPECT_EQ(columns_at(1000), 3);
+  EXPECT_EQ(grid.minimumSizeHint().height(), three_high);
+}
+
 // The Train, Pause and Stop buttons stay where the pointer left them when a run starts and its
 // status line (two lines of text) appears beside them, and when it ends.
 TEST_F(Fit, TheTrainRowStaysPutWhenTrainingStartsAndEnds) {

@@ -26,7 +26,9 @@ int ChartGrid::columns_for(int width) const {
 
 QSize ChartGrid::minimumSizeHint() const {
   int widest = 0;
-  for (QWidget* chart : charts_) widest = std::max(widest, chart->minimumSizeHint().width());
+  for (QWidget* chart : charts_)  // the least width a layout gives it: its own minimum, or its hint
+    widest = std::max(widest, chart->minimumWidth() > 0 ? chart->minimumWidth()
+                                                        : chart->minimumSizeHint().width());
   const QMargins margins = grid_->contentsMargins();
   return {widest + margins.left() + margins.right(), grid_->minimumSize().height()};
 }
