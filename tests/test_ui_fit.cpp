@@ -42,6 +42,7 @@
 #include "ui/runs/runs_panel.hpp"
 #include "ui/setup/experiment_panel.hpp"
 #include "ui/setup/layer_editor.hpp"
+#include "ui/window/chart_grid.hpp"
 #include "ui/window/main_window.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
@@ -179,6 +180,79 @@ TEST_F(Fit, EveryControlIsReachableAt1280x720And1024x768) {
       EXPECT_TRUE(window_->message().isEmpty());
     }
   }
+}
+
+// At 1280x720 and 1024x768, with seven runs ticked (one on replicas) and a run training, no tab
+// (nor the Inside tab's Draw section) needs to scroll sideways, and every Live chart stays
+// readable: as wide as ChartGrid's readable width (fewer columns where the column is narrow) and as
+// high as its plot's minimum, the column scrolling down instead.
+TEST_F(Fit, NoTabScrollsSidewaysAndLiveChartsStayReadable) {
+  write_six_runs();
+  test::write_run(runs_.path() / "r6", 6, 64, 120, 14, "2026-01-01T09:59:00Z", 1);
+  open_window();
+  window_->show_recent(7);
+  small_setup(1000000);  // still training while every tab is looked at
+  ASSERT_GT(window_->start_training(), 0) << window_->message().toStdString();
+  auto* center = window_->findChild<QScrollArea*>("center");
+  ASSERT_NE(center, nullptr);
+  for (const QSize size : {QSize(1280, 720), QSize(1024, 768)}) {
+    for (const char* tab : {"live", "compare", "inside", "labs"}) {
+      ASSERT_TRUE(window_->show_tab(tab));
+      show_at(size);
+      ASSERT_TRUE(window_->any_running());
+      const std::string state =
+          QString("%1x%2 %3").arg(size.width()).arg(size.height()).arg(tab).toStdString();
+      EXPECT_LE(window_->minimumSizeHint().width(), size.width()) << state;
+      const QScrollBar* sideways = center->horizontalScrollBar();
+      EXPECT_TRUE(sideways->maximum() == 0 || !sideways->isVisible())
+          << state << ": the tab needs " << center->widget()->minimumSizeHint().width()
+          << " px, the column has " << center->viewport()->width();
+      if (std::string(tab) == "inside") {  // its section scrolls on its own: not sideways either
+        auto* section = qobject_cast<QScrollArea*>(
+            window_->findChild<QTabWidget*>("inside-sections")->currentWidget());
+        ASSERT_NE(section, nullptr);
+        const QScrollBar* bar = section->horizontalScrollBar();
+        EXPECT_TRUE(bar->maximum() == 0 || !bar->isVisible())
+            << state << ": the section needs " << section->widget()->minimumSizeHint().width()
+            << " px, it has " << section->viewport()->width();
+      }
+      if (std::string(tab) != "live") continue;
+      for (ChartView* chart : window_->live_charts()) {
+        EXPECT_GE(chart->width(), ChartGrid::kReadableWidth)
+            << state << " " << chart_kind_name(chart->kind());
+        EXPECT_GE(chart->plot()->height(), chart->plot()->minimumHeight())
+            << state << " " << chart_kind_name(chart->kind());
+      }
+    }
+  }
+}
+
+// The grid on its own: three columns where each chart gets ChartGrid's readable width, two, then
+// one, and three again when it widens; it lets a scroll area make it as narrow as one chart, and
+// asks for the height its columns need.
+TEST(ChartGridTest, TakesColumnsAwayAsItNarrowsAndGivesThemBack) {
+  std::vector<QWidget*> charts;
+  for (int i = 0; i < 5; ++i) {
+    charts.push_back(new QWidget);
+    charts.back()->setMinimumSize(180, 200);
+  }
+  ChartGrid grid(charts);
+  grid.show();
+  const auto columns_at = [&](int width) {
+    grid.resize(width, 1200);
+    QApplication::processEvents();
+    return grid.columns();
+  };
+  EXPECT_EQ(columns_at(3 * ChartGrid::kReadableWidth + 8), 3);
+  const int three_high = grid.minimumSizeHint().height();
+  EXPECT_EQ(columns_at(3 * ChartGrid::kReadableWidth), 2);
+  EXPECT_EQ(charts[4]->width(), grid.width());  // the last one spans its row
+  EXPECT_GT(grid.minimumSizeHint().height(), three_high);
+  EXPECT_EQ(columns_at(2 * ChartGrid::kReadableWidth), 1);
+  EXPECT_EQ(grid.minimumSizeHint().width(), 180);
+  EXPECT_GE(grid.minimumSizeHint().height(), 5 * 200);
+  EXPECT_EQ(columns_at(1000), 3);
+  EXPECT_EQ(grid.minimumSizeHint().height(), three_high);
 }
 
 // The Train, Pause and Stop buttons stay where the pointer left them when a run starts and its

@@ -3,6 +3,7 @@
 // map holds; the filters are drawn in the colour of their weights; bad input gets a line.
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QScrollBar>
 #include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -119,6 +120,27 @@ TEST_F(InsideViews, ClickingAConvolutionsValueShowsTheSumThatMadeIt) {
   const int cell = window.width() / 5;
   EXPECT_EQ(window.left() - corner.left(), 7 * cell);
   EXPECT_EQ(window.top() - corner.top(), 3 * cell);
+}
+
+// The heading wraps to what the view shows, not to the rows, which may be wider than the view
+// (they scroll sideways): its end is read without scrolling.
+TEST_F(InsideViews, TheExplanationsHeadingWrapsToWhatIsInView) {
+  host_.resize(1000, 720);  // the rows of a 5x5 filter are wider than half of it
+  const int conv2 = 3;
+  click_value(conv2, 5, 3, 7);
+  ASSERT_NE(explain_->shown(), nullptr) << explain_->message().toStdString();
+  QTest::qWait(100);  // the rows added show and lay out at the next turns
+  ASSERT_GT(explain_->horizontalScrollBar()->maximum(), 0) << "the rows fit: nothing to wrap";
+  QLabel* heading = nullptr;
+  for (QLabel* label : explain_->widget()->findChildren<QLabel*>())
+    if (label->text().contains("input channels")) heading = label;
+  ASSERT_NE(heading, nullptr);
+  const QRect in_view(heading->mapTo(explain_->viewport(), QPoint()), heading->size());
+  EXPECT_GE(in_view.left(), 0);
+  EXPECT_LE(in_view.right(), explain_->viewport()->rect().right())
+      << "the heading is " << heading->width() << " px wide in a view of "
+      << explain_->viewport()->width();
+  EXPECT_GT(heading->height(), heading->fontMetrics().height());  // wrapped, not cut
 }
 
 TEST_F(InsideViews, AClickOnTheFirstConvolutionAtTheEdgeShowsThePadding) {

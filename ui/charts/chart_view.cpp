@@ -41,8 +41,8 @@ QToolButton* export_button(QWidget* parent, const std::vector<ExportFormat>& for
 ChartView::ChartView(ChartKind kind, QWidget* parent)
     : QWidget(parent), kind_(kind), builder_(kind, ChartOptions{}), plot_(new QCustomPlot(this)) {
   setObjectName(QString("chart-") + chart_kind_name(kind));
-  // Three side by side beside the setup on a 1024 px screen; high enough for a panel, a title and
-  // the axes: below it the plots scroll.
+  // The least a chart can be: the Live tab takes a column away before its charts get this narrow
+  // (ChartGrid). High enough for a panel, a title and the axes: below it the plots scroll.
   plot_->setMinimumSize(180, 200);
   plot_->setMouseTracking(true);
 

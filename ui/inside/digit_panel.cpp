@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QVBoxLayout>
 #include <algorithm>
 #include <chrono>
@@ -105,10 +106,13 @@ DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
   result_column->addWidget(bars_, 1);
   result_column->addWidget(cpu_time_);
   result_column->addWidget(gpu_time_);
-  auto* layout = new QHBoxLayout(this);
-  layout->addLayout(canvas_column);
-  layout->addLayout(seen_column);
-  layout->addLayout(result_column, 1);
+  drawing_ = new QHBoxLayout;
+  drawing_->addLayout(canvas_column);
+  drawing_->addLayout(seen_column);
+  results_ = result_column;
+  layout_ = new QBoxLayout(QBoxLayout::LeftToRight, this);
+  layout_->addLayout(drawing_);
+  layout_->addLayout(results_, 1);
 
   connect(canvas_, &DigitCanvas::drawn, this, &DigitPanel::classify);
   connect(canvas_, &DigitCanvas::finished, this, &DigitPanel::time_cpu);
@@ -117,6 +121,29 @@ DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
 }
 
 DigitPanel::~DigitPanel() = default;
+
+int DigitPanel::width_beside() const {
+  const QMargins margins = layout_->contentsMargins();
+  return drawing_->minimumSize().width() + layout_->spacing() + results_->minimumSize().width() +
+         margins.left() + margins.right();
+}
+
+QSize DigitPanel::minimumSizeHint() const {
+  // As narrow as the drawing alone, so the section's scroll area lets the results go under it.
+  const QMargins margins = layout_->contentsMargins();
+  const int stacked = std::max(drawing_->minimumSize().width(), results_->minimumSize().width()) +
+                      margins.left() + margins.right();
+  return {stacked, layout_->minimumSize().height()};
+}
+
+void DigitPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  const auto direction =
+      event->size().width() >= width_beside() ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom;
+  if (layout_->direction() == direction) return;
+  layout_->setDirection(direction);
+  updateGeometry();  // the height it needs changed
+}
 
 void DigitPanel::set_model(std::shared_ptr<const ModelWeights> model) {
   classifier_.reset();  // it holds a reference to the model it was built for

@@ -1,7 +1,7 @@
 // Draw a digit: the canvas, the 28x28 image the model sees (MNIST's preprocessing of the
 // drawing), the ten class probabilities as bars, the predicted digit large, and how long one
 // inference takes on the CPU and on the window's first GPU. The model classifies as the learner
-// draws.
+// draws. The bars go under the drawing where the panel is narrow (beside the setup at 1024x768).
 #pragma once
 
 #include <QWidget>
@@ -11,7 +11,10 @@
 #include "engine/inside/model_weights.hpp"
 #include "ui/inside/background.hpp"
 
+class QBoxLayout;
+class QHBoxLayout;
 class QLabel;
+class QVBoxLayout;
 class QPushButton;
 
 namespace gpulab::ui {
@@ -47,7 +50,15 @@ class DigitPanel : public QWidget {
   void classify();  // the drawing as it is now: one forward pass, while the pen moves
   void time_cpu();  // the CPU time of one inference of the drawing: at a stroke's end
 
+ public:
+  // As narrow as the drawing alone: narrower than the drawing and the bars side by side.
+  QSize minimumSizeHint() const override;
+
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  int width_beside() const;  // the least width with the bars beside the drawing
   void show_none(const QString& why);
   void time_gpu();
 
@@ -63,6 +74,9 @@ class DigitPanel : public QWidget {
   QLabel* cpu_time_;
   QLabel* gpu_time_;
   ProbabilityBars* bars_;
+  QBoxLayout* layout_;    // the drawing, and the results beside or under it
+  QHBoxLayout* drawing_;  // the canvas and what the model sees
+  QVBoxLayout* results_;  // the line, the bars and the timings
   int predicted_ = -1;
   std::vector<float> probabilities_;
   std::vector<uint8_t> seen_digit_;

@@ -2,6 +2,7 @@
 // ProductRow), under a heading and the sum.
 #include "ui/inside/explain_view.hpp"
 
+#include <QEvent>
 #include <QLabel>
 #include <QPainter>
 #include <QVBoxLayout>
@@ -169,11 +170,21 @@ ExplainView::ExplainView(QWidget* parent) : QScrollArea(parent), content_(new QW
   // Larger through <big> in its text, not setFont: the size follows the label's font, which
   // presenter mode enlarges and gives back, as it does every widget's.
   sum_->setTextFormat(Qt::RichText);
-  column_->addWidget(heading_);
+  column_->addWidget(heading_, 0, Qt::AlignLeft);
   column_->addWidget(sum_);
   column_->addStretch(1);
   setWidget(content_);
   show_message(tr("Click a value of a convolution's feature map to see the sum that made it."));
+}
+
+bool ExplainView::viewportEvent(QEvent* event) {
+  // The rows may be wider than the view (they scroll sideways), but the heading wraps to what is
+  // in view, so that its end is read without scrolling: as wide as the view, at its left.
+  if (event->type() == QEvent::Resize) {
+    const QMargins margins = column_->contentsMargins();
+    heading_->setFixedWidth(std::max(1, viewport()->width() - margins.left() - margins.right()));
+  }
+  return QScrollArea::viewportEvent(event);
 }
 
 void ExplainView::set_pass(ForwardPass pass) {

@@ -36,6 +36,9 @@ class ExplainView : public QScrollArea {
   // linear layer, whose window is its whole input).
   QRect window_rect(int row) const;
 
+ protected:
+  bool viewportEvent(QEvent* event) override;
+
  private:
   void recompute();
   void show_message(const QString& text);

@@ -2,7 +2,6 @@
 #include "ui/window/live_tab.hpp"
 
 #include <QComboBox>
-#include <QGridLayout>
 #include <QLabel>
 #include <QPushButton>
 #include <QSlider>
@@ -11,6 +10,7 @@
 #include "engine/records/run_names.hpp"
 #include "ui/charts/chart_view.hpp"
 #include "ui/charts/replica_timeline.hpp"
+#include "ui/window/chart_grid.hpp"
 
 namespace gpulab::ui {
 
@@ -37,8 +37,6 @@ LiveTab::LiveTab(QWidget* parent) : QWidget(parent) {
   row->addStretch();
   row->addWidget(fit);
 
-  auto* grid = new QGridLayout;
-  grid->setSpacing(4);
   const ChartKind kinds[] = {ChartKind::Loss, ChartKind::Accuracy, ChartKind::Throughput,
                              ChartKind::StepTime, ChartKind::Gpu};
   for (ChartKind kind : kinds) {
@@ -46,13 +44,7 @@ LiveTab::LiveTab(QWidget* parent) : QWidget(parent) {
     connect(view, &ChartView::export_requested, this, &LiveTab::export_requested);
     charts_.push_back(view);
   }
-  grid->addWidget(charts_[0], 0, 0);
-  grid->addWidget(charts_[1], 0, 1);
-  grid->addWidget(charts_[2], 0, 2);
-  grid->addWidget(charts_[3], 1, 0);
-  grid->addWidget(charts_[4], 1, 1, 1, 2);
-  grid->setRowStretch(0, 1);
-  grid->setRowStretch(1, 1);
+  grid_ = new ChartGrid(std::vector<QWidget*>(charts_.begin(), charts_.end()), this);
   timeline_ = new ReplicaTimeline(this);
   connect(timeline_, &ReplicaTimeline::export_requested, this, &LiveTab::timeline_export_requested);
   run_key_ = new QLabel(this);
@@ -64,7 +56,7 @@ LiveTab::LiveTab(QWidget* parent) : QWidget(parent) {
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(row);
   layout->addWidget(run_key_);
-  layout->addLayout(grid, 2);
+  layout->addWidget(grid_, 2);
   layout->addWidget(timeline_);  // the height its lanes need when it shows a run
 
   connect(x_axis_, &QComboBox::currentIndexChanged, this, &LiveTab::apply_options);

@@ -1,5 +1,6 @@
-// The Live tab: the five live charts of the ticked runs, their x axis and smoothing, a key of
-// the runs when there are many, and the replica timeline of a data-parallel run.
+// The Live tab: the five live charts of the ticked runs (in three columns, or fewer where the tab
+// is narrow), their x axis and smoothing, a key of the runs when there are many, and the replica
+// timeline of a data-parallel run.
 #pragma once
 
 #include <QColor>
@@ -14,6 +15,7 @@ class QSlider;
 
 namespace gpulab::ui {
 
+class ChartGrid;
 class ChartView;
 class ReplicaTimeline;
 
@@ -30,6 +32,7 @@ class LiveTab : public QWidget {
   const std::vector<ChartView*>& charts() const { return charts_; }
   ChartView* chart(ChartKind kind) const;
   ReplicaTimeline* timeline() const { return timeline_; }
+  ChartGrid* chart_grid() const { return grid_; }
   ChartOptions options() const;  // the x axis and smoothing chosen
   void fit_all();
   // Takes in what the runs appended; bars (medians) only when `refresh_bars`.
@@ -44,6 +47,7 @@ class LiveTab : public QWidget {
   void apply_options();
 
   std::vector<ChartView*> charts_;
+  ChartGrid* grid_;  // three columns, or fewer where the tab is narrow
   ReplicaTimeline* timeline_;
   QComboBox* x_axis_;
   QSlider* smoothing_;

@@ -117,6 +117,7 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   center_layout->addWidget(share_);
   center_layout->addWidget(data_);
   center_layout->addWidget(center_split_, 1);
+  controls_->follow_width(center);
 
   auto* split = new QSplitter(Qt::Horizontal, this);
   setup_column_ = build_setup_column();

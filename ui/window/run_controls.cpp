@@ -1,10 +1,13 @@
 // The run controls: the buttons above the plots and starting runs.
 #include "ui/window/run_controls.hpp"
 
+#include <QBoxLayout>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QMenu>
 #include <QPushButton>
 #include <QToolButton>
+#include <algorithm>
 
 #include "datasets/mnist_files.hpp"
 #include "ui/setup/device_picker.hpp"
@@ -37,11 +40,38 @@ RunControls::RunControls(QWidget* window) : QObject(window) {
   lr_ = new LrControl(window);
   // The buttons keep to the top of their row: a progress row that wraps to two lines when a run
   // starts makes the row taller, and a centred button would move under the user's pointer.
-  auto* row = new QHBoxLayout;
+  buttons_ = new QHBoxLayout;
   for (QWidget* button : std::initializer_list<QWidget*>{train_, pause_, stop_, runs_button_, lr_})
-    row->addWidget(button, 0, Qt::AlignTop);
-  row->addWidget(progress_, 1);
-  layout_ = row;
+    buttons_->addWidget(button, 0, Qt::AlignTop);
+  // The progress rows beside the buttons, or under them where the column is narrow (fit_width).
+  row_ = new QBoxLayout(QBoxLayout::LeftToRight);
+  row_->addLayout(buttons_);
+  row_->addWidget(progress_, 1);
+}
+
+QLayout* RunControls::layout() const { return row_; }
+
+bool RunControls::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::Resize) fit_width();
+  return QObject::eventFilter(watched, event);
+}
+
+void RunControls::follow_width(QWidget* column) {
+  column_ = column;
+  column->installEventFilter(this);
+  fit_width();
+}
+
+void RunControls::fit_width() {
+  if (!column_) return;
+  // Beside the buttons only with room for a progress bar's text: otherwise the row alone would
+  // make the window wider than a 1024x768 screen while a run trains.
+  const QMargins margins = column_->layout() ? column_->layout()->contentsMargins() : QMargins();
+  const int room = column_->width() - margins.left() - margins.right();
+  const int beside = buttons_->minimumSize().width() + row_->spacing() +
+                     std::max(kProgressWidth, progress_->minimumSizeHint().width());
+  const auto direction = room >= beside ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom;
+  if (row_->direction() != direction) row_->setDirection(direction);
 }
 
 void RunControls::attach(Parts parts) {
@@ -108,6 +138,7 @@ void RunControls::update() {
   pause_->setText(parts_.scheduler->paused() ? tr("Resume") : tr("Pause"));
   stop_->setEnabled(running);
   lr_->update();
+  fit_width();  // the buttons' text may have changed their width
   bool gpu = false;
   for (const auto& d : chosen) gpu |= d != "cpu";
   parts_.experiment->set_gpu_selected(gpu);

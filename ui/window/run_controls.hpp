@@ -1,7 +1,7 @@
 // The run controls above the plots: ▶ Train (▶ Race N runs with several devices ticked), Pause,
 // Stop, "Runs shown" and the training run's learning rate (lr_control), the live runs' progress
-// rows beside them, and what starting the setup or
-// the race line-up takes (a model that builds, a device, MNIST).
+// rows beside them (under them in a narrow column), and what starting the setup or the race
+// line-up takes (a model that builds, a device, MNIST).
 #pragma once
 
 #include <QObject>
@@ -9,6 +9,8 @@
 
 #include "engine/session/session.hpp"
 
+class QBoxLayout;
+class QHBoxLayout;
 class QLayout;
 class QPushButton;
 class QToolButton;
@@ -35,7 +37,10 @@ class RunControls : public QObject {
   // The buttons and progress rows, in the window; attach() gives them what they act on, which
   // the window builds after them (the setup column).
   explicit RunControls(QWidget* window);
-  QLayout* layout() const { return layout_; }
+  QLayout* layout() const;
+  // The progress rows go under the buttons while `column` (the widget the layout is in) is too
+  // narrow for them beside the buttons.
+  void follow_width(QWidget* column);
 
   struct Parts {
     RunScheduler* scheduler;
@@ -65,7 +70,13 @@ class RunControls : public QObject {
   LrControl* learning_rate() const { return lr_; }
   ProgressList* progress() const { return progress_; }
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
+  static constexpr int kProgressWidth = 200;  // a progress bar's text, at the least, beside them
+  void fit_width();
+
   Parts parts_{};
   QPushButton* train_;
   QPushButton* pause_;
@@ -73,7 +84,9 @@ class RunControls : public QObject {
   QToolButton* runs_button_;  // which runs are shown, also in presenter mode
   LrControl* lr_;             // the training run's learning rate, changed while it trains
   ProgressList* progress_;
-  QLayout* layout_;
+  QHBoxLayout* buttons_;
+  QBoxLayout* row_;  // the buttons, and the progress rows beside or under them
+  QWidget* column_ = nullptr;
 };
 
 }  // namespace gpulab::ui
