@@ -41,6 +41,7 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
                      this);
   hint_->setObjectName("replica-timeline-hint");
   hint_->setStyleSheet("color: palette(mid)");
+  hint_->setWordWrap(true);  // one line where there is room; never what widens the Live tab
   title_ = new QLabel(this);
   title_->setObjectName("replica-timeline-title");
   title_->setWordWrap(true);  // a long run name and the key never widen the window
