@@ -1,23 +1,16 @@
 // scripts/gpu_check_report.py, the verdicts scripts/gpu-check writes into its summary, run on
 // GoogleTest output written here: no GPU needed.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 
 #include "temp_dir.hpp"
+#include "test_support.hpp"
 
 namespace gpulab {
 namespace {
-
-struct Report {
-  int exit_code = -1;
-  std::string output;
-};
 
 // Why the report script cannot run here (no python3), empty when it can.
 std::string why_no_python() {
@@ -28,22 +21,13 @@ std::string why_no_python() {
 }
 
 // gpu_check_report.py gtest NAME LOG STATUS over `log`'s text.
-Report report_on(const std::string& log, int status) {
+test::CliResult report_on(const std::string& log, int status) {
   const test::TempDir dir;
   const auto path = dir.path() / "suite.log";
   std::ofstream(path) << log;
-  const std::string command = "python3 " GPULAB_SOURCE_DIR
-                              "/scripts/gpu_check_report.py gtest suite " +
-                              path.string() + " " + std::to_string(status) + " 2>&1";
-  Report report;
-  std::FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return report;
-  std::array<char, 4096> buffer;
-  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
-    report.output.append(buffer.data(), n);
-  const int code = pclose(pipe);
-  report.exit_code = WIFEXITED(code) ? WEXITSTATUS(code) : -1;
-  return report;
+  return test::run_command("python3 " GPULAB_SOURCE_DIR
+                           "/scripts/gpu_check_report.py gtest suite " +
+                           path.string() + " " + std::to_string(status));
 }
 
 TEST(GpuCheckReport, AFailedParameterizedTestIsCountedAndNamed) {
@@ -58,7 +42,7 @@ TEST(GpuCheckReport, AFailedParameterizedTestIsCountedAndNamed) {
       "[       OK ] Sizes/ShapeTest.Works/1 (0 ms)\n"
       "[ RUN      ] Plain.Test\n"
       "[       OK ] Plain.Test (1 ms)\n";
-  const Report report = report_on(log, 1);
+  const test::CliResult report = report_on(log, 1);
   EXPECT_EQ(report.exit_code, 1) << report.output;
   EXPECT_NE(report.output.find("suite: FAILED: 2 passed, 1 failed, 0 skipped"), std::string::npos)
       << report.output;
@@ -74,7 +58,7 @@ TEST(GpuCheckReport, PassingTestsPass) {
       "[       OK ] Plain.Test (1 ms)\n"
       "[ RUN      ] Typed/0.Works\n"
       "[       OK ] Typed/0.Works (2 ms)\n";
-  const Report report = report_on(log, 0);
+  const test::CliResult report = report_on(log, 0);
   EXPECT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("suite: pass: 2 passed, 0 failed, 0 skipped"), std::string::npos)
       << report.output;
