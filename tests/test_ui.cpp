@@ -383,6 +383,51 @@ TEST_F(Window, SetupsSaveAndLoadAsTheJsonTheCliReads) {
   EXPECT_TRUE(error.contains("cannot be opened")) << error.toStdString();
 }
 
+// What a setup holds that no field shows (planned learning rates, stop at an accuracy, the Step
+// schedule's gamma) is said under the fields and kept for the runs it starts, not dropped; Forget
+// drops it. A run's learning rates changed while it trained come back as the plan of its setup.
+TEST_F(Window, SettingsNoFieldShowsAreSaidKeptAndForgotten) {
+  test::TempDir dir;
+  const auto path = dir.path() / "setup.json";
+  std::ofstream(path) << R"({"name": "mlp", "layers": [{"type": "flatten"},
+    {"type": "linear", "out_features": 10}], "train": {"batch": 32, "max_steps": 8, "epochs": 0,
+    "optimizer": "sgd", "lr": 0.01, "gamma": 0.5, "stop_at_accuracy": 0.999,
+    "lr_changes": [{"step": 3, "lr": 0.2}]}})";
+  QString error;
+  ASSERT_TRUE(window_->experiment()->load_file(QString::fromStdString(path.string()), &error))
+      << error.toStdString();
+  auto* kept = window_->findChild<QWidget*>("setup-kept");
+  ASSERT_NE(kept, nullptr);
+  EXPECT_TRUE(kept->isVisible());
+  const QString text = window_->experiment()->kept_text();
+  for (const char* part :
+       {"learning rate 0.2 from step 3", "stop at 99.9 % test accuracy", "gamma 0.5"})
+    EXPECT_TRUE(text.contains(part)) << part << " in " << text.toStdString();
+
+  ASSERT_EQ(window_->start_training(), 1) << window_->message().toStdString();
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  RunEntry* run = window_->store()->entries().front();
+  ASSERT_EQ(run->data.lr_changes.size(), 1u);
+  EXPECT_EQ(run->data.lr_changes[0].step, 3);
+  EXPECT_EQ(run->data.lr_changes[0].lr, 0.2);
+  EXPECT_DOUBLE_EQ(run->data.info["config"]["stop_at_accuracy"].get<double>(), 0.999);
+  EXPECT_FLOAT_EQ(run->data.info["config"]["gamma"].get<float>(), 0.5f);
+
+  auto* forget = window_->findChild<QPushButton*>("setup-kept-forget");
+  ASSERT_NE(forget, nullptr);
+  QTest::mouseClick(forget, Qt::LeftButton, {}, forget->rect().center());
+  EXPECT_FALSE(kept->isVisible());
+  EXPECT_TRUE(window_->experiment()->kept_text().isEmpty());
+  EXPECT_TRUE(window_->experiment()->experiment().train.lr_changes.empty());
+  EXPECT_EQ(window_->experiment()->experiment().train.stop_at_accuracy, 0.0);
+
+  // The run's own setup plans its change again.
+  emit window_->runs_panel()->use_setup_requested(run->id);
+  EXPECT_TRUE(kept->isVisible());
+  const std::vector<PlannedLr> plan = window_->experiment()->experiment().train.lr_changes;
+  EXPECT_EQ(plan, (std::vector<PlannedLr>{{3, 0.2}}));
+}
+
 TEST_F(Window, PresenterModeFillsTheScreenWithThePlots) {
   window_->set_presenter(true);
   EXPECT_FALSE(window_->findChild<QWidget*>("setup-column")->isVisible());

@@ -6,13 +6,14 @@
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGridLayout>
-#include <QPushButton>
 #include <QGroupBox>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QStringList>
 #include <QVBoxLayout>
-
 #include <nlohmann/json.hpp>
 
 #include "datasets/mnist.hpp"
@@ -138,6 +139,21 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
   form->addRow(QString(), shuffle_);
   form->addRow(tr("Target accuracy"), target_);
   form->addRow(tr("Test every"), eval_every_);
+  // What a setup file (or a run's setup) holds that no field shows: said, kept, or forgotten.
+  kept_row_ = new QWidget(train_box);
+  kept_row_->setObjectName("setup-kept");
+  kept_label_ = new QLabel(kept_row_);
+  kept_label_->setWordWrap(true);
+  auto* forget = new QPushButton(tr("Forget"), kept_row_);
+  forget->setObjectName("setup-kept-forget");
+  forget->setToolTip(tr("Train without these settings"));
+  auto* kept_layout = new QHBoxLayout(kept_row_);
+  kept_layout->setContentsMargins(0, 0, 0, 0);
+  kept_layout->addWidget(kept_label_, 1);
+  kept_layout->addWidget(forget, 0, Qt::AlignTop);
+  form->addRow(kept_row_);
+  kept_row_->hide();
+  connect(forget, &QPushButton::clicked, this, &ExperimentPanel::forget_kept);
 
   auto* layout = new QVBoxLayout(setup);
   layout->addWidget(model_box);
@@ -186,6 +202,35 @@ void ExperimentPanel::choose_preset(int index) {
   emit changed();
 }
 
+QString ExperimentPanel::kept_text() const {
+  const TrainOptions defaults;
+  QStringList parts;
+  for (const PlannedLr& c : kept_.lr_changes)
+    parts << tr("learning rate %1 from step %2").arg(c.lr).arg(c.step);
+  if (kept_.stop_at_accuracy > 0)
+    parts << tr("stop at %1 % test accuracy").arg(100.0 * kept_.stop_at_accuracy);
+  if (kept_.schedule.gamma != defaults.schedule.gamma)
+    parts << tr("step schedule gamma %1").arg(kept_.schedule.gamma);
+  if (kept_.schedule.step_size != defaults.schedule.step_size)
+    parts << tr("step schedule every %1 steps").arg(kept_.schedule.step_size);
+  return parts.isEmpty() ? QString() : tr("Also from the setup: %1.").arg(parts.join("; "));
+}
+
+void ExperimentPanel::forget_kept() {
+  const TrainOptions defaults;
+  kept_.lr_changes.clear();
+  kept_.stop_at_accuracy = defaults.stop_at_accuracy;
+  kept_.schedule = defaults.schedule;
+  show_kept();
+  emit changed();
+}
+
+void ExperimentPanel::show_kept() {
+  const QString text = kept_text();
+  kept_label_->setText(text);
+  kept_row_->setVisible(!text.isEmpty());
+}
+
 void ExperimentPanel::update_enabled() {
   const QString optimizer = optimizer_->currentData().toString();
   momentum_->setEnabled(optimizer == "momentum");
@@ -206,6 +251,7 @@ Experiment ExperimentPanel::experiment() const {
   const QString name = model_->currentData().toString();
   e.model.name = name.toStdString();
   TrainOptions& t = e.train;
+  t = kept_;  // what no field shows; every field's value goes over it
   t.optimizer.kind = parse_optimizer(optimizer_->currentData().toString().toStdString());
   t.optimizer.lr = float(lr_->value());
   t.optimizer.momentum = float(momentum_->value());
@@ -247,6 +293,8 @@ void ExperimentPanel::set_experiment(const Experiment& e) {
   target_->set_checked_value(100.0 * t.target_accuracy);
   eval_every_->set_checked_value(t.eval_every);
   precision_->setCurrentIndex(precision_->findData(precision_name(e.backend.precision)));
+  kept_ = t;
+  show_kept();
   applying_ = false;
   update_enabled();
   emit changed();

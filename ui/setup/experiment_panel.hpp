@@ -12,6 +12,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QSpinBox;
+class QWidget;
 
 namespace gpulab::ui {
 
@@ -30,6 +31,11 @@ class ExperimentPanel : public QTabWidget {
   void set_experiment(const Experiment& experiment);
   // Empty when the setup can run; else what is wrong.
   QString problem() const;
+  // The settings of the last setup applied that no field shows (a planned learning-rate change,
+  // stop at an accuracy, the Step schedule's gamma and step size), kept for the runs it starts
+  // and said under the fields; empty when there are none. Forget drops them.
+  QString kept_text() const;
+  void forget_kept();
   // fp32 only unless a GPU is among the chosen devices.
   void set_gpu_selected(bool gpu);
   LayerEditor* layers() { return layers_; }
@@ -45,6 +51,7 @@ class ExperimentPanel : public QTabWidget {
  private:
   void choose_preset(int index);
   void update_enabled();
+  void show_kept();
 
   QComboBox* model_;
   QLabel* model_status_;
@@ -62,6 +69,9 @@ class ExperimentPanel : public QTabWidget {
   QCheckBox* shuffle_;
   LimitedDoubleSpinBox* target_;
   LimitedSpinBox* eval_every_;
+  QWidget* kept_row_;
+  QLabel* kept_label_;
+  TrainOptions kept_;  // the last setup's settings: those no field shows go into experiment()
   bool applying_ = false;
 };
 

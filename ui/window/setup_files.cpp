@@ -151,6 +151,13 @@ void SetupFiles::use_setup_of(const RunData& run) {
     Experiment e;
     e.model = model_from_json(run.info.at("model"));
     if (run.info.contains("config")) train_config_from_json(run.info["config"], e.train, e.backend);
+    // The learning rates changed while it trained become the setup's plan, so the run is
+    // repeated as it went (a plan of its own is in its config, and among those changes).
+    if (!run.lr_changes.empty()) {
+      e.train.lr_changes.clear();
+      for (const LrChange& change : run.lr_changes)
+        e.train.lr_changes.push_back({change.step, change.lr});
+    }
     parts_.experiment->set_experiment(e);
     if (!parts_.devices->apply(e.backend))
       parts_.message->show_message(Banner::Kind::Warning,
