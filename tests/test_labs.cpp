@@ -637,6 +637,26 @@ TEST(Labs, MatmulOnTheCpuAgreesWithANaiveProduct) {
   EXPECT_EQ(timings[1].ms, timings[1].ms_with_copies);
 }
 
+// A cold first pass (48 ms, then 0.2 ms) is a warm-up, never the figure; the median is of at least
+// the passes asked for, whatever the budget. Timings are given, not measured: no clock involved.
+TEST(Timing, ColdPassesAreWarmUpAndTheMedianIsNeverOfOne) {
+  std::vector<double> passes = {48.0, 30.0, 0.2, 0.21, 0.19, 0.2, 0.22, 0.2, 0.2, 0.2};
+  size_t next = 0;
+  auto once = [&] { return next < passes.size() ? passes[next++] : 0.2; };
+  const RepeatedTiming timing = time_repeats(once, 5, 15, 0.0);  // no budget: the minimum only
+  EXPECT_EQ(timing.passes, 5);
+  EXPECT_EQ(next, 4u + 5u);  // 48, 30, 0.2 (none agrees with the one before), 0.21; five timed
+  EXPECT_DOUBLE_EQ(timing.median_ms, 0.2);
+  // The warm-up gives up after 5 passes that never settle, and the budget adds passes up to the
+  // most asked for.
+  next = 0;
+  passes = {100, 160, 250, 400, 700, 1, 2, 3, 4, 5};
+  const RepeatedTiming slow = time_repeats(once, 3, 7, 1e9);
+  EXPECT_EQ(slow.passes, 7);
+  EXPECT_DOUBLE_EQ(slow.median_ms, 2);  // of 1, 2, 3, 4, 5, 0.2, 0.2
+  EXPECT_EQ(median_ms([] { return 2.0; }), 2.0);
+}
+
 TEST(Labs, MatmulOnAGpuAgreesWithTheCpu) {
   if (list_devices().gpus.empty()) GTEST_SKIP() << "no GPU: " << list_devices().no_gpu_reason;
   for (int n : {1, 7, 64, 257}) EXPECT_LT(matmul_error("cuda:0", n), 1e-4) << n;

@@ -38,6 +38,18 @@ TEST(ReplicaTimeline, TakesTheLastStepsFromALiveRunInReplicaOrder) {
   EXPECT_EQ(replica_count(run), 2);
 }
 
+// The title says which steps the timeline draws: consecutive ones as "last N", sampled ones with
+// their first and last step (not "last 3 steps" for steps 23 to 59).
+TEST(ReplicaTimeline, TheCaptionNamesSampledStepsByTheirRange) {
+  RunData run;
+  for (int s : {23, 41, 59}) run.steps.push_back(step_with(s, s * 0.1, 100, {{0, 60, 30, 10}}));
+  EXPECT_EQ(replica_steps_caption(recent_replica_steps(run, 10)), "3 of steps 23 to 59");
+  run.steps.clear();
+  for (int s = 7; s <= 11; ++s) run.steps.push_back(step_with(s, s * 0.1, 100, {{0, 60, 30, 10}}));
+  EXPECT_EQ(replica_steps_caption(recent_replica_steps(run, 10)), "last 5 steps");
+  EXPECT_EQ(replica_steps_caption(recent_replica_steps(run, 1)), "last step");
+}
+
 TEST(ReplicaTimeline, ReadsARecordedRunFromItsReplicaRows) {
   RunData run;
   run.info = {{"config", {{"replicas", 3}}}};
@@ -254,6 +266,45 @@ TEST(Scaling, TakesAFinishedRunNotUnderLoadAndSaysWhenTheBaselineIsFlagged) {
   EXPECT_NE(csv.str().find("cancelled after 4 steps; measured under outside load"),
             std::string::npos)
       << csv.str();
+}
+
+// Of two one-replica runs, both finished and neither picked: the unflagged one is the base even
+// when the flagged one is faster and listed first; among runs alike in flags and status, the
+// fastest; and the study says which and why.
+TEST(Scaling, TheBaseIsTheCleanestOneReplicaRunAndTheStudySaysWhy) {
+  RunData loaded = scaling_run(1, 80, 10, 0), fair = scaling_run(1, 100, 10, 0),
+          two = scaling_run(2, 80, 10, 10);
+  for (RunData* run : {&loaded, &fair, &two}) run->info["status"] = "finished";
+  loaded.info["summary"] = {{"images_per_second", 900.0}};
+  fair.info["summary"] = {{"images_per_second", 331.0}};
+  loaded.info["outside_load"] = {{"under_load", true}, {"mean_cores", 1.5}, {"cores", 2}};
+  auto studies = scaling_studies({&loaded, &fair, &two});
+  ASSERT_EQ(studies.size(), 1u);
+  EXPECT_EQ(studies[0].points[0].run, 1);
+  EXPECT_EQ(studies[0].points[0].others, std::vector<int>{0});
+  EXPECT_EQ(studies[0].points[0].chosen_because, "the only one without a ⚠");
+  EXPECT_NEAR(studies[0].model.base_images_per_second, 331.0, 1e-9);
+  EXPECT_TRUE(studies[0].baseline_warning().empty());
+  EXPECT_TRUE(studies[0].points[1].chosen_because.empty());  // one run: nothing to choose
+
+  // Both clean: the faster, whatever the order; both flagged alike: the faster too.
+  RunData slow = fair, fast = fair;
+  slow.info["summary"] = {{"images_per_second", 304.0}};
+  studies = scaling_studies({&fast, &slow, &two});
+  EXPECT_EQ(studies[0].points[0].run, 0);
+  EXPECT_EQ(studies[0].points[0].chosen_because, "the fastest: 331 images/s against 304");
+  studies = scaling_studies({&slow, &fast, &two});
+  EXPECT_EQ(studies[0].points[0].run, 1);
+  slow.info["outside_load"] = fast.info["outside_load"] = loaded.info["outside_load"];
+  studies = scaling_studies({&slow, &fast, &two});
+  EXPECT_EQ(studies[0].points[0].run, 1);
+  EXPECT_EQ(studies[0].points[0].chosen_because, "the fastest: 331 images/s against 304");
+
+  // Finished before cancelled, among unflagged runs... a cancelled run is flagged, so it is the
+  // flags that decide; and a pick by the user is said as such.
+  studies = scaling_studies({&slow, &fast, &two}, {0});
+  EXPECT_EQ(studies[0].points[0].run, 0);
+  EXPECT_EQ(studies[0].points[0].chosen_because, "picked");
 }
 
 // The prediction starts at the base's measured images/s: a base whose summary says fewer images/s

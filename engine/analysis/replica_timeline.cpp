@@ -66,6 +66,16 @@ std::vector<ReplicaStepSpan> recent_replica_steps(const RunData& run, size_t cou
   return spans;
 }
 
+std::string replica_steps_caption(const std::vector<ReplicaStepSpan>& spans) {
+  if (spans.empty()) return "no steps";
+  if (spans.size() == 1) return "last step";
+  const int64_t first = spans.front().step, last = spans.back().step;
+  if (last - first + 1 == int64_t(spans.size()))
+    return "last " + std::to_string(spans.size()) + " steps";
+  return std::to_string(spans.size()) + " of steps " + std::to_string(first) + " to " +
+         std::to_string(last);
+}
+
 double communication_overlap_percent(const std::vector<ReplicaStepSpan>& steps) {
   double hidden_ms = 0, communication_ms = 0;
   for (const ReplicaStepSpan& step : steps)

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/records/run_record.hpp"
@@ -25,6 +26,10 @@ int replica_count(const RunData& run);
 // The last `count` steps that carry per-replica times: from the steps themselves (a live run's
 // feed) or, for a recorded run, from replicas.csv matched to metrics.csv by step.
 std::vector<ReplicaStepSpan> recent_replica_steps(const RunData& run, size_t count);
+
+// What the spans are, for the timeline's title: "last step", "last 5 steps" where they follow one
+// another, else "3 of steps 23 to 59" (a run that recorded its replicas' times every few steps).
+std::string replica_steps_caption(const std::vector<ReplicaStepSpan>& spans);
 
 // Communication hidden under computation, in percent: of the reduction's time, the share that
 // ran while the replicas still computed (buckets reduced during the backward pass),

@@ -1,6 +1,4 @@
 // The scaling study of data-parallel runs.
-#include "engine/analysis/run_comparison.hpp"
-#include "engine/analysis/run_figures.hpp"
 #include "engine/analysis/scaling.hpp"
 
 #include <algorithm>
@@ -13,6 +11,8 @@
 #include <tuple>
 
 #include "engine/analysis/replica_timeline.hpp"
+#include "engine/analysis/run_comparison.hpp"
+#include "engine/analysis/run_figures.hpp"
 
 namespace gpulab {
 namespace {
@@ -146,14 +146,33 @@ std::string ScalingStudy::baseline_warning() const {
 
 namespace {
 
-// Which of two runs at one replica count measures it better (see scaling_studies).
-bool better_point(const ScalingPoint& a, const ScalingPoint& b, const RunData& run_a,
-                  const RunData& run_b) {
-  auto rank = [](const ScalingPoint& p, const RunData& run) {
-    return std::make_tuple(p.picked, p.flags.empty(), run.status() == "finished", run.steps.size(),
-                           p.run);
-  };
-  return rank(a, run_a) > rank(b, run_b);
+// How a run ranks as the measurement of its replica count (see scaling_studies): picked by the
+// user, then unflagged, then finished, then the fastest; a run without a figure is the slowest.
+std::tuple<bool, bool, bool, double> point_rank(const ScalingPoint& p, const RunData& run) {
+  const double speed = std::isfinite(p.images_per_second) ? p.images_per_second : -1.0;
+  return {p.picked, p.flags.empty(), run.status() == "finished", speed};
+}
+
+// Why `chosen` measures its replica count rather than the others given at that count (`all`:
+// every run's point, by run index): the first step of the ranking where it beats all of them.
+std::string chosen_because(const ScalingPoint& chosen, const std::vector<ScalingPoint>& all,
+                           const std::vector<const RunData*>& runs) {
+  if (chosen.picked) return "picked";
+  const auto mine = point_rank(chosen, *runs[size_t(chosen.run)]);
+  bool only_unflagged = std::get<1>(mine), only_finished = std::get<2>(mine);
+  double runner_up = -1.0;  // the fastest of the others that tie on flags and status
+  for (int other : chosen.others) {
+    const auto theirs = point_rank(all[size_t(other)], *runs[size_t(other)]);
+    only_unflagged = only_unflagged && !std::get<1>(theirs);
+    only_finished = only_finished && !std::get<2>(theirs);
+    if (std::get<1>(theirs) == std::get<1>(mine) && std::get<2>(theirs) == std::get<2>(mine))
+      runner_up = std::max(runner_up, std::get<3>(theirs));
+  }
+  if (only_unflagged) return "the only one without a ⚠";
+  if (only_finished) return "the only finished one";
+  if (runner_up < 0) return "the fastest";
+  return "the fastest: " + std::to_string(std::lround(std::get<3>(mine))) + " images/s against " +
+         std::to_string(std::lround(runner_up));
 }
 
 }  // namespace
@@ -163,6 +182,7 @@ std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& run
   const std::vector<RunComparison> compared = compare_runs(runs, 0, 1.0);
   std::map<std::string, ScalingStudy> by_key;
   std::vector<std::string> order;
+  std::vector<ScalingPoint> all(runs.size());  // every run's point, by run index
   for (size_t i = 0; i < runs.size(); ++i) {
     const RunData& run = *runs[i];
     if (run.steps.empty()) continue;
@@ -190,12 +210,13 @@ std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& run
     point.fixed_ms = median_of(fixed);
     point.flags = run_flags(run);
     point.picked = std::find(picked.begin(), picked.end(), int(i)) != picked.end();
+    all[i] = point;
     // One run per replica count: the better measurement; the others stay listed to pick from.
     auto same = std::find_if(study.points.begin(), study.points.end(),
                              [&](const ScalingPoint& p) { return p.replicas == point.replicas; });
     if (same == study.points.end()) {
       study.points.push_back(point);
-    } else if (better_point(point, *same, run, *runs[size_t(same->run)])) {
+    } else if (point_rank(point, run) > point_rank(*same, *runs[size_t(same->run)])) {
       point.others = std::move(same->others);
       point.others.push_back(same->run);
       *same = point;
@@ -217,6 +238,8 @@ std::vector<ScalingStudy> scaling_studies(const std::vector<const RunData*>& run
     if (study.points.size() < 2) continue;
     std::sort(study.points.begin(), study.points.end(),
               [](const ScalingPoint& a, const ScalingPoint& b) { return a.replicas < b.replicas; });
+    for (ScalingPoint& p : study.points)
+      if (!p.others.empty()) p.chosen_because = chosen_because(p, all, runs);
     ScalingModel& model = study.model;
     const ScalingPoint& base = study.points.front();
     model.base_replicas = base.replicas;

@@ -26,6 +26,9 @@ struct ScalingPoint {
   std::vector<std::string> flags;
   bool picked = false;      // the user chose it over the automatic choice
   std::vector<int> others;  // the other runs given at this replica count
+  // Why this run was taken over `others` (empty when there are none): "picked", "the only one
+  // without a ⚠", "the only finished one", "the fastest: 331 images/s against 304".
+  std::string chosen_because;
 };
 
 // The hardware a run trained on, in the units its study counts: CPU cores (its threads, at most

@@ -63,16 +63,28 @@ void sgemm_cpu(const std::vector<float>& a, const std::vector<float>& b, std::ve
 
 }  // namespace
 
-double median_ms(const std::function<double()>& once) {
-  once();
+RepeatedTiming time_repeats(const std::function<double()>& once, int min_passes, int max_passes,
+                            double budget_ms) {
+  constexpr int kMaxWarmups = 5;
+  double last = once();
+  for (int warmups = 1; warmups < kMaxWarmups; ++warmups) {
+    const double now = once();
+    const bool settled = now <= 1.5 * last && last <= 1.5 * now;
+    last = now;
+    if (settled) break;
+  }
   std::vector<double> times;
   double total = 0;
-  while (times.size() < 3 || (total < 250 && times.size() < 50)) {
+  while (int(times.size()) < min_passes || (total < budget_ms && int(times.size()) < max_passes)) {
     times.push_back(once());
     total += times.back();
   }
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  std::nth_element(times.begin(), times.begin() + ptrdiff_t(times.size() / 2), times.end());
+  return {times[times.size() / 2], int(times.size())};
+}
+
+double median_ms(const std::function<double()>& once) {
+  return time_repeats(once, 3, 50, 250).median_ms;
 }
 
 std::vector<int> parse_matrix_sizes(const std::string& text) {

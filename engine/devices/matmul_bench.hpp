@@ -35,8 +35,21 @@ std::vector<float> matmul_cuda(int gpu, const std::vector<float>& a, const std::
                                int n);
 std::vector<MatmulTiming> bench_matmul_cuda(int gpu, const std::vector<int>& sizes);
 
-// Repeats `once` (it returns milliseconds) after a warm-up until a quarter second has gone, at
-// least 3 and at most 50 times; the median. Both devices time this way.
+// The median of repeated timings, and how many there were (never fewer than the minimum asked).
+struct RepeatedTiming {
+  double median_ms = 0;
+  int passes = 0;
+};
+
+// Warms up with `once` (it returns milliseconds) until two passes in a row agree within a factor
+// of 1.5 (a cold first pass pays for caches, page faults and sleeping threads; at most 5 warm-up
+// passes), then repeats it at least `min_passes` times and on while `budget_ms` has not gone, at
+// most `max_passes`; the median of the timed passes.
+RepeatedTiming time_repeats(const std::function<double()>& once, int min_passes, int max_passes,
+                            double budget_ms);
+
+// time_repeats(once, 3, 50, 250): at least 3 and at most 50 passes in about a quarter second; the
+// median. Both devices time this way.
 double median_ms(const std::function<double()>& once);
 
 }  // namespace gpulab

@@ -141,8 +141,7 @@ void ReplicaTimeline::draw() {
                .arg(replica_phase_color(p).name(), kReplicaPhases[size_t(p)].name);
   // White is the rest of the run's time: loading the batch, test evaluations, pauses.
   key += tr(" <span style=\"color:#b0b0b0\">□</span> neither (loading data, testing)");
-  const QString steps =
-      steps_.size() == 1 ? tr("last step") : tr("last %1 steps").arg(steps_.size());
+  const QString steps = QString::fromStdString(replica_steps_caption(steps_));
   title_->setText(tr("<b>%1</b>: %2 replicas, %3, wall clock (s):%4")
                       .arg(run_name_.toHtmlEscaped())
                       .arg(lanes_)

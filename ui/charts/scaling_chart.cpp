@@ -126,9 +126,10 @@ QString ScalingChart::runs_text() const {
       part += p.picked ? tr(" (%1, picked over %2 other run(s))")
                              .arg(QString::fromStdString(names_[size_t(p.run)]))
                              .arg(p.others.size())
-                       : tr(" (%1, the best of %2 runs; right-click to pick another)")
+                       : tr(" (%1 of %2 runs: %3; right-click to pick another)")
                              .arg(QString::fromStdString(names_[size_t(p.run)]))
-                             .arg(p.others.size() + 1);
+                             .arg(p.others.size() + 1)
+                             .arg(QString::fromStdString(p.chosen_because));
     parts << part;
   }
   return parts.isEmpty() ? QString() : parts.join("; ") + ".";
