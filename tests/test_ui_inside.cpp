@@ -163,6 +163,11 @@ TEST_F(InsideTabTest, ADigitDrawnWithTheMouseIsClassified) {
   EXPECT_TRUE(digits->cpu_time_text().isEmpty()) << digits->cpu_time_text().toStdString();
   QTest::mouseRelease(canvas, Qt::LeftButton, {}, {210, 60});
   EXPECT_TRUE(digits->cpu_time_text().contains("ms")) << digits->cpu_time_text().toStdString();
+  // The first stroke's time is a median of several passes after a warm-up, never of one cold pass.
+  EXPECT_TRUE(digits->cpu_time_text().contains("after a warm-up"))
+      << digits->cpu_time_text().toStdString();
+  EXPECT_FALSE(digits->cpu_time_text().contains("median of 1 "))
+      << digits->cpu_time_text().toStdString();
   stroke({210, 60}, {120, 230});
   ASSERT_TRUE(wait_until([&] { return digits->predicted() >= 0; }, 10s));
   const std::vector<float>& p = digits->probabilities();

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "engine/devices/matmul_bench.hpp"
 #include "engine/inside/digit_image.hpp"
 #include "engine/inside/inference_timing.hpp"
 #include "ui/inside/digit_canvas.hpp"
@@ -236,26 +237,23 @@ void DigitPanel::classify() {
 }
 
 // Timed once a stroke ends, not at each move of the pen, which would repeat the passes every
-// kThrottleMs. The first pass after a pause pays for cold caches and sleeping threads; the time
-// shown is the median of the passes after it (up to kTimedPasses within a few milliseconds), as
-// the Inference speed section times a batch of one after a warm-up.
+// kThrottleMs. The first passes after a pause pay for cold caches and sleeping threads: the time
+// shown is the median of at least 5 passes after a warm-up (time_repeats, as the Inference speed
+// section and bench inference time), up to 15 within a few milliseconds.
 void DigitPanel::time_cpu() {
   if (!classifier_ || seen_digit_.empty()) return cpu_time_->clear();
   using Clock = std::chrono::steady_clock;
-  constexpr int kTimedPasses = 15;
-  classifier_->probabilities(seen_digit_, 1);
-  const auto give_up = Clock::now() + std::chrono::milliseconds(5);
-  std::vector<double> times;
-  do {
-    const auto start = Clock::now();
-    classifier_->probabilities(seen_digit_, 1);
-    times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  } while (int(times.size()) < kTimedPasses && Clock::now() < give_up);
-  std::nth_element(times.begin(), times.begin() + ptrdiff_t(times.size() / 2), times.end());
-  cpu_time_->setText(tr("One inference on the CPU: %1 ms (the median of %n forward pass(es) of "
-                        "the drawing at its last stroke's end)",
-                        "", int(times.size()))
-                         .arg(times[times.size() / 2], 0, 'f', 3));
+  const RepeatedTiming timing = time_repeats(
+      [&] {
+        const auto start = Clock::now();
+        classifier_->probabilities(seen_digit_, 1);
+        return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+      },
+      5, 15, 5.0);
+  cpu_time_->setText(tr("One inference on the CPU: %1 ms (the median of %n forward passes of "
+                        "the drawing at its last stroke's end, after a warm-up)",
+                        "", timing.passes)
+                         .arg(timing.median_ms, 0, 'f', 3));
 }
 
 }  // namespace gpulab::ui
