@@ -460,6 +460,9 @@ TEST_F(Labs, AGpuExperimentShowsTheReferenceRunMarkedUntilTheLearnersOwn) {
   EXPECT_FALSE(cell(table, row, "note").contains("recorded on"))
       << cell(table, row, "note").toStdString();
   EXPECT_GT(cell(table, row, "images/s").toDouble(), 0);
+  const QString own = tab()->page("cnn-on-gpu")->experiment_text("lenet5 gpu");
+  EXPECT_TRUE(own.contains("Its row shows your own run of it: finished: ")) << own.toStdString();
+  EXPECT_FALSE(own.contains("reference run")) << own.toStdString();
 }
 
 TEST_F(Labs, AReferenceRunsVariableNamingNoFolderIsReportedAndTheLabsLoad) {

@@ -205,7 +205,14 @@ void LabPage::set_states(const std::vector<ExperimentState>& states, bool busy) 
     QLabel* status = status_labels_.at(name);
     run->setEnabled(s.missing.empty() && !busy);
     any |= s.missing.empty();
-    if (!s.missing.empty() && !s.reference.empty()) {
+    if (!s.missing.empty() && s.own_run) {
+      // The learner's own run, recorded on another machine, fills its row.
+      run->setToolTip(tr("Not on this machine: %1").arg(QString::fromStdString(s.missing)));
+      status->setText(tr("<span style='color:#a04000'>Cannot run here: %1.</span> Its row shows "
+                         "your own run of it: %2")
+                          .arg(QString::fromStdString(s.missing).toHtmlEscaped(),
+                               QString::fromStdString(s.status).toHtmlEscaped()));
+    } else if (!s.missing.empty() && !s.reference.empty()) {
       // A reference run's figures in its row, said to be another machine's, never the learner's.
       run->setToolTip(tr("Not on this machine: %1").arg(QString::fromStdString(s.missing)));
       status->setText(tr("<span style='color:#a04000'>Cannot run here: %1.</span> Its row shows "

@@ -413,6 +413,7 @@ void LabsTab::refresh_lab(size_t index) {
         result = lab_run_result(e.name, run->data);
         have = true;
         state.running = run->live;
+        state.own_run = true;
         state.status = status_text(result).toStdString();
         if (!run->live) finished_runs[e.name] = run;
         done += result.summary->status == RunStatus::Finished;
