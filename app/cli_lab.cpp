@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/reference_runs.hpp"
 #include "engine/records/output_paths.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/session/session.hpp"
@@ -53,7 +55,9 @@ std::vector<std::string> write_charts(const Lab& lab, const std::vector<LabRunRe
       const bool wanted =
           chart.experiments.empty() || std::find(chart.experiments.begin(), chart.experiments.end(),
                                                  r.experiment) != chart.experiments.end();
-      if (wanted && e && e->bench.empty() && r.summary && !r.run_dir.empty())
+      // A reference run is not drawn: a chart's legend could not mark it as recorded elsewhere.
+      if (wanted && e && e->bench.empty() && r.summary && !r.run_dir.empty() &&
+          r.recorded_on.empty())
         x.runs.push_back(r.run_dir.string());
     }
     if (x.runs.empty()) {
@@ -100,6 +104,19 @@ std::string missing_hardware(const LabExperiment& e) {
     return error.what();
   }
   return {};
+}
+
+// The reference runs for a lab with a GPU experiment (none for a CPU lab, which needs none), read
+// before anything runs: a GPULAB_REFERENCE_RUNS that names no folder stops the command in one
+// line, and a folder left out is said, one line each.
+ReferenceRuns references_for(const Lab& lab) {
+  if (std::none_of(lab.experiments.begin(), lab.experiments.end(),
+                   [](const LabExperiment& e) { return e.needs_gpu(); }))
+    return {};
+  ReferenceRuns references = load_reference_runs(reference_runs_dir());
+  for (const std::string& problem : references.problems)
+    std::printf("reference run left out: %s\n", problem.c_str());
+  return references;
 }
 
 }  // namespace
@@ -165,13 +182,16 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   std::vector<std::string> problems;
   const std::vector<RunData> runs = load_runs(runs_dir, &problems);
   for (const std::string& p : problems) std::printf("skipped %s\n", p.c_str());
-  const std::vector<LabRunResult> results = lab_results_from(lab, record, runs, list_devices());
+  const ReferenceRuns references = references_for(lab);
+  const std::vector<LabRunResult> results =
+      lab_results_from(lab, record, runs, list_devices(), references.runs);
   LabHandIn h = hand_in_here(results, quiz_answers(lab, record), "gpulab-cli lab hand-in");
   fs::create_directories(out);
   h.charts_missing = write_charts(lab, results, out, argc, argv);
   write_hand_in(out, lab, h);
   int ran = 0;
-  for (const LabRunResult& r : results) ran += r.summary || !r.matmul.empty();
+  for (const LabRunResult& r : results)
+    ran += (r.summary && r.recorded_on.empty()) || !r.matmul.empty();
   std::printf("hand-in of \"%s\": %d of %zu experiments with results, quiz %d of %zu right; %s\n",
               lab.title.c_str(), ran, lab.experiments.size(), quiz_score(lab, h.answers),
               lab.quiz.size(), (out / "README.md").string().c_str());
@@ -222,6 +242,7 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     if (e.bench.empty()) check_run_folder(out / "runs" / folder_name(e.name), "--out");
   std::vector<int> answers(lab.quiz.size(), -1);  // a headless run has none unless given
   if (!f.answers.empty()) answers = read_given_answers(f.answers, lab, "--answers");
+  const ReferenceRuns references = references_for(lab);
   fs::create_directories(out);
   const LabHandIn here = hand_in_here({}, answers, "gpulab-cli lab run");
   auto write = [&](const std::vector<LabRunResult>& results, std::vector<std::string> charts) {
@@ -255,8 +276,22 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     std::printf("[%zu/%zu] %s (%s): ", ++number, lab.experiments.size(), e.name.c_str(),
                 e.experiment.backend.device.c_str());
     if (const std::string why = missing_hardware(e); !why.empty()) {
-      result.skipped = why;
-      std::printf("skipped: %s\n", why.c_str());
+      if (auto reference = reference_result(lab, e, references.runs)) {
+        result = std::move(*reference);
+        const RunSummary& s = *result.summary;
+        char accuracy[48] = "";
+        if (std::isfinite(s.test_accuracy))
+          std::snprintf(accuracy, sizeof accuracy, ", test accuracy %.2f%%",
+                        100.0 * s.test_accuracy);
+        std::printf(
+            "not run here: %s\n  reference run, recorded on %s (not measured on this "
+            "machine): %lld steps in %.1f s (%.0f images/s)%s\n",
+            why.c_str(), result.recorded_on.c_str(), static_cast<long long>(s.steps),
+            s.train_seconds, s.train_seconds > 0 ? s.images / s.train_seconds : 0.0, accuracy);
+      } else {
+        result.skipped = why;
+        std::printf("skipped: %s\n", why.c_str());
+      }
     } else if (!e.bench.empty()) {
       std::vector<int> sizes;
       for (int n : e.sizes)
@@ -268,6 +303,9 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
       std::printf("training %s\n", e.model_name.c_str());
       std::fflush(stdout);
       RunRequest request = lab_run_request(e);
+      // Named as the window names a lab's runs, so that experiment_run finds this run (or, from
+      // a GPU machine, this run shipped as a reference run) as it finds the window's.
+      request.name = lab_run_name(lab, e);
       if (f.quick) {
         request.train.epochs = 0;
         request.train.max_steps = request.train.max_steps > 0

@@ -16,8 +16,10 @@
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/reference_runs.hpp"
 #include "gpulab/build_config.hpp"
 #include "recorded_runs.hpp"
+#include "reference_run_fixture.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -894,6 +896,241 @@ TEST(LabCli, RunSaysFirstWhenTheDataIsMissing) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_EQ(r.output.find("[1/4]"), std::string::npos) << r.output;  // nothing ran
   EXPECT_NE(r.output.find("nothing"), std::string::npos) << r.output;
+}
+
+// Reference runs: a run recorded on a GPU elsewhere fills the row of a GPU experiment this machine
+// cannot run, marked "recorded on <device>, <date>"; the learner's own run always wins.
+const std::string kCpuAndGpuLab =
+    "```experiment\nname: mlp cpu\nmodel: mlp\nbatch: 16\nsteps: 500\nthreads: 1\n```\n"
+    "```experiment\nname: on a gpu\nmodel: mlp\ndevice: cuda:0\n```\n"
+    "```table\ncolumns: experiment, steps, images/s, speedup\n```\n";
+const std::string kFixtureMark = "recorded on NVIDIA H200 (fixture), 2026-11-20";
+const std::string kReferenceRunsTail =
+    ": not a folder; set it to a folder of reference runs (run folders recorded on a GPU), or "
+    "unset it to use gpulab's own";
+
+DeviceList no_gpu() {
+  DeviceList devices;
+  devices.cpu = cpu_info();
+  devices.no_gpu_reason = "no NVIDIA driver found (test)";
+  return devices;
+}
+
+bool has(const std::vector<std::string>& lines, const std::string& line) {
+  return std::find(lines.begin(), lines.end(), line) != lines.end();
+}
+
+TEST(ReferenceRuns, AreFoundWhereTheVariableSaysWhichMustNameAFolder) {
+  test::TempDir dir;
+  {
+    test::ScopedEnv unset(kReferenceRunsVariable, "");  // empty: as if unset
+    EXPECT_EQ(reference_runs_dir().filename(), "reference-runs");
+    EXPECT_EQ(reference_runs_dir().parent_path().filename(), "resources");
+  }
+  {
+    test::ScopedEnv named(kReferenceRunsVariable, dir.path().string());
+    EXPECT_EQ(reference_runs_dir(), dir.path());
+  }
+  std::ofstream(dir.path() / "file.txt") << "not a folder\n";
+  for (const auto& bad : {dir.path() / "missing", dir.path() / "file.txt"}) {
+    test::ScopedEnv named(kReferenceRunsVariable, bad.string());
+    try {
+      reference_runs_dir();
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "GPULAB_REFERENCE_RUNS=" + bad.string() + kReferenceRunsTail);
+    }
+  }
+  // gpulab's own folder, before any run ships in it: no reference runs, nothing to say.
+  const ReferenceRuns none = load_reference_runs(dir.path() / "missing");
+  EXPECT_TRUE(none.runs.empty());
+  EXPECT_TRUE(none.problems.empty());
+}
+
+TEST(ReferenceRuns, OnlyAFinishedRunRecordedOnAGpuOnADayIsOne) {
+  test::TempDir dir;
+  const auto refs = dir.path() / "refs";
+  test::write_reference_run(refs / "good", "on a gpu · x");
+  test::write_reference_run(refs / "on-the-cpu", "on a gpu · x", "");  // its CPU, as it ran
+  test::write_reference_run(refs / "no-date", "on a gpu · x", "NVIDIA H200", "yesterday");
+  test::write_reference_run(refs / "cancelled", "on a gpu · x");
+  nlohmann::json info = nlohmann::json::parse(read(refs / "cancelled" / "run.json"));
+  info["status"] = "cancelled";
+  std::ofstream(refs / "cancelled" / "run.json") << info.dump();
+  std::filesystem::create_directories(refs / "damaged");
+  std::ofstream(refs / "damaged" / "run.json") << "{ not json";
+  const ReferenceRuns found = load_reference_runs(refs);
+  ASSERT_EQ(found.runs.size(), 1u);
+  EXPECT_EQ(found.runs[0].dir, refs / "good");
+  EXPECT_EQ(recorded_on(found.runs[0]), "NVIDIA H200 (fixture), 2026-11-20");
+  std::string all;
+  for (const auto& p : found.problems) all += p + "\n";
+  ASSERT_EQ(found.problems.size(), 4u) << all;
+  const std::string only = "; only a finished run recorded on a GPU is shown in a lab";
+  EXPECT_TRUE(has(found.problems, (refs / "on-the-cpu").string() +
+                                      ": not a reference run: its run.json names no GPU among "
+                                      "its \"devices\"" +
+                                      only))
+      << all;
+  EXPECT_TRUE(has(found.problems, (refs / "no-date").string() +
+                                      ": not a reference run: its run.json has no \"created\" "
+                                      "date" +
+                                      only))
+      << all;
+  EXPECT_TRUE(has(found.problems, (refs / "cancelled").string() +
+                                      ": not a reference run: it did not finish (its status is "
+                                      "\"cancelled\")" +
+                                      only))
+      << all;
+  EXPECT_NE(all.find((refs / "damaged" / "run.json").string()), std::string::npos) << all;
+  // Several GPUs of one kind are counted.
+  RunData two;
+  two.info = {{"created", "2026-11-21T08:00:00Z"},
+              {"devices",
+               {{{"id", "cuda:0"}, {"name", "NVIDIA H100"}},
+                {{"id", "cuda:1"}, {"name", "NVIDIA H100"}},
+                {{"id", "cpu"}, {"name", "EPYC"}}}}};
+  EXPECT_EQ(recorded_on(two), "2× NVIDIA H100, 2026-11-21");
+}
+
+TEST(ReferenceRuns, FillTheRowMarkedRecordedOnUntilTheLearnersOwnRun) {
+  test::TempDir dir;
+  const Lab lab = parse(kCpuAndGpuLab);
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  const LabExperiment& cpu = *lab.experiment("mlp cpu");
+  const LabExperiment& gpu = *lab.experiment("on a gpu");
+  test::write_reference_run(dir.path() / "refs" / "gpu", lab_run_name(lab, gpu));
+  const ReferenceRuns refs = load_reference_runs(dir.path() / "refs");
+  std::vector<RunData> runs = {
+      load_run(test::write_reference_run(dir.path() / "runs" / "cpu", lab_run_name(lab, cpu), ""))};
+
+  const std::vector<LabRunResult> results =
+      lab_results_from(lab, nullptr, runs, no_gpu(), refs.runs);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].recorded_on, "");
+  EXPECT_EQ(results[1].recorded_on, "NVIDIA H200 (fixture), 2026-11-20");
+  const LabResultsTable table = lab_results_table(lab, lab.tables[0], results);
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[1][0], "on a gpu");
+  EXPECT_EQ(table.rows[1][1], "4");        // its figures
+  EXPECT_FALSE(table.rows[1][2].empty());  // images/s
+  EXPECT_EQ(table.rows[1][3], "");         // no speedup across machines
+  EXPECT_EQ(
+      table.rows[1][4].rfind(kFixtureMark + " (a reference run, not measured on this machine)", 0),
+      0u)
+      << table.rows[1][4];
+  EXPECT_EQ(table.rows[0][4].find("recorded on"), std::string::npos) << table.rows[0][4];
+  // Without it, the row says why it is empty.
+  EXPECT_EQ(lab_results_from(lab, nullptr, runs, no_gpu())[1].skipped, "no GPU on this machine");
+
+  // The hand-in says so in the report, the tables and machine.json.
+  LabHandIn h;
+  h.results = results;
+  h.machine = no_gpu();
+  h.date = "2026-11-26T12:00:00Z";
+  h.made_by = "the test";
+  const auto out = dir.path() / "hand-in";
+  write_hand_in(out, lab, h);
+  const std::string readme = read(out / "README.md");
+  EXPECT_NE(readme.find("measured on the machine named here, except reference runs, marked "
+                        "\"recorded on ...\"; none is invented"),
+            std::string::npos)
+      << readme;
+  EXPECT_NE(readme.find("| on a gpu | NVIDIA H200 (fixture), driver 570.86, CUDA 12.8 | "
+                        "reference run, " +
+                        kFixtureMark + " |"),
+            std::string::npos)
+      << readme;
+  EXPECT_NE(readme.find("on a gpu | 4 | "), std::string::npos) << readme;
+  EXPECT_NE(readme.find("Rows whose note says \"recorded on ...\" are reference runs"),
+            std::string::npos)
+      << readme;
+  EXPECT_EQ(readme.find("GPU experiments were skipped"), std::string::npos) << readme;
+  const std::string md = read(out / "results.md");
+  EXPECT_NE(md.find("| " + kFixtureMark + " (a reference run"), std::string::npos) << md;
+  EXPECT_NE(md.find("are reference runs"), std::string::npos) << md;
+  EXPECT_NE(read(out / "results.csv").find(kFixtureMark), std::string::npos);
+  const auto machine = nlohmann::json::parse(read(out / "machine.json"));
+  EXPECT_EQ(machine["runs"][0]["recorded_on"], "");
+  EXPECT_EQ(machine["runs"][1]["recorded_on"], "NVIDIA H200 (fixture), 2026-11-20");
+
+  // The learner's own run of the experiment (recorded on their GPU, kept in their runs folder)
+  // replaces the reference run.
+  runs.push_back(
+      load_run(test::write_reference_run(dir.path() / "runs" / "mine", lab_run_name(lab, gpu),
+                                         "NVIDIA RTX 4090", "2026-11-25T10:00:00Z")));
+  sort_newest_first(runs);
+  const std::vector<LabRunResult> own = lab_results_from(lab, nullptr, runs, no_gpu(), refs.runs);
+  ASSERT_EQ(own.size(), 2u);
+  EXPECT_EQ(own[1].recorded_on, "");
+  EXPECT_EQ(own[1].run_dir, dir.path() / "runs" / "mine");
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], own).rows[1][4].find("recorded on"),
+            std::string::npos);
+}
+
+TEST(LabCli, RunWithoutAGpuShowsTheReferenceRunMarkedRecordedOn) {
+  if (!list_devices().gpus.empty())
+    GTEST_SKIP() << "this machine has a GPU: the experiment runs, no reference run stands in";
+  test::TempDir dir;
+  const auto data = dir.path() / "data";
+  test::write_mnist(data, test::synthetic_set(128, 1), test::synthetic_set(32, 2));
+  const auto lab = dir.path() / "ref.md";
+  std::ofstream(lab) << kHeader << kCpuAndGpuLab;
+  test::write_reference_run(dir.path() / "refs" / "on-a-gpu", "on a gpu · ref");
+  auto lab_run = [&](const std::filesystem::path& refs, const std::filesystem::path& out) {
+    return test::run_command(
+        "GPULAB_REFERENCE_RUNS='" + refs.string() + "' " GPULAB_CLI_PATH " lab run " +
+        lab.string() + " --quick --quiet --out " + out.string() + " --data-dir " + data.string());
+  };
+  const auto out = dir.path() / "out";
+  const Result r = lab_run(dir.path() / "refs", out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[2/2] on a gpu (cuda:0): not run here: "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\n  reference run, " + kFixtureMark +
+                          " (not measured on this machine): 4 steps in "),
+            std::string::npos)
+      << r.output;
+  const std::string csv = read(out / "results.csv");
+  EXPECT_NE(csv.find("\non a gpu,4,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",,\"" + kFixtureMark + " (a reference run, not measured on this machine)"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(read(out / "README.md").find("are reference runs"), std::string::npos);
+  // Its own runs are named as the window names a lab's runs, so a hand-in finds them.
+  EXPECT_EQ(load_run(out / "runs" / "mlp-cpu").name(), "mlp cpu · ref");
+  const Result hand_in =
+      test::run_command("GPULAB_REFERENCE_RUNS='" + (dir.path() / "refs").string() +
+                        "' " GPULAB_CLI_PATH " lab hand-in " + lab.string() + " --runs-dir " +
+                        (out / "runs").string() + " --out " + (dir.path() / "hand-in").string());
+  ASSERT_EQ(hand_in.exit_code, 0) << hand_in.output;
+  EXPECT_NE(hand_in.output.find("1 of 2 experiments with results"), std::string::npos)
+      << hand_in.output;
+  const std::string readme = read(dir.path() / "hand-in" / "README.md");
+  EXPECT_NE(readme.find("mlp cpu | 3 |"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("on a gpu | 4 |"), std::string::npos) << readme;
+  EXPECT_NE(readme.find(kFixtureMark), std::string::npos) << readme;
+
+  // The variable naming no folder: one line, before anything runs.
+  const auto missing = dir.path() / "no-such-folder";
+  const Result bad = lab_run(missing, dir.path() / "out2");
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_EQ(bad.output,
+            "gpulab-cli: GPULAB_REFERENCE_RUNS=" + missing.string() + kReferenceRunsTail + "\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out2"));
+  // A run that is not a reference run is said and left out; the row says why it is empty.
+  test::write_reference_run(dir.path() / "cpu-refs" / "cpu", "on a gpu · ref", "");
+  const Result left_out = lab_run(dir.path() / "cpu-refs", dir.path() / "out3");
+  ASSERT_EQ(left_out.exit_code, 0) << left_out.output;
+  EXPECT_NE(
+      left_out.output.find("reference run left out: " + (dir.path() / "cpu-refs" / "cpu").string() +
+                           ": not a reference run: its run.json names no GPU"),
+      std::string::npos)
+      << left_out.output;
+  EXPECT_NE(left_out.output.find("[2/2] on a gpu (cuda:0): skipped: "), std::string::npos)
+      << left_out.output;
+  EXPECT_EQ(read(dir.path() / "out3" / "results.csv").find("recorded on"), std::string::npos);
 }
 
 }  // namespace

@@ -18,6 +18,9 @@
 #include <fstream>
 
 #include "engine/labs/lab.hpp"
+#include "engine/labs/lab_progress.hpp"
+#include "engine/labs/reference_runs.hpp"
+#include "reference_run_fixture.hpp"
 #include "test_support.hpp"
 #include "ui/charts/chart_view.hpp"
 #include "ui/labs/lab_page.hpp"
@@ -125,11 +128,13 @@ class Labs : public test::WindowTest {
     QTest::mouseClick(widget, Qt::LeftButton, {}, at);
   }
   // A row's experiment as the table names it, less the ⚠ a run measured under other programs'
-  // load carries (its note then says so): that depends on the machine, not on the lab.
+  // load carries (its note then says so, after a reference run's "recorded on ..."): that depends
+  // on the machine, not on the lab.
   static QString experiment(QTableWidget* table, int row) {
     QString name = cell(table, row, "experiment");
     const bool flagged = name.startsWith("⚠ ");
-    EXPECT_EQ(cell(table, row, "note").startsWith("⚠ "), flagged) << name.toStdString();
+    const QString note = cell(table, row, "note");
+    EXPECT_EQ(note.startsWith("⚠ ") || note.contains("; ⚠ "), flagged) << name.toStdString();
     return flagged ? name.mid(2) : name;
   }
   static std::string read(const std::filesystem::path& path) {
@@ -405,6 +410,76 @@ TEST_F(Labs, AGpuExperimentOnAMachineWithoutOneSaysSoAndShowsNothingInvented) {
     EXPECT_EQ(cell(table, row, "note"), "skipped: no GPU on this machine");
     EXPECT_EQ(cell(table, row, "images/s"), "");
     EXPECT_EQ(cell(table, row, "speedup"), "");
+  }
+}
+
+// A reference run (recorded on a GPU elsewhere) fills the row of the GPU experiment this machine
+// cannot run, marked "recorded on ..." in the row and on the experiment's card, and goes into the
+// hand-in marked; the learner's own run of it, once in the runs folder, replaces it.
+TEST_F(Labs, AGpuExperimentShowsTheReferenceRunMarkedUntilTheLearnersOwn) {
+  test::TempDir refs;
+  const Lab lab = load_lab("cnn-on-gpu");
+  const std::string name = lab_run_name(lab, *lab.experiment("lenet5 gpu"));
+  test::write_reference_run(refs.path() / "lenet5-gpu", name);
+  test::ScopedEnv env(kReferenceRunsVariable, refs.path().string());
+  open_window();
+  LabPage* page = choose_lab("cnn-on-gpu");
+  ASSERT_NE(page, nullptr);
+  QTableWidget* table = page->table(0);
+  int row = -1;
+  for (int r = 0; r < table->rowCount(); ++r)
+    if (experiment(table, r) == "lenet5 gpu") row = r;
+  ASSERT_GE(row, 0);
+  const QString mark = "recorded on NVIDIA H200 (fixture), 2026-11-20";
+  EXPECT_TRUE(cell(table, row, "note")
+                  .startsWith(mark + " (a reference run, not measured on this machine)"))
+      << cell(table, row, "note").toStdString();
+  EXPECT_GT(cell(table, row, "images/s").toDouble(), 0);
+  EXPECT_FALSE(cell(table, row, "ms per step").isEmpty());
+  EXPECT_EQ(cell(table, row, "speedup"), "");  // not over this machine's CPU run
+  EXPECT_FALSE(page->run_button("lenet5 gpu")->isEnabled());
+  const QString says = page->experiment_text("lenet5 gpu");
+  EXPECT_TRUE(says.contains("Its row shows a reference run " + mark)) << says.toStdString();
+  EXPECT_TRUE(says.contains("not a measurement of yours")) << says.toStdString();
+  // Not counted as the learner's progress, and not drawn in the lab's charts.
+  const auto names = builtin_lab_names();
+  const int lab_row = int(std::find(names.begin(), names.end(), "cnn-on-gpu") - names.begin());
+  const QString progress = tab()->list()->topLevelItem(lab_row)->text(3);
+  EXPECT_TRUE(progress.startsWith("0 of 4 experiments run")) << progress.toStdString();
+  const auto folder = labs_dir_.path() / "hand-in";
+  ASSERT_TRUE(tab()->hand_in("cnn-on-gpu", folder)) << tab()->message().toStdString();
+  EXPECT_NE(read(folder / "README.md").find("reference run, " + mark.toStdString()),
+            std::string::npos)
+      << read(folder / "README.md");
+
+  // The learner's own run of it, recorded on their GPU and kept in their runs folder.
+  close_window();
+  test::write_reference_run(runs_.path() / "mine", name, "NVIDIA RTX 4090", "2026-11-25T10:00:00Z");
+  open_window();
+  table = tab()->page("cnn-on-gpu")->table(0);
+  EXPECT_FALSE(cell(table, row, "note").contains("recorded on"))
+      << cell(table, row, "note").toStdString();
+  EXPECT_GT(cell(table, row, "images/s").toDouble(), 0);
+  const QString own = tab()->page("cnn-on-gpu")->experiment_text("lenet5 gpu");
+  EXPECT_TRUE(own.contains("Its row shows your own run of it: finished: ")) << own.toStdString();
+  EXPECT_FALSE(own.contains("reference run")) << own.toStdString();
+}
+
+TEST_F(Labs, AReferenceRunsVariableNamingNoFolderIsReportedAndTheLabsLoad) {
+  test::TempDir dir;
+  const auto missing = dir.path() / "no-such-folder";
+  test::ScopedEnv env(kReferenceRunsVariable, missing.string());
+  open_window();
+  EXPECT_TRUE(tab()->message().contains(QString::fromStdString(
+      "GPULAB_REFERENCE_RUNS=" + missing.string() +
+      ": not a folder; set it to a folder of reference runs (run folders recorded on a GPU), or "
+      "unset it to use gpulab's own")))
+      << tab()->message().toStdString();
+  EXPECT_EQ(tab()->labs().size(), builtin_lab_names().size());
+  LabPage* page = choose_lab("cnn-on-gpu");
+  for (int row = 0; row < page->table(0)->rowCount(); ++row) {
+    if (cell(page->table(0), row, "device") != "cuda:0") continue;
+    EXPECT_EQ(cell(page->table(0), row, "note"), "skipped: no GPU on this machine");
   }
 }
 

@@ -1,5 +1,6 @@
-// engine/labs: guided labs read from Markdown, the built-in labs and their results tables. The
-// top room of the engine: over engine/session and engine/analysis.
+// engine/labs: guided labs read from Markdown, the built-in labs, their results tables and the
+// reference runs (recorded on a GPU elsewhere) shown in them. The top room of the engine: over
+// engine/session and engine/analysis.
 //
 // Guided labs: a Markdown file with a small header and fenced blocks that declare experiments,
 // results tables, charts and quiz questions (docs/labs.md), read into a Lab with every problem

@@ -34,8 +34,22 @@ bool skipped_gpu(const Lab& lab, const std::vector<LabRunResult>& results) {
 }
 
 const char* kSkippedGpuNote =
-    "The GPU experiments were skipped: this machine has no usable GPU, and no recorded GPU runs "
-    "ship with gpulab yet. Run the lab on a machine with an NVIDIA GPU to fill those rows.\n";
+    "The GPU experiments were skipped: this machine has no usable GPU, and no reference run "
+    "recorded on a GPU ships with gpulab for them. Run the lab on a machine with an NVIDIA GPU "
+    "to fill those rows.\n";
+
+// What a row filled by a reference run (engine/labs/reference_runs) is, under every table that
+// has one: never read as the learner's own measurement.
+bool any_reference(const std::vector<LabRunResult>& results) {
+  for (const auto& r : results)
+    if (!r.recorded_on.empty()) return true;
+  return false;
+}
+
+const char* kReferenceNote =
+    "Rows whose note says \"recorded on ...\" are reference runs: recorded on that GPU, on that "
+    "day, and shipped with gpulab, shown where this machine could not run the experiment. They "
+    "are not measurements of this machine, and no speedup is taken between them and its runs.\n";
 
 // A name a hand-in writes: README.md, answers.json, machine.json, results[-N].csv|md,
 // chart-N-KIND.png|svg; and runs/, where `lab run` records its runs.
@@ -180,7 +194,9 @@ std::vector<int> read_given_answers(const fs::path& file, const Lab& lab, const 
 std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
   std::string md = "# " + lab.title + "\n\n";
   md += "Lab `" + lab.name + "`, handed in " + h.date + " from " + h.made_by +
-        ". Every figure below was measured on the machine named here; none is invented.\n";
+        ". Every figure below was measured on the machine named here" +
+        (any_reference(h.results) ? ", except reference runs, marked \"recorded on ...\"" : "") +
+        "; none is invented.\n";
 
   md += "\n## Machine\n\n";
   const CpuInfo& cpu = h.machine.cpu;
@@ -202,7 +218,9 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
         "| --- | --- | --- |\n";
     for (const LabRunResult& r : h.results)
       if (!r.device.empty())
-        md += "| " + r.experiment + " | " + one_line(r.device) + " | " + r.host + " |\n";
+        md += "| " + r.experiment + " | " + one_line(r.device) + " | " +
+              (r.recorded_on.empty() ? r.host : "reference run, recorded on " + r.recorded_on) +
+              " |\n";
   }
 
   md += "\n## Results\n";
@@ -220,6 +238,7 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
         "hardware, other programs loaded the machine while it ran, or it stopped early. Its "
         "note says which; run it again alone for a clean figure.\n";
   if (skipped_gpu(lab, h.results)) md += std::string("\n") + kSkippedGpuNote;
+  if (any_reference(h.results)) md += std::string("\n") + kReferenceNote;
 
   if (!lab.charts.empty()) md += "\n## Charts\n";
   for (size_t c = 0; c < lab.charts.size(); ++c) {
@@ -309,7 +328,8 @@ std::string hand_in_machine_json(const LabHandIn& h) {
                       {"dir", r.run_dir.string()},
                       {"device", r.device},
                       {"host", r.host},
-                      {"flags", r.flags}});
+                      {"flags", r.flags},
+                      {"recorded_on", r.recorded_on}});  // "" for this machine's own runs
   json j = {{"host", h.host},
             {"gpulab_version", GPULAB_VERSION},
             {"cpu",
@@ -341,6 +361,7 @@ std::vector<fs::path> write_hand_in(const fs::path& dir, const Lab& lab, const L
     write(table_stem(t) + ".csv", to_csv(table));
     std::string markdown = "# " + lab.title + "\n\n" + to_markdown(table);
     if (skipped_gpu(lab, h.results)) markdown += std::string("\n") + kSkippedGpuNote;
+    if (any_reference(h.results)) markdown += std::string("\n") + kReferenceNote;
     write(table_stem(t) + ".md", markdown);
   }
   for (size_t c = 0; c < lab.charts.size(); ++c) {

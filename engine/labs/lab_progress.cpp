@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <system_error>
 
+#include "engine/labs/reference_runs.hpp"
 #include "engine/records/record_reader.hpp"
 #include "engine/records/run_record.hpp"
 
@@ -135,7 +136,8 @@ std::string skipped_note(const std::string& missing, const DeviceList& devices) 
 
 std::vector<LabRunResult> lab_results_from(const Lab& lab, const LabRecord* record,
                                            const std::vector<RunData>& runs,
-                                           const DeviceList& devices) {
+                                           const DeviceList& devices,
+                                           const std::vector<RunData>& references) {
   std::vector<const RunData*> newest_first;
   for (const RunData& run : runs) newest_first.push_back(&run);
   std::vector<LabRunResult> results;
@@ -153,8 +155,14 @@ std::vector<LabRunResult> lab_results_from(const Lab& lab, const LabRecord* reco
       result = lab_run_result(e.name, *newest_first[size_t(run)]);
       have = true;
     }
-    if (const std::string missing = missing_hardware(e, devices); !have && !missing.empty())
-      result.skipped = skipped_note(missing, devices);
+    if (const std::string missing = missing_hardware(e, devices); !have && !missing.empty()) {
+      if (auto reference = reference_result(lab, e, references)) {
+        result = std::move(*reference);
+        have = true;
+      } else {
+        result.skipped = skipped_note(missing, devices);
+      }
+    }
     if (have || !result.skipped.empty()) results.push_back(std::move(result));
   }
   return results;

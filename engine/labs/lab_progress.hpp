@@ -59,10 +59,12 @@ std::string skipped_note(const std::string& missing, const DeviceList& devices);
 
 // Every experiment's result as the window shows it, from a lab's record and the runs of its runs
 // folder (newest first): a training experiment's run (experiment_run), a benchmark's timings, and
-// an experiment not run that needs hardware `devices` lack, skipped saying so. What `lab hand-in`
-// hands in.
+// an experiment not run that needs hardware `devices` lack: its reference run among
+// `references` (reference_result: the learner's own run always wins), else skipped saying so.
+// What `lab hand-in` hands in.
 std::vector<LabRunResult> lab_results_from(const Lab& lab, const LabRecord* record,
                                            const std::vector<RunData>& runs,
-                                           const DeviceList& devices);
+                                           const DeviceList& devices,
+                                           const std::vector<RunData>& references = {});
 
 }  // namespace gpulab

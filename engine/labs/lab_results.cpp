@@ -51,6 +51,10 @@ std::string note(const LabRunResult* r) {
   for (const std::string& flag : r->flags)
     if (!cut_short || (flag.rfind("cancelled", 0) != 0 && flag != "failed"))
       text += (text.empty() ? "⚠ " : "; ⚠ ") + flag;
+  // First, so that no reader takes a reference run's figures for the learner's own.
+  if (!r->recorded_on.empty())
+    text = "recorded on " + r->recorded_on + " (a reference run, not measured on this machine)" +
+           (text.empty() ? "" : "; " + text);
   return text;
 }
 
@@ -246,7 +250,8 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
           cell = fixed(images_per_second(*s), 0);
         else if (s && column == "ms per step" && s->steps > 0)
           cell = fixed(1000.0 * s->train_seconds / double(s->steps), 2);
-        else if (s && column == "speedup" && base && base->summary)
+        else if (s && column == "speedup" && base && base->summary &&
+                 base->recorded_on == r->recorded_on)  // not across machines
           cell = fixed(images_per_second(*s) / images_per_second(*base->summary), 2);
         else if (t && column == "speedup" && base_t)
           cell = fixed(base_t->ms_with_copies / t->ms_with_copies, 2);

@@ -41,6 +41,9 @@ struct LabRunResult {
   std::vector<std::string> flags;
   std::string device, host;
   LabRunReadings readings;
+  // A reference run's "NVIDIA H200, 2026-11-20" (engine/labs/reference_runs): its figures were
+  // recorded on that GPU, not by the learner; its note says so. Empty for the learner's own run.
+  std::string recorded_on;
 };
 
 // Adds the record's facts (flags, device, host) to an experiment's result.
@@ -60,7 +63,8 @@ struct LabResultsTable {
 LabRunResult lab_run_result(const std::string& experiment, const RunData& run);
 
 // Rows in the table's experiment order (one per size for a benchmark); an experiment not run yet
-// has its name and empty cells, a skipped or failed one says why in "note".
+// has its name and empty cells, a skipped or failed one says why in "note", and a reference run's
+// note says where it was recorded (no speedup is taken between it and a run of this machine).
 LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
                                   const std::vector<LabRunResult>& results);
 std::string to_csv(const LabResultsTable& table);

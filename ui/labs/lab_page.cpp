@@ -205,9 +205,25 @@ void LabPage::set_states(const std::vector<ExperimentState>& states, bool busy) 
     QLabel* status = status_labels_.at(name);
     run->setEnabled(s.missing.empty() && !busy);
     any |= s.missing.empty();
-    if (!s.missing.empty()) {
-      // Said plainly, and nothing shown in its place: reference runs from a real GPU are not
-      // recorded yet.
+    if (!s.missing.empty() && s.own_run) {
+      // The learner's own run, recorded on another machine, fills its row.
+      run->setToolTip(tr("Not on this machine: %1").arg(QString::fromStdString(s.missing)));
+      status->setText(tr("<span style='color:#a04000'>Cannot run here: %1.</span> Its row shows "
+                         "your own run of it: %2")
+                          .arg(QString::fromStdString(s.missing).toHtmlEscaped(),
+                               QString::fromStdString(s.status).toHtmlEscaped()));
+    } else if (!s.missing.empty() && !s.reference.empty()) {
+      // A reference run's figures in its row, said to be another machine's, never the learner's.
+      run->setToolTip(tr("Not on this machine: %1").arg(QString::fromStdString(s.missing)));
+      status->setText(tr("<span style='color:#a04000'>Cannot run here: %1.</span> Its row shows "
+                         "a reference run recorded on %2, shipped with gpulab: not a measurement "
+                         "of yours; run the lab on a machine with an NVIDIA GPU to measure your "
+                         "own.")
+                          .arg(QString::fromStdString(s.missing).toHtmlEscaped(),
+                               QString::fromStdString(s.reference).toHtmlEscaped()));
+    } else if (!s.missing.empty()) {
+      // Said plainly, and nothing shown in its place: no reference run recorded on a real GPU
+      // matches it.
       run->setToolTip(tr("Not on this machine: %1").arg(QString::fromStdString(s.missing)));
       status->setText(tr("<span style='color:#a04000'>Cannot run here: %1.</span> No recorded "
                          "GPU runs ship with gpulab yet, so its row stays empty; run the lab on "

@@ -28,6 +28,9 @@ struct ExperimentState {
   std::string missing;  // the hardware it needs and this machine lacks; "" when it can run
   std::string status;   // "not run yet", "running", "finished in 3.2 s", ...
   bool running = false;
+  bool own_run = false;  // the learner has a run of it (from another machine, where it cannot run)
+  // Where it cannot run: the reference run filling its row, "NVIDIA H200, 2026-11-20"; else "".
+  std::string reference;
 };
 
 class LabPage : public QScrollArea {

@@ -14,6 +14,7 @@
 #include "engine/base/errors.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/reference_runs.hpp"
 #include "engine/records/run_record.hpp"
 #include "ui/charts/chart_export.hpp"
 #include "ui/charts/chart_view.hpp"
@@ -86,6 +87,14 @@ LabsTab::LabsTab(LabsContext context, QWidget* parent)
   std::string problem;
   progress_ = load_lab_progress(context_.store->runs_dir(), &problem);
   if (!problem.empty()) report(QString::fromStdString(problem), false);
+  try {
+    ReferenceRuns references = load_reference_runs(reference_runs_dir());
+    references_ = std::move(references.runs);
+    for (const std::string& left_out : references.problems)
+      report(tr("A reference run is left out: %1").arg(QString::fromStdString(left_out)), false);
+  } catch (const ConfigError& error) {
+    report(QString::fromStdString(error.what()), true);
+  }
   for (Lab& lab : builtin_labs()) {
     if (lab.ok())
       add_lab(std::move(lab));
@@ -404,13 +413,22 @@ void LabsTab::refresh_lab(size_t index) {
         result = lab_run_result(e.name, run->data);
         have = true;
         state.running = run->live;
+        state.own_run = true;
         state.status = status_text(result).toStdString();
         if (!run->live) finished_runs[e.name] = run;
         done += result.summary->status == RunStatus::Finished;
       }
     }
-    if (!have && !state.missing.empty())
-      result.skipped = skipped_note(state.missing, context_.devices);
+    if (!have && !state.missing.empty()) {
+      // The learner's own run always wins; without one, a run recorded on a GPU elsewhere.
+      if (auto reference = reference_result(lab, e, references_)) {
+        result = std::move(*reference);
+        state.reference = result.recorded_on;
+        have = true;
+      } else {
+        result.skipped = skipped_note(state.missing, context_.devices);
+      }
+    }
     if (have || !result.skipped.empty()) results.push_back(std::move(result));
     states.push_back(std::move(state));
   }

@@ -14,6 +14,7 @@
 
 #include "engine/devices/devices.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/records/run_record.hpp"
 #include "engine/session/session.hpp"
 #include "ui/labs/lab_progress.hpp"
 
@@ -80,6 +81,9 @@ class LabsTab : public QWidget {
   std::vector<Lab> labs_;
   std::vector<LabPage*> pages_;
   LabProgress progress_;
+  // Runs recorded on a GPU elsewhere, shown where this machine cannot run an experiment
+  // (engine/labs/reference_runs); read once, when the tab is made.
+  std::vector<RunData> references_;
   Banner* message_;
   QTreeWidget* list_;
   QStackedWidget* stack_;
