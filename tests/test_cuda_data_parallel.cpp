@@ -373,8 +373,9 @@ TEST_F(CudaDataParallelTest, NcclAcrossGpusTrainsWhatOneReplicaTrains) {
 
 // mpirun has no limit of its own: a rank that hangs (before its first collective, where
 // --collective-timeout cannot help) would hold the suite until ctest kills it, saying nothing.
-// 12 steps take seconds; the cap stays under the 120 s the GPU check gives a test.
-constexpr int kRunTimeoutS = 90;
+// 12 steps take seconds. The cap leaves a test's two runs inside the 75 s the GPU check's single
+// stage gives these tests, and a hung collective (30 s) reports itself before it.
+constexpr int kRunTimeoutS = 45;
 
 struct MpiGpuRun {
   std::vector<float> params;
@@ -402,7 +403,7 @@ class CudaMpiRanksTest : public CudaDataParallelTest {
                           out.string() + " --save " + weights.string();
     if (ranks > 1)
       command = "mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
-                command + " --dist mpi --collective-timeout 60";
+                command + " --dist mpi --collective-timeout 30";
     const test::CliResult result = test::run_command_for(command, kRunTimeoutS);
     if (result.timed_out)
       ADD_FAILURE() << (ranks > 1 ? "mpirun" : "gpulab-cli") << " did not finish in "
