@@ -1,5 +1,6 @@
 // Shared by the CUDA test suites: whether a GPU is there (and why not), moving vectors to and
-// from the device, and ggml's normalized error for comparing a CUDA op with the CPU oracle.
+// from the device, outputs filled with NaN before a kernel writes them, and the comparisons of a
+// CUDA op with its CPU oracle: ggml's normalized error, of an update as well as its result.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -64,6 +66,17 @@ std::vector<T> download(const kernels::cuda::DeviceBuffer<T>& device) {
   return host;
 }
 
+// A device buffer of n values, every byte 0xFF (NaN for float and double, -1 for int, 255 for
+// uint8_t): an output that a kernel under test should write in full, so that one it leaves
+// unwritten shows as NaN or as a value no kernel writes, not as a zero that may be right.
+template <class T>
+kernels::cuda::DeviceBuffer<T> nan_filled(size_t n, const char* what) {
+  kernels::cuda::DeviceBuffer<T> device(n, what);
+  if (n) GPULAB_CUDA_CHECK(cudaMemset(device.data(), 0xFF, n * sizeof(T)));
+  GPULAB_CUDA_CHECK(cudaDeviceSynchronize());
+  return device;
+}
+
 inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f,
                                         float hi = 1.0f) {
   std::mt19937 gen(seed);
@@ -83,6 +96,31 @@ inline double normalized_error(const std::vector<float>& a, const std::vector<fl
   return norm > 0 ? err / norm : err;
 }
 
+// What a step (or steps) changed, after - before: an optimizer's update, held to the CPU twin's
+// on its own. Compared as parameters, an update wrong by a small part of itself passes: weight
+// decay's lr * wd * p is ~1e-4 of a parameter, 1e-8 in normalized error, under kFp32Bound.
+inline std::vector<float> update_of(const std::vector<float>& after,
+                                    const std::vector<float>& before) {
+  std::vector<float> update(after.size());
+  for (size_t i = 0; i < after.size() && i < before.size(); ++i) update[i] = after[i] - before[i];
+  return update;
+}
+inline double update_error(const std::vector<float>& gpu_after, const std::vector<float>& cpu_after,
+                           const std::vector<float>& before) {
+  return normalized_error(update_of(gpu_after, before), update_of(cpu_after, before));
+}
+
+// x rounded to TF32 (10 mantissa bits, to nearest, ties away from zero as the tensor cores'
+// cvt.rna does): the CPU's picture of an fp32 GEMM silently run as TF32.
+inline float round_to_tf32(float x) {
+  if (!std::isfinite(x)) return x;
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x1000u) & ~0x1FFFu;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
 inline bool all_finite(const std::vector<float>& v) {
   for (float x : v)
     if (!std::isfinite(x)) return false;
@@ -93,6 +131,11 @@ inline bool all_finite(const std::vector<float>& v) {
 // float math; TF32 keeps 10 mantissa bits (rounding error ~2^-11, squared ~2.4e-7), bfloat16
 // 7 bits (~2^-8, squared ~1.5e-5); the bounds leave a margin over those for sums of products.
 inline constexpr double kFp32Bound = 1e-7, kTf32Bound = 1e-5, kBf16Bound = 2e-4;
+// fp32 GEMMs (linear, conv2d) against the CPU's double sums: fp32 sums in another order differ
+// by ~K * 2^-48 at most (OpenBLAS: 1e-13 at K = 9216), while TF32's rounded inputs give 5e-8 to
+// 1.2e-7 at any K, under kFp32Bound; this bound, 47x under TF32 on every shape of the suite, fails
+// fp32 run as TF32 (CudaTestChecks.AnFp32GemmRunAsTf32FailsTheFp32GemmBound).
+inline constexpr double kFp32GemmBound = 1e-9;
 
 inline void expect_close(const std::vector<float>& gpu, const std::vector<float>& cpu, double bound,
                          const std::string& what) {

@@ -43,6 +43,7 @@ inline nlohmann::json complete_run_info() {
     "data": {"dir": "/data", "train_images": 256, "test_images": 64},
     "plan": {"epochs": 1, "steps_per_epoch": 4, "total_steps": 4},
     "telemetry_note": "no GPU telemetry: none",
+    "cuda_graphs": "off after capture failed: backward phase: cudaErrorStreamCaptureUnsupported",
     "weights": "/tmp/w.safetensors",
     "reduction": {"reducer": "threads", "replicas": 2, "bucket_mean_ms": [0.5]},
     "outside_load": {"mean_percent": 1.0, "max_percent": 2.0, "mean_cores": 0.1, "cores": 4,

@@ -22,6 +22,9 @@
 #include "engine/base/errors.hpp"
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/cuda/cuda_failure.hpp"
+#include "engine/cuda/cuda_graph_cache.hpp"
+#include "engine/cuda/cuda_replica.hpp"
+#include "engine/cuda/cuda_staging.hpp"
 #include "engine/cuda/cuda_step_timer.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/model/init.hpp"
@@ -99,6 +102,7 @@ TEST(CudaBackendConfig, RunJsonRecordsTheRealPrecision) {
   const auto info = nlohmann::json::parse(in);
   EXPECT_EQ(info["config"]["precision"], "fp32");
   EXPECT_EQ(info["config"]["cuda_graph"], false);
+  EXPECT_FALSE(info.contains("cuda_graphs")) << "a CPU run has no CUDA graphs to speak of";
 
   // A precision the device cannot do fails the run, saying so, with the record kept.
   request.backend.precision = Precision::Tf32;
@@ -138,6 +142,129 @@ TEST(CudaFailure, TheMessageSaysResetOnlyWhereTheResetWorked) {
   // Nothing but a fault resets a GPU: out of memory or a bad argument leave the context alone.
   EXPECT_EQ(reset_after_fault({0}, kernels::cuda::ErrorKind::OutOfMemory), "");
   EXPECT_EQ(reset_after_fault({0}, kernels::cuda::ErrorKind::Other), "");
+}
+
+// A stand-in for stream capture: it calls what it records (as a capture does, running nothing:
+// the work counts as recorded, not run) and refuses, as a driver does, while `refusal` is set.
+struct FakeCapturer final : GraphCapturer {
+  struct Graph final : CapturedGraph {
+    std::function<void()> replay;
+    void launch(cudaStream_t) override { replay(); }
+  };
+  cudaError_t refusal = cudaSuccess;
+  int captures = 0;
+  bool* recording = nullptr;
+  std::unique_ptr<CapturedGraph> capture(cudaStream_t,
+                                         const std::function<void()>& enqueue) override {
+    ++captures;
+    *recording = true;
+    enqueue();
+    *recording = false;
+    GPULAB_CUDA_CHECK(refusal);
+    auto graph = std::make_unique<Graph>();
+    graph->replay = enqueue;
+    return graph;
+  }
+};
+
+struct PhaseWork {
+  bool recording = false;
+  int ran = 0, recorded = 0;
+  std::function<void()> enqueue() {
+    return [this] { recording ? ++recorded : ++ran; };
+  }
+};
+
+TEST(CudaGraphFallback, ACaptureTheDriverRefusesRunsThatPhaseEagerlyAndSaysWhy) {
+  PhaseWork work;
+  auto owned = std::make_unique<FakeCapturer>();
+  FakeCapturer& capturer = *owned;
+  capturer.recording = &work.recording;
+  CudaGraphCache cache(true, std::move(owned));
+  const CudaGraphCache::Key forward{kForwardPhase, 32, 0, 32}, backward{kBackwardPhase, 32, 0, 32},
+      backward_last{kBackwardPhase, 10, 0, 10};
+
+  // Step 1 is eager; step 2 captures both phases, and the driver refuses the backward one.
+  cache.run(forward, nullptr, work.enqueue());
+  cache.run(backward, nullptr, work.enqueue());
+  EXPECT_EQ(work.ran, 2);
+  cache.run(forward, nullptr, work.enqueue());
+  capturer.refusal = cudaErrorStreamCaptureUnsupported;
+  EXPECT_NO_THROW(cache.run(backward, nullptr, work.enqueue()));
+  capturer.refusal = cudaSuccess;
+  // The refused phase ran eagerly at once (recording it ran nothing), the forward replayed.
+  EXPECT_EQ(work.recorded, 2);
+  EXPECT_EQ(work.ran, 4);
+  EXPECT_EQ(cache.counts().captures, 1);
+  EXPECT_EQ(cache.counts().launches, 1);
+  const std::string refused = cache.counts().refused;
+  EXPECT_EQ(refused.rfind("backward phase: ", 0), 0u) << refused;
+  EXPECT_NE(refused.find("cudaErrorStreamCaptureUnsupported"), std::string::npos) << refused;
+  EXPECT_EQ(refused.find('\n'), std::string::npos) << refused;
+
+  // From then on the phase is eager at every shape and never captured again; the others replay.
+  for (int step = 3; step <= 5; ++step) {
+    cache.run(forward, nullptr, work.enqueue());
+    cache.run(backward, nullptr, work.enqueue());
+    cache.run(backward_last, nullptr, work.enqueue());
+  }
+  EXPECT_EQ(capturer.captures, 2);
+  EXPECT_EQ(work.ran, 4 + 3 * 3);
+  EXPECT_EQ(cache.counts().launches, 4);
+  EXPECT_EQ(cuda_graphs_text(true, 1, cache.counts()), "off after capture failed: " + refused);
+}
+
+TEST(CudaGraphFallback, AFaultWhileCapturingFailsTheStepInsteadOfRunningOn) {
+  for (const cudaError_t fault : {cudaErrorIllegalAddress, cudaErrorMemoryAllocation}) {
+    PhaseWork work;
+    auto owned = std::make_unique<FakeCapturer>();
+    owned->recording = &work.recording;
+    owned->refusal = fault;
+    CudaGraphCache cache(true, std::move(owned));
+    const CudaGraphCache::Key key{kOptimizerPhase, 8, 0, 8};
+    cache.run(key, nullptr, work.enqueue());
+    EXPECT_THROW(cache.run(key, nullptr, work.enqueue()), kernels::cuda::CudaError)
+        << cudaGetErrorName(fault);
+    EXPECT_EQ(work.ran, 1) << cudaGetErrorName(fault);
+    EXPECT_EQ(cache.counts().refused, "") << cudaGetErrorName(fault);
+  }
+}
+
+TEST(CudaGraphFallback, GraphsOffOrNoKeyNeverCapture) {
+  PhaseWork work;
+  auto owned = std::make_unique<FakeCapturer>();
+  FakeCapturer& capturer = *owned;
+  capturer.recording = &work.recording;
+  CudaGraphCache off(false, std::move(owned));
+  for (int i = 0; i < 3; ++i)
+    off.run(CudaGraphCache::Key{kGatherPhase, 4, 0, 4}, nullptr, work.enqueue());
+  auto on_owned = std::make_unique<FakeCapturer>();
+  FakeCapturer& on_capturer = *on_owned;
+  on_capturer.recording = &work.recording;
+  CudaGraphCache on(true, std::move(on_owned));
+  for (int i = 0; i < 3; ++i) on.run(std::nullopt, nullptr, work.enqueue());
+  EXPECT_EQ(work.ran, 6);
+  EXPECT_EQ(capturer.captures + on_capturer.captures, 0);
+  EXPECT_EQ(cuda_graphs_text(false, 1, off.counts()), "off");
+  EXPECT_EQ(cuda_graphs_text(true, 1, on.counts()), "on");
+  EXPECT_EQ(cuda_graphs_text(true, 4, on.counts()),
+            "off: 4 replicas in one process run eagerly (graphs are for one replica)");
+}
+
+// A replica whose shard is empty (a last batch smaller than the replicas) has no graph keys for
+// its step, so its update runs eagerly instead of replaying the step before's graph.
+TEST(CudaGraphFallback, AnEmptyShardHasNoGraphKeysAfterAFullOne) {
+  StepGraphKeys keys;
+  keys.start_step(32, Shard{32, 64});
+  EXPECT_EQ(keys.key(kOptimizerPhase), (CudaGraphCache::Key{kOptimizerPhase, 32, 32, 64}));
+  EXPECT_EQ(keys.key(kGatherPhase), (CudaGraphCache::Key{kGatherPhase, 32, 32, 64}));
+  keys.start_step(0, Shard{5, 5});
+  for (const GraphPhase phase : {kGatherPhase, kForwardPhase, kBackwardPhase, kOptimizerPhase})
+    EXPECT_EQ(keys.key(phase), std::nullopt) << graph_phase_name(phase);
+  // A whole batch (global_batch 0) is keyed with its own size.
+  keys.start_step(10, Shard{});
+  EXPECT_EQ(keys.key(kBackwardPhase), (CudaGraphCache::Key{kBackwardPhase, 10, 0, 10}));
+  EXPECT_EQ(keys.shard().global_batch, 10);
 }
 
 TEST(CudaBackendConfig, WithoutAGpuTheBackendSaysWhy) {
@@ -231,6 +358,72 @@ void expect_relative(const std::vector<double>& a, const std::vector<double>& b,
   }
 }
 
+// One step's gradients of every parameter tensor of a preset (dropout on where the preset has
+// it), on `device`: a backward kernel wrong for one tensor hides in a 50-step loss curve that the
+// other tensors still bring down. Read through plain SGD at lr 1024, which passes the gradients
+// through as they are (a power of two: (p0 - p1) / lr is g up to the rounding of p1, ~1e-7 of g).
+struct PresetGradients {
+  std::vector<std::string> names;  // "conv1.weight"
+  std::vector<std::vector<float>> tensors;
+};
+PresetGradients one_step_gradients(const std::string& name, const std::string& device,
+                                   const DataSets& data, bool reference_kernels) {
+  constexpr float kLr = 1024.0f;
+  Recipe run;
+  run.model = preset(name);
+  run.train.batch = 8;
+  run.train.epochs = 0;
+  run.train.max_steps = 1;
+  run.train.shuffle = false;
+  run.train.seed = 11;
+  run.train.optimizer.kind = OptimizerKind::SGD;
+  run.train.optimizer.lr = kLr;
+  run.train.optimizer.weight_decay = 0.0f;
+  run.train.eval_at_epoch_end = false;
+  run.backend.reference_kernels = reference_kernels;
+  const ModelPlan plan = plan_model(run.model);
+  run.init.resize(plan.parameter_count);
+  init_parameters(run.init, plan, run.train.seed);
+  std::vector<float> after;
+  train_on(run, device, data, &after);
+  PresetGradients out;
+  if (after.size() != run.init.size()) return out;
+  for (const ParameterInfo& tensor : plan.parameters) {
+    out.names.push_back(tensor.name);
+    std::vector<float>& grad = out.tensors.emplace_back();
+    for (int64_t i = tensor.offset; i < tensor.offset + tensor.numel(); ++i)
+      grad.push_back((run.init[size_t(i)] - after[size_t(i)]) / kLr);
+  }
+  return out;
+}
+// Normalized error per tensor against the CPU's reference kernels: room for fp32 sums in another
+// order through every layer (the fast CPU kernels, Winograd included, stay inside it:
+// CudaBackendConfig.TheGradientBoundHoldsAFastFp32BackendAndFailsAWrongGradient); a wrong kernel
+// is off by ~1.
+constexpr double kGradientBound = 1e-5;
+
+TEST(CudaBackendConfig, TheGradientBoundHoldsAFastFp32BackendAndFailsAWrongGradient) {
+  // The comparison EveryPresetsGradientsMatchTheCpuTensorByTensor makes, on the CPU: the fast
+  // kernels (float sums in another order) pass it on every tensor of two presets, and a gradient
+  // that is wrong (one tensor's taken from another batch) fails it.
+  const data::ImageSet train = test::synthetic_set(64, 1), other = test::synthetic_set(64, 9);
+  const DataSets data{&train, nullptr, nullptr}, other_data{&other, nullptr, nullptr};
+  for (const char* name : {"lenet5", "mlp"}) {
+    const PresetGradients fast = one_step_gradients(name, "cpu", data, false),
+                          reference = one_step_gradients(name, "cpu", data, true),
+                          wrong = one_step_gradients(name, "cpu", other_data, true);
+    ASSERT_FALSE(reference.tensors.empty()) << name;
+    ASSERT_EQ(fast.tensors.size(), reference.tensors.size()) << name;
+    for (size_t t = 0; t < reference.tensors.size(); ++t) {
+      const std::string what = std::string(name) + " " + reference.names[t];
+      EXPECT_LE(test::normalized_error(fast.tensors[t], reference.tensors[t]), kGradientBound)
+          << what;
+      EXPECT_GT(test::normalized_error(wrong.tensors[t], reference.tensors[t]), kGradientBound)
+          << what;
+    }
+  }
+}
+
 class CudaBackendTest : public ::testing::Test {
  protected:
   void SetUp() override { GPULAB_REQUIRE_GPU(); }
@@ -267,6 +460,18 @@ TEST_F(CudaBackendTest, FiftyStepsMatchTheCpuInFp32) {
     const Recipe run = fifty_steps(model, optimizer, 0.0f);
     const Losses cpu = train_on(run, "cpu", data), gpu = train_on(run, "cuda:0", data);
     expect_relative(gpu.loss, cpu.loss, 1e-3, std::string(model) + " GPU vs CPU");
+  }
+}
+
+TEST_F(CudaBackendTest, EveryPresetsGradientsMatchTheCpuTensorByTensor) {
+  for (const std::string& name : preset_names()) {
+    const PresetGradients gpu = one_step_gradients(name, "cuda:0", data, false),
+                          cpu = one_step_gradients(name, "cpu", data, true);
+    for (size_t t = 0; t < gpu.tensors.size() && t < cpu.tensors.size(); ++t) {
+      const std::string what = name + " " + gpu.names[t];
+      EXPECT_TRUE(test::all_finite(gpu.tensors[t])) << what;
+      EXPECT_LE(test::normalized_error(gpu.tensors[t], cpu.tensors[t]), kGradientBound) << what;
+    }
   }
 }
 
@@ -331,6 +536,69 @@ TEST_F(CudaBackendTest, ALearningRateChangedWhileItTrainsReachesTheReplayedGraph
             std::vector<double>(unchanged.loss.begin(), unchanged.loss.begin() + 21))
       << "the same up to the change";
   EXPECT_NE(gpu.loss.back(), unchanged.loss.back()) << "the change made a difference";
+}
+
+// A capture the driver really refuses: waiting for the stream is not allowed while it is being
+// captured (cudaErrorStreamCaptureUnsupported). The phase runs eagerly from then on, writes what
+// it should, and the stream goes on working.
+TEST_F(CudaBackendTest, ARefusedCaptureRunsThePhaseEagerlyOnTheGpu) {
+  namespace kc = kernels::cuda;
+  const kc::Stream stream = kc::make_stream();
+  kc::DeviceBuffer<int> value(1, "the phase's output");
+  CudaGraphCache cache(true);
+  int written = 0;
+  const auto enqueue = [&] {
+    GPULAB_CUDA_CHECK(cudaMemsetAsync(value.data(), written, sizeof(int), stream.get()));
+    GPULAB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));  // refused while capturing
+  };
+  for (written = 1; written <= 4; ++written) {
+    ASSERT_NO_THROW(cache.run(CudaGraphCache::Key{kForwardPhase, 1, 0, 1}, stream.get(), enqueue))
+        << "run " << written;
+    int host = -1;
+    GPULAB_CUDA_CHECK(cudaMemcpy(&host, value.data(), sizeof host, cudaMemcpyDeviceToHost));
+    EXPECT_EQ(host, written * 0x01010101) << "run " << written;  // memset fills every byte
+  }
+  const CudaGraphCounts counts = cache.counts();
+  EXPECT_EQ(counts.captures, 0);
+  EXPECT_EQ(counts.launches, 0);
+  EXPECT_EQ(counts.refused.rfind("forward phase: ", 0), 0u) << counts.refused;
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess) << "the refusal was left behind";
+}
+
+// A replica whose shard is empty after full ones (a last batch smaller than the replicas, as an
+// MPI rank with graphs gets) updates eagerly: before, it replayed the step before's update graph.
+TEST_F(CudaBackendTest, AnEmptyShardsUpdateReplaysNoGraph) {
+  const ModelPlan plan = plan_model(preset("mlp"));
+  OptimizerConfig optimizer;
+  optimizer.kind = OptimizerKind::SGD;
+  optimizer.lr = 0.1f;
+  GPULAB_CUDA_CHECK(cudaSetDevice(0));
+  const auto uploaded = upload_data_sets(data, 784, 10);
+  CudaReplicaOptions options;
+  options.name = "cuda:0";
+  options.max_batch = 8;
+  CudaReplica replica(plan, optimizer, uploaded, options);
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, 5);
+  replica.set_parameters(params);
+  const std::vector<int32_t> shard = {0, 1, 2, 3, 4, 5, 6, 7};
+  StepTimes times;
+  for (int64_t step = 1; step <= 3; ++step) {  // eager, captured, replayed
+    replica.compute_gradients(shard, Shard{0, 8}, step, times);
+    replica.apply_update(0.1f, step);
+  }
+  const CudaGraphCounts full = replica.graph_counts();
+  EXPECT_EQ(full.captures, 4);
+  EXPECT_EQ(full.launches, 8);
+  std::vector<float> before(params.size()), after(params.size());
+  replica.get_parameters(before);
+  const BatchStats empty = replica.compute_gradients({}, Shard{8, 8}, 4, times);
+  EXPECT_EQ(empty.count, 0);
+  replica.apply_update(0.1f, 4);
+  replica.synchronize();
+  EXPECT_EQ(replica.graph_counts().launches, full.launches) << "the empty step replayed a graph";
+  replica.get_parameters(after);
+  EXPECT_EQ(after, before) << "plain SGD on zero gradients moves nothing";
 }
 
 TEST_F(CudaBackendTest, BatchesFromTheHostGiveTheSameLossesAsDataOnTheDevice) {
@@ -644,12 +912,13 @@ TEST_F(CudaBackendTest, AWholeRunRecordsTheGpuAndItsTelemetry) {
   EXPECT_EQ(info["config"]["device"], "cuda:0");
   EXPECT_FALSE(info["devices"][0]["name"].get<std::string>().empty());
   EXPECT_FALSE(info["devices"][0]["compute_capability"].get<std::string>().empty());
+  EXPECT_EQ(info["cuda_graphs"], "on");
   std::ifstream telemetry(dir.path() / "run" / "telemetry.csv");
   const std::string text((std::istreambuf_iterator<char>(telemetry)),
                          std::istreambuf_iterator<char>());
-  if (!info.contains("telemetry_note")) {
-    EXPECT_NE(text.find("cuda:0"), std::string::npos) << text.substr(0, 400);
-  }
+  // On a machine with a GPU, telemetry that NVML could not give is a failure, not a skip.
+  EXPECT_FALSE(info.contains("telemetry_note")) << info["telemetry_note"];
+  EXPECT_NE(text.find("cuda:0"), std::string::npos) << text.substr(0, 400);
 }
 
 }  // namespace

@@ -2,10 +2,13 @@
 // per GPU through NCCL (cuda:0,1) train what one replica trains, to fp32 rounding; a replica
 // that fails ends the step naming itself, and an ordinary error leaves the backend training
 // what it would have; device names are parsed and refused in one line; two MPI ranks (mpirun)
-// train what one process trains, through NCCL on two GPUs or through host memory on one. Skips where there is no GPU (and the NCCL cases where there are fewer than
-// two, the MPI ones without MPI or mpirun); the parsing checks run everywhere.
+// train what one process trains, through NCCL on two GPUs or through host memory on one, each
+// under a time limit of its own. Skips where there is no GPU (and the NCCL cases where there are
+// fewer than two, the MPI ones without MPI or mpirun); the parsing checks and the limit's own
+// check run everywhere.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -73,6 +76,23 @@ TEST(CudaDevicesParse, GpuReplicasComeFromTheDeviceNotFromReplicas) {
   options.replicas = 1;
   options.sync = SyncMode::ParameterServer;
   EXPECT_THROW(validate(options), ConfigError);
+}
+
+// The limit the MPI tests put on mpirun, here on commands that need no GPU.
+TEST(MpirunLimit, ACommandPastItsLimitIsStoppedAndSaysSo) {
+  const auto started = std::chrono::steady_clock::now();
+  const test::CliResult hung = test::run_command_for("sleep 60", 1);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_TRUE(hung.timed_out) << hung.exit_code << " " << hung.output;
+  EXPECT_LT(seconds, 15) << "the limit did not stop it";
+  const test::CliResult quick = test::run_command_for("echo done", 30);
+  EXPECT_FALSE(quick.timed_out);
+  EXPECT_EQ(quick.exit_code, 0);
+  EXPECT_EQ(quick.output, "done\n");
+  const test::CliResult failed = test::run_command_for("false", 30);
+  EXPECT_FALSE(failed.timed_out);
+  EXPECT_EQ(failed.exit_code, 1);
 }
 
 TEST(CudaDevicesParse, WithoutAGpuEveryFormSaysWhy) {
@@ -351,6 +371,12 @@ TEST_F(CudaDataParallelTest, NcclAcrossGpusTrainsWhatOneReplicaTrains) {
 // GPU ranks under MPI: `mpirun -np 2 gpulab-cli train --dist mpi` ends with the weights of one
 // process on one GPU, through NCCL (a GPU per rank) or through host memory (both on cuda:0).
 
+// mpirun has no limit of its own: a rank that hangs (before its first collective, where
+// --collective-timeout cannot help) would hold the suite until ctest kills it, saying nothing.
+// 12 steps take seconds. The cap leaves a test's two runs inside the 75 s the GPU check's single
+// stage gives these tests, and a hung collective (30 s) reports itself before it.
+constexpr int kRunTimeoutS = 45;
+
 struct MpiGpuRun {
   std::vector<float> params;
   RunData run;
@@ -377,9 +403,15 @@ class CudaMpiRanksTest : public CudaDataParallelTest {
                           out.string() + " --save " + weights.string();
     if (ranks > 1)
       command = "mpirun --allow-run-as-root --oversubscribe -np " + std::to_string(ranks) + " " +
-                command + " --dist mpi --collective-timeout 60";
-    const test::CliResult result = test::run_command(command);
-    EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.output;
+                command + " --dist mpi --collective-timeout 30";
+    const test::CliResult result = test::run_command_for(command, kRunTimeoutS);
+    if (result.timed_out)
+      ADD_FAILURE() << (ranks > 1 ? "mpirun" : "gpulab-cli") << " did not finish in "
+                    << kRunTimeoutS << " s and was stopped (a rank hung, or the machine is slower "
+                    << "than kRunTimeoutS allows): " << command << "\n"
+                    << result.output;
+    else
+      EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.output;
     MpiGpuRun trained;
     if (result.exit_code != 0) return trained;
     const ModelPlan plan = plan_model(preset("lenet5"));

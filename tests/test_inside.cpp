@@ -431,6 +431,11 @@ TEST(InferenceTiming, CpuFiguresArePositiveAndAgree) {
   }
   EXPECT_EQ(timings[0].batch, 1);
   EXPECT_EQ(timings[1].batch, 7);
+  // The answers of the timed passes come back with the times: a row of logits per image.
+  for (const InferenceTiming& t : timings) {
+    ASSERT_EQ(t.logits.size(), size_t(t.batch) * 10u) << t.batch;
+    for (const float x : t.logits) EXPECT_TRUE(std::isfinite(x)) << t.batch;
+  }
 }
 
 TEST(InferenceTiming, AGpuIsTimedWhereThereIsOneAndSaysNoGpuWhereNot) {
@@ -446,10 +451,19 @@ TEST(InferenceTiming, AGpuIsTimedWhereThereIsOneAndSaysNoGpuWhereNot) {
     }
     GTEST_SKIP() << devices.no_gpu_reason;
   }
-  const std::vector<InferenceTiming> timings = time_inference(model, "cuda:0", {1, 64});
+  const std::vector<InferenceTiming> timings = time_inference(model, "cuda:0", {1, 64}),
+                                     cpu = time_inference(model, "cpu", {1, 64}, 1);
   ASSERT_EQ(timings.size(), 2u);
-  for (const InferenceTiming& t : timings)
+  ASSERT_EQ(cpu.size(), 2u);
+  // A time alone would also come from a pass that computed nothing: the GPU's logits (NaN until
+  // a pass writes them) are the CPU's, to fp32 rounding.
+  for (size_t i = 0; i < timings.size(); ++i) {
+    const InferenceTiming& t = timings[i];
     EXPECT_TRUE(std::isfinite(t.batch_ms) && t.batch_ms > 0) << t.batch_ms;
+    ASSERT_EQ(t.logits.size(), cpu[i].logits.size()) << "batch " << t.batch;
+    for (const float x : t.logits) ASSERT_TRUE(std::isfinite(x)) << "batch " << t.batch;
+    EXPECT_LE(test::relative_error(t.logits, cpu[i].logits), 1e-5) << "batch " << t.batch;
+  }
 }
 
 TEST(InferenceTiming, BadListsAreRefusedNamingTheFlag) {

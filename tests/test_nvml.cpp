@@ -10,6 +10,8 @@
 #include <fstream>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/devices/devices.hpp"
 #include "engine/records/run_record.hpp"
@@ -201,13 +203,28 @@ TEST(Nvml, RealLibraryWhereThereIsADriver) {
   }
   ASSERT_NE(nvml, nullptr) << "CUDA sees " << devices.gpus[0].name << " but NVML failed: " << why;
   EXPECT_FALSE(nvml->driver_version().empty());
-  const Nvml::Device device = nvml->device(devices.gpus[0].pci_bus_id, 0);
-  ASSERT_NE(device, nullptr);
-  DeviceSample s;
-  nvml->read(device, s);
-  EXPECT_GT(s.mem_total_bytes, 0);
-  EXPECT_TRUE(std::isfinite(s.util_percent));
-  EXPECT_TRUE(std::isfinite(s.temperature_c));
+  // A run's telemetry of every GPU there is: a GPU NVML does not find, or a field it leaves
+  // unread (an empty column in telemetry.csv), is a problem on a machine with a GPU.
+  std::string problem;
+  const auto telemetry = gpu_telemetry(nvml, devices.gpus, &problem);
+  ASSERT_NE(telemetry, nullptr) << "NVML finds none of the GPUs CUDA sees: " << problem;
+  EXPECT_EQ(problem, "") << "NVML misses a GPU CUDA sees";
+  std::vector<DeviceSample> samples;
+  telemetry->sample(samples);
+  ASSERT_EQ(samples.size(), telemetry->watched().size());
+  for (const DeviceSample& s : samples) {
+    const std::string gpu = s.device + " (driver " + nvml->driver_version() + ")";
+    EXPECT_GT(s.mem_total_bytes, 0) << gpu;
+    EXPECT_GE(s.mem_used_bytes, 0) << gpu;
+    EXPECT_LE(s.mem_used_bytes, s.mem_total_bytes) << gpu;
+    for (const auto& [name, value] :
+         {std::pair{"GPU utilization", s.util_percent},
+          std::pair{"memory utilization", s.mem_util_percent}, std::pair{"power", s.power_w},
+          std::pair{"temperature", s.temperature_c}, std::pair{"SM clock", s.sm_clock_mhz}})
+      EXPECT_TRUE(std::isfinite(value)) << gpu << ": NVML did not read its " << name;
+    EXPECT_GT(s.power_w, 0) << gpu;
+    EXPECT_GT(s.sm_clock_mhz, 0) << gpu;
+  }
 }
 
 }  // namespace

@@ -428,6 +428,33 @@ TEST(RunRecord, AFieldOfTheWrongTypeIsNamedWithWhatWasExpected) {
   EXPECT_EQ(load_run(dir.path()).name(), "good");
 }
 
+// How a run used CUDA graphs is a sentence (a refused capture says why), never a flag.
+TEST(RunRecord, CudaGraphsThatAreNotASentenceAreNamed) {
+  test::TempDir dir;
+  for (const nlohmann::json& bad : {nlohmann::json(true), nlohmann::json(3),
+                                    nlohmann::json::array({"on"}), nlohmann::json(nullptr)}) {
+    nlohmann::json info = test::complete_run_info();
+    info["cuda_graphs"] = bad;
+    test::write_run(dir.path(), info);
+    try {
+      load_run(dir.path());
+      ADD_FAILURE() << "cuda_graphs " << bad.dump() << " was accepted";
+    } catch (const RecordError& e) {
+      EXPECT_EQ(
+          std::string(e.what()).rfind((dir.path() / "run.json").string() +
+                                          ": field \"cuda_graphs\": expected a string, found ",
+                                      0),
+          0u)
+          << e.what();
+    }
+  }
+  nlohmann::json info = test::complete_run_info();
+  info["cuda_graphs"] =
+      "off after capture failed: forward phase: cudaErrorStreamCaptureUnsupported";
+  test::write_run(dir.path(), info);
+  EXPECT_EQ(load_run(dir.path()).info["cuda_graphs"], info["cuda_graphs"]);
+}
+
 // Steps past what a double holds exactly (2^53) would wrap or round in exports and plots.
 TEST(RunRecord, ImpossibleStepsAreRefusedWithTheLine) {
   test::TempDir dir;

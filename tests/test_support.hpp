@@ -79,7 +79,8 @@ inline double relative_error(const std::vector<float>& a, const std::vector<floa
 
 struct CliResult {
   int exit_code = -1;
-  std::string output;  // stdout and stderr together
+  std::string output;      // stdout and stderr together
+  bool timed_out = false;  // run_command_for stopped it
 };
 
 // Runs a shell command line as a user would, and keeps what it printed.
@@ -92,6 +93,17 @@ inline CliResult run_command(const std::string& command) {
     result.output.append(buffer.data(), n);
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// run_command with a limit of its own: after `seconds` the command (a program and its
+// arguments, such as mpirun and everything it started) is sent SIGTERM, and SIGKILL 10 s later
+// (coreutils timeout). A hang then fails its test saying so, well before the suite's limit
+// stops the whole test program with nothing said.
+inline CliResult run_command_for(const std::string& command, int seconds) {
+  CliResult result =
+      run_command("timeout --kill-after=10 " + std::to_string(seconds) + " " + command);
+  result.timed_out = result.exit_code == 124 || result.exit_code == 128 + 9;
   return result;
 }
 

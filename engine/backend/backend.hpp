@@ -67,6 +67,9 @@ class Backend {
   // Every replica's share of the last train_step (every process's, on rank 0 of an MPI job);
   // empty where the backend does not measure it.
   virtual std::vector<ReplicaTimes> replica_times() const { return {}; }
+  // How the run uses CUDA graphs, as run.json's cuda_graphs says it: "on", "off", "off after
+  // capture failed: <phase> phase: <error>"; empty for a backend that has none.
+  virtual std::string cuda_graphs() const { return {}; }
 };
 
 // The math of the matrix products. fp32 everywhere; tf32 and bf16 (CUDA only) round the GEMM

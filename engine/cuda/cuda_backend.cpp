@@ -13,6 +13,7 @@
 
 #include "engine/base/errors.hpp"
 #include "engine/cuda/cuda_failure.hpp"
+#include "engine/cuda/cuda_graph_cache.hpp"
 #include "engine/cuda/cuda_reducer.hpp"
 #include "engine/cuda/cuda_replica.hpp"
 #include "engine/cuda/cuda_staging.hpp"
@@ -33,10 +34,15 @@ class CudaBackend final : public ReplicatedBackend {
   CudaGraphCounts graph_counts() const {
     CudaGraphCounts total;
     for (const CudaReplica* replica : replicas_) {
-      total.captures += replica->graph_counts().captures;
-      total.launches += replica->graph_counts().launches;
+      const CudaGraphCounts counts = replica->graph_counts();
+      total.captures += counts.captures;
+      total.launches += counts.launches;
+      if (total.refused.empty()) total.refused = counts.refused;
     }
     return total;
+  }
+  std::string cuda_graphs() const override {
+    return cuda_graphs_text(graphs_asked_, int(replicas_.size()), graph_counts());
   }
 
  private:
@@ -47,12 +53,14 @@ class CudaBackend final : public ReplicatedBackend {
   }
 
   std::vector<CudaReplica*> replicas_;  // owned by ReplicatedBackend
+  bool graphs_asked_ = false;           // --cuda-graph on
   std::vector<int> devices_;            // each GPU once
 };
 
 CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer,
                          const DataSets& data, const BackendOptions& options) {
   if (options.batch < 1) throw ConfigError("--batch must be at least 1");
+  graphs_asked_ = options.cuda_graph;
   // Under MPI options.device is already this rank's GPU (rank_device).
   std::shared_ptr<ProcessGroup> group;
   if (options.dist == Distribution::Mpi) group = mpi_world(options.collective_timeout_s);

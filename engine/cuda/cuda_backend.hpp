@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "engine/backend/backend.hpp"
 
@@ -27,6 +28,9 @@ std::unique_ptr<Backend> make_cuda_backend(const ModelPlan& plan, const Optimize
 struct CudaGraphCounts {
   int64_t captures = 0;
   int64_t launches = 0;
+  // The first capture the driver refused, "<phase> phase: <error>" (that phase then ran
+  // eagerly); empty when none was.
+  std::string refused;
 };
 CudaGraphCounts cuda_graph_counts(const Backend& backend);
 

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 #include "engine/base/clock.hpp"
@@ -20,7 +21,8 @@ namespace kc = kernels::cuda;
 std::vector<double> inference_ms_cuda(int gpu, const ModelPlan& plan,
                                       const std::vector<float>& params,
                                       const std::vector<float>& images,
-                                      const std::vector<int>& batches) {
+                                      const std::vector<int>& batches,
+                                      std::vector<std::vector<float>>* logits) {
   constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;  // as a training replica's
   GPULAB_CUDA_CHECK(cudaSetDevice(gpu));
   const int most = *std::max_element(batches.begin(), batches.end());
@@ -51,6 +53,9 @@ std::vector<double> inference_ms_cuda(int gpu, const ModelPlan& plan,
   for (int batch : batches) {
     const size_t in_bytes = image_floats / size_t(most) * size_t(batch) * sizeof(float);
     const size_t out_bytes = size_t(batch) * size_t(classes) * sizeof(float);
+    // NaN until a pass writes them: logits a pass left unwritten cannot pass for answers.
+    std::fill(host_logits.data(), host_logits.data() + logit_floats,
+              std::numeric_limits<float>::quiet_NaN());
     times.push_back(median_ms([&] {
       const auto start = Clock::now();
       GPULAB_CUDA_CHECK(cudaMemcpyAsync(device_images.data(), host_images.data(), in_bytes,
@@ -61,6 +66,8 @@ std::vector<double> inference_ms_cuda(int gpu, const ModelPlan& plan,
       GPULAB_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
       return ms_since(start);
     }));
+    const float* batch_logits = host_logits.data();
+    logits->emplace_back(batch_logits, batch_logits + size_t(batch) * size_t(classes));
   }
   return times;
 }

@@ -38,8 +38,6 @@ struct StepScalars {
 constexpr size_t kIndicesOffset = sizeof(StepScalars);
 constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;  // NVIDIA's advice for Hopper
 
-enum Phase { kGather, kForward, kBackward, kOptimizer };
-
 kc::Precision kernel_precision(Precision p) {
   return p == Precision::Tf32   ? kc::Precision::Tf32
          : p == Precision::Bf16 ? kc::Precision::Bf16
@@ -76,8 +74,7 @@ struct CudaReplica::State {
   std::unique_ptr<CudaOptimizer> optimizer;
   std::unique_ptr<CudaStepTimer> timer;
   std::unique_ptr<CudaGraphCache> graphs;
-  Shard last_shard;  // of the last training forward: the key of its backward's graph
-  int last_rows = 0;
+  StepGraphKeys keys;  // of the last training step: its backward's and its update's graphs
 
   const uint64_t* device_step() const {
     return reinterpret_cast<const uint64_t*>(inputs.data() + offsetof(StepScalars, step));
@@ -196,6 +193,9 @@ BatchStats CudaReplica::compute_gradients(std::span<const int32_t> shard, Shard 
                                   std::to_string(options_.max_batch));
     const DeviceImageSet& train = s.data->sets.at(Split::Train);
     check_indices(shard, train.count);
+    // Before anything is enqueued, and before an empty shard returns: its update must not
+    // replay the graph of the step before.
+    s.keys.start_step(rows, position);
     cudaStream_t stream = s.stream.get();
     CudaStepTimer& timer = *s.timer;
     timer.begin_step();
@@ -234,27 +234,21 @@ BatchStats CudaReplica::compute_gradients(std::span<const int32_t> shard, Shard 
                                         cudaMemcpyHostToDevice, stream));
     }
     timer.record(CudaStepTimer::kCopied, stream);
-    const int whole = position.global_batch > 0 ? position.global_batch : rows;
-    s.last_shard = Shard{position.first_image, whole};
-    s.last_rows = rows;
-    const auto key = [&](Phase phase) {
-      return CudaGraphCache::Key{phase, rows, position.first_image, whole};
-    };
     if (!options_.batches_from_host)
-      s.graphs->run(key(kGather), stream, [&] {
+      s.graphs->run(s.keys.key(kGatherPhase), stream, [&] {
         kc::gather_batch(s.images.data(), s.labels.data(), train.pixels.data(), train.labels.data(),
                          s.device_indices(), rows, train.image_size, data::kMnistMean,
                          data::kMnistStd, stream);
       });
     timer.record(CudaStepTimer::kGathered, stream);
-    s.graphs->run(key(kForward), stream, [&] {
-      s.network->forward(s.images.data(), s.labels.data(), rows, true, s.last_shard);
+    s.graphs->run(s.keys.key(kForwardPhase), stream, [&] {
+      s.network->forward(s.images.data(), s.labels.data(), rows, true, s.keys.shard());
     });
     GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.host_loss.data(), s.network->loss(), sizeof(DeviceLoss),
                                       cudaMemcpyDeviceToHost, stream));
     timer.record(CudaStepTimer::kForward, stream);
     if (options_.cuda_graph)
-      s.graphs->run(key(kBackward), stream, [&] { s.network->backward(); });
+      s.graphs->run(s.keys.key(kBackwardPhase), stream, [&] { s.network->backward(); });
     else
       s.network->backward(ready_);  // the reducer starts on each bucket as it is enqueued
     timer.record(CudaStepTimer::kBackward, stream);
@@ -291,17 +285,11 @@ void CudaReplica::apply_update(float lr, int64_t /*step*/) {
     *s.host_lr.data() = lr;
     GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.lr.data(), s.host_lr.data(), sizeof(float),
                                       cudaMemcpyHostToDevice, stream));
-    // Keyed as the step's other phases; an empty shard's update runs eagerly.
-    const CudaGraphCache::Key key{kOptimizer, s.last_rows, s.last_shard.first_image,
-                                  s.last_shard.global_batch};
-    const auto enqueue = [&] {
+    // Keyed as the step's other phases; an empty shard's update has no key and runs eagerly.
+    s.graphs->run(s.keys.key(kOptimizerPhase), stream, [&] {
       s.optimizer->enqueue(s.network->parameters(), s.network->gradients(), s.lr.data(),
                            s.device_step(), stream);
-    };
-    if (s.last_rows > 0)
-      s.graphs->run(key, stream, enqueue);
-    else
-      enqueue();
+    });
     timer.record(CudaStepTimer::kOptimizer, stream);
   });
 }

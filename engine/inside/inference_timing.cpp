@@ -22,11 +22,12 @@ namespace gpulab {
 #if GPULAB_CUDA_ENABLED
 namespace detail {
 // The median milliseconds of one inference per batch size on GPU `gpu`: images (largest batch,
-// C*H*W) normalized in host memory.
+// C*H*W) normalized in host memory. (*logits)[i]: the last pass's logits at batches[i].
 std::vector<double> inference_ms_cuda(int gpu, const ModelPlan& plan,
                                       const std::vector<float>& params,
                                       const std::vector<float>& images,
-                                      const std::vector<int>& batches);  // engine/cuda
+                                      const std::vector<int>& batches,
+                                      std::vector<std::vector<float>>* logits);  // engine/cuda
 }  // namespace detail
 #endif
 
@@ -46,19 +47,22 @@ std::vector<float> timing_images(int count, size_t image_size) {
 }
 
 std::vector<double> inference_ms_cpu(const ModelWeights& model, const std::vector<float>& images,
-                                     const std::vector<int>& batches, int threads) {
+                                     const std::vector<int>& batches, int threads,
+                                     std::vector<std::vector<float>>* logits) {
   kernels::cpu::ThreadCountScope scope(threads);
   const int most = *std::max_element(batches.begin(), batches.end());
   CpuNetwork network(model.plan, most);
   std::copy(model.params.begin(), model.params.end(), network.parameters().begin());
   const std::vector<uint8_t> no_labels(size_t(most), 0);  // the loss is computed and ignored
   std::vector<double> times;
-  for (int batch : batches)
+  for (int batch : batches) {
     times.push_back(median_ms([&] {
       const auto start = Clock::now();
       network.forward(images.data(), no_labels.data(), batch, false, 0, 0);
       return ms_since(start);
     }));
+    logits->emplace_back(network.logits().begin(), network.logits().end());
+  }
   return times;
 }
 
@@ -109,16 +113,18 @@ std::vector<InferenceTiming> time_inference(const ModelWeights& model, const std
   const std::vector<float> images =
       timing_images(most, size_t(model.plan.layers.front().input.size()));
   std::vector<double> times;
+  std::vector<std::vector<float>> logits;
   if (device == "cpu") {
-    times = inference_ms_cpu(model, images, batches, cpu_threads);
+    times = inference_ms_cpu(model, images, batches, cpu_threads, &logits);
   } else {
 #if GPULAB_CUDA_ENABLED
     times = detail::inference_ms_cuda(cuda_device_index(device), model.plan, model.params, images,
-                                      batches);
+                                      batches, &logits);
 #endif
   }
   std::vector<InferenceTiming> timings;
-  for (size_t i = 0; i < batches.size(); ++i) timings.push_back({device, batches[i], times[i]});
+  for (size_t i = 0; i < batches.size(); ++i)
+    timings.push_back({device, batches[i], times[i], std::move(logits[i])});
   return timings;
 }
 

@@ -17,6 +17,9 @@ struct InferenceTiming {
   // in host memory to the logits in host memory (on a GPU: the copy of the images to the device,
   // the forward pass and the copy of the logits back).
   double batch_ms = 0;
+  // (batch, classes): the logits of the last timed pass, so that a device's answers can be held
+  // to the CPU's and not only its time.
+  std::vector<float> logits;
   double ms_per_image() const { return batch_ms / batch; }
   double images_per_second() const { return batch * 1000.0 / batch_ms; }
 };

@@ -135,6 +135,7 @@ const std::vector<Field>& run_fields() {
       {"plan.steps_per_epoch", Kind::Whole, 0, kMaxRecordStep},
       {"plan.total_steps", Kind::Whole, 0, kMaxRecordStep},
       {"telemetry_note", Kind::Text},
+      {"cuda_graphs", Kind::Text},  // "on", "off", "off after capture failed: <why>"
       {"lr_changes", Kind::List},
       {"lr_changes[]", Kind::Object},
       {"lr_changes[].step", Kind::Whole, 0, kMaxRecordStep},

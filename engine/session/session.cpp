@@ -291,6 +291,9 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
       update_info({{"transport",
                     {{"reducer", replicated->reducer().name()},
                      {"reason", replicated->reducer().transport_reason()}}}});
+    // How the run uses CUDA graphs, said again after training: a refused capture turns them off.
+    if (const std::string graphs = backend->cuda_graphs(); !graphs.empty())
+      update_info({{"cuda_graphs", graphs}});
     update_info({{"devices", devices},
                  {"data",
                   {{"dir", mnist.dir.string()},
@@ -329,6 +332,8 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
       cancelled_by_peer = true;
     }
     sampler->stop();
+    if (const std::string graphs = backend->cuda_graphs(); !graphs.empty())
+      update_info({{"cuda_graphs", graphs}});
     if (summary.status != RunStatus::Failed)
       update_info({{"energy", energy->finish(summary.images)}});
     // In an MPI job the record names the rank that was cancelled.

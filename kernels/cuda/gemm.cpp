@@ -10,14 +10,23 @@ void gemm_bind(cublasHandle_t handle, cudaStream_t stream, void* workspace, size
   GPULAB_CUBLAS_CHECK(cublasSetWorkspace(handle, workspace, bytes));
 }
 
+cublasComputeType_t compute_type(Precision precision) {
+  switch (precision) {
+    case Precision::Tf32:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case Precision::Bf16:
+      return CUBLAS_COMPUTE_32F_FAST_16BF;
+    case Precision::Fp32:
+      break;
+  }
+  return CUBLAS_COMPUTE_32F;
+}
+
 void gemm(const Gemm& g, bool transpose_a, bool transpose_b, int M, int N, int K, float alpha,
           const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
           cudaStream_t stream) {
   if (M == 0 || N == 0) return;
-  const cublasComputeType_t compute = g.precision == Precision::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                      : g.precision == Precision::Bf16
-                                          ? CUBLAS_COMPUTE_32F_FAST_16BF
-                                          : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t compute = compute_type(g.precision);
   cudaStream_t bound = nullptr;
   GPULAB_CUBLAS_CHECK(cublasGetStream(g.handle, &bound));
   if (bound != stream) GPULAB_CUBLAS_CHECK(cublasSetStream(g.handle, stream));

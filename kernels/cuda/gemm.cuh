@@ -21,6 +21,10 @@ struct Gemm {
   size_t scratch_floats = 0;
 };
 
+// The cuBLAS compute type of a precision: fp32 must be CUBLAS_COMPUTE_32F, which never rounds
+// the inputs to TF32, and tf32 and bf16 must reach cuBLAS as theirs.
+cublasComputeType_t compute_type(Precision precision);
+
 // Binds a handle to its stream and a workspace the caller owns. cublasSetStream resets the
 // workspace to cuBLAS's own pool, which allocates during CUDA graph capture; so the stream is set
 // first, then the workspace, and gemm() leaves the stream alone when it already matches.
