@@ -512,6 +512,25 @@ TEST(RunRecord, ANameThatIsNotUtf8OrTooLongIsRefusedBeforeTheFolderIsMade) {
   }
 }
 
+// A path that is not UTF-8 (Linux allows any bytes) is kept in run.json with U+FFFD for what is
+// not, and the record loads: dumping it threw, and left a 0-byte run.json.
+TEST(RunRecord, APathThatIsNotUtf8IsKeptLoadably) {
+  test::TempDir dir;
+  data::MnistData mnist{test::synthetic_set(64, 1), test::synthetic_set(16, 2),
+                        dir.path() / "caf\xe9"};
+  RunRequest request;
+  request.model = preset("mlp");
+  request.train.max_steps = 1;
+  request.out_dir = dir.path() / "run";
+  request.save_weights = dir.path() / "w\xe9.safetensors";
+  RunObserver observer;
+  RunControl control;
+  EXPECT_EQ(execute_run(request, observer, control, &mnist).status, RunStatus::Finished);
+  const RunData run = load_run(request.out_dir);
+  EXPECT_EQ(run.info["data"]["dir"], (dir.path() / "caf\xef\xbf\xbd").string());
+  EXPECT_EQ(run.info["weights"], (dir.path() / "w\xef\xbf\xbd.safetensors").string());
+}
+
 // Steps past what a double holds exactly (2^53) would wrap or round in exports and plots.
 TEST(RunRecord, ImpossibleStepsAreRefusedWithTheLine) {
   test::TempDir dir;
