@@ -1,10 +1,14 @@
 // Numeric flag checks with readable bounds.
 #include "app/cli_bounds.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+
+#include "engine/base/text.hpp"
+#include "engine/training/setting_bounds.hpp"
 
 namespace gpulab::cli {
 namespace {
@@ -57,6 +61,27 @@ CLI::Validator between(double low, double high) {
   return bound(
       "be from " + range, [low, high](double v) { return v >= low && v <= high; },
       "FROM " + readable_number(low) + " TO " + readable_number(high));
+}
+
+CLI::Validator setting(const char* key, int64_t least) {
+  Bound bound = setting_bound(key);
+  if (bound.whole) bound.least = std::max(bound.least, least);
+  const std::string range = bound.range_text();
+  return CLI::Validator(
+      [bound, range](std::string& text) -> std::string {
+        if (bound.problem(std::string_view(text)).empty()) return {};
+        return "must be " + range + " (not " + text + ")";
+      },
+      range);
+}
+
+CLI::Validator name_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const std::string problem = name_problem(text);
+        return problem.empty() ? problem : "the name " + problem;
+      },
+      "NAME");
 }
 
 }  // namespace gpulab::cli

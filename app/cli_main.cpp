@@ -420,10 +420,13 @@ int main(int argc, char** argv) {
                    "none|mpi: one process per CPU replica or per GPU, under mpirun -np N (with "
                    "--device cuda each rank takes a GPU of its host)")
       ->capture_default_str();
-  train->add_option("--epochs", f.epochs, "epochs")->check(cli::at_least(1))->capture_default_str();
-  train->add_option("--steps", f.steps, "stop after N optimizer steps")->check(cli::at_least(1));
+  train->add_option("--epochs", f.epochs, "epochs")
+      ->check(cli::setting("epochs", 1))
+      ->capture_default_str();
+  train->add_option("--steps", f.steps, "stop after N optimizer steps")
+      ->check(cli::setting("max_steps", 1));
   train->add_option("--batch", f.batch, "batch size")
-      ->check(cli::between(1, 65536))
+      ->check(cli::setting("batch"))
       ->capture_default_str();
   train->add_option("--optimizer", f.optimizer, "sgd|momentum|adam|adamw")
       ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}))->capture_default_str();
@@ -435,12 +438,15 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   train->add_option("--momentum", f.momentum, "momentum (momentum optimizer)")
       ->check(cli::between(0.0, 0.9999));
-  train->add_option("--weight-decay", f.weight_decay, "weight decay")->check(cli::not_negative());
+  train->add_option("--weight-decay", f.weight_decay, "weight decay")
+      ->check(cli::setting("weight_decay"));
   train->add_option("--schedule", f.schedule, "constant|step|onecycle")
       ->check(CLI::IsMember({"constant", "step", "onecycle"}))->capture_default_str();
   train->add_option("--gamma", f.gamma, "step schedule: lr factor per epoch")
-      ->check(cli::between(0.0, 1.0));
-  train->add_option("--seed", f.seed, "seed for initialization, shuffling and dropout")->capture_default_str();
+      ->check(cli::setting("gamma"));
+  train->add_option("--seed", f.seed, "seed for initialization, shuffling and dropout")
+      ->check(cli::setting("seed"))
+      ->capture_default_str();
   train->add_option("--shuffle", f.shuffle, "on|off")->check(CLI::IsMember({"on", "off"}))->capture_default_str();
   train->add_option("--dropout", f.dropout, "override every dropout layer's p (0 disables)")
       ->check(cli::between(0.0, 0.999));
@@ -448,7 +454,7 @@ int main(int argc, char** argv) {
   train->add_option("--save", f.save, "save the final weights to FILE.safetensors");
   train->add_option("--data-dir", f.data_dir, "folder with the MNIST files");
   train->add_option("--out", f.out, "run folder (default: a new folder under the runs folder)");
-  train->add_option("--name", f.name, "name of the run in comparisons");
+  train->add_option("--name", f.name, "name of the run in comparisons")->check(cli::name_text());
   train
       ->add_option("--target-accuracy", f.target_accuracy,
                    "report time to this test accuracy (0.99 or 99)")
@@ -459,9 +465,9 @@ int main(int argc, char** argv) {
           "end the run at the first test evaluation at or above this accuracy (0.99 or 99)")
       ->check(cli::between(0.0, 100.0));
   train->add_option("--eval-every", f.eval_every, "also evaluate on the test set every N steps")
-      ->check(cli::not_negative());
+      ->check(cli::setting("eval_every"));
   train->add_option("--validation", f.validation, "hold out N training images as a validation set")
-      ->check(cli::not_negative());
+      ->check(cli::setting("validation"));
   train->add_flag("--quiet", f.quiet, "print only the result");
 
   std::string weights, eval_model, eval_data;

@@ -42,8 +42,10 @@ Result cli(const std::string& args, const std::string& env = "") {
   return result;
 }
 
-void expect_rejected(const std::string& args, const std::string& mention) {
-  const Result r = cli(args);
+// `env`: as cli's, e.g. "timeout 60" to run it under a time limit.
+void expect_rejected(const std::string& args, const std::string& mention,
+                     const std::string& env = "") {
+  const Result r = cli(args, env);
   EXPECT_NE(r.exit_code, 0) << args;
   EXPECT_NE(r.output.find(mention), std::string::npos) << args << "\n" << r.output;
   // One line, so scripts can show it as it is.
@@ -105,7 +107,7 @@ TEST(Cli, DataOnDeviceIsRefusedOnTheCpuSayingWhy) {
 
 TEST(Cli, LimitsAndSizesAreSaidInTheUsersTerms) {
   for (const auto& [args, mention] : std::vector<std::pair<std::string, std::string>>{
-           {"train --epochs 0", "--epochs: must be at least 1 (not 0)"},
+           {"train --epochs 0", "--epochs: must be a whole number from 1 to 2147483647 (not 0)"},
            {"train --lr inf", "--lr: must be a positive number (not inf)"},
            {"train --threads -1", "--threads: must be a number not below 0 (not -1)"},
            {"train --momentum 2", "--momentum: must be from 0 to 0.9999 (not 2)"},
@@ -143,6 +145,115 @@ TEST(Cli, LimitsAndSizesAreSaidInTheUsersTerms) {
                       model("padded", R"("out_channels": 4, "kernel": 3, "padding": 1000000000)") +
                       out("padded"),
                   "layer 1 (conv1): padding 1000000000 is more than 1024 pixels a side");
+}
+
+// Each setting the record keeps is held to the one set of bounds the reader reads back, named
+// with the value and the range, under a time limit: --seed -1 was stored as
+// 18446744073709551615 and --steps 3000000000000 "finished after 0 steps"; a setup file's
+// batch of 4294967360 wrapped to 64, 64.5 and an input of 1.5 were truncated, and a gamma of -1
+// or a weight decay of 1e39 (null in run.json) were taken. No run folder is made for any.
+TEST(Cli, SettingsOutOfRangeAreRefusedNamingTheValueAndTheRange) {
+  test::TempDir dir;
+  const std::string no_data = " --data-dir /nonexistent --out " + (dir.path() / "run").string();
+  const std::string whole = ": must be a whole number from ";
+  const std::vector<std::pair<std::string, std::string>> flags = {
+      {"--seed -1", "--seed" + whole + "0 to 9223372036854775807 (not -1)"},
+      {"--seed 18446744073709551615",
+       "--seed" + whole + "0 to 9223372036854775807 (not 18446744073709551615)"},
+      {"--steps 3000000000000", "--steps" + whole + "1 to 2147483647 (not 3000000000000)"},
+      {"--epochs 2147483648", "--epochs" + whole + "1 to 2147483647 (not 2147483648)"},
+      {"--batch 4294967360", "--batch" + whole + "1 to 65536 (not 4294967360)"},
+      {"--batch 64.5", "--batch" + whole + "1 to 65536 (not 64.5)"},
+      {"--eval-every -1", "--eval-every" + whole + "0 to 9223372036854775807 (not -1)"},
+      {"--validation 2147483648", "--validation" + whole + "0 to 2147483647 (not 2147483648)"},
+      {"--gamma -1", "--gamma: must be a number from 0 to 1 (not -1)"},
+      {"--gamma nan", "--gamma: must be a number from 0 to 1 (not nan)"},
+      {"--weight-decay 1e39", "--weight-decay: must be a number from 0 to 3.40282e+38 (not 1e39)"},
+      {"--name \"$(printf 'caf\\351')\"",
+       "--name: the name is not UTF-8 text (byte 0xE9 at column 4); give a UTF-8 name of at most "
+       "256 bytes"},
+      {"--name " + std::string(257, 'n'),
+       "--name: the name is 257 bytes long; give a UTF-8 name of at most 256 bytes"},
+  };
+  for (const auto& [args, said] : flags)
+    expect_rejected("train " + args + no_data, said, "timeout 60");
+
+  // The same values from a setup file, named as the file's.
+  auto setup = [&](const std::string& name, const std::string& top, const std::string& train) {
+    const auto path = dir.path() / (name + ".json");
+    std::ofstream(path)
+        << "{" << top
+        << R"("layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],)"
+        << R"( "train": {)" << train << "}}";
+    return path.string();
+  };
+  const std::string range = " is out of range: give a whole number from ";
+  const std::vector<std::tuple<std::string, std::string, std::string>> files = {
+      {"", R"("epochs": 2147483648)", "\"epochs\": 2147483648" + range + "0 to 2147483647"},
+      {"", R"("batch": 4294967360)", "\"batch\": 4294967360" + range + "1 to 65536"},
+      {"", R"("batch": 64.5)",
+       "\"batch\": 64.5 is not a whole number: give a whole number from 1 to 65536"},
+      {"", R"("seed": -1)", "\"seed\": -1" + range + "0 to 9223372036854775807"},
+      {"", R"("max_steps": 3000000000000)",
+       "\"max_steps\": 3000000000000" + range + "0 to 2147483647"},
+      {"", R"("gamma": -1)", "\"gamma\": -1 is out of range: give a number from 0 to 1"},
+      {"", R"("weight_decay": 1e39)",
+       "\"weight_decay\": 1e+39 is out of range: give a number from 0 to 3.40282e+38"},
+      {"", R"("replicas": 0)", "\"replicas\": 0" + range + "1 to 65536"},
+      {R"("input": [-1, -28, 28],)", "", "\"input\" channels: -1" + range + "1 to 2147483647"},
+      {R"("input": [1.5, 28, 28],)", "",
+       "\"input\" channels: 1.5 is not a whole number: give a whole number from 1 to 2147483647"},
+      {R"("name": ")" + std::string(8 << 20, 'm') + R"(",)", "",
+       "\"name\" is 8388608 bytes long; give a UTF-8 name of at most 256 bytes"},
+  };
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto& [top, train, said] = files[i];
+    const std::string file = setup("setup" + std::to_string(i), top, train);
+    const std::string named = train.empty() ? file + ": " : "--model " + file + ": \"train\": ";
+    expect_rejected("train --model " + file + no_data, named + said, "timeout 60");
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "run"));
+}
+
+// Whatever `train` takes, the reader reads back: a run at the largest value of every bounded
+// flag, and one from a setup file at its largest values, both load (a run whose loss blows up
+// under the largest weight decay is recorded as failed, and reads as such).
+TEST(Cli, ARunAtTheEdgesOfEveryBoundReadsBack) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  std::string name;  // 256 bytes: 128 two-byte letters
+  for (int i = 0; i < 128; ++i) name += "\xc3\xa9";
+  const auto flags_run = dir.path() / "flags";
+  const Result flags =
+      cli("train --model mlp --quiet --epochs 2147483647 --steps 1 --batch 64 --seed "
+          "9223372036854775807 --eval-every 9223372036854775807 --schedule step --gamma 1 "
+          "--weight-decay 3.4e38 --momentum 0.9999 --name " +
+              name + data + " --out " + flags_run.string(),
+          "timeout 120");
+  ASSERT_EQ(flags.exit_code, 0) << flags.output;
+  const RunData run = load_run(flags_run);
+  EXPECT_EQ(run.name(), name);
+  EXPECT_EQ(run.info["config"]["seed"], 9223372036854775807u);
+  EXPECT_EQ(run.info["config"]["epochs"], 2147483647);
+  EXPECT_EQ(run.info["config"]["eval_every"], 9223372036854775807);
+
+  const auto setup = dir.path() / "setup.json";
+  std::ofstream(setup)
+      << R"({"name": ")" << name
+      << R"(", "layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
+    "train": {"epochs": 0, "max_steps": 2147483647, "batch": 64, "seed": 9223372036854775807,
+              "gamma": 1, "lr": 1e-30, "weight_decay": 0, "stop_at_accuracy": 1}})";
+  // The largest step budget runs until it is interrupted (SIGINT after 3 s), and reads back.
+  const auto setup_run = dir.path() / "setup";
+  const Result from_setup =
+      cli("train --model " + setup.string() + " --quiet" + data + " --out " + setup_run.string(),
+          "timeout -s INT 3");
+  const RunData again = load_run(setup_run);
+  EXPECT_EQ(again.status(), "cancelled");
+  EXPECT_EQ(again.info["model"]["name"], name);
+  EXPECT_EQ(again.info["config"]["seed"], 9223372036854775807u);
+  EXPECT_EQ(again.info["plan"]["total_steps"], 2147483647);
 }
 
 // Run records saved with CRLF line ends (a spreadsheet or an editor on Windows) read as they are.

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -168,7 +169,8 @@ TEST(Labs, ReportsEachMistakeAtItsLine) {
   expect_problem("```experiment\nname: a\ndevice: tpu:0\n```\n", 6, "--device tpu:0");
   expect_problem("```experiment\nname: a\nprecision: fp16\n```\n", 8, "precision");
   expect_problem("```experiment\nname: a\nbatch: many\n```\n", 8, "not a whole number");
-  expect_problem("```experiment\nname: a\nbatch: 0\n```\n", 6, "--batch");
+  expect_problem("```experiment\nname: a\nbatch: 0\n```\n", 8,
+                 "batch: 0 is out of range: give a whole number from 1 to 65536");
   expect_problem("```experiment\nmodel: mlp\n```\n", 6, "no name");
   expect_problem("```experiment\nname: a\nbench: fft\nsizes: 32\n```\n", 8, "bench: unknown");
   expect_problem("intro\n\n```quiz\nquestion: Q?\nanswer: true\n", 8, "not closed");
@@ -613,6 +615,117 @@ TEST(Labs, DataOnAndStopAtAccuracyAreKeysAndPrecisionAColumn) {
                  "data-on: \"disk\" is not host or device");
 }
 
+// Every numeric setting is held to the bounds the command line, setup files and the run record
+// reader share, at its own line, with the value and the range: a seed of -1 and a weight decay of
+// inf passed `lab check` and made records no reader loaded, and steps: -5 said "--epochs must be
+// at least 1".
+TEST(Labs, SettingsOutOfRangeAreRefusedAtTheirLineWithTheRange) {
+  const std::string whole = ": give a whole number from ";
+  for (const auto& [line, said] : std::vector<std::pair<std::string, std::string>>{
+           {"seed: -1", "seed: -1 is out of range" + whole + "0 to 9223372036854775807"},
+           {"seed: 18446744073709551615",
+            "seed: 18446744073709551615 is out of range" + whole + "0 to 9223372036854775807"},
+           {"steps: -5", "steps: -5 is out of range" + whole + "0 to 2147483647"},
+           {"steps: 3000000000000",
+            "steps: 3000000000000 is out of range" + whole + "0 to 2147483647"},
+           {"epochs: 2147483648", "epochs: 2147483648 is out of range" + whole + "0 to 2147483647"},
+           {"batch: 4294967360", "batch: 4294967360 is out of range" + whole + "1 to 65536"},
+           {"batch: 64.5", "batch: 64.5 is not a whole number" + whole + "1 to 65536"},
+           {"eval-every: -1",
+            "eval-every: -1 is out of range" + whole + "0 to 9223372036854775807"},
+           {"replicas: 0", "replicas: 0 is out of range" + whole + "1 to 65536"},
+           {"threads: -2", "threads: -2 is out of range" + whole + "0 to 2147483647"},
+           {"weight-decay: inf",
+            "weight-decay: inf is out of range: give a number from 0 to 3.40282e+38"},
+           {"weight-decay: 1e39",
+            "weight-decay: 1e39 is out of range: give a number from 0 to 3.40282e+38"},
+           {"gamma: -1", "gamma: -1 is out of range: give a number from 0 to 1"},
+           {"gamma: nan", "gamma: nan is out of range: give a number from 0 to 1"},
+           {"lr: 0", "lr: 0 is out of range: give a number above 0, at most 3.40282e+38"},
+           {"lr: 1e400", "lr: 1e400 is out of range: give a number above 0, at most 3.40282e+38"},
+           {"momentum: 1", "momentum: 1 is out of range: give a number from 0 to below 1"},
+           {"bucket-mb: -1", "bucket-mb: -1 is out of range: give a number above 0"},
+           {"collective-timeout: 1e10",
+            "collective-timeout: 1e10 is out of range: give a number above 0, at most 2592000"},
+           {"target-accuracy: 150",
+            "target-accuracy: 150 is out of range: give a number from 0 to 1, or a percentage up "
+            "to 100"},
+       })
+    expect_problem("```experiment\nname: a\n" + line + "\n```\n", 8, said);
+  // The values at the edges are taken, and a step budget alone still runs its epochs.
+  const Lab edges = parse(
+      "```experiment\nname: a\nseed: 9223372036854775807\nsteps: 2147483647\ngamma: 1\n"
+      "weight-decay: 0\nmomentum: 0.9999\nbatch: 65536\n```\n");
+  ASSERT_TRUE(edges.ok()) << problems(edges);
+  EXPECT_EQ(edges.experiments[0].experiment.train.seed, 9223372036854775807u);
+  EXPECT_EQ(edges.experiments[0].experiment.train.max_steps, 2147483647);
+}
+
+// Text that is not UTF-8 is refused at its line with the byte, before anything of the lab is
+// read: a Latin-1 file passed `lab check`, then died in `lab run`, and the window's Run did
+// nothing.
+TEST(Labs, TextThatIsNotUtf8IsRefusedAtItsLineWithTheByte) {
+  for (const auto& [text, column, byte] : std::vector<std::tuple<std::string, int, std::string>>{
+           {"name: caf\xe9", 10, "0xE9"},          // Latin-1
+           {"name: \x80", 7, "0x80"},              // a continuation byte alone
+           {"name: \xc0\xaf", 7, "0xC0"},          // overlong '/'
+           {"name: \xed\xa0\x80", 7, "0xED"},      // a UTF-16 surrogate
+           {"name: \xf5\x80\x80\x80", 7, "0xF5"},  // past U+10FFFF
+           {"name: ab\xe2\x82", 9, "0xE2"},        // cut short at the line's end
+           {"name: \xf0\x9f\x98", 7, "0xF0"},      // a four-byte sequence cut short
+       }) {
+    const Lab lab = parse("```experiment\n" + text + "\n```\n");
+    ASSERT_EQ(lab.problems.size(), 1u) << problems(lab);
+    EXPECT_EQ(lab.problems[0].to_string(),
+              "x.md:7: byte " + byte + " at column " + std::to_string(column) +
+                  " is not UTF-8: save the file as UTF-8 (a Latin-1 \"é\" is one byte, UTF-8 "
+                  "writes it as two)");
+    EXPECT_TRUE(lab.experiments.empty());
+  }
+  const Lab title = parse_lab("---\ntitle: Caf\xe9\n", "t.md");
+  ASSERT_EQ(title.problems.size(), 1u) << problems(title);
+  EXPECT_EQ(title.problems[0].line, 2);
+  // UTF-8 of every length reads.
+  EXPECT_TRUE(parse("```experiment\nname: café ∑ 😀\n```\n").ok());
+}
+
+// A lab file is at most 64 KiB and 1000 lines, said in the message; a larger file is refused by
+// its size, unread (a 3 GiB sparse file answers at once), so a remembered one cannot stop the
+// window from starting.
+TEST(Labs, AFileTooLargeOrTooLongIsRefusedWithTheLimits) {
+  const std::string limits =
+      "; a lab file has at most 65536 bytes and 1000 lines: split it into "
+      "smaller labs";
+  const Lab big = parse(std::string(kMaxLabBytes, 'x'));
+  ASSERT_EQ(big.problems.size(), 1u) << problems(big);
+  EXPECT_EQ(
+      big.problems[0].to_string(),
+      "x.md: the file has " + std::to_string(kHeader.size() + kMaxLabBytes) + " bytes" + limits);
+  std::string lines;
+  for (int i = 0; i < kMaxLabLines; ++i) lines += "x\n";
+  const Lab tall = parse(lines);
+  ASSERT_EQ(tall.problems.size(), 1u) << problems(tall);
+  EXPECT_EQ(tall.problems[0].problem,
+            "the file has " + std::to_string(kMaxLabLines + 5) + " lines" + limits);
+  // At the limits, it reads.
+  std::string most = kHeader;
+  while (most.size() + 40 < kMaxLabBytes &&
+         std::count(most.begin(), most.end(), '\n') < kMaxLabLines)
+    most += "text of a line, and more text of it\n";
+  EXPECT_TRUE(parse_lab(most, "m.md").ok()) << problems(parse_lab(most, "m.md"));
+
+  test::TempDir dir;
+  const auto sparse = dir.path() / "sparse.md";
+  std::ofstream(sparse) << kHeader;
+  std::filesystem::resize_file(sparse, std::uintmax_t(3) << 30);
+  const auto start = std::chrono::steady_clock::now();
+  const Lab huge = load_lab_file(sparse);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  ASSERT_EQ(huge.problems.size(), 1u) << problems(huge);
+  EXPECT_EQ(huge.problems[0].to_string(),
+            sparse.string() + ": the file has 3221225472 bytes" + limits);
+}
+
 TEST(Labs, MissingHardwareNamesWhatTheMachineLacks) {
   const Lab lab = parse(
       "```experiment\nname: cpu\n```\n```experiment\nname: gpu\ndevice: cuda:0\n```\n"
@@ -697,6 +810,30 @@ TEST(LabCli, CheckExitsNonZeroNamingFileAndLine) {
   for (const auto& name : builtin_lab_names()) every_lab += " " + name;
   const Result all = cli("lab check" + every_lab);
   EXPECT_EQ(all.exit_code, 0) << all.output;
+}
+
+// `lab check` and `lab run` on a Latin-1 lab and an out-of-range setting: exit 1 naming the file
+// and line, under a time limit, and nothing runs.
+TEST(LabCli, CheckAndRunRefuseLatin1TextAndSettingsOutOfRange) {
+  test::TempDir dir;
+  const auto latin1 = dir.path() / "latin1.md", seed = dir.path() / "seed.md";
+  std::ofstream(latin1) << kHeader << "```experiment\nname: caf\xe9\nmodel: mlp\n```\n";
+  std::ofstream(seed) << kHeader << "```experiment\nname: a\nmodel: mlp\nseed: -1\n```\n";
+  for (const auto& [file, said] : std::vector<std::pair<std::filesystem::path, std::string>>{
+           {latin1, ":7: byte 0xE9 at column 10 is not UTF-8: save the file as UTF-8"},
+           {seed,
+            ":9: seed: -1 is out of range: give a whole number from 0 to "
+            "9223372036854775807"}}) {
+    for (const std::string& command :
+         {"lab check " + file.string(),
+          "lab run " + file.string() + " --out " + (dir.path() / "out").string()}) {
+      const Result r =
+          test::run_command("timeout 60 " + std::string(GPULAB_CLI_PATH) + " " + command);
+      EXPECT_EQ(r.exit_code, 1) << command << r.output;
+      EXPECT_NE(r.output.find(file.string() + said), std::string::npos) << r.output;
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "out"));  // nothing ran
 }
 
 TEST(LabCli, ListsTheBuiltInLabsOneALine) {

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdint>
 #include <ctime>
 #include <fstream>
 #include <mutex>
@@ -21,6 +23,7 @@
 #include "engine/session/hardware_share.hpp"
 #include "engine/session/session.hpp"
 #include "engine/telemetry/telemetry.hpp"
+#include "engine/training/setting_bounds.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -453,6 +456,106 @@ TEST(RunRecord, CudaGraphsThatAreNotASentenceAreNamed) {
       "off after capture failed: forward phase: cudaErrorStreamCaptureUnsupported";
   test::write_run(dir.path(), info);
   EXPECT_EQ(load_run(dir.path()).info["cuda_graphs"], info["cuda_graphs"]);
+}
+
+// The reader holds every whole-number setting to the bounds the command line, setup files and
+// lab files check (engine/training/setting_bounds.hpp): each at its least and most reads, one
+// past either is refused naming the field, and a value the entrances refuse the reader refuses.
+TEST(RunRecord, TheReaderTakesEverySettingTheEntrancesTakeAndNoMore) {
+  test::TempDir dir;
+  int tried = 0;
+  for (const SettingBound& setting : setting_bounds()) {
+    const Bound& bound = setting.bound;
+    std::vector<std::pair<nlohmann::json, bool>> values;  // the value, and whether it is taken
+    if (bound.whole) {
+      values = {{bound.least, true}, {bound.most, true}};
+      if (bound.least > INT64_MIN) values.push_back({bound.least - 1, false});
+      if (bound.most < INT64_MAX)
+        values.push_back({bound.most + 1, false});
+      else
+        values.push_back({uint64_t(bound.most) + 1, false});
+    } else {
+      // An end that is included, else a value inside.
+      const double inside = !bound.high_open && std::isfinite(bound.high) ? bound.high
+                            : !bound.low_open                             ? bound.low
+                            : std::isfinite(bound.high) ? (bound.low + bound.high) / 2
+                                                        : bound.low + 1e300;
+      values = {{inside, true}};
+    }
+    for (const auto& [value, taken] : values) {
+      EXPECT_EQ(bound.problem(value).empty(), taken) << setting.key << " " << value;
+      nlohmann::json info = test::complete_run_info();
+      info["config"][setting.key] = value;
+      test::write_run(dir.path(), info);
+      ++tried;
+      if (taken) {
+        EXPECT_NO_THROW(load_run(dir.path())) << setting.key << " " << value;
+        continue;
+      }
+      try {
+        load_run(dir.path());
+        ADD_FAILURE() << setting.key << " " << value << " was read";
+      } catch (const RecordError& e) {
+        EXPECT_NE(std::string(e.what()).find("field \"config." + std::string(setting.key) +
+                                             "\": " + value.dump() + " is out of range"),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+  }
+  EXPECT_GE(tried, 40);
+}
+
+// A name that is not UTF-8, or longer than a name may be, from any front end, is refused before
+// a folder is made: run.json would have been left at 0 bytes, never to load.
+TEST(RunRecord, ANameThatIsNotUtf8OrTooLongIsRefusedBeforeTheFolderIsMade) {
+  test::TempDir dir;
+  data::MnistData mnist{test::synthetic_set(64, 1), test::synthetic_set(16, 2), dir.path()};
+  for (const auto& [run_name, model_name, said] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"caf\xe9", "mlp",
+            "the run's name is not UTF-8 text (byte 0xE9 at column 4); give a UTF-8 name of at "
+            "most 256 bytes"},
+           {"ok", "ml\xff",
+            "the model's name is not UTF-8 text (byte 0xFF at column 3); give a "
+            "UTF-8 name of at most 256 bytes"},
+           {std::string(8 << 20, 'n'), "mlp",
+            "the run's name is 8388608 bytes long; give a UTF-8 name of at most 256 bytes"}}) {
+    RunRequest request;
+    request.name = run_name;
+    request.model = preset("mlp");
+    request.model.name = model_name;
+    request.train.max_steps = 1;
+    request.out_dir = dir.path() / "run";
+    RunObserver observer;
+    RunControl control;
+    try {
+      execute_run(request, observer, control, &mnist);
+      ADD_FAILURE() << "the run started";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), said);
+    }
+    EXPECT_FALSE(std::filesystem::exists(request.out_dir));
+  }
+}
+
+// A path that is not UTF-8 (Linux allows any bytes) is kept in run.json with U+FFFD for what is
+// not, and the record loads: dumping it threw, and left a 0-byte run.json.
+TEST(RunRecord, APathThatIsNotUtf8IsKeptLoadably) {
+  test::TempDir dir;
+  data::MnistData mnist{test::synthetic_set(64, 1), test::synthetic_set(16, 2),
+                        dir.path() / "caf\xe9"};
+  RunRequest request;
+  request.model = preset("mlp");
+  request.train.max_steps = 1;
+  request.out_dir = dir.path() / "run";
+  request.save_weights = dir.path() / "w\xe9.safetensors";
+  RunObserver observer;
+  RunControl control;
+  EXPECT_EQ(execute_run(request, observer, control, &mnist).status, RunStatus::Finished);
+  const RunData run = load_run(request.out_dir);
+  EXPECT_EQ(run.info["data"]["dir"], (dir.path() / "caf\xef\xbf\xbd").string());
+  EXPECT_EQ(run.info["weights"], (dir.path() / "w\xef\xbf\xbd.safetensors").string());
 }
 
 // Steps past what a double holds exactly (2^53) would wrap or round in exports and plots.

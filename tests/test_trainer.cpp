@@ -2,6 +2,7 @@
 // budgets, checkpoints that continue bit for bit.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -350,6 +351,40 @@ TEST(Trainer, RejectsImpossibleOptions) {
   o = {};
   o.stop_at_accuracy = 1.5;
   EXPECT_THROW(validate(o), ConfigError);
+}
+
+// Options set in code (the window, a setup read before) meet the same bounds as the flags: gamma
+// and the largest values were left to the command line, so a gamma of -1 or NaN, a weight decay
+// of infinity (null in run.json), a seed past 2^63 and a step budget past an int's epochs ran.
+TEST(Trainer, OptionsPastTheSharedBoundsAreRefusedNamingTheFlagValueAndRange) {
+  const std::vector<std::pair<std::function<void(TrainOptions&)>, std::string>> cases = {
+      {[](TrainOptions& o) { o.schedule.gamma = -1; },
+       "--gamma -1 is out of range: give a number from 0 to 1"},
+      {[](TrainOptions& o) { o.schedule.gamma = std::nanf(""); },
+       "--gamma nan is out of range: give a number from 0 to 1"},
+      {[](TrainOptions& o) { o.optimizer.weight_decay = INFINITY; },
+       "--weight-decay inf is out of range: give a number from 0 to 3.40282e+38"},
+      {[](TrainOptions& o) { o.seed = uint64_t(-1); },
+       "--seed 18446744073709551615 is out of range: give a whole number from 0 to "
+       "9223372036854775807"},
+      {[](TrainOptions& o) { o.max_steps = 3000000000000; },
+       "--steps 3000000000000 is out of range: give a whole number from 0 to 2147483647"},
+  };
+  for (const auto& [set, said] : cases) {
+    TrainOptions o;
+    set(o);
+    try {
+      validate(o);
+      ADD_FAILURE() << said << ": taken";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()), said);
+    }
+  }
+  TrainOptions edges;
+  edges.schedule.gamma = 1;
+  edges.seed = uint64_t(INT64_MAX);
+  edges.max_steps = INT_MAX;
+  EXPECT_NO_THROW(validate(edges));
 }
 
 // What a run reports of its learning rate: each step's, and the changes in the order they came.

@@ -1,5 +1,5 @@
-// engine/base, the floor of the engine: its typed errors, atomic file writing and the clock
-// helpers every room uses. It includes nothing of gpulab's.
+// engine/base, the floor of the engine: its typed errors, atomic file writing, the clock helpers,
+// numeric bounds and UTF-8 checks every room uses. It includes nothing of gpulab's.
 //
 // The engine's typed errors. The engine never exits or prints: it throws these, and the CLI or the
 // GUI turns them into a message for the learner.

@@ -10,8 +10,10 @@
 
 #include "engine/base/errors.hpp"
 #include "engine/base/flag_list.hpp"
+#include "engine/base/text.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/training/backend_factory.hpp"
+#include "engine/training/setting_bounds.hpp"
 #include "gpulab/build_config.hpp"
 
 namespace gpulab {
@@ -198,6 +200,11 @@ const TrainKey* train_key(const std::string& key) {
 json to_json_value(const TrainKey& k, const std::string& value) {
   switch (k.kind) {
     case ValueKind::Whole: {
+      // A setting with a bound is checked as typed: "seed: -1 is out of range: give ...".
+      if (const SettingBound* setting = find_setting_bound(k.json_key))
+        if (const std::string problem = setting->bound.problem(std::string_view(value));
+            !problem.empty())
+          throw ConfigError(problem);
       long long v = 0;
       const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       if (ec != std::errc() || end != value.data() + value.size())
@@ -206,12 +213,22 @@ json to_json_value(const TrainKey& k, const std::string& value) {
     }
     case ValueKind::Number:
     case ValueKind::Percent: {
+      // "1e400" is out of range, not "not a number".
+      if (const SettingBound* setting = find_setting_bound(k.json_key);
+          setting && k.kind == ValueKind::Number)
+        if (const std::string problem = setting->bound.problem(std::string_view(value));
+            !problem.empty())
+          throw ConfigError(problem);
       double v = 0;
       const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
       if (ec != std::errc() || end != value.data() + value.size())
         throw ConfigError("\"" + value + "\" is not a number");
       // As on the command line, 99 and 0.99 both mean 99 %.
       if (k.kind == ValueKind::Percent && v > 1.0) v /= 100.0;
+      if (const SettingBound* setting = find_setting_bound(k.json_key);
+          setting && k.kind == ValueKind::Percent && !setting->bound.problem(json(v)).empty())
+        throw ConfigError(value + " is out of range: give " + setting->bound.range_text() +
+                          ", or a percentage up to 100");
       return v;
     }
     case ValueKind::OnOff:
@@ -272,6 +289,7 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
         steps_given |= std::string(k->json_key) == "max_steps";
       } catch (const ConfigError& error) {
         problem(n, key + ": " + error.what());
+        train_valid = false;  // the checks of the whole would blame what is left
       }
     } else {
       std::string keys = "name, baseline, compare-to, model, bench, sizes";
@@ -302,7 +320,7 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
       problem(model_line, std::string("model: ") + error.what());
     }
     try {
-      validate(train);
+      if (train_valid) validate(train);
     } catch (const ConfigError& error) {
       problem(line, error.what());
       train_valid = false;
@@ -479,6 +497,11 @@ void Reader::check_references() {
 
 }  // namespace
 
+std::string lab_size_limit_text(const std::string& found) {
+  return "the file has " + found + "; a lab file has at most " + std::to_string(kMaxLabBytes) +
+         " bytes and " + std::to_string(kMaxLabLines) + " lines: split it into smaller labs";
+}
+
 std::string LabProblem::to_string() const {
   return file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + problem;
 }
@@ -555,12 +578,29 @@ Lab parse_lab(std::string_view text, const std::string& source,
   lab.source = source;
   lab.name = std::filesystem::path(source).stem().string();
   Reader reader(source, base_dir, lab);
+  if (text.size() > kMaxLabBytes) {
+    reader.problem(0, lab_size_limit_text(std::to_string(text.size()) + " bytes"));
+    return lab;
+  }
+  if (const auto count = std::count(text.begin(), text.end(), '\n'); count > kMaxLabLines) {
+    reader.problem(0, lab_size_limit_text(std::to_string(count) + " lines"));
+    return lab;
+  }
   std::vector<std::string> lines;
   {
     std::string line;
     std::istringstream in{std::string(text)};
     while (std::getline(in, line)) lines.push_back(line);
   }
+  // Every line UTF-8, or nothing of it is read: its names and text go to run.json and the window.
+  for (size_t i = 0; i < lines.size(); ++i)
+    if (const std::string why = utf8_problem(lines[i]); !why.empty()) {
+      reader.problem(int(i) + 1,
+                     why +
+                         " is not UTF-8: save the file as UTF-8 (a Latin-1 \"é\" is one byte, "
+                         "UTF-8 writes it as two)");
+      return lab;
+    }
   if (lines.empty()) {
     reader.problem(1, "the file is empty; a lab starts with a header (see docs/labs.md)");
     return lab;

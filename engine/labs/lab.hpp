@@ -105,8 +105,18 @@ const std::vector<std::string>& lab_columns();
 // The header keys and the hardware a lab may name.
 const std::vector<std::string>& lab_hardware_kinds();
 
+// The largest lab file read, in bytes and in lines: the window lays a lab's text out as it opens,
+// and Qt's layout of Markdown slows with the lines of a paragraph (a 500 KB file froze it for
+// minutes), so a lab past these is refused with them, before it is read. The built-in labs are
+// under 9 KB and 230 lines.
+inline constexpr size_t kMaxLabBytes = size_t(64) << 10;
+inline constexpr int kMaxLabLines = 1000;
+// "the file has 524288 bytes; a lab file has at most 65536 bytes and 1000 lines: split it ...".
+std::string lab_size_limit_text(const std::string& found);
+
 // Reads a lab from its text. `source` names the file in problems; `base_dir` is where a model
-// file an experiment names is looked for. Never throws: what is wrong is in Lab::problems.
+// file an experiment names is looked for. Never throws: what is wrong is in Lab::problems (text
+// past kMaxLabBytes or kMaxLabLines, or not UTF-8, is refused whole).
 Lab parse_lab(std::string_view text, const std::string& source,
               const std::filesystem::path& base_dir = {});
 // Reads a lab file; a file that cannot be read is a problem at line 0.

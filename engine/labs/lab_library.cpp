@@ -19,11 +19,18 @@ extern const size_t kBuiltinLabCount;
 
 Lab load_lab_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
+  Lab lab;
+  lab.source = path.string();
+  lab.name = path.stem().string();
   if (!in) {
-    Lab lab;
-    lab.source = path.string();
-    lab.name = path.stem().string();
     lab.problems.push_back({path.string(), 0, "cannot be opened"});
+    return lab;
+  }
+  // A file past the limit is refused by its size, unread (a remembered one is met at every start).
+  std::error_code error;
+  if (const auto size = std::filesystem::file_size(path, error); !error && size > kMaxLabBytes) {
+    lab.problems.push_back(
+        {path.string(), 0, lab_size_limit_text(std::to_string(size) + " bytes")});
     return lab;
   }
   std::stringstream text;

@@ -1,13 +1,16 @@
 // Model configurations: presets, JSON reading and writing, and shape inference.
 #include "engine/model/model_config.hpp"
 
+#include <climits>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/base/bounds.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/text.hpp"
 
 namespace gpulab {
 namespace {
@@ -140,10 +143,19 @@ Inference infer(const ModelConfig& config) {
   return result;
 }
 
+// A whole number of a model config, never wrapped or truncated (an input of 1.5 was 1, a layer
+// of 4294967306 features 10): sizes are at least `least`, and an int holds them.
+int whole_value(const json& value, const std::string& label, int least) {
+  if (!value.is_number()) throw ConfigError(label + " must be a whole number, not " + value.dump());
+  if (const std::string problem = Bound::whole_from(least, INT_MAX).problem(value);
+      !problem.empty())
+    throw ConfigError(label + ": " + problem);
+  return value.get<int>();
+}
+
 int json_int(const json& j, const char* key, int fallback) {
   if (!j.contains(key)) return fallback;
-  if (!j[key].is_number_integer()) throw ConfigError(std::string("\"") + key + "\" must be an integer");
-  return j[key].get<int>();
+  return whole_value(j[key], std::string("\"") + key + "\"", 0);
 }
 
 }  // namespace
@@ -305,11 +317,16 @@ ModelConfig model_from_json(const json& j) {
     if (!j.is_object()) throw ConfigError("a model config must be a JSON object");
     ModelConfig c;
     c.name = j.value("name", std::string("custom"));
+    // The name is kept in run.json, which holds UTF-8 only, and labels charts.
+    if (const std::string problem = name_problem(c.name); !problem.empty())
+      throw ConfigError("\"name\" " + problem);
     if (j.contains("input")) {
       const auto& in = j["input"];
       if (!in.is_array() || in.size() != 3)
         throw ConfigError("\"input\" must be [channels, height, width]");
-      c.input = {in[0].get<int>(), in[1].get<int>(), in[2].get<int>()};
+      c.input = {whole_value(in[0], "\"input\" channels", 1),
+                 whole_value(in[1], "\"input\" height", 1),
+                 whole_value(in[2], "\"input\" width", 1)};
     }
     c.classes = json_int(j, "classes", 10);
     if (!j.contains("layers") || !j["layers"].is_array())
@@ -328,6 +345,8 @@ ModelConfig model_from_json(const json& j) {
       LayerSpec s;
       s.type = found->second;
       s.name = l.value("name", std::string());
+      if (const std::string problem = name_problem(s.name); !problem.empty())
+        throw ConfigError(where + ": \"name\" " + problem);
       s.out_channels = json_int(l, "out_channels", 0);
       s.kernel = json_int(l, "kernel", s.type == LayerType::MaxPool2d ? 2 : 0);
       s.stride = json_int(l, "stride", s.type == LayerType::MaxPool2d ? s.kernel : 1);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/base/errors.hpp"
+#include "engine/training/setting_bounds.hpp"
 #include "engine/training/trainer.hpp"
 
 namespace gpulab {
@@ -48,6 +49,14 @@ struct Field {
 constexpr int64_t kInt = std::numeric_limits<int>::max();
 constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
 
+// A whole-number setting of "config", in the range every entrance checks it against
+// (engine/training/setting_bounds.hpp): what `train` takes, this reads back.
+Field setting(const char* path) {
+  const Bound& bound =
+      setting_bound(std::string_view(path).substr(std::string_view(path).find('.') + 1));
+  return {path, Kind::Whole, bound.least, bound.most};
+}
+
 const std::vector<Field>& run_fields() {
   static const std::vector<Field> fields = {
       {"format", Kind::Text},
@@ -72,30 +81,30 @@ const std::vector<Field>& run_fields() {
       {"model.layers[].bias", Kind::Flag},
       {"model.layers[].p", Kind::Number},
       {"config", Kind::Object},
-      {"config.epochs", Kind::Whole, 0, kInt},
-      {"config.max_steps", Kind::Whole, 0, kAny},
-      {"config.batch", Kind::Whole, 1, kMaxBatch},
+      setting("config.epochs"),
+      setting("config.max_steps"),
+      setting("config.batch"),
       {"config.optimizer", Kind::Text},
       {"config.lr", Kind::Number},
       {"config.momentum", Kind::Number},
       {"config.weight_decay", Kind::Number},
       {"config.schedule", Kind::Text},
       {"config.gamma", Kind::Number},
-      {"config.seed", Kind::Whole, 0, kAny},
+      setting("config.seed"),
       {"config.shuffle", Kind::Flag},
-      {"config.eval_every", Kind::Whole, 0, kAny},
+      setting("config.eval_every"),
       {"config.target_accuracy", Kind::Number},
       {"config.device", Kind::Text},
-      {"config.threads", Kind::Whole, 0, kInt},
+      setting("config.threads"),
       {"config.precision", Kind::Text},
       {"config.cuda_graph", Kind::Flag},
       // A replica (and an MPI rank) takes at least one image of a batch.
-      {"config.replicas", Kind::Whole, 1, kMaxBatch},
+      setting("config.replicas"),
       {"config.sync", Kind::Text},
       {"config.bucket_mb", Kind::Number},
       {"config.collective_timeout_s", Kind::Number},
       {"config.dist", Kind::Text},
-      {"config.validation", Kind::Whole, 0, kInt},
+      setting("config.validation"),
       {"config.ranks", Kind::Whole, 1, kMaxBatch},
       {"versions", Kind::Object},
       {"versions.gpulab", Kind::Text},
@@ -256,7 +265,9 @@ void check_value(const json& value, const Field& field, const std::string& name,
         file, name,
         std::string("expected ") + expected_text(field.kind) + ", found " + found_text(value));
   if ((field.kind != Kind::Whole && field.kind != Kind::WholeOrNull) || value.is_null()) return;
-  const bool below = value.is_number_unsigned()  ? false
+  // A parsed number that is not negative is unsigned: 0 is still below a least of 1.
+  const bool below = value.is_number_unsigned()
+                         ? field.min > 0 && value.get<uint64_t>() < uint64_t(field.min)
                      : value.is_number_integer() ? value.get<int64_t>() < field.min
                                                  : value.get<double>() < double(field.min);
   const bool above = value.is_number_unsigned()  ? value.get<uint64_t>() > uint64_t(field.max)

@@ -27,6 +27,13 @@ using json = nlohmann::json;
 
 namespace {
 
+// run.json's text. Bytes that are not UTF-8 (a path or a message naming one, which Linux allows)
+// become U+FFFD rather than throwing: dumping them threw, and left a 0-byte run.json that never
+// loaded. Names are refused before a run starts (engine/base/text.hpp); this keeps the rest.
+std::string record_json_text(const json& info) {
+  return info.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
 // metrics.csv: these columns, then one per step phase (kStepPhases), then the all-reduce hidden
 // under the backward pass; replicas.csv: step and replica, then one per replica phase
 // (kReplicaPhases), then hidden_ms. Records from before the hidden columns load too.
@@ -296,7 +303,7 @@ RunRecorder::RunRecorder(fs::path dir, json run_info) : dir_(std::move(dir)), in
   const int fd = ::open(json_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0 && errno == EEXIST) throw RecordError(dir_.string() + taken);
   if (fd < 0) throw RecordError(json_path.string() + ": cannot create: " + std::strerror(errno));
-  const std::string text = info_.dump(2) + "\n";
+  const std::string text = record_json_text(info_);
   const bool written = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
   ::close(fd);
   try {
@@ -318,7 +325,9 @@ RunRecorder::~RunRecorder() {
     if (file) std::fclose(file);
 }
 
-void RunRecorder::write_json() { write_file_atomically(dir_ / "run.json", info_.dump(2) + "\n"); }
+void RunRecorder::write_json() {
+  write_file_atomically(dir_ / "run.json", record_json_text(info_));
+}
 
 void RunRecorder::on_step(const StepMetrics& m) {
   std::lock_guard lock(mutex_);

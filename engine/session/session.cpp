@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/errors.hpp"
+#include "engine/base/text.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/model/checkpoint.hpp"
 #include "engine/model/init.hpp"
@@ -173,6 +174,12 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
   if (request.backend.dist == Distribution::Mpi)
     group = mpi_world(request.backend.collective_timeout_s);
   const bool records = !group || group->rank() == 0;
+  // run.json holds UTF-8 only: a name that is not, from any front end, would leave a record no
+  // reader loads (dumping it throws), so it is refused before the folder is made.
+  for (const auto& [label, name] : {std::pair{"the run's name", &request.name},
+                                    std::pair{"the model's name", &request.model.name}})
+    if (const std::string problem = name_problem(*name); !problem.empty())
+      throw ConfigError(std::string(label) + " " + problem);
   if (records) check_outputs(request);
   std::filesystem::path dir;
   if (records)

@@ -8,16 +8,22 @@
 
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
+#include "engine/training/setting_bounds.hpp"
 
 namespace gpulab {
 using json = nlohmann::json;
 
 namespace {
 
-// Reads j[key] into `out` when present, with a message naming the field when its type is wrong.
+// Reads j[key] into `out` when present, with a message naming the field when its type is wrong
+// or, for a setting with a bound, its value is out of range (never wrapped or truncated: a batch
+// of 4294967360 once became 64).
 template <typename T>
 void read_field(const json& j, const char* key, T& out) {
   if (!j.contains(key) || j[key].is_null()) return;
+  if (const SettingBound* setting = find_setting_bound(key))
+    if (const std::string problem = setting->bound.problem(j[key]); !problem.empty())
+      throw ConfigError(std::string("\"") + key + "\": " + problem);
   try {
     out = j[key].get<T>();
   } catch (const json::exception&) {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <sstream>
@@ -14,9 +15,12 @@
 #include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/training/divergence.hpp"
+#include "engine/training/setting_bounds.hpp"
 
 namespace gpulab {
 namespace {
+
+using json = nlohmann::json;
 
 std::vector<int32_t> all_indices(int count) {
   std::vector<int32_t> indices(count);
@@ -82,6 +86,17 @@ void validate(const TrainOptions& o) {
   if (!(o.optimizer.momentum >= 0.0f && o.optimizer.momentum < 1.0f))
     throw ConfigError("--momentum must be in [0, 1)");
   if (!(o.optimizer.weight_decay >= 0.0f)) throw ConfigError("--weight-decay must not be negative");
+  // What the checks above leave to the shared bounds: the largest values, and gamma, which no
+  // entrance but the command line checked.
+  auto check = [](const char* key, const json& value) {
+    const SettingBound* setting = find_setting_bound(key);
+    if (const std::string problem = setting->bound.problem(value); !problem.empty())
+      throw ConfigError(std::string(setting->flag) + " " + problem);
+  };
+  check("max_steps", o.max_steps);
+  check("weight_decay", double(o.optimizer.weight_decay));
+  check("gamma", double(o.schedule.gamma));
+  check("seed", o.seed);
   if (o.eval_every < 0) throw ConfigError("--eval-every must not be negative");
   if (!(o.target_accuracy >= 0.0 && o.target_accuracy <= 1.0))
     throw ConfigError("--target-accuracy must be in [0, 1] (or a percentage up to 100)");

@@ -1,0 +1,60 @@
+// UTF-8 validation by the Unicode standard's table of well-formed byte sequences.
+#include "engine/base/text.hpp"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace gpulab {
+
+size_t invalid_utf8_at(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t size = text.size();
+  for (size_t i = 0; i < size;) {
+    const unsigned char lead = bytes[i];
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the second byte's range (Unicode table 3-7)
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) low = 0xA0;   // overlong
+      if (lead == 0xED) high = 0x9F;  // surrogates
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) low = 0x90;   // overlong
+      if (lead == 0xF4) high = 0x8F;  // past U+10FFFF
+    } else {
+      return i;
+    }
+    if (i + length > size) return i;
+    if (bytes[i + 1] < low || bytes[i + 1] > high) return i;
+    for (size_t k = 2; k < length; ++k)
+      if (bytes[i + k] < 0x80 || bytes[i + k] > 0xBF) return i;
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+std::string utf8_problem(std::string_view text) {
+  const size_t at = invalid_utf8_at(text);
+  if (at == std::string_view::npos) return {};
+  char byte[8];
+  std::snprintf(byte, sizeof byte, "0x%02X", unsigned(static_cast<unsigned char>(text[at])));
+  return std::string("byte ") + byte + " at column " + std::to_string(at + 1);
+}
+
+std::string name_problem(std::string_view name) {
+  const std::string wanted =
+      "; give a UTF-8 name of at most " + std::to_string(kMaxNameBytes) + " bytes";
+  if (name.size() > kMaxNameBytes)
+    return "is " + std::to_string(name.size()) + " bytes long" + wanted;
+  if (const std::string why = utf8_problem(name); !why.empty())
+    return "is not UTF-8 text (" + why + ")" + wanted;
+  return {};
+}
+
+}  // namespace gpulab

@@ -1,0 +1,27 @@
+// Text gpulab keeps (names, lab files) must be UTF-8: run.json is JSON, which holds nothing else,
+// and a name that is not would leave a record no reader can load.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace gpulab {
+
+// The longest name a run or a model may have, in bytes: names label charts and file names.
+inline constexpr size_t kMaxNameBytes = 256;
+
+// The offset of the first byte that does not belong to valid UTF-8 (overlong forms, surrogates
+// and code points past U+10FFFF included), or std::string_view::npos when all of it does.
+size_t invalid_utf8_at(std::string_view text);
+
+// "" when `text` is UTF-8; else where it stops being: "byte 0xE9 at column 4" (columns count
+// bytes from 1).
+std::string utf8_problem(std::string_view text);
+
+// "" for a name gpulab can keep; else what is wrong and what to do, to follow the name's label:
+// "is not UTF-8 text (byte 0xE9 at column 4); give a UTF-8 name of at most 256 bytes",
+// "is 8388608 bytes long; give ...".
+std::string name_problem(std::string_view name);
+
+}  // namespace gpulab
