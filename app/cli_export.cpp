@@ -1,6 +1,8 @@
 // gpulab-cli export.
 #include "app/cli_export.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -23,6 +25,33 @@ namespace gpulab::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+#ifdef GPULAB_HAVE_CHARTS
+// Qt warns at every start where XDG_RUNTIME_DIR is unset (a headless login, su, cron, CI), a
+// line that reads like a problem with the export. Drawing offscreen never uses that folder, so an
+// export without one gets a private folder (mkdtemp: mode 0700, as Qt requires) for its run.
+class PrivateRuntimeDir {
+ public:
+  PrivateRuntimeDir() {
+    if (std::getenv("XDG_RUNTIME_DIR")) return;
+    std::string pattern = (fs::temp_directory_path() / "gpulab-runtime-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) return;  // Qt then says what it says
+    dir_ = pattern;
+    ::setenv("XDG_RUNTIME_DIR", dir_.c_str(), 1);
+  }
+  ~PrivateRuntimeDir() {
+    if (dir_.empty()) return;
+    ::unsetenv("XDG_RUNTIME_DIR");
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  PrivateRuntimeDir(const PrivateRuntimeDir&) = delete;
+  PrivateRuntimeDir& operator=(const PrivateRuntimeDir&) = delete;
+
+ private:
+  std::string dir_;
+};
+#endif
 
 // Every readable run of the folders given; a run that cannot be read is skipped with its reason.
 std::vector<RunData> load_all(const std::vector<std::string>& folders) {
@@ -107,6 +136,7 @@ int run_export(const ExportFlags& f, int argc, char** argv) {
 #ifdef GPULAB_HAVE_CHARTS
     // Drawing needs a QApplication but never a screen.
     qputenv("QT_QPA_PLATFORM", "offscreen");
+    const PrivateRuntimeDir runtime_dir;
     QApplication app(argc, argv);
     QString error;
     const auto qformat = ui::export_format_from_name(QString::fromStdString(format));
