@@ -755,6 +755,44 @@ TEST(LabCli, QuickRunOfTheMatmulLabWritesItsTable) {
 
 // A lab worked in the window, handed in from a terminal: the runs folder's runs and the answers
 // kept in its .gpulab-labs.json.
+// An earlier hand-in whose file links out of its folder had the link's target overwritten. Such a
+// folder is refused, naming the link; and a link that appears after the check is replaced
+// itself, never written through.
+TEST(LabHandIn, NoOutputFollowsALinkOutOfItsFolder) {
+  test::TempDir dir;
+  const Lab lab = parse(kHandInLab);
+  const LabHandIn h = known_hand_in(dir.path() / "runs");
+  const auto out = dir.path() / "hand-in";
+  const auto outside = dir.path() / "outside";
+  std::filesystem::create_directories(outside / "folder");
+  std::ofstream(outside / "notes.md") << "mine";
+  const std::vector<std::string> names = {"README.md",   "answers.json", "machine.json",
+                                          "results.csv", "results.md",   "chart-1-loss.png"};
+  for (const std::string& name : names) {
+    std::filesystem::remove_all(out);
+    write_hand_in(out, lab, h);
+    std::filesystem::remove(out / name);
+    std::filesystem::create_symlink(outside / "notes.md", out / name);
+    try {
+      check_hand_in_folder(out, lab, "--out");
+      ADD_FAILURE() << name << " linked out of the folder was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--out " + out.string() + ": holds " + name + ", a link to " +
+                    (outside / "notes.md").string() +
+                    ", and a hand-in never writes through a link out of its folder; give an "
+                    "empty or new folder for the hand-in");
+    }
+    write_hand_in(out, lab, h);  // as if the link came after the check
+    EXPECT_EQ(read(outside / "notes.md"), "mine") << name;
+  }
+  std::filesystem::remove_all(out);
+  write_hand_in(out, lab, h);
+  std::filesystem::create_directory_symlink(outside / "folder", out / "runs");
+  EXPECT_THROW(check_hand_in_folder(out, lab, "--out"), ConfigError);
+  EXPECT_TRUE(std::filesystem::is_empty(outside / "folder"));
+}
+
 TEST(LabCli, HandInBuildsTheFolderFromTheWindowsRunsFolder) {
   test::TempDir dir;
   const auto lab = dir.path() / "x.md";

@@ -21,6 +21,8 @@
 #include "engine/session/hardware_share.hpp"
 #include "engine/session/session.hpp"
 #include "engine/telemetry/telemetry.hpp"
+#include "output_checks.hpp"
+#include "recorded_runs.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -322,6 +324,53 @@ TEST(RunRecord, RefusesToOverwriteARun) {
   test::TempDir dir;
   RunRecorder first(dir.path() / "run", {{"name", "a"}});
   EXPECT_THROW(RunRecorder(dir.path() / "run", {{"name", "b"}}), RecordError);
+}
+
+// The claim on a full disk used to create run.json, fail to write it and leave it empty: a record
+// no reader loads, and a folder every later run refuses. Now it is whole or absent.
+TEST(RunRecord, AFullDiskAtTheStartLeavesNoEmptyRecord) {
+  test::SmallDisk disk(64 * 1024);
+  if (!disk.skip_reason().empty()) GTEST_SKIP() << disk.skip_reason();
+  disk.fill();
+  try {
+    RunRecorder record(disk.path() / "run", {{"name", "a"}});
+    ADD_FAILURE() << "a run claimed a folder on a full disk";
+  } catch (const RecordError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.json: write failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(disk.path() / "run" / "run.json"));
+  EXPECT_FALSE(std::filesystem::exists(disk.path() / "run"));  // the folder it made, emptied
+  disk.free();
+  RunRecorder again(disk.path() / "run", {{"name", "a"}});  // the folder is free for a run
+  EXPECT_EQ(load_run(disk.path() / "run").status(), "running");
+}
+
+// A disk that fills while the run goes: each later write fails with the reason, and run.json
+// stays the last whole state, loadable.
+TEST(RunRecord, AFullDiskLaterKeepsTheLastWholeRecord) {
+  test::SmallDisk disk(128 * 1024);
+  if (!disk.skip_reason().empty()) GTEST_SKIP() << disk.skip_reason();
+  const auto dir = disk.path() / "run";
+  RunRecorder record(dir, {{"name", "a"}});
+  StepMetrics step;
+  step.step = 1;
+  step.loss = 2;
+  record.on_step(step);
+  const std::string whole = test::read_text(dir / "run.json");
+  disk.fill();
+  EpochSummary epoch;
+  epoch.epoch = 1;
+  EXPECT_THROW(record.on_epoch(epoch), RecordError);
+  RunSummary summary;
+  summary.status = RunStatus::Finished;
+  EXPECT_THROW(record.finish(summary), RecordError);
+  EXPECT_EQ(test::read_text(dir / "run.json"), whole);
+  const RunData run = load_run(dir);
+  EXPECT_EQ(run.status(), "running");
+  EXPECT_EQ(run.steps.size(), 1u);
+  for (const auto& [name, bytes] : test::snapshot(dir))
+    EXPECT_FALSE(name.ends_with(".tmp")) << name;
 }
 
 // Two runs given one folder at the same moment: exactly one claims it and records, the other is

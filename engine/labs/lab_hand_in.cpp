@@ -106,6 +106,10 @@ void check_hand_in_folder(const fs::path& dir, const Lab& lab, const std::string
     empty = false;
     const std::string name = entry.path().filename().string();
     std::error_code e;
+    // An earlier hand-in's README.md linked elsewhere had its target overwritten.
+    if (entry.is_symlink(e))
+      refuse("holds " + name + ", a link to " + fs::read_symlink(entry.path(), e).string() +
+             ", and a hand-in never writes through a link out of its folder");
     if (!hand_in_name(name, entry.is_directory(e)))
       refuse("holds " + name + ", which is not part of a hand-in of \"" + lab.title + "\"");
   }
@@ -329,7 +333,7 @@ std::vector<fs::path> write_hand_in(const fs::path& dir, const Lab& lab, const L
   if (error) throw RecordError(dir.string() + ": could not be made (" + error.message() + ")");
   std::vector<fs::path> written;
   auto write = [&](const std::string& name, const std::string& text) {
-    write_file_atomically(dir / name, text);
+    write_file_atomically(dir / name, text, AtLink::replace);  // never through a link
     written.push_back(dir / name);
   };
   // answers.json first: from then on the folder says whose hand-in it is, so a `lab run` cut short
