@@ -373,6 +373,52 @@ TEST(RunRecord, AFullDiskLaterKeepsTheLastWholeRecord) {
     EXPECT_FALSE(name.ends_with(".tmp")) << name;
 }
 
+// A record whose summary was edited (images x100, a test accuracy of 99.9 %) is marked wherever
+// its figures are shown, saying which figure disagrees with what the run's own files measured;
+// the record as written agrees with itself.
+TEST(RunRecord, FiguresThatDisagreeWithTheRunsOwnFilesAreFlagged) {
+  test::TempDir dir;
+  const auto folder = test::write_run(dir.path() / "run", 4, 64, 40, 1.19, "2026-01-01T00:00:00");
+  RunData run = load_run(folder);
+  EXPECT_TRUE(record_disagreements(run).empty()) << join_flags(record_disagreements(run));
+  EXPECT_TRUE(run_flags(run).empty()) << join_flags(run_flags(run));
+  const nlohmann::json honest = run.info;
+  auto edited = [&](const char* field, double value) {
+    RunData forged = run;
+    forged.info = honest;
+    forged.info["summary"][field] = value;
+    return record_disagreements(forged);
+  };
+  const double images = honest["summary"]["images"].get<double>();
+  const double seconds = honest["summary"]["train_seconds"].get<double>();
+  struct Case {
+    const char* field;
+    double value;
+    std::string mention;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"images", 100 * images, "images are more than its 40 steps of 64 hold"},
+           {"train_seconds", seconds / 100, "images/s is faster than any step"},
+           {"test_accuracy", 0.999, "test accuracy 99.90 % is not its last test evaluation"},
+           {"steps", 4, "images are more than its 4 steps"}}) {
+    const std::vector<std::string> found = edited(c.field, c.value);
+    ASSERT_FALSE(found.empty()) << c.field;
+    EXPECT_NE(join_flags(found).find(c.mention), std::string::npos) << join_flags(found);
+    EXPECT_EQ(found[0].rfind("figures disagree: ", 0), 0u) << found[0];
+  }
+  // Shorter steps than any measured, with images and seconds scaled together.
+  RunData forged = run;
+  forged.info["summary"]["steps"] = 4000;
+  forged.info["summary"]["images"] = 4000 * 64;
+  EXPECT_NE(join_flags(record_disagreements(forged)).find("ms per step is shorter than any step"),
+            std::string::npos)
+      << join_flags(record_disagreements(forged));
+  // The flag reaches run_flags, so every table and chart marks the run.
+  forged = run;
+  forged.info["summary"]["images"] = 100 * images;
+  EXPECT_EQ(flag_headline(run_flags(forged).at(0)), "figures disagree");
+}
+
 // Two runs given one folder at the same moment: exactly one claims it and records, the other is
 // refused at once, and the winner's record is whole. Forked processes released together, many
 // times, as two `gpulab-cli train --out SAME` would race.

@@ -220,8 +220,9 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
   if (lab.tables.empty()) md += "\nThis lab has no results table.\n";
   if (flagged)
     md +=
-        "\n⚠ marks a run whose figures are not its own alone or were cut short: it shared its "
-        "hardware, other programs loaded the machine while it ran, or it stopped early. Its "
+        "\n⚠ marks a run whose figures are not its own alone, were cut short or disagree with "
+        "each other: it shared its hardware, other programs loaded the machine while it ran, it "
+        "stopped early, or its record was edited or damaged. Its "
         "note says which; run it again alone for a clean figure.\n";
   if (skipped_gpu(lab, h.results)) md += std::string("\n") + kSkippedGpuNote;
 

@@ -72,7 +72,8 @@ std::string summary_markdown(const std::vector<const RunData*>& runs, const Char
           "epoch's steps.\n";
   for (const auto& r : rows)
     if (!r.flags.empty()) {
-      md << "\n⚠ marks runs whose figures are not theirs alone or were cut short; the reasons "
+      md << "\n⚠ marks runs whose figures are not theirs alone, were cut short or disagree with "
+            "each other; the reasons "
             "are under Runs.\n";
       break;
     }
