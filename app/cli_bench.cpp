@@ -3,7 +3,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -11,6 +10,7 @@
 #include "app/cli_bounds.hpp"
 #include "engine/backend/backend.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/inside/inference_timing.hpp"
@@ -90,9 +90,7 @@ int run_bench_allreduce(const BenchFlags& f) {
       }
   }
   if (print && !f.json.empty()) {
-    std::ofstream out(f.json);
-    out << allreduce_json(rows, f.device, reducer);
-    if (!out) throw std::runtime_error(f.json + ": cannot write the results");
+    write_file_atomically(f.json, allreduce_json(rows, f.device, reducer));
   }
   return 0;
 }

@@ -25,9 +25,11 @@ std::string mistake_file_name(const Mistake& m) {
   return name;
 }
 
+// This command's files, and the temporaries beside them that an earlier, killed gpulab left.
 bool is_mistakes_file(const std::string& name) {
-  static const std::regex png(R"([0-9]+_true[0-9]+_pred[0-9]+\.png)");
-  return name == "index.csv" || std::regex_match(name, png);
+  static const std::regex ours(
+      R"(([0-9]+_true[0-9]+_pred[0-9]+\.png|index\.csv)(\.[0-9]+-[0-9]+\.tmp)?)");
+  return std::regex_match(name, ours);
 }
 
 std::string csv_field(const std::string& text) {
@@ -43,21 +45,21 @@ std::string probability(float p) {
   return text;
 }
 
+// The new set is made in a folder beside the old one and swapped in: a kill leaves the old set
+// or the new one, whole, and never a folder the next run refuses.
 void write_mistakes(const fs::path& dir, const Confusion& confusion, const data::ImageSet& test) {
-  fs::create_directories(dir);
-  // The folder holds this evaluation's mistakes alone, as its index says.
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir))
-    if (is_mistakes_file(entry.path().filename().string())) fs::remove(entry.path());
-  std::string index = "file,test_index,true,predicted,p_predicted,p_true\n";
-  for (const Mistake& m : confusion.mistakes) {
-    const std::string name = mistake_file_name(m);
-    const std::span<const uint8_t> pixels(test.pixels.data() + size_t(m.index) * 784, 784);
-    write_file_atomically(dir / name, encode_png_gray(pixels, 28, 28, kMistakeScale));
-    index += name + "," + std::to_string(m.index) + "," + std::to_string(m.truth) + "," +
-             std::to_string(m.predicted) + "," + probability(m.p_predicted) + "," +
-             probability(m.p_truth) + "\n";
-  }
-  write_file_atomically(dir / "index.csv", index);
+  replace_folder_atomically(dir, [&](const fs::path& staging) {
+    std::string index = "file,test_index,true,predicted,p_predicted,p_true\n";
+    for (const Mistake& m : confusion.mistakes) {
+      const std::string name = mistake_file_name(m);
+      const std::span<const uint8_t> pixels(test.pixels.data() + size_t(m.index) * 784, 784);
+      write_file_atomically(staging / name, encode_png_gray(pixels, 28, 28, kMistakeScale));
+      index += name + "," + std::to_string(m.index) + "," + std::to_string(m.truth) + "," +
+               std::to_string(m.predicted) + "," + probability(m.p_predicted) + "," +
+               probability(m.p_truth) + "\n";
+    }
+    write_file_atomically(staging / "index.csv", index);
+  });
 }
 
 }  // namespace

@@ -914,6 +914,74 @@ TEST(LabCli, QuickRunOfTheMatmulLabWritesItsTable) {
 
 // A lab worked in the window, handed in from a terminal: the runs folder's runs and the answers
 // kept in its .gpulab-labs.json.
+// An earlier hand-in whose file links out of its folder had the link's target overwritten. Such a
+// folder is refused, naming the link; and a link that appears after the check is replaced
+// itself, never written through.
+TEST(LabHandIn, NoOutputFollowsALinkOutOfItsFolder) {
+  test::TempDir dir;
+  const Lab lab = parse(kHandInLab);
+  const LabHandIn h = known_hand_in(dir.path() / "runs");
+  const auto out = dir.path() / "hand-in";
+  const auto outside = dir.path() / "outside";
+  std::filesystem::create_directories(outside / "folder");
+  std::ofstream(outside / "notes.md") << "mine";
+  const std::vector<std::string> names = {"README.md",   "answers.json", "machine.json",
+                                          "results.csv", "results.md",   "chart-1-loss.png"};
+  for (const std::string& name : names) {
+    std::filesystem::remove_all(out);
+    write_hand_in(out, lab, h);
+    std::filesystem::remove(out / name);
+    std::filesystem::create_symlink(outside / "notes.md", out / name);
+    try {
+      check_hand_in_folder(out, lab, "--out");
+      ADD_FAILURE() << name << " linked out of the folder was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--out " + out.string() + ": holds " + name + ", a link to " +
+                    (outside / "notes.md").string() +
+                    ", and a hand-in never writes through a link out of its folder; give an "
+                    "empty or new folder for the hand-in");
+    }
+    write_hand_in(out, lab, h);  // as if the link came after the check
+    EXPECT_EQ(read(outside / "notes.md"), "mine") << name;
+  }
+  std::filesystem::remove_all(out);
+  write_hand_in(out, lab, h);
+  std::filesystem::create_directory_symlink(outside / "folder", out / "runs");
+  EXPECT_THROW(check_hand_in_folder(out, lab, "--out"), ConfigError);
+  EXPECT_TRUE(std::filesystem::is_empty(outside / "folder"));
+}
+
+// A run.json edited to claim 100 times the images and 99.9 % test accuracy: the hand-in shows the
+// figures as the record gives them, marked with ⚠ and a note saying which disagree and with what.
+TEST(LabHandIn, FiguresThatDisagreeWithEachOtherAreMarked) {
+  test::TempDir dir;
+  const Lab lab = parse(kHandInLab);
+  LabHandIn h = known_hand_in(dir.path() / "runs");
+  const auto clean = dir.path() / "runs" / "a";
+  nlohmann::json info = nlohmann::json::parse(read(clean / "run.json"));
+  info["summary"]["images"] = info["summary"]["images"].get<int64_t>() * 100;
+  info["summary"]["test_accuracy"] = 0.999;
+  write_file_atomically(clean / "run.json", info.dump());
+  h.results[0] = lab_run_result("clean", load_run(clean));
+  const auto out = dir.path() / "hand-in";
+  write_hand_in(out, lab, h);
+  const std::string readme = read(out / "README.md");
+  for (const std::string& expected :
+       {std::string("| ⚠ clean | 40 | 320000 | ⚠ figures disagree: its 128000 images are more "
+                    "than its 40 steps of 32 hold; ⚠ figures disagree: 320000 images/s is faster "
+                    "than any step metrics.csv holds (3200 at most); ⚠ figures disagree: test "
+                    "accuracy 99.90 % is not its last test evaluation in eval.csv (94.00 %) |"),
+        std::string("⚠ marks a run whose figures are not its own alone, were cut short or "
+                    "disagree with each other")})
+    EXPECT_NE(readme.find(expected), std::string::npos) << expected << "\n---\n" << readme;
+  EXPECT_NE(read(out / "results.csv").find("\nclean,40,320000,⚠ figures disagree: its 128000"),
+            std::string::npos)
+      << read(out / "results.csv");
+  // The record as written is not marked.
+  EXPECT_EQ(readme.find("| ⚠ shared | 40 | 3200 | ⚠ figures disagree"), std::string::npos);
+}
+
 TEST(LabCli, HandInBuildsTheFolderFromTheWindowsRunsFolder) {
   test::TempDir dir;
   const auto lab = dir.path() / "x.md";

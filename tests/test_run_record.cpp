@@ -24,6 +24,8 @@
 #include "engine/session/session.hpp"
 #include "engine/telemetry/telemetry.hpp"
 #include "engine/training/setting_bounds.hpp"
+#include "output_checks.hpp"
+#include "recorded_runs.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -325,6 +327,99 @@ TEST(RunRecord, RefusesToOverwriteARun) {
   test::TempDir dir;
   RunRecorder first(dir.path() / "run", {{"name", "a"}});
   EXPECT_THROW(RunRecorder(dir.path() / "run", {{"name", "b"}}), RecordError);
+}
+
+// The claim on a full disk used to create run.json, fail to write it and leave it empty: a record
+// no reader loads, and a folder every later run refuses. Now it is whole or absent.
+TEST(RunRecord, AFullDiskAtTheStartLeavesNoEmptyRecord) {
+  test::SmallDisk disk(64 * 1024);
+  if (!disk.skip_reason().empty()) GTEST_SKIP() << disk.skip_reason();
+  disk.fill();
+  try {
+    RunRecorder record(disk.path() / "run", {{"name", "a"}});
+    ADD_FAILURE() << "a run claimed a folder on a full disk";
+  } catch (const RecordError& e) {
+    EXPECT_NE(std::string(e.what()).find("run.json: write failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(disk.path() / "run" / "run.json"));
+  EXPECT_FALSE(std::filesystem::exists(disk.path() / "run"));  // the folder it made, emptied
+  disk.free();
+  RunRecorder again(disk.path() / "run", {{"name", "a"}});  // the folder is free for a run
+  EXPECT_EQ(load_run(disk.path() / "run").status(), "running");
+}
+
+// A disk that fills while the run goes: each later write fails with the reason, and run.json
+// stays the last whole state, loadable.
+TEST(RunRecord, AFullDiskLaterKeepsTheLastWholeRecord) {
+  test::SmallDisk disk(128 * 1024);
+  if (!disk.skip_reason().empty()) GTEST_SKIP() << disk.skip_reason();
+  const auto dir = disk.path() / "run";
+  RunRecorder record(dir, {{"name", "a"}});
+  StepMetrics step;
+  step.step = 1;
+  step.loss = 2;
+  record.on_step(step);
+  const std::string whole = test::read_text(dir / "run.json");
+  disk.fill();
+  EpochSummary epoch;
+  epoch.epoch = 1;
+  EXPECT_THROW(record.on_epoch(epoch), RecordError);
+  RunSummary summary;
+  summary.status = RunStatus::Finished;
+  EXPECT_THROW(record.finish(summary), RecordError);
+  EXPECT_EQ(test::read_text(dir / "run.json"), whole);
+  const RunData run = load_run(dir);
+  EXPECT_EQ(run.status(), "running");
+  EXPECT_EQ(run.steps.size(), 1u);
+  for (const auto& [name, bytes] : test::snapshot(dir))
+    EXPECT_FALSE(name.ends_with(".tmp")) << name;
+}
+
+// A record whose summary was edited (images x100, a test accuracy of 99.9 %) is marked wherever
+// its figures are shown, saying which figure disagrees with what the run's own files measured;
+// the record as written agrees with itself.
+TEST(RunRecord, FiguresThatDisagreeWithTheRunsOwnFilesAreFlagged) {
+  test::TempDir dir;
+  const auto folder = test::write_run(dir.path() / "run", 4, 64, 40, 1.19, "2026-01-01T00:00:00");
+  RunData run = load_run(folder);
+  EXPECT_TRUE(record_disagreements(run).empty()) << join_flags(record_disagreements(run));
+  EXPECT_TRUE(run_flags(run).empty()) << join_flags(run_flags(run));
+  const nlohmann::json honest = run.info;
+  auto edited = [&](const char* field, double value) {
+    RunData forged = run;
+    forged.info = honest;
+    forged.info["summary"][field] = value;
+    return record_disagreements(forged);
+  };
+  const double images = honest["summary"]["images"].get<double>();
+  const double seconds = honest["summary"]["train_seconds"].get<double>();
+  struct Case {
+    const char* field;
+    double value;
+    std::string mention;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"images", 100 * images, "images are more than its 40 steps of 64 hold"},
+           {"train_seconds", seconds / 100, "images/s is faster than any step"},
+           {"test_accuracy", 0.999, "test accuracy 99.90 % is not its last test evaluation"},
+           {"steps", 4, "images are more than its 4 steps"}}) {
+    const std::vector<std::string> found = edited(c.field, c.value);
+    ASSERT_FALSE(found.empty()) << c.field;
+    EXPECT_NE(join_flags(found).find(c.mention), std::string::npos) << join_flags(found);
+    EXPECT_EQ(found[0].rfind("figures disagree: ", 0), 0u) << found[0];
+  }
+  // Shorter steps than any measured, with images and seconds scaled together.
+  RunData forged = run;
+  forged.info["summary"]["steps"] = 4000;
+  forged.info["summary"]["images"] = 4000 * 64;
+  EXPECT_NE(join_flags(record_disagreements(forged)).find("ms per step is shorter than any step"),
+            std::string::npos)
+      << join_flags(record_disagreements(forged));
+  // The flag reaches run_flags, so every table and chart marks the run.
+  forged = run;
+  forged.info["summary"]["images"] = 100 * images;
+  EXPECT_EQ(flag_headline(run_flags(forged).at(0)), "figures disagree");
 }
 
 // Two runs given one folder at the same moment: exactly one claims it and records, the other is

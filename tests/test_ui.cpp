@@ -364,6 +364,19 @@ TEST_F(Window, RunsFromEarlierSessionsAreListedRenamedAndDeleted) {
   EXPECT_EQ(window_->runs_panel()->tree()->topLevelItemCount(), 0);
 }
 
+// A run whose folder is deleted outside the window (a file manager, rm -r) leaves the list: it
+// used to stay listed, and drawn, from a folder no longer there.
+TEST_F(Window, ARunWhoseFolderIsDeletedOutsideTheWindowLeavesTheList) {
+  write_run(runs_.path() / "kept", 1, 64, 20, 5, "2026-01-01T10:00:00Z");
+  write_run(runs_.path() / "deleted", 1, 64, 20, 5, "2026-01-01T10:01:00Z");
+  ASSERT_TRUE(wait_until([&] { return window_->store()->entries().size() == 2; }, 10s));
+  std::filesystem::remove_all(runs_.path() / "deleted");
+  ASSERT_TRUE(wait_until([&] { return window_->store()->entries().size() == 1; }, 10s));
+  EXPECT_EQ(window_->store()->entries()[0]->data.dir.filename(), "kept");
+  EXPECT_TRUE(
+      wait_until([&] { return window_->runs_panel()->tree()->topLevelItemCount() == 1; }, 5s));
+}
+
 TEST_F(Window, SetupsSaveAndLoadAsTheJsonTheCliReads) {
   small_setup(123, 0.02f, OptimizerKind::AdamW);
   test::TempDir dir;

@@ -144,8 +144,57 @@ LiveFigures live_figures(const RunData& run, int64_t total_steps) {
   return figures;
 }
 
+namespace {
+
+std::string figure(double value, int decimals) {
+  std::ostringstream text;
+  text.setf(std::ios::fixed);
+  text.precision(decimals);
+  text << value;
+  return text.str();
+}
+
+}  // namespace
+
+// Each check compares a figure of run.json's summary with what the run's own files measured,
+// with room for honest rounding and pauses: only a figure no step could have given is named.
+std::vector<std::string> record_disagreements(const RunData& run) {
+  std::vector<std::string> found;
+  const double steps = info_number(run.info, {"summary", "steps"});
+  const double images = info_number(run.info, {"summary", "images"});
+  const double seconds = info_number(run.info, {"summary", "train_seconds"});
+  const double batch = info_number(run.info, {"config", "batch"});
+  const double ranks = std::max(1.0, info_number(run.info, {"config", "ranks"}));
+  auto disagree = [&](const std::string& what) { found.push_back("figures disagree: " + what); };
+  if (steps >= 0 && images > 0 && batch > 0 && images > steps * batch * ranks)
+    disagree("its " + figure(images, 0) + " images are more than its " + figure(steps, 0) +
+             " steps of " + figure(batch * ranks, 0) + " hold");
+  // The mean over the run is never faster than its fastest step.
+  double fastest_rate = 0, shortest_ms = kNoValue;
+  for (const StepMetrics& s : run.steps) {
+    if (s.images_per_second > fastest_rate) fastest_rate = s.images_per_second;
+    if (s.step_ms > 0 && !(shortest_ms <= s.step_ms)) shortest_ms = s.step_ms;
+  }
+  if (seconds > 0 && images > 0 && fastest_rate > 0 && images / seconds > 1.5 * fastest_rate)
+    disagree(figure(images / seconds, 0) + " images/s is faster than any step metrics.csv holds (" +
+             figure(fastest_rate, 0) + " at most)");
+  if (seconds > 0 && steps > 0 && shortest_ms > 0 && 1000 * seconds / steps < shortest_ms / 1.5)
+    disagree(figure(1000 * seconds / steps, 2) +
+             " ms per step is shorter than any step metrics.csv holds (" + figure(shortest_ms, 2) +
+             " ms at least)");
+  const double accuracy = info_number(run.info, {"summary", "test_accuracy"});
+  const EvalMetrics* last_test = nullptr;
+  for (const EvalMetrics& e : run.evals)
+    if (e.split == Split::Test && std::isfinite(e.accuracy)) last_test = &e;
+  if (std::isfinite(accuracy) && last_test && std::abs(accuracy - last_test->accuracy) > 5e-4)
+    disagree("test accuracy " + figure(100 * accuracy, 2) +
+             " % is not its last test evaluation in eval.csv (" +
+             figure(100 * last_test->accuracy, 2) + " %)");
+  return found;
+}
+
 std::vector<std::string> run_caveats(const RunData& run) {
-  std::vector<std::string> caveats;
+  std::vector<std::string> caveats = record_disagreements(run);
   if (const auto* shared = info_field(run.info, {"shared_hardware", "concurrent_with"});
       shared && shared->is_array() && !shared->empty()) {
     std::string names;

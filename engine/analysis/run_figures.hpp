@@ -48,9 +48,16 @@ void thin_for_drawing(RunData& run, size_t max_steps);
 // Steps per epoch of a run: run.json's plan, else counted from the steps of its first epoch.
 int64_t steps_per_epoch(const RunData& run);
 
-// Why a run's figures may not be what it gets alone, one short sentence each: it ran at the same
-// time as other runs on its hardware (run.json "shared_hardware"), or other programs loaded the
-// CPU while it ran ("outside_load"). Empty for a clean measurement.
+// Where run.json's summary disagrees with what the run's own files measured (an edited or
+// damaged record), one "figures disagree: ..." sentence each: more images than its steps hold,
+// images/s faster or a mean step shorter than any step in metrics.csv, a test accuracy that is
+// not eval.csv's last test evaluation. Empty for a record that agrees with itself.
+std::vector<std::string> record_disagreements(const RunData& run);
+
+// Why a run's figures may not be what it gets alone, one short sentence each: its
+// record_disagreements, it ran at the same time as other runs on its hardware (run.json
+// "shared_hardware"), or other programs loaded the CPU while it ran ("outside_load"). Empty for
+// a clean measurement.
 std::vector<std::string> run_caveats(const RunData& run);
 
 // Everything that marks a run's figures with ⚠ wherever they are shown: its run_caveats, and a

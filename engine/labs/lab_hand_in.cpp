@@ -120,6 +120,10 @@ void check_hand_in_folder(const fs::path& dir, const Lab& lab, const std::string
     empty = false;
     const std::string name = entry.path().filename().string();
     std::error_code e;
+    // An earlier hand-in's README.md linked elsewhere had its target overwritten.
+    if (entry.is_symlink(e))
+      refuse("holds " + name + ", a link to " + fs::read_symlink(entry.path(), e).string() +
+             ", and a hand-in never writes through a link out of its folder");
     if (!hand_in_name(name, entry.is_directory(e)))
       refuse("holds " + name + ", which is not part of a hand-in of \"" + lab.title + "\"");
   }
@@ -234,8 +238,9 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
   if (lab.tables.empty()) md += "\nThis lab has no results table.\n";
   if (flagged)
     md +=
-        "\n⚠ marks a run whose figures are not its own alone or were cut short: it shared its "
-        "hardware, other programs loaded the machine while it ran, or it stopped early. Its "
+        "\n⚠ marks a run whose figures are not its own alone, were cut short or disagree with "
+        "each other: it shared its hardware, other programs loaded the machine while it ran, it "
+        "stopped early, or its record was edited or damaged. Its "
         "note says which; run it again alone for a clean figure.\n";
   if (skipped_gpu(lab, h.results)) md += std::string("\n") + kSkippedGpuNote;
   if (any_reference(h.results)) md += std::string("\n") + kReferenceNote;
@@ -349,7 +354,7 @@ std::vector<fs::path> write_hand_in(const fs::path& dir, const Lab& lab, const L
   if (error) throw RecordError(dir.string() + ": could not be made (" + error.message() + ")");
   std::vector<fs::path> written;
   auto write = [&](const std::string& name, const std::string& text) {
-    write_file_atomically(dir / name, text);
+    write_file_atomically(dir / name, text, AtLink::replace);  // never through a link
     written.push_back(dir / name);
   };
   // answers.json first: from then on the folder says whose hand-in it is, so a `lab run` cut short

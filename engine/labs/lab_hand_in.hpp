@@ -34,7 +34,7 @@ std::string hand_in_chart_file(const Lab& lab, size_t chart, const std::string& 
 
 // Throws ConfigError ("<flag> DIR: <why>; <what to do>") unless `dir` can take a hand-in of
 // `lab`: it does not exist yet and can be made, or it is a folder that is empty or holds only a
-// previous hand-in of this lab (and, from `lab run`, its runs/ folder).
+// previous hand-in of this lab (and, from `lab run`, its runs/ folder), none of them a link.
 void check_hand_in_folder(const std::filesystem::path& dir, const Lab& lab,
                           const std::string& flag);
 

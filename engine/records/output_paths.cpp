@@ -74,6 +74,14 @@ void check_output_file(const fs::path& path, const std::string& flag,
     refuse(flag, path,
            "is a file of the run folder " + folder_of(path).string() +
                " and would overwrite its record; write to another file");
+  // A link is written through (engine/base/files.hpp): the file it names is what is replaced.
+  if (fs::is_symlink(fs::symlink_status(path, error))) {
+    const fs::path target = fs::weakly_canonical(fs::absolute(path, error), error);
+    if (is_run_record_file(target, run_dir))
+      refuse(flag, path,
+             "is a link to " + target.string() +
+                 ", a file of a run's record, which it would overwrite; write to another file");
+  }
   // A file in the run folder this run is about to make is checked with that folder.
   const fs::path folder = folder_of(fs::absolute(path, error));
   if (run_dir.empty() || fs::exists(folder, error) || !same_file(folder, run_dir))
@@ -108,7 +116,10 @@ void check_output_folder(const fs::path& dir, const std::string& flag,
              "holds " + name + ", which this command does not write; name a new or empty folder");
   }
   if (error) refuse(flag, dir, "cannot be read (" + error.message() + ")");
-  check_writable_folder(dir, flag, dir);
+  // The new set is made beside the folder and swapped in whole (replace_folder_atomically).
+  fs::path whole = fs::absolute(dir, error).lexically_normal();
+  if (whole.filename().empty()) whole = whole.parent_path();
+  check_writable_folder(whole.parent_path(), flag, dir);
 }
 
 void check_run_folder(const fs::path& dir, const std::string& flag) {

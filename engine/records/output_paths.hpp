@@ -23,8 +23,9 @@ void check_output_file(const std::filesystem::path& path, const std::string& fla
 void check_run_folder(const std::filesystem::path& dir, const std::string& flag);
 
 // Throws ConfigError unless `dir` can take a command's set of output files: a folder holding
-// nothing but files `own` says the command wrote before (by their names; it replaces them), or
-// one that does not exist yet whose nearest existing parent is a writable folder. A folder
+// nothing but files `own` says the command wrote before (by their names; the new set replaces
+// the folder whole, made beside it, so its parent must be writable), or one that does not exist
+// yet whose nearest existing parent is a writable folder. A folder
 // holding anything else (a run, the user's files) is refused, naming one of them.
 void check_output_folder(const std::filesystem::path& dir, const std::string& flag,
                          const std::function<bool(const std::string&)>& own);

@@ -1,8 +1,8 @@
 // Writing and reading run folders.
 #include "engine/records/run_record.hpp"
 
-#include <signal.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
 #include "engine/records/record_reader.hpp"
 #include "engine/telemetry/telemetry.hpp"
 
@@ -287,7 +288,7 @@ json summary_to_json(const RunSummary& s) {
 
 RunRecorder::RunRecorder(fs::path dir, json run_info) : dir_(std::move(dir)), info_(std::move(run_info)) {
   std::error_code error;
-  fs::create_directories(dir_, error);
+  const bool made = fs::create_directories(dir_, error);
   if (error) throw RecordError(dir_.string() + ": cannot create the run folder: " + error.message());
   const std::string taken = ": already holds a run; choose another --out folder";
   for (const char* file : kRunFiles)
@@ -297,17 +298,17 @@ RunRecorder::RunRecorder(fs::path dir, json run_info) : dir_(std::move(dir)), in
   info_["status"] = "running";
   info_["process"] = this_process_json();  // so a reader can tell a run whose process died
   if (!info_.contains("name")) info_["name"] = dir_.filename().string();
-  // The claim: creating run.json exclusively succeeds for one run only, however close the others
-  // come; it is written in place, and replaced atomically from then on.
-  const fs::path json_path = dir_ / "run.json";
-  const int fd = ::open(json_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0 && errno == EEXIST) throw RecordError(dir_.string() + taken);
-  if (fd < 0) throw RecordError(json_path.string() + ": cannot create: " + std::strerror(errno));
-  const std::string text = record_json_text(info_);
-  const bool written = ::write(fd, text.data(), text.size()) == ssize_t(text.size());
-  ::close(fd);
+  // The claim: run.json appears whole or not at all (a full disk once left it empty, a record
+  // no reader could load), and for one run only, however close the others come; it is replaced
+  // atomically from then on.
   try {
-    if (!written) throw RecordError(json_path.string() + ": write failed: " + std::strerror(errno));
+    if (!create_file_atomically(dir_ / "run.json", record_json_text(info_)))
+      throw RecordError(dir_.string() + taken);
+  } catch (const RecordError&) {
+    if (made) fs::remove(dir_, error);  // the empty folder this run made, never the user's
+    throw;
+  }
+  try {
     metrics_ = open_csv(dir_ / "metrics.csv", metrics_header());
     replicas_ = open_csv(dir_ / "replicas.csv", replicas_header());
     evals_ = open_csv(dir_ / "eval.csv", kEvalHeader);
@@ -315,7 +316,10 @@ RunRecorder::RunRecorder(fs::path dir, json run_info) : dir_(std::move(dir)), in
   } catch (const RecordError& e) {
     info_["status"] = "failed";
     info_["message"] = e.what();
-    write_json();
+    try {
+      write_json();
+    } catch (const RecordError&) {  // the disk is full: the claim stays, loadable, and e says why
+    }
     throw;
   }
 }

@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <map>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "datasets/idx.hpp"
+#include "datasets/mnist_files.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/text.hpp"
 #include "engine/devices/devices.hpp"
@@ -163,8 +165,19 @@ std::string auto_run_name(const RunRequest& request, int ranks) {
 
 void check_outputs(const RunRequest& request, const std::vector<std::filesystem::path>& inputs) {
   check_run_folder(request.out_dir, "--out");
-  if (request.save_weights)
-    check_output_file(*request.save_weights, "--save", inputs, request.out_dir);
+  if (!request.save_weights) return;
+  // The MNIST files the run reads are inputs too: weights saved over one broke every later run.
+  std::vector<std::filesystem::path> read = inputs;
+  std::optional<std::filesystem::path> data_dir;
+  try {
+    data_dir = data::default_data_dir(request.data_dir);
+  } catch (const data::DataError&) {  // no data folder at all: reported when the data is read
+  }
+  if (data_dir)
+    for (const data::MnistFile& file : data::mnist_files())
+      for (const char* ending : {"", ".gz"})
+        read.push_back(*data_dir / (file.name + std::string(ending)));
+  check_output_file(*request.save_weights, "--save", read, request.out_dir);
 }
 
 RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,

@@ -23,16 +23,6 @@
 namespace gpulab::ui {
 namespace {
 
-bool write_text(const QString& path, const std::string& text, QString* error) {
-  try {
-    write_file_atomically(path.toStdString(), text);
-  } catch (const std::exception& e) {
-    if (error) *error = QString::fromStdString(e.what());
-    return false;
-  }
-  return true;
-}
-
 std::string fixed(double value, int decimals, const char* suffix = "") {
   if (!std::isfinite(value)) return "–";
   std::ostringstream out;
@@ -82,7 +72,8 @@ std::string summary_markdown(const std::vector<const RunData*>& runs, const Char
           "epoch's steps.\n";
   for (const auto& r : rows)
     if (!r.flags.empty()) {
-      md << "\n⚠ marks runs whose figures are not theirs alone or were cut short; the reasons "
+      md << "\n⚠ marks runs whose figures are not theirs alone, were cut short or disagree with "
+            "each other; the reasons "
             "are under Runs.\n";
       break;
     }
@@ -168,7 +159,7 @@ bool export_chart(ChartKind kind, const std::vector<const RunData*>& runs,
   if (format == ExportFormat::Csv) {
     std::ostringstream text;
     write_chart_csv(chart, text);
-    return write_text(path, text.str(), error);
+    return save_text(path, text.str(), error);
   }
   std::vector<QColor> palette = colors;
   for (size_t i = palette.size(); i < runs.size(); ++i) palette.push_back(run_color(int(i)));
@@ -208,9 +199,10 @@ bool write_lab_report(const QString& dir, const std::vector<const RunData*>& run
     if (!may_write(folder.filePath(name), error)) return false;
   std::ostringstream table;
   write_comparison_csv(compare_runs(runs, options.baseline, options.target_accuracy), table);
-  if (!write_text(folder.filePath("comparison.csv"), table.str(), error)) return false;
+  if (!save_text(folder.filePath("comparison.csv"), table.str(), error)) return false;
   note("comparison.csv");
-  if (!write_text(folder.filePath("summary.md"), summary_markdown(runs, options), error)) return false;
+  if (!save_text(folder.filePath("summary.md"), summary_markdown(runs, options), error))
+    return false;
   note("summary.md");
   return true;
 }

@@ -1,15 +1,18 @@
 // Charts into QCustomPlot: layout, styles, incremental appends and file export.
 #include "ui/charts/chart_render.hpp"
 
+#include <qcustomplot.h>
+
+#include <QBuffer>
+#include <QPageLayout>
+#include <QPdfWriter>
+#include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
 #include <set>
 
-#include <QFileInfo>
-#include <QSvgGenerator>
-#include <qcustomplot.h>
-
 #include "engine/analysis/run_figures.hpp"
+#include "engine/base/files.hpp"
 #include "engine/records/output_paths.hpp"
 #include "engine/telemetry/telemetry.hpp"
 
@@ -850,38 +853,84 @@ bool may_write(const QString& path, QString* error) {
   return true;
 }
 
-bool save_plot(QCustomPlot& plot, const QString& path, ExportFormat format, int width, int height,
-               QString* error) {
+bool save_text(const QString& path, const std::string& text, QString* error) {
   if (!may_write(path, error)) return false;
-  const QFileInfo info(path);
-  if (!info.absoluteDir().exists()) {
-    if (error) *error = path + ": the folder " + info.absolutePath() + " does not exist";
+  try {
+    write_file_atomically(path.toStdString(), text);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
     return false;
   }
-  bool ok = false;
+  return true;
+}
+
+namespace {
+
+// The plot as `format` in memory, as QCustomPlot's own savePng and savePdf draw it (96 dpi; a
+// page of width x height points): the bytes then go to the file in one atomic write, since Qt's
+// writers fill the file in place and say nothing of a full disk.
+QByteArray plot_bytes(QCustomPlot& plot, ExportFormat format, int width, int height) {
+  QBuffer buffer;
+  buffer.open(QIODevice::WriteOnly);
   switch (format) {
-    case ExportFormat::Png: ok = plot.savePng(path, width, height, 1.0); break;
-    case ExportFormat::Pdf: ok = plot.savePdf(path, width, height); break;
+    case ExportFormat::Png: {
+      QImage image = plot.toPixmap(width, height, 1.0).toImage();
+      const int dots_per_meter = int(std::lround(96 / 0.0254));
+      image.setDotsPerMeterX(dots_per_meter);
+      image.setDotsPerMeterY(dots_per_meter);
+      if (!image.save(&buffer, "PNG")) return {};
+      break;
+    }
+    case ExportFormat::Pdf: {
+      QPdfWriter pdf(&buffer);
+      pdf.setPageLayout(QPageLayout(
+          QPageSize(QSize(width, height), QPageSize::Point, QString(), QPageSize::ExactMatch),
+          QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
+      pdf.setCreator(QStringLiteral("gpulab"));
+      QCPPainter painter;
+      if (!painter.begin(&pdf)) return {};
+      painter.setMode(QCPPainter::pmVectorized);
+      painter.setWindow(QRect(0, 0, width, height));
+      plot.toPainter(&painter, width, height);
+      if (!painter.end()) return {};
+      break;
+    }
     case ExportFormat::Svg: {
       QSvgGenerator svg;
-      svg.setFileName(path);
+      svg.setOutputDevice(&buffer);
       svg.setSize(QSize(width, height));
       svg.setViewBox(QRect(0, 0, width, height));
       svg.setTitle(QStringLiteral("gpulab chart"));
       QCPPainter painter;
-      if (painter.begin(&svg)) {
-        plot.toPainter(&painter, width, height);
-        ok = painter.end();
-      }
+      if (!painter.begin(&svg)) return {};
+      plot.toPainter(&painter, width, height);
+      if (!painter.end()) return {};
       break;
     }
     case ExportFormat::Csv:
-      if (error) *error = "CSV is written from the chart's data, not from the plot";
-      return false;
+      return {};
   }
-  if (ok) ok = QFileInfo(path).size() > 0;
-  if (!ok && error) *error = path + ": could not be written (is the folder writable and the disk not full?)";
-  return ok;
+  buffer.close();
+  return buffer.data();
+}
+
+}  // namespace
+
+bool save_plot(QCustomPlot& plot, const QString& path, ExportFormat format, int width, int height,
+               QString* error) {
+  if (format == ExportFormat::Csv) {
+    if (error) *error = "CSV is written from the chart's data, not from the plot";
+    return false;
+  }
+  if (!may_write(path, error)) return false;
+  const QByteArray bytes = plot_bytes(plot, format, width, height);
+  if (bytes.isEmpty()) {
+    if (error)
+      *error = path + ": Qt could not draw the chart as " + export_format_name(format) +
+               "; nothing was written";
+    return false;
+  }
+  return save_text(path, bytes.toStdString(), error);
 }
 
 }  // namespace gpulab::ui

@@ -2,12 +2,12 @@
 // and saving it as PNG, PDF or SVG. Shared by the live window and by `gpulab-cli export`.
 #pragma once
 
-#include <optional>
-#include <vector>
-
 #include <QColor>
 #include <QFont>
 #include <QString>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "engine/analysis/chart_builder.hpp"
 #include "ui/charts/chart_marks.hpp"
@@ -125,7 +125,12 @@ QString export_format_name(ExportFormat format);
 // or a FIFO (engine/records/output_paths.hpp). False with the reason in `error`.
 bool may_write(const QString& path, QString* error);
 
-// Saves the plot as it is drawn, at width x height pixels (points for PDF). CSV is not a plot
+// Writes `text` to `path` atomically (engine/base/files.hpp) where may_write allows it: a full
+// disk or a kill leaves the earlier file whole. False with a message naming the file.
+bool save_text(const QString& path, const std::string& text, QString* error);
+
+// Saves the plot as it is drawn, at width x height pixels (points for PDF), through save_text:
+// drawn in memory first, so the file is replaced whole or not at all. CSV is not a plot
 // format: write_chart_csv writes it. Returns false with a message naming the file on failure,
 // or where may_write refuses the path.
 bool save_plot(QCustomPlot& plot, const QString& path, ExportFormat format, int width, int height,

@@ -1,14 +1,14 @@
 // A live chart widget.
 #include "ui/charts/chart_view.hpp"
 
-#include <fstream>
+#include <qcustomplot.h>
 
 #include <QHBoxLayout>
 #include <QMenu>
 #include <QToolButton>
 #include <QToolTip>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
+#include <sstream>
 
 #include "engine/analysis/chart_csv.hpp"
 
@@ -157,15 +157,9 @@ void ChartView::fit_view() {
 bool ChartView::export_to(const QString& path, ExportFormat format, QString* error, int width,
                           int height) {
   if (format == ExportFormat::Csv) {
-    if (!may_write(path, error)) return false;
-    std::ofstream out(path.toStdString());
-    if (out) write_chart_csv(builder_.chart(), out);
-    out.close();
-    if (!out) {
-      if (error) *error = path + ": could not be written (is the folder writable and the disk not full?)";
-      return false;
-    }
-    return true;
+    std::ostringstream out;
+    write_chart_csv(builder_.chart(), out);
+    return save_text(path, out.str(), error);
   }
   // A file names its runs itself: the window's shared legend is not in it.
   const bool shared_legend = !theme_.run_legend, follow = autoscroll_;

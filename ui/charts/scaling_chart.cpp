@@ -1,18 +1,18 @@
 // The scaling chart.
 #include "ui/charts/scaling_chart.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <fstream>
+#include <qcustomplot.h>
 
 #include <QFileDialog>
-#include <QStringList>
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
+#include <QStringList>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <qcustomplot.h>
+#include <algorithm>
+#include <cmath>
+#include <sstream>
 
 #include "engine/analysis/replica_timeline.hpp"
 #include "engine/analysis/run_figures.hpp"
@@ -331,12 +331,9 @@ bool ScalingChart::export_to(const QString& path, ExportFormat format, QString* 
     return false;
   }
   if (format == ExportFormat::Csv) {
-    if (!may_write(path, error)) return false;
-    std::ofstream out(path.toStdString());
+    std::ostringstream out;
     write_scaling_csv(*study_, names_, out);
-    out.close();
-    if (!out && error) *error = path + tr(": could not be written");
-    return bool(out);
+    return save_text(path, out.str(), error);
   }
   return save_plot(*plot_, path, format, width > 0 ? width : plot_->width(),
                    height > 0 ? height : plot_->height(), error);

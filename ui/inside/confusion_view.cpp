@@ -15,7 +15,6 @@
 #include <QSplitter>
 #include <QToolButton>
 #include <QVBoxLayout>
-#include <fstream>
 
 #include "ui/charts/chart_view.hpp"
 #include "ui/inside/mistakes_gallery.hpp"
@@ -272,15 +271,7 @@ bool ConfusionView::export_to(const QString& path, ExportFormat format, QString*
     return false;
   }
   if (format != ExportFormat::Csv) return save_plot(*plot_, path, format, 800, 700, error);
-  if (!may_write(path, error)) return false;
-  std::ofstream out(path.toStdString());
-  out << confusion_csv(*confusion_, normalized());
-  out.close();
-  if (!out) {
-    if (error) *error = path + tr(": could not be written (is the folder writable?)");
-    return false;
-  }
-  return true;
+  return save_text(path, confusion_csv(*confusion_, normalized()), error);
 }
 
 void ConfusionView::export_dialog(ExportFormat format) {

@@ -10,7 +10,9 @@
 #include <QPushButton>
 #include <QTableWidget>
 #include <QVBoxLayout>
-#include <fstream>
+#include <sstream>
+
+#include "ui/charts/chart_render.hpp"
 
 namespace gpulab::ui {
 
@@ -165,17 +167,12 @@ void SpeedView::done(const QString& problem) {
 }
 
 bool SpeedView::export_csv(const QString& path, QString* error) const {
-  std::ofstream out(path.toStdString());
+  std::ostringstream out;
   out << "device,batch,batch_ms,ms_per_image,images_per_second\n";
   for (const InferenceTiming& t : timings_)
     out << t.device << ',' << t.batch << ',' << t.batch_ms << ',' << t.ms_per_image() << ','
         << t.images_per_second() << '\n';
-  out.flush();
-  if (!out) {
-    if (error) *error = tr("%1 could not be written; choose another folder.").arg(path);
-    return false;
-  }
-  return true;
+  return save_text(path, out.str(), error);
 }
 
 void SpeedView::export_dialog() {

@@ -354,7 +354,22 @@ RunEntry* RunStore::find_dir(const fs::path& dir) {
 }
 
 void RunStore::rescan() {
-  bool added = false;
+  // A run whose folder was deleted or moved away (by hand, by another program) leaves the list,
+  // as a deleted import is forgotten at start; one still training here stays.
+  bool changed = false;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const fs::path& dir = (*it)->data.dir;
+    std::error_code ignored;
+    if ((*it)->live || dir.empty() || loading_dirs_.count(dir.string()) ||
+        fs::exists(dir / "run.json", ignored)) {
+      ++it;
+      continue;
+    }
+    if (watched_runs_.erase(dir.string()) > 0)
+      watcher_->removePath(QString::fromStdString(dir.string()));
+    it = entries_.erase(it);
+    changed = true;
+  }
   std::vector<std::string> unreadable;  // reported at start; here they wait for their next change
   std::vector<fs::path> large;
   for (const fs::path& dir : run_folders(runs_dir_, &unreadable)) {
@@ -384,9 +399,9 @@ void RunStore::rescan() {
     } else {
       add(std::move(run));
     }
-    added = true;
+    changed = true;
   }
-  if (added) emit runs_changed();
+  if (changed) emit runs_changed();
   // One background load at a time: with one under way, the next change of the folder asks again.
   if (!large.empty() && pending_ == 0) load_in_background(std::move(large));
 }

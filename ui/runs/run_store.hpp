@@ -74,7 +74,8 @@ class RunStore : public QObject {
   std::map<std::string, int> color_slots();
   void set_paused(int id, bool paused);
   // Looks at the runs folder again: runs another program (gpulab-cli) started there are added,
-  // and those of them still running are read again as they change. The folder is watched, so
+  // those of them still running are read again as they change, and runs whose folder is gone
+  // (deleted outside the window) are dropped. The folder is watched, so
   // this runs by itself a moment after the folder changes.
   void rescan();
 

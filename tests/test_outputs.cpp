@@ -1,0 +1,365 @@
+// Every file gpulab writes, under the events that used to lose one: a full disk (a small tmpfs),
+// a kill half way, a link standing where the file goes, an output named over an input. Each case
+// runs under a time limit and must end in one clear line with nothing that existed before changed.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "damaged_runs.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
+#include "engine/records/run_record.hpp"
+#include "output_checks.hpp"
+#include "test_support.hpp"
+
+namespace gpulab {
+namespace {
+
+namespace fs = std::filesystem;
+using test::read_text;
+using test::snapshot;
+
+#define SKIP_WITHOUT_SMALL_DISK(disk) \
+  if (!(disk).skip_reason().empty()) GTEST_SKIP() << (disk).skip_reason()
+
+// gpulab-cli under a minute's limit: a hang fails the test (timeout exits 124) instead of CI.
+test::CliResult cli(const std::string& args) {
+  return test::run_command("timeout 60 " + std::string(GPULAB_CLI_PATH) + " " + args);
+}
+
+size_t lines(const std::string& text) { return size_t(std::count(text.begin(), text.end(), '\n')); }
+
+// The refusal every case asks for: a failure exit that is not a crash or a timeout, one line.
+void expect_one_line_failure(const test::CliResult& r, const std::string& mention,
+                             const std::string& what) {
+  EXPECT_NE(r.exit_code, 0) << what << "\n" << r.output;
+  EXPECT_NE(r.exit_code, 124) << what << ": timed out";
+  EXPECT_LT(r.exit_code, 128) << what << ": killed by a signal\n" << r.output;
+  EXPECT_NE(r.output.find(mention), std::string::npos) << what << "\n" << r.output;
+  EXPECT_EQ(lines(r.output), 1u) << what << "\n" << r.output;
+}
+
+// In a forked child about to run gpulab-cli: its lines would land in the test's output.
+void silence() {
+  const int null = open("/dev/null", O_WRONLY);
+  dup2(null, STDOUT_FILENO);
+  dup2(null, STDERR_FILENO);
+}
+
+void expect_no_temporaries(const fs::path& dir) {
+  for (const auto& [name, bytes] : snapshot(dir))
+    EXPECT_FALSE(name.ends_with(".tmp") || name.find(".new-") != std::string::npos) << name;
+}
+
+// --- The writer every output goes through --------------------------------------------------
+
+TEST(AtomicFiles, AFullDiskLeavesTheEarlierFileWholeAndNoTemporary) {
+  test::SmallDisk disk(64 * 1024);
+  SKIP_WITHOUT_SMALL_DISK(disk);
+  const fs::path file = disk.path() / "chart.svg";
+  write_file_atomically(file, "earlier");
+  disk.fill();
+  for (AtLink at_link : {AtLink::follow, AtLink::replace}) {
+    try {
+      write_file_atomically(file, std::string(64 * 1024, 'x'), at_link);
+      ADD_FAILURE() << "a write on a full disk reported success";
+    } catch (const RecordError& e) {
+      EXPECT_NE(std::string(e.what()).find(file.string() + ": write failed"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(read_text(file), "earlier");
+  }
+  EXPECT_FALSE(create_file_atomically(file, "x"));  // it exists: not replaced
+  EXPECT_THROW(create_file_atomically(disk.path() / "new.json", std::string(8192, 'x')),
+               RecordError);
+  EXPECT_FALSE(fs::exists(disk.path() / "new.json"));  // never an empty file in its place
+  expect_no_temporaries(disk.path());
+}
+
+// A link where a hand-in file goes is replaced itself; where a user links an export, its target.
+TEST(AtomicFiles, ALinkIsReplacedOrFollowedAsAsked) {
+  test::TempDir dir;
+  fs::create_directory(dir.path() / "elsewhere");
+  const fs::path target = dir.path() / "elsewhere" / "notes.md";
+  test::write_text(target, "mine");
+  fs::create_symlink(target, dir.path() / "README.md");
+  write_file_atomically(dir.path() / "README.md", "hand-in", AtLink::replace);
+  EXPECT_EQ(read_text(target), "mine");
+  EXPECT_FALSE(fs::is_symlink(dir.path() / "README.md"));
+  EXPECT_EQ(read_text(dir.path() / "README.md"), "hand-in");
+  fs::create_symlink(target, dir.path() / "chart.csv");
+  write_file_atomically(dir.path() / "chart.csv", "chart");
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "chart.csv"));
+  EXPECT_EQ(read_text(target), "chart");
+}
+
+// The new set is made beside the old one: a set that cannot be finished leaves the old one as it
+// was, and what a killed replacement left beside it is cleared by the next one.
+TEST(AtomicFiles, AFolderIsReplacedWholeOrNotAtAll) {
+  test::TempDir dir;
+  const fs::path set = dir.path() / "mistakes";
+  replace_folder_atomically(set, [](const fs::path& staging) {
+    test::write_text(staging / "a.png", "old a");
+    test::write_text(staging / "index.csv", "a.png\n");
+  });
+  const auto before = snapshot(set);
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_THROW(replace_folder_atomically(set,
+                                         [](const fs::path& staging) {
+                                           write_file_atomically(staging / "b.png", "new b");
+                                           throw RecordError("cut short");
+                                         }),
+               RecordError);
+  EXPECT_EQ(snapshot(set), before);
+  // A dead process's new set beside the folder.
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  waitpid(dead, nullptr, 0);
+  const fs::path left = dir.path() / (".mistakes.new-" + std::to_string(dead));
+  fs::create_directory(left);
+  test::write_text(left / "c.png", "half");
+  replace_folder_atomically(
+      set, [](const fs::path& staging) { test::write_text(staging / "index.csv", "\n"); });
+  EXPECT_EQ(snapshot(set), (std::map<std::string, std::string>{{"index.csv", "\n"}}));
+  EXPECT_FALSE(fs::exists(left));
+  expect_no_temporaries(dir.path());
+}
+
+// --- gpulab-cli's outputs ----------------------------------------------------------------------
+
+// A small data set, two recorded runs and a checkpoint, made once for the suite.
+class Outputs : public ::testing::Test {
+ public:
+  static void SetUpTestSuite() {
+    root_ = new test::TempDir;
+    // Qt's note that it has no runtime folder would be a second line of every export's output.
+    fs::create_directory(root_->path() / "xdg-runtime", error_);
+    fs::permissions(root_->path() / "xdg-runtime", fs::perms::owner_all, error_);
+    setenv("XDG_RUNTIME_DIR", (root_->path() / "xdg-runtime").c_str(), 1);
+    test::write_mnist(data_dir(), test::synthetic_set(128, 1), test::synthetic_set(96, 2));
+    // Run a, of one step, leaves weights that get many test images wrong: mistakes to write.
+    for (const char* name : {"a", "b"}) {
+      const auto r =
+          cli(std::string("train --model mlp --batch 16 --quiet --eval-every 3") +
+              (name[0] == 'a' ? " --steps 1 --save " + weights().string() : " --steps 6") + data() +
+              " --name " + name + " --out " + (runs_dir() / name).string());
+      ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+  }
+  static void TearDownTestSuite() {
+    delete root_;
+    root_ = nullptr;
+  }
+  static fs::path data_dir() { return root_->path() / "data"; }
+  static std::string data() { return " --data-dir " + data_dir().string(); }
+  static fs::path runs_dir() { return root_->path() / "runs"; }
+  static fs::path weights() { return root_->path() / "w.safetensors"; }
+  static std::string export_args(const std::string& out) {
+    return "export --runs " + runs_dir().string() + " --chart loss --out " + out;
+  }
+
+  static test::TempDir* root_;
+  static std::error_code error_;
+};
+test::TempDir* Outputs::root_ = nullptr;
+std::error_code Outputs::error_;
+
+// The claim on a full disk used to leave a 0-byte run.json that no reader loads, listed nowhere
+// and refused as --out forever after.
+TEST_F(Outputs, TrainingOnAFullDiskLeavesNoEmptyRecord) {
+  test::SmallDisk disk(64 * 1024);
+  SKIP_WITHOUT_SMALL_DISK(disk);
+  disk.fill();
+  const fs::path out = disk.path() / "run";
+  const auto r =
+      cli("train --model mlp --steps 2 --batch 16 --quiet" + data() + " --out " + out.string());
+  expect_one_line_failure(r, "No space left on device", "train on a full disk");
+  EXPECT_FALSE(fs::exists(out / "run.json")) << fs::file_size(out / "run.json") << " bytes";
+  // With the space back, the same folder takes the run.
+  disk.free();
+  const auto again =
+      cli("train --model mlp --steps 2 --batch 16 --quiet" + data() + " --out " + out.string());
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_EQ(load_run(out).status(), "finished");
+}
+
+// A disk that fills while the run trains: the run fails in one line, and its record is its last
+// whole state, loadable, with every step it had flushed.
+TEST_F(Outputs, ADiskFillingDuringTrainingKeepsALoadableRecord) {
+  test::SmallDisk disk(64 * 1024);
+  SKIP_WITHOUT_SMALL_DISK(disk);
+  const fs::path out = disk.path() / "run";
+  const auto r =
+      cli("train --model mlp --steps 5000 --batch 16 --quiet" + data() + " --out " + out.string());
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_LT(r.exit_code, 124) << r.output;
+  EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << r.output;
+  ASSERT_GT(fs::file_size(out / "run.json"), 0u);
+  const RunData run = load_run(out);
+  EXPECT_NE(run.status(), "finished");
+  EXPECT_GT(run.steps.size(), 0u);
+  expect_no_temporaries(disk.path());
+}
+
+// PNG, SVG and PDF were written in place: a full disk truncated SVG and PDF while export printed
+// "wrote", and destroyed the earlier PNG. Now each is drawn in memory and replaced atomically.
+TEST_F(Outputs, ExportsOnAFullDiskFailAndKeepTheEarlierFile) {
+  test::SmallDisk disk(1024 * 1024);
+  SKIP_WITHOUT_SMALL_DISK(disk);
+  const std::vector<std::string> formats = {"png", "svg", "pdf", "csv"};
+  for (const std::string& format : formats) {
+    const auto r = cli(export_args((disk.path() / ("chart." + format)).string()));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const auto before = snapshot(disk.path());
+  disk.fill();
+  for (const std::string& format : formats) {
+    const fs::path file = disk.path() / ("chart." + format);
+    const auto r = cli(export_args(file.string()));
+    expect_one_line_failure(r, file.string() + ": write failed", "export " + format);
+    EXPECT_EQ(r.output.find("wrote"), std::string::npos) << r.output;
+  }
+  disk.free();
+  EXPECT_EQ(snapshot(disk.path()), before);
+}
+
+// kill -9 during an export destroyed the earlier PNG in 15 of 15 tries: now the file is the
+// earlier chart or the new one, whole, wherever the kill lands.
+TEST_F(Outputs, AKilledExportLeavesTheEarlierOrTheNewFileWhole) {
+  test::TempDir dir;
+  const fs::path file = dir.path() / "chart.png";
+  ASSERT_EQ(cli(export_args(file.string())).exit_code, 0);
+  const std::string whole = read_text(file);
+  ASSERT_GT(whole.size(), 1000u);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const std::string out = file.string();
+      silence();
+      execl(GPULAB_CLI_PATH, GPULAB_CLI_PATH, "export", "--runs", runs_dir().c_str(), "--chart",
+            "loss", "--out", out.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(40 * attempt));
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    EXPECT_EQ(read_text(file), whole) << "after a kill at " << 40 * attempt << " ms";
+  }
+}
+
+// A link named as the output is written through: a link to a run's record is refused, as the
+// record itself is.
+TEST_F(Outputs, AnExportThroughALinkToARunsRecordIsRefused) {
+  test::TempDir dir;
+  const auto before = snapshot(runs_dir());
+  for (const char* file : {"run.json", "metrics.csv", "eval.csv"}) {
+    const fs::path link = dir.path() / (std::string("chart-") + file + ".csv");
+    fs::create_symlink(runs_dir() / "a" / file, link);
+    expect_one_line_failure(cli(export_args(link.string())),
+                            "--out " + link.string() + ": is a link to ", file);
+  }
+  EXPECT_EQ(snapshot(runs_dir()), before);
+}
+
+// --save over the MNIST data said "weights saved", and every later run failed.
+TEST_F(Outputs, SaveNeverNamesTheDataFiles) {
+  test::TempDir dir;
+  const auto before = snapshot(data_dir());
+  std::vector<fs::path> targets;
+  for (const char* name : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+    targets.push_back(data_dir() / name);
+  targets.push_back(data_dir() / "t10k-labels-idx1-ubyte.gz");  // the compressed name is theirs too
+  fs::create_symlink(data_dir() / "train-labels-idx1-ubyte", dir.path() / "labels.safetensors");
+  targets.push_back(dir.path() / "labels.safetensors");
+  for (const fs::path& target : targets)
+    expect_one_line_failure(
+        cli("train --model mlp --steps 1 --batch 16 --quiet" + data() + " --out " +
+            (dir.path() / "run").string() + " --save " + target.string()),
+        "--save " + target.string() + ": is also an input", target.filename().string());
+  EXPECT_EQ(snapshot(data_dir()), before);
+  EXPECT_FALSE(fs::exists(dir.path() / "run"));
+}
+
+#ifdef GPULAB_TEST_HAVE_CHARTS
+std::string eval_mistakes(const fs::path& dir) {
+  return "eval --weights " + Outputs::weights().string() + Outputs::data() + " --mistakes " +
+         dir.string();
+}
+
+// The files index.csv names, and every file of the folder: equal for a whole set.
+void expect_whole_set(const fs::path& dir, const std::string& when) {
+  std::vector<std::string> named = {"index.csv"}, present;
+  std::istringstream index(read_text(dir / "index.csv"));
+  std::string line;
+  std::getline(index, line);
+  while (std::getline(index, line)) named.push_back(line.substr(0, line.find(',')));
+  for (const auto& [name, bytes] : snapshot(dir)) present.push_back(name);
+  std::sort(named.begin(), named.end());
+  EXPECT_EQ(present, named) << when;
+}
+
+// A full disk half way through a new set: the earlier set stays as it was (it used to be
+// deleted first), and the next evaluation with room works.
+TEST_F(Outputs, MistakesOnAFullDiskKeepTheEarlierSet) {
+  test::SmallDisk disk(1024 * 1024);
+  SKIP_WITHOUT_SMALL_DISK(disk);
+  const fs::path mistakes = disk.path() / "mistakes";
+  ASSERT_EQ(cli(eval_mistakes(mistakes)).exit_code, 0);
+  const auto before = snapshot(mistakes);
+  ASSERT_GT(before.size(), 2u);
+  disk.fill();
+  const auto r = cli(eval_mistakes(mistakes));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_LT(r.exit_code, 124) << r.output;
+  EXPECT_NE(r.output.find("No space left on device"), std::string::npos) << r.output;
+  EXPECT_EQ(snapshot(mistakes), before);
+  disk.free();
+  expect_no_temporaries(disk.path());
+  EXPECT_EQ(cli(eval_mistakes(mistakes)).exit_code, 0);
+  expect_whole_set(mistakes, "after the disk had room again");
+}
+
+// A kill anywhere leaves a whole set (the old or the new) and never blocks the folder: what an
+// older gpulab's kill left inside it (a .tmp file), and a killed new set beside it, are cleared.
+TEST_F(Outputs, AKilledEvalNeverBlocksItsMistakesFolder) {
+  test::TempDir dir;
+  const fs::path mistakes = dir.path() / "mistakes";
+  ASSERT_EQ(cli(eval_mistakes(mistakes)).exit_code, 0);
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const std::string w = weights().string(), d = data_dir().string(), m = mistakes.string();
+      silence();
+      execl(GPULAB_CLI_PATH, GPULAB_CLI_PATH, "eval", "--weights", w.c_str(), "--data-dir",
+            d.c_str(), "--mistakes", m.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30 * attempt));
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    expect_whole_set(mistakes, "after a kill at " + std::to_string(30 * attempt) + " ms");
+  }
+  test::write_text(mistakes / "00001_true1_pred2.png.4242-0.tmp", "half");
+  fs::create_directory(dir.path() / ".mistakes.new-999999999");
+  test::write_text(dir.path() / ".mistakes.new-999999999" / "00002_true1_pred2.png", "half");
+  const auto r = cli(eval_mistakes(mistakes));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_whole_set(mistakes, "after the leftovers of a kill");
+  expect_no_temporaries(dir.path());
+}
+#endif
+
+}  // namespace
+}  // namespace gpulab
