@@ -95,4 +95,11 @@ inline CliResult run_command(const std::string& command) {
   return result;
 }
 
+// The same under a time limit: a program still running after `seconds` is stopped and its exit
+// code is 124 (timeout(1)'s), so a hang fails the test instead of holding CI. `command` is one
+// program and its arguments (wrap a shell line in sh -c '...').
+inline CliResult run_command(const std::string& command, int seconds) {
+  return run_command("timeout -k 5 " + std::to_string(seconds) + " " + command);
+}
+
 }  // namespace gpulab::test
