@@ -969,5 +969,21 @@ TEST(CliBadInputs, ModelConfigsThatAreNoFileAreRefusedAtOnce) {
   EXPECT_EQ(tried, 4);
 }
 
+// Holding out every training image (or more) is refused in one line, with --steps as with
+// --epochs: `train --model mlp --steps 20 --validation 60000` died of SIGFPE (exit 136).
+TEST(CliBadInputs, AValidationSplitThatLeavesNoTrainingImageIsRefused) {
+  BadInputFolder f;
+  int tried = 0;
+  for (const std::string budget : {" --steps 20", " --epochs 1"})
+    for (const int held : {64, 65, 60000})
+      expect_refused_unchanged("train --model mlp --validation " + std::to_string(held) + budget +
+                                   f.data_flag + " --out " + (f.dir.path() / "run").string(),
+                               "--validation " + std::to_string(held) +
+                                   ": the training set has 64 images, and some must be left to "
+                                   "train on",
+                               f.dir.path(), tried);
+  EXPECT_EQ(tried, 6);
+}
+
 }  // namespace
 }  // namespace gpulab
