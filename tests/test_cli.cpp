@@ -985,5 +985,40 @@ TEST(CliBadInputs, AValidationSplitThatLeavesNoTrainingImageIsRefused) {
   EXPECT_EQ(tried, 6);
 }
 
+// Sizes that ask for more memory than is free are refused before anything is allocated, saying
+// both figures: bench matmul --sizes 65536 (also in a lab, which passed lab check) and bench
+// inference on a batch far beyond the memory.
+TEST(CliBadInputs, BenchSizesBeyondTheFreeMemoryAreRefusedNamingBothFigures) {
+  BadInputFolder f;
+  const auto& dir = f.dir.path();
+  int tried = 0;
+  ModelConfig wide = preset("mlp");
+  LayerSpec conv, pool;
+  conv.type = LayerType::Conv2d;
+  conv.out_channels = 1024;
+  conv.kernel = 3;
+  conv.padding = 1;
+  pool.type = LayerType::MaxPool2d;
+  pool.kernel = 28;
+  wide.layers.insert(wide.layers.begin(), {conv, pool});
+  const ModelPlan plan = plan_model(wide);
+  save_checkpoint(dir / "wide.safetensors", plan, wide,
+                  std::vector<float>(size_t(plan.parameter_count), 0.01f));
+  expect_refused_unchanged("bench inference --threads 1 --batch 1,65536 --weights " +
+                               (dir / "wide.safetensors").string(),
+                           "--batch 65536: timing mlp on a batch of 65536 needs ", dir, tried);
+  if (available_memory_bytes() >= (int64_t(48) << 30))
+    GTEST_SKIP() << "this machine has 48 GiB free: bench matmul --sizes 65536 would fit";
+  const std::string matmul =
+      "--sizes 65536: the product of two 65536x65536 matrices needs 48 GiB "
+      "of memory, and this machine has ";
+  expect_refused_unchanged("bench matmul --sizes 32,65536", matmul, dir, tried);
+  const auto lab = dir / "matmul.md";
+  std::ofstream(lab) << "---\ntitle: T\nminutes: 5\nhardware: cpu\n---\n"
+                     << "```experiment\nname: m\nbench: matmul\nsizes: 64, 65536\n```\n";
+  expect_refused_unchanged("lab check " + lab.string(), matmul, dir, tried);
+  EXPECT_EQ(tried, 3);
+}
+
 }  // namespace
 }  // namespace gpulab

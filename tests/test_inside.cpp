@@ -537,5 +537,38 @@ TEST(ModelInput, DataOfAnotherImageSizeIsRefusedByEveryBackendAndTheConfusionMat
   }
 }
 
+// bench inference checks the memory its largest batch needs against the memory free before it
+// allocates: a batch of 65536 took 7.1 GB without a word. A model of wide feature maps (3 MB an
+// image) asks for far more than any machine has at that batch.
+TEST(InferenceTiming, ABatchBeyondTheFreeMemoryIsRefusedNamingBothFigures) {
+  ModelConfig config = preset("mlp");
+  LayerSpec conv, pool;
+  conv.type = LayerType::Conv2d;
+  conv.out_channels = 1024;
+  conv.kernel = 3;
+  conv.padding = 1;
+  pool.type = LayerType::MaxPool2d;
+  pool.kernel = 28;
+  config.layers.insert(config.layers.begin(), {conv, pool});
+  ModelWeights model;
+  model.config = config;
+  model.plan = plan_model(config);
+  model.params.assign(size_t(model.plan.parameter_count), 0.01f);
+  const uint64_t peak_before = test::peak_memory_bytes();
+  try {
+    time_inference(model, "cpu", {1, 65536}, 1);
+    ADD_FAILURE() << "timed";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(std::regex_match(message, std::regex("--batch 65536: timing mlp on a batch of "
+                                                     "65536 needs [0-9.]+ GiB of memory, and this "
+                                                     "machine has [0-9.]+ (GiB|MiB) free; use a "
+                                                     "smaller --batch")))
+        << message;
+  }
+  EXPECT_LT(test::peak_memory_bytes(), peak_before + (uint64_t(256) << 20));
+  EXPECT_EQ(time_inference(model, "cpu", {1}, 1).size(), 1u);  // one image fits
+}
+
 }  // namespace
 }  // namespace gpulab
