@@ -1020,5 +1020,24 @@ TEST(CliBadInputs, BenchSizesBeyondTheFreeMemoryAreRefusedNamingBothFigures) {
   EXPECT_EQ(tried, 3);
 }
 
+// A thread the system will not start is an error message, not "terminate called without an
+// active exception": bench allreduce with 1000 replicas under a limit on memory.
+TEST(CliBadInputs, ThreadsThatCannotStartEndInAMessage) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan reserves terabytes of address space: a limit on it stops the program";
+#else
+  const test::CliResult r =
+      test::run_command("sh -c 'ulimit -v 1500000; exec " + std::string(GPULAB_CLI_PATH) +
+                            " bench allreduce --replicas 1000 --sizes 4K'",
+                        120);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex("gpulab-cli: cannot start the benchmark's thread for replica [0-9]+ "
+                           "of 1000: Resource temporarily unavailable; ask for fewer replicas")))
+      << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+#endif
+}
+
 }  // namespace
 }  // namespace gpulab
