@@ -165,6 +165,7 @@ int run_bench_inference(const InferenceFlags& f) {
   const std::vector<int> batches = parse_inference_batches(f.batch);
   const std::vector<std::string> devices = parse_inference_devices(f.device);
   const ModelWeights model = load_model_weights(f.weights, f.model);
+  check_inference_memory(model, batches);
   if (f.format == "text")
     std::printf(
         "inference of %s (%lld parameters, fp32), the median of repeats\n%-8s %6s %14s "

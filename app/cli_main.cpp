@@ -243,7 +243,7 @@ int run_train(const TrainFlags& flags) {
   const auto data_dir = data::default_data_dir(request.data_dir);
   const data::MnistData mnist = data::load_mnist(data_dir);
   // Settings that cannot run are refused before a run folder is made for them, too.
-  validate(request.train, mnist.train.count - std::clamp(request.validation, 0, mnist.train.count));
+  validate(request.train, training_images_left(mnist.train.count, request.validation));
   // Every rank of an MPI job runs this same program; rank 0 records and prints.
   std::optional<MpiEnvironment> mpi;
   int rank = 0;

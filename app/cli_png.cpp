@@ -3,6 +3,7 @@
 #include "app/cli_png.hpp"
 
 #include "engine/base/errors.hpp"
+#include "io/input_file.hpp"
 
 #ifdef GPULAB_HAVE_CHARTS
 #include <QBuffer>
@@ -14,10 +15,24 @@ namespace gpulab::cli {
 
 #ifdef GPULAB_HAVE_CHARTS
 
+// Far more than a photo of a digit needs; Qt's own limit on decoded pixels guards the rest.
+constexpr std::uintmax_t kMaxPngBytes = std::uintmax_t(64) << 20;
+
 std::string png_unavailable_reason() { return {}; }
 
 GrayImage read_png_gray(const std::filesystem::path& path) {
-  QImageReader reader(QString::fromStdString(path.string()), "png");
+  // Through the one reader of input files: a FIFO or a folder is refused in one line, never
+  // waited on or called "not found".
+  std::string bytes;
+  try {
+    bytes = read_input_file(path, kMaxPngBytes, "a PNG picture");
+  } catch (const InputFileError& e) {
+    throw ConfigError(e.what());
+  }
+  QByteArray data = QByteArray::fromRawData(bytes.data(), qsizetype(bytes.size()));
+  QBuffer buffer(&data);
+  buffer.open(QIODevice::ReadOnly);
+  QImageReader reader(&buffer, "png");
   reader.setDecideFormatFromContent(false);  // a JPEG named .png is not a PNG
   const QImage image = reader.read();
   if (image.isNull())

@@ -9,6 +9,7 @@
 
 #include "app/blas_select.hpp"
 #include "gpulab/build_config.hpp"
+#include "io/input_file.hpp"
 #include "ui/inside/inside_tab.hpp"
 #include "ui/labs/labs_tab.hpp"
 #include "ui/setup/device_picker.hpp"
@@ -145,11 +146,12 @@ int main(int argc, char** argv) {
   }
   if (parser.isSet(weights)) {
     // Opened on the Inside tab, which says there what does not fit (a file that is no checkpoint,
-    // weights of another model); only a file that is not there at all stops the start.
+    // weights of another model); only a path that is no file at all (missing, a FIFO, a folder)
+    // stops the start, saying which.
     const std::filesystem::path file = parser.value(weights).toStdString();
-    std::error_code error;
-    if (!std::filesystem::is_regular_file(file, error))
-      return fail("--weights " + parser.value(weights) + ": no such file");
+    if (const std::string problem = gpulab::input_file_problem(file, "a checkpoint");
+        !problem.empty())
+      return fail("--weights " + QString::fromStdString(problem));
     window.inside()->open_weights(file);
     window.show_tab("inside");
   }

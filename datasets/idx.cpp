@@ -5,13 +5,12 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
 #include <cstdio>
-#include <cstring>
 #include <limits>
 #include <memory>
-#include <system_error>
+
+#include "io/input_file.hpp"
 
 namespace gpulab::data {
 
@@ -226,41 +225,17 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> compressed, const std::stri
 
 std::vector<uint8_t> read_file_bytes(const fs::path& path, size_t max_bytes) {
   const std::string name = path.string();
-  std::error_code error;
-  const fs::file_status status = fs::status(path, error);
-  if (status.type() == fs::file_type::not_found) throw DataError(name, "no such file");
-  if (error) throw DataError(name, "cannot access: " + error.message());
-  if (fs::is_directory(status)) throw DataError(name, "expected a file, found a directory");
-
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(name.c_str(), "rb"), std::fclose);
-  if (!file) throw DataError(name, std::string("cannot open: ") + std::strerror(errno));
-
-  // Read to EOF rather than trusting file_size alone, so pipes and special files work too.
-  // With a known size the first read asks for one byte more, to see EOF without a second pass.
-  constexpr size_t kChunkBytes = size_t{1} << 20;
-  size_t want = kChunkBytes;
-  if (fs::is_regular_file(status)) {
-    const uintmax_t size = fs::file_size(path, error);
-    if (!error) want = size_t(std::min<uintmax_t>(size, max_bytes) + 1);
+  // Through the one reader of input files: a FIFO, a device or a folder is refused at once, never
+  // waited on, and a file over the cap from its size, before it is read.
+  std::string text;
+  try {
+    text = read_input_file(path, max_bytes, "an IDX data file");
+  } catch (const InputFileError& e) {
+    const std::string what = e.what(), prefix = name + ": ";
+    throw DataError(name, what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what);
   }
-  std::vector<uint8_t> bytes;
-  size_t used = 0;
-  for (;;) {
-    bytes.resize(used + want);
-    const size_t got = std::fread(bytes.data() + used, 1, want, file.get());
-    used += got;
-    if (used > max_bytes)
-      throw DataError(name, "file is larger than the " + size_text(max_bytes) +
-                                " limit, expected an MNIST-sized IDX file");
-    if (got < want) {
-      if (std::ferror(file.get()))
-        throw DataError(name, std::string("read error: ") + std::strerror(errno));
-      break;
-    }
-    want = kChunkBytes;
-  }
-  bytes.resize(used);
-
+  std::vector<uint8_t> bytes(text.begin(), text.end());
+  text = std::string();
   if (starts_with_gzip_magic(bytes)) return gunzip(bytes, name, max_bytes);
   return bytes;
 }

@@ -41,7 +41,8 @@ struct IdxArray {
 IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name);
 
 // Reads a file, gunzipping it when it starts with the gzip magic 1f 8b. Refuses files (and
-// decompressed data) over max_bytes, so a gzip bomb cannot exhaust memory.
+// decompressed data) over max_bytes, so a gzip bomb cannot exhaust memory, and anything but a
+// regular file (a FIFO is never waited on).
 std::vector<uint8_t> read_file_bytes(const std::filesystem::path& path,
                                      size_t max_bytes = kIdxMaxFileBytes);
 

@@ -4,10 +4,13 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 
+#include "bad_inputs.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/inside/model_weights.hpp"
 #include "engine/model/checkpoint.hpp"
 #include "engine/model/init.hpp"
 #include "test_support.hpp"
@@ -158,6 +161,90 @@ TEST(Checkpoint, PyTorchLoadsGpulabWeights) {
   float first = 0;
   out >> first;
   EXPECT_FLOAT_EQ(first, params[0]);
+}
+
+// Every way a checkpoint's tensors can disagree with the config it declares is refused in one
+// message naming the file, before the parameters are allocated: a 300-byte file declaring a layer
+// of 2,000,000 features took 6.2 GB for 31 s before it said "missing fc1.weight".
+TEST(Checkpoint, EveryDeclaredShapeMismatchIsRefusedBeforeAllocating) {
+  test::TempDir dir;
+  const uint64_t peak_before = test::peak_memory_bytes();
+  int tried = 0;
+  for (const char* name : {"mlp", "lenet5"}) {
+    for (const test::BadCheckpoint& bad :
+         test::shape_mismatch_checkpoints(dir.path() / name, preset(name))) {
+      if (bad.loads) continue;  // a consistent file of another input: test_inside's consumers
+      ++tried;
+      std::string message;
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        model_weights(load_checkpoint(bad.path), "", bad.path.string());
+        ADD_FAILURE() << bad.what << ": loaded";
+      } catch (const CheckpointError& e) {
+        message = e.what();
+      }
+      EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5)) << bad.what;
+      EXPECT_EQ(message.rfind(bad.path.string() + " does not fit the model:", 0), 0u)
+          << bad.what << "\n"
+          << message;
+      if (bad.what.find("300-byte") != std::string::npos) {
+        EXPECT_LT(std::filesystem::file_size(bad.path), 400u);
+        EXPECT_NE(message.find("missing fc1.weight [2000000, 784]"), std::string::npos) << message;
+      }
+    }
+  }
+  EXPECT_EQ(tried, 2 * 2 + 6 * (4 + 10));  // per tensor six ways, and two for the whole file
+  EXPECT_LT(test::peak_memory_bytes(), peak_before + (uint64_t(512) << 20));
+}
+
+// What is not a regular file is refused at once, in one line saying what it is; a file whose
+// header declares less data than it holds (or is no header at all) is refused from its size,
+// without its data being read: /dev/zero and a sparse 3 GiB file were read whole.
+TEST(Checkpoint, FifosDevicesAndFilesLargerThanTheirHeaderAreRefusedUnread) {
+  test::TempDir dir;
+  const auto fifo = test::make_fifo(dir.path() / "fifo.safetensors");
+  std::string message;
+  EXPECT_TRUE(
+      test::ends_in_time(fifo, [&] { message = error_of([&] { load_checkpoint(fifo); }); }));
+  EXPECT_EQ(message, fifo.string() +
+                         ": is a FIFO, where a checkpoint is a regular file; give the "
+                         "path of the file itself");
+  std::filesystem::create_directory(dir.path() / "folder");
+  std::filesystem::create_symlink("/dev/zero", dir.path() / "zero.safetensors");
+  for (const auto& [path, kind] : {std::pair{std::filesystem::path("/dev/zero"), "a device"},
+                                   std::pair{dir.path() / "zero.safetensors", "a device"},
+                                   std::pair{dir.path() / "folder", "a folder"}}) {
+    const uint64_t read_before = test::bytes_read_so_far();
+    message = error_of([&] { load_checkpoint(path); });
+    EXPECT_EQ(message,
+              path.string() + ": is " + kind +
+                  ", where a checkpoint is a regular file; give the path of the file itself");
+    EXPECT_LT(test::bytes_read_so_far() - read_before, 1u << 20) << path;
+  }
+
+  const ModelConfig config = preset("mlp");
+  const ModelPlan plan = plan_model(config);
+  std::vector<float> params(plan.parameter_count);
+  const auto padded = dir.path() / "padded.safetensors";
+  save_checkpoint(padded, plan, config, params);
+  const auto zeros = dir.path() / "zeros.safetensors";
+  std::ofstream(zeros).close();
+  for (const auto& path : {padded, zeros}) {
+    ASSERT_EQ(::truncate(path.c_str(), off_t(3) << 30), 0);  // sparse: no disk taken
+    const uint64_t read_before = test::bytes_read_so_far();
+    const auto start = std::chrono::steady_clock::now();
+    message = error_of([&] { load_checkpoint(path); });
+    EXPECT_LT(test::bytes_read_so_far() - read_before, 1u << 20) << message;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_NE(
+      error_of([&] {
+        load_checkpoint(padded);
+      }).find("declares 814120 bytes of tensor data but the file holds 3.0 GiB after the header"),
+      std::string::npos);
+  EXPECT_NE(error_of([&] { load_checkpoint(zeros); }).find("header is not valid JSON"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -17,8 +17,11 @@
 #include <QImage>
 #endif
 
+#include "bad_inputs.hpp"
 #include "damaged_runs.hpp"
 #include "digit_glyphs.hpp"
+#include "engine/devices/devices.hpp"
+#include "engine/model/checkpoint.hpp"
 #include "engine/records/run_record.hpp"
 #include "test_support.hpp"
 
@@ -879,6 +882,279 @@ TEST(Cli, BenchInferenceRefusesBadDevicesAndBatchesNamingThem) {
   if (cli("devices").output.find("no GPU: ") == std::string::npos)
     GTEST_SKIP() << "this machine has a GPU";
   expect_rejected(bench + " --device cpu,cuda:0", "--device cuda:0: no GPU: ");
+}
+
+// The command line under a time limit with a bad input: refused in one line naming `mention`,
+// a non-zero exit status (no signal, no hang: timeout's 124), no sanitizer report or terminate, and
+// nothing under `dir` changed. Counts the inputs tried in `tried`.
+void expect_refused_unchanged(const std::string& args, const std::string& mention,
+                              const std::filesystem::path& dir, int& tried) {
+  ++tried;
+  const auto before = test::snapshot(dir);
+  const test::CliResult r = test::run_command(std::string(GPULAB_CLI_PATH) + " " + args, 60);
+  // 1 for an input refused, 2 for a flag the parser refused; 124 is a hang, -1 a signal.
+  EXPECT_TRUE(r.exit_code > 0 && r.exit_code != 124) << r.exit_code << ": " << args << "\n"
+                                                     << r.output;
+  EXPECT_NE(r.output.find(mention), std::string::npos) << args << "\n" << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << "\n" << r.output;
+  for (const char* crash : {"Sanitizer", "runtime error", "terminate called", "double free"})
+    EXPECT_EQ(r.output.find(crash), std::string::npos) << args << "\n" << r.output;
+  EXPECT_TRUE(test::snapshot(dir) == before) << "changed by: " << args;
+}
+
+// A folder with small MNIST files, a checkpoint of the MLP and a confusion matrix written before,
+// for the bad inputs to be given beside.
+struct BadInputFolder {
+  test::TempDir dir;
+  std::filesystem::path data = dir.path() / "data", weights = dir.path() / "w.safetensors",
+                        kept = dir.path() / "kept.csv";
+  std::string data_flag = " --data-dir " + data.string();
+  BadInputFolder() {
+    test::write_mnist(data, test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+    const ModelConfig config = preset("mlp");
+    const ModelPlan plan = plan_model(config);
+    save_checkpoint(weights, plan, config, std::vector<float>(size_t(plan.parameter_count), 0.01f));
+    std::ofstream(kept) << "written before\n";
+  }
+};
+
+// --weights for predict, eval and bench inference: a FIFO, a device, a link to one, a folder and
+// sparse 3 GiB files are refused at once; before, a FIFO hung them and /dev/zero was read whole.
+TEST(CliBadInputs, WeightsThatAreNoCheckpointFileAreRefusedAtOnce) {
+  BadInputFolder f;
+  const auto& dir = f.dir.path();
+  const auto fifo = test::make_fifo(dir / "fifo.safetensors");
+  std::filesystem::create_symlink("/dev/zero", dir / "zero.safetensors");
+  std::filesystem::create_directory(dir / "folder.safetensors");
+  std::ofstream(dir / "sparse.safetensors").close();
+  ASSERT_EQ(::truncate((dir / "sparse.safetensors").c_str(), off_t(3) << 30), 0);
+  std::filesystem::copy_file(f.weights, dir / "padded.safetensors");
+  ASSERT_EQ(::truncate((dir / "padded.safetensors").c_str(), off_t(3) << 30), 0);
+  const std::vector<std::pair<std::filesystem::path, std::string>> bad = {
+      {fifo, "is a FIFO, where a checkpoint is a regular file"},
+      {"/dev/zero", "/dev/zero: is a device, where a checkpoint is a regular file"},
+      {dir / "zero.safetensors", "is a device, where a checkpoint is a regular file"},
+      {dir / "folder.safetensors", "--weights"},
+      {dir / "sparse.safetensors", "header is not valid JSON"},
+      {dir / "padded.safetensors", "but the file holds 3.0 GiB after the header"}};
+  const std::string digit = (dir / "digit.png").string();
+  int tried = 0;
+  for (const auto& [path, mention] : bad) {
+    const std::string weights = " --weights " + path.string();
+    expect_refused_unchanged("eval" + weights + f.data_flag + " --confusion " + f.kept.string(),
+                             mention, dir, tried);
+    expect_refused_unchanged("bench inference" + weights, mention, dir, tried);
+#ifdef GPULAB_TEST_HAVE_CHARTS
+    expect_refused_unchanged("predict" + weights + " " + digit, mention, dir, tried);
+#endif
+  }
+  EXPECT_GE(tried, 12);
+}
+
+// Every declared shape mismatch of a checkpoint, given to eval (and predict): one line, no
+// sanitizer report. A consistent checkpoint of a model of other images is refused by eval (the
+// data's 28x28 images) and predict (its 28x28 digits) naming both shapes: predict overflowed the
+// heap on a 1x4x4 model and eval aborted.
+TEST(CliBadInputs, CheckpointsOfEveryShapeMismatchAreRefusedByEvalAndPredict) {
+  BadInputFolder f;
+  const auto& dir = f.dir.path();
+  const auto bad = test::shape_mismatch_checkpoints(dir / "bad", preset("mlp"));
+#ifdef GPULAB_TEST_HAVE_CHARTS
+  const auto digit = dir / "digit.png";
+  write_png(digit, test::redraw_digit(test::glyph_digits(1, 3), 0, 2, 60, 60, 2, 2, true), 60, 60);
+#endif
+  int tried = 0;
+  for (const test::BadCheckpoint& b : bad) {
+    const std::string weights = " --weights " + b.path.string();
+    if (!b.loads) {
+      expect_refused_unchanged("eval" + weights + f.data_flag, "does not fit the model: ", dir,
+                               tried);
+      continue;
+    }
+    const std::string input = b.what.substr(b.what.rfind(' ') + 1);
+    expect_refused_unchanged("eval" + weights + f.data_flag + " --confusion " + f.kept.string(),
+                             "the test set's images are 28x28 pixels (one channel), and the model "
+                             "takes " +
+                                 input + " images",
+                             dir, tried);
+#ifdef GPULAB_TEST_HAVE_CHARTS
+    expect_refused_unchanged("predict" + weights + " " + digit.string(),
+                             "the model takes " + input +
+                                 " images, but classifying a digit needs 1x28x28; use a model "
+                                 "made for 1x28x28 images",
+                             dir, tried);
+#endif
+  }
+  EXPECT_GE(tried, 31);
+}
+
+// A picture given to predict that is a FIFO, a device, a link to one or a folder is refused in one
+// line saying what it is: a FIFO hung predict, and a folder was "File not found".
+TEST(CliBadInputs, PicturesThatAreNoFileAreRefusedSayingWhatTheyAre) {
+#ifndef GPULAB_TEST_HAVE_CHARTS
+  GTEST_SKIP() << "this gpulab-cli was built without Qt 6: predict reads no PNG";
+#else
+  BadInputFolder f;
+  const auto& dir = f.dir.path();
+  test::make_fifo(dir / "fifo.png");
+  std::filesystem::create_symlink("/dev/zero", dir / "zero.png");
+  std::filesystem::create_directory(dir / "folder.png");
+  int tried = 0;
+  for (const auto& [name, kind] :
+       {std::pair{"fifo.png", "a FIFO"}, std::pair{"zero.png", "a device"},
+        std::pair{"folder.png", "a folder"}})
+    expect_refused_unchanged(
+        "predict --weights " + f.weights.string() + " " + (dir / name).string(),
+        "gpulab-cli: " + (dir / name).string() + ": is " + kind +
+            ", where a PNG picture is a regular file; give the path of the "
+            "file itself",
+        dir, tried);
+  expect_refused_unchanged("predict --weights " + f.weights.string() + " /dev/zero",
+                           "/dev/zero: is a device", dir, tried);
+  EXPECT_EQ(tried, 4);
+#endif
+}
+
+// IDX files in --data-dir that are a FIFO, a device or a folder are refused at once (a FIFO hung
+// eval and train); a test set of 56x56, 14x14 or 1x1 images is refused by eval as train refuses
+// it (56x56 crashed eval, the others printed an accuracy).
+TEST(CliBadInputs, DataFilesThatAreNoFileOrOfAnotherImageSizeAreRefused) {
+  BadInputFolder f;
+  const auto& dir = f.dir.path();
+  int tried = 0;
+  const std::string eval = "eval --weights " + f.weights.string() + f.data_flag;
+  for (const char* name : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+    const auto file = f.data / name, moved = dir / name;
+    std::filesystem::rename(file, moved);
+    test::make_fifo(file);
+    expect_refused_unchanged(eval,
+                             file.string() +
+                                 ": is a FIFO, where an IDX data file is a "
+                                 "regular file",
+                             dir, tried);
+    std::filesystem::remove(file);
+    std::filesystem::create_symlink("/dev/zero", file);
+    expect_refused_unchanged(eval, file.string() + ": is a device", dir, tried);
+    std::filesystem::remove(file);
+    std::filesystem::create_directory(file);
+    expect_refused_unchanged(eval, file.string() + ": is a folder", dir, tried);
+    std::filesystem::remove(file);
+    std::filesystem::rename(moved, file);
+  }
+  for (const int side : {56, 14, 1}) {
+    const auto other = dir / ("data" + std::to_string(side));
+    test::write_mnist(other, test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+    // Both sets of that size: the loader refuses a test set unlike the training set itself.
+    for (const char* name : {"train-images-idx3-ubyte", "t10k-images-idx3-ubyte"}) {
+      const uint32_t count = name[0] == 't' && name[1] == 'r' ? 64u : 16u;
+      test::write_idx(other / name, std::vector<uint8_t>(size_t(count) * side * side, 7),
+                      {count, uint32_t(side), uint32_t(side)});
+    }
+    const std::string size = std::to_string(side) + "x" + std::to_string(side);
+    expect_refused_unchanged(
+        "eval --weights " + f.weights.string() + " --data-dir " + other.string(),
+        "the test set's images are " + size +
+            " pixels (one channel), and the model takes 1x28x28 images; "
+            "give data of the model's image size, or a model made for 1x" +
+            size + " images",
+        dir, tried);
+  }
+  EXPECT_EQ(tried, 4 * 3 + 3);
+}
+
+// A model config (--model FILE.json, a lab's model:) that is a FIFO or a device is refused at
+// once: `lab check` hung on a FIFO and grew to 4.2 GB on a link to /dev/zero.
+TEST(CliBadInputs, ModelConfigsThatAreNoFileAreRefusedAtOnce) {
+  BadInputFolder f;
+  const auto& dir = f.dir.path();
+  test::make_fifo(dir / "fifo.json");
+  std::filesystem::create_symlink("/dev/zero", dir / "zero.json");
+  int tried = 0;
+  for (const char* name : {"fifo.json", "zero.json"}) {
+    const std::string kind = name[0] == 'f' ? "a FIFO" : "a device";
+    const auto lab = dir / (std::string(name) + ".md");
+    std::ofstream(lab) << "---\ntitle: T\nminutes: 5\nhardware: cpu\n---\n"
+                       << "```experiment\nname: a\nmodel: " << name << "\n```\n";
+    expect_refused_unchanged(
+        "lab check " + lab.string(),
+        (dir / name).string() + ": is " + kind + ", where a model config is a regular file", dir,
+        tried);
+    expect_refused_unchanged("train --steps 1 --model " + (dir / name).string() + f.data_flag +
+                                 " --out " + (dir / "run").string(),
+                             "--model " + (dir / name).string() + ": is " + kind, dir, tried);
+  }
+  EXPECT_EQ(tried, 4);
+}
+
+// Holding out every training image (or more) is refused in one line, with --steps as with
+// --epochs: `train --model mlp --steps 20 --validation 60000` died of SIGFPE (exit 136).
+TEST(CliBadInputs, AValidationSplitThatLeavesNoTrainingImageIsRefused) {
+  BadInputFolder f;
+  int tried = 0;
+  for (const std::string budget : {" --steps 20", " --epochs 1"})
+    for (const int held : {64, 65, 60000})
+      expect_refused_unchanged("train --model mlp --validation " + std::to_string(held) + budget +
+                                   f.data_flag + " --out " + (f.dir.path() / "run").string(),
+                               "--validation " + std::to_string(held) +
+                                   ": the training set has 64 images, and some must be left to "
+                                   "train on",
+                               f.dir.path(), tried);
+  EXPECT_EQ(tried, 6);
+}
+
+// Sizes that ask for more memory than is free are refused before anything is allocated, saying
+// both figures: bench matmul --sizes 65536 (also in a lab, which passed lab check) and bench
+// inference on a batch far beyond the memory.
+TEST(CliBadInputs, BenchSizesBeyondTheFreeMemoryAreRefusedNamingBothFigures) {
+  BadInputFolder f;
+  const auto& dir = f.dir.path();
+  int tried = 0;
+  ModelConfig wide = preset("mlp");
+  LayerSpec conv, pool;
+  conv.type = LayerType::Conv2d;
+  conv.out_channels = 1024;
+  conv.kernel = 3;
+  conv.padding = 1;
+  pool.type = LayerType::MaxPool2d;
+  pool.kernel = 28;
+  wide.layers.insert(wide.layers.begin(), {conv, pool});
+  const ModelPlan plan = plan_model(wide);
+  save_checkpoint(dir / "wide.safetensors", plan, wide,
+                  std::vector<float>(size_t(plan.parameter_count), 0.01f));
+  expect_refused_unchanged("bench inference --threads 1 --batch 1,65536 --weights " +
+                               (dir / "wide.safetensors").string(),
+                           "--batch 65536: timing mlp on a batch of 65536 needs ", dir, tried);
+  if (available_memory_bytes() >= (int64_t(48) << 30))
+    GTEST_SKIP() << "this machine has 48 GiB free: bench matmul --sizes 65536 would fit";
+  const std::string matmul =
+      "--sizes 65536: the product of two 65536x65536 matrices needs 48 GiB "
+      "of memory, and this machine has ";
+  expect_refused_unchanged("bench matmul --sizes 32,65536", matmul, dir, tried);
+  const auto lab = dir / "matmul.md";
+  std::ofstream(lab) << "---\ntitle: T\nminutes: 5\nhardware: cpu\n---\n"
+                     << "```experiment\nname: m\nbench: matmul\nsizes: 64, 65536\n```\n";
+  expect_refused_unchanged("lab check " + lab.string(), matmul, dir, tried);
+  EXPECT_EQ(tried, 3);
+}
+
+// A thread the system will not start is an error message, not "terminate called without an
+// active exception": bench allreduce with 1000 replicas under a limit on memory.
+TEST(CliBadInputs, ThreadsThatCannotStartEndInAMessage) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan reserves terabytes of address space: a limit on it stops the program";
+#else
+  const test::CliResult r =
+      test::run_command("sh -c 'ulimit -v 1500000; exec " + std::string(GPULAB_CLI_PATH) +
+                            " bench allreduce --replicas 1000 --sizes 4K'",
+                        120);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(std::regex_search(
+      r.output, std::regex("gpulab-cli: cannot start the benchmark's thread for replica [0-9]+ "
+                           "of 1000: Resource temporarily unavailable; ask for fewer replicas")))
+      << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
+#endif
 }
 
 }  // namespace

@@ -251,7 +251,7 @@ TEST(IdxFile, MissingFile) {
 TEST(IdxFile, DirectoryIsNotAFile) {
   TempDir dir;
   expect_data_error([&] { read_idx_file(dir.path()); }, dir.path().string(),
-                    {"expected a file", "directory"});
+                    {"is a folder, where an IDX data file is a regular file"});
 }
 
 TEST(IdxFile, TruncatedRawFileNamesThePath) {
@@ -337,5 +337,5 @@ TEST(IdxFile, RawFileOverTheCapRefused) {
   const fs::path path = write_file(dir.path() / "big", Bytes(5000, 1));
   EXPECT_EQ(read_file_bytes(path, 5000).size(), 5000u);
   expect_data_error([&] { read_file_bytes(path, 4999); }, path.string(),
-                    {"larger than the 4999-byte limit"});
+                    {"5000 bytes is larger than an IDX data file may be (4999 bytes)"});
 }

@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <numeric>
+#include <regex>
 
+#include "bad_inputs.hpp"
 #include "digit_glyphs.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/cpu/cpu_backend.hpp"
@@ -315,7 +317,7 @@ TEST(Activations, RefuseAnImageThatIsNot28x28AndAModelForOtherImages) {
   wide.config.input = {1, 32, 32};
   wide.plan = plan_model(wide.config);
   const std::vector<uint8_t> digit = test_digit();
-  EXPECT_THROW(layer_activations(wide, digit), std::invalid_argument);
+  EXPECT_THROW(layer_activations(wide, digit), ConfigError);
 }
 
 TEST(Activations, TheFastNetworkHasNoOutputPerLayer) {
@@ -478,6 +480,108 @@ TEST(InferenceTiming, BadListsAreRefusedNamingTheFlag) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("--batch: \"zero\""), std::string::npos) << e.what();
   }
+}
+
+// A checkpoint whose model takes other images than 28x28 digits loads (its file and config agree),
+// and every consumer that feeds it digits refuses it in one line naming both shapes: predict and
+// the drawn digit (the Classifier), the confusion matrix (eval --confusion, the window) and the
+// layer view. A 1x4x4 model took a 64-byte block that 784 pixels overflowed.
+TEST(ModelInput, EveryConsumerRefusesAModelOfOtherImagesNamingBothShapes) {
+  test::TempDir dir;
+  const data::ImageSet digits = test::synthetic_set(20, 5);
+  const std::vector<uint8_t> digit(digits.pixels.begin(), digits.pixels.begin() + 784);
+  int tried = 0;
+  for (const char* name : {"mlp", "lenet5"}) {
+    for (const test::BadCheckpoint& bad :
+         test::shape_mismatch_checkpoints(dir.path() / name, preset(name))) {
+      if (!bad.loads) continue;
+      ModelWeights model;
+      try {
+        model = load_model_weights(bad.path, "");
+      } catch (const ConfigError&) {  // lenet5's layers do not fit every input: refused at load
+        continue;
+      }
+      ++tried;
+      const std::string input = shape_text(model.plan.layers.front().input);
+      const std::string takes = bad.path.string() + ": the model takes " + input + " images, but ";
+      auto expect_refused = [&](const std::function<void()>& feed, const std::string& who) {
+        try {
+          feed();
+          ADD_FAILURE() << bad.what << ": " << who << " fed it";
+        } catch (const ConfigError& e) {
+          const std::string message = e.what();
+          EXPECT_EQ(message, takes + who + " needs 1x28x28; use a model made for 1x28x28 images");
+          EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+        }
+      };
+      expect_refused([&] { Classifier(model, 4).probabilities(digit, 1); }, "classifying a digit");
+      expect_refused([&] { class_probabilities(model, digit, 1); }, "classifying a digit");
+      expect_refused([&] { layer_activations(model, digit); }, "showing a digit's layers");
+      EXPECT_THROW(confusion_matrix(model, digits, 8), ConfigError) << bad.what;
+    }
+  }
+  EXPECT_GE(tried, 5 + 1);  // the MLP takes each of the five inputs; LeNet-5 at least 3x28x28
+}
+
+// eval, the window's confusion matrix and every backend check the data's image size against the
+// model's input: 56x56 images crashed eval, and 14x14 or 1x1 sets gave an accuracy.
+TEST(ModelInput, DataOfAnotherImageSizeIsRefusedByEveryBackendAndTheConfusionMatrix) {
+  const ModelWeights model = small_model(test::synthetic_set(64, 1), test::synthetic_set(8, 2), 1);
+  for (const int side : {56, 14, 1, 27}) {
+    data::ImageSet set;
+    set.count = 8;
+    set.rows = set.cols = side;
+    set.pixels.assign(size_t(8) * side * side, 9);
+    set.labels.assign(8, 1);
+    const std::string message = "the test set's images are " + std::to_string(side) + "x" +
+                                std::to_string(side) +
+                                " pixels (one channel), and the model takes 1x28x28 images";
+    try {
+      backend_evaluation(model, set);
+      ADD_FAILURE() << side << ": evaluated";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(message, 0), 0u) << e.what();
+    }
+    try {
+      confusion_matrix(model, set, 4);
+      ADD_FAILURE() << side << ": counted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(message, 0), 0u) << e.what();
+    }
+  }
+}
+
+// bench inference checks the memory its largest batch needs against the memory free before it
+// allocates: a batch of 65536 took 7.1 GB without a word. A model of wide feature maps (3 MB an
+// image) asks for far more than any machine has at that batch.
+TEST(InferenceTiming, ABatchBeyondTheFreeMemoryIsRefusedNamingBothFigures) {
+  ModelConfig config = preset("mlp");
+  LayerSpec conv, pool;
+  conv.type = LayerType::Conv2d;
+  conv.out_channels = 1024;
+  conv.kernel = 3;
+  conv.padding = 1;
+  pool.type = LayerType::MaxPool2d;
+  pool.kernel = 28;
+  config.layers.insert(config.layers.begin(), {conv, pool});
+  ModelWeights model;
+  model.config = config;
+  model.plan = plan_model(config);
+  model.params.assign(size_t(model.plan.parameter_count), 0.01f);
+  const uint64_t peak_before = test::peak_memory_bytes();
+  try {
+    time_inference(model, "cpu", {1, 65536}, 1);
+    ADD_FAILURE() << "timed";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(std::regex_match(message, std::regex("--batch 65536: timing mlp on a batch of "
+                                                     "65536 needs [0-9.]+ GiB of memory, and this "
+                                                     "machine has [0-9.]+ (GiB|MiB) free; use a "
+                                                     "smaller --batch")))
+        << message;
+  }
+  EXPECT_LT(test::peak_memory_bytes(), peak_before + (uint64_t(256) << 20));
+  EXPECT_EQ(time_inference(model, "cpu", {1}, 1).size(), 1u);  // one image fits
 }
 
 }  // namespace

@@ -96,13 +96,18 @@ inline CliResult run_command(const std::string& command) {
   return result;
 }
 
-// run_command with a limit of its own: after `seconds` the command (a program and its
-// arguments, such as mpirun and everything it started) is sent SIGTERM, and SIGKILL 10 s later
-// (coreutils timeout). A hang then fails its test saying so, well before the suite's limit
-// stops the whole test program with nothing said.
+// The same under a time limit: a program still running after `seconds` is sent SIGTERM, and
+// SIGKILL 10 s later (coreutils timeout), so a hang fails its test instead of holding CI; its exit
+// code is then 124. `command` is one program and its arguments (wrap a shell line in sh -c '...').
+inline CliResult run_command(const std::string& command, int seconds) {
+  return run_command("timeout --kill-after=10 " + std::to_string(seconds) + " " + command);
+}
+
+// run_command under a limit that also says whether it was hit (mpirun and everything it started,
+// say): a hang then fails its test saying so, well before the suite's limit stops the whole test
+// program with nothing said.
 inline CliResult run_command_for(const std::string& command, int seconds) {
-  CliResult result =
-      run_command("timeout --kill-after=10 " + std::to_string(seconds) + " " + command);
+  CliResult result = run_command(command, seconds);
   result.timed_out = result.exit_code == 124 || result.exit_code == 128 + 9;
   return result;
 }

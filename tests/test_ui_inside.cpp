@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "bad_inputs.hpp"
 #include "engine/inside/activations.hpp"
 #include "engine/inside/inference_timing.hpp"
 #include "engine/model/checkpoint.hpp"
@@ -333,6 +334,38 @@ TEST_F(InsideTabTest, WeightsOfAnotherModelNameTheTensorAndBothShapes) {
       message.contains("conv1.weight has shape [32, 1, 3, 3] but the model needs [6, 1, 5, 5]"))
       << message.toStdString();
   EXPECT_EQ(tab()->model()->config.name, "pytorch-example");
+}
+
+// A checkpoint of a model of other images than 28x28 digits is refused on opening, naming both
+// shapes (a stroke on the Draw pad or the confusion matrix overflowed the heap with a 1x4x4
+// model), a FIFO is refused saying so rather than holding the loader, and the window goes on.
+TEST_F(InsideTabTest, AModelOfOtherImagesAndAFifoAreRefusedAndTheWindowGoesOn) {
+  open(kLenet);
+  int tried = 0;
+  for (const test::BadCheckpoint& bad :
+       test::shape_mismatch_checkpoints(files_.path() / "bad", preset("mlp"))) {
+    if (!bad.loads) continue;
+    ++tried;
+    open(bad.path);
+    const std::string input = bad.what.substr(bad.what.rfind(' ') + 1);
+    EXPECT_TRUE(tab()->message().contains(QString::fromStdString(
+        "the model takes " + input + " images, but the Inside tab needs 1x28x28")))
+        << tab()->message().toStdString();
+    EXPECT_EQ(tab()->model()->config.name, "lenet5");  // the model shown before stays
+  }
+  EXPECT_EQ(tried, 5);
+  const fs::path fifo = test::make_fifo(files_.path() / "fifo.safetensors");
+  tab()->open_weights(fifo);
+  const bool answered = wait_until([&] { return !tab()->loading(); }, 10s);
+  if (!answered)
+    test::ends_in_time(
+        fifo, [] {}, 0);  // frees a loader blocked on it
+  ASSERT_TRUE(answered) << "the loader waited on a FIFO";
+  EXPECT_TRUE(tab()->message().contains("is a FIFO, where a checkpoint is a regular file"))
+      << tab()->message().toStdString();
+  tab()->show_section(tab()->digits());
+  stroke({140, 40}, {140, 240});
+  EXPECT_TRUE(wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s));
 }
 
 TEST_F(InsideTabTest, AMissingTensorIsNamed) {
@@ -656,6 +689,32 @@ TEST(InsideCommandLine, WeightsThatAreNotThereStopTheStart) {
   ASSERT_TRUE(gpulab.waitForFinished(60000));
   EXPECT_EQ(gpulab.exitCode(), 2);
   EXPECT_TRUE(gpulab.readAllStandardError().contains("--weights /no/such/weights.safetensors"));
+}
+
+// A FIFO or a folder given as --weights stops the start saying what it is: a FIFO was "no such
+// file".
+TEST(InsideCommandLine, WeightsThatAreNoFileStopTheStartSayingWhatTheyAre) {
+  test::TempDir runs;
+  const fs::path fifo = test::make_fifo(runs.path() / "fifo.safetensors");
+  fs::create_directory(runs.path() / "folder.safetensors");
+  for (const auto& [path, kind] :
+       {std::pair{fifo, "a FIFO"}, std::pair{runs.path() / "folder.safetensors", "a folder"}}) {
+    QProcess gpulab;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    gpulab.setProcessEnvironment(env);
+    gpulab.start(GPULAB_GUI_PATH, {"--runs-dir", QString::fromStdString(runs.path().string()),
+                                   "--weights", QString::fromStdString(path.string())});
+    ASSERT_TRUE(gpulab.waitForFinished(60000));
+    EXPECT_EQ(gpulab.exitCode(), 2);
+    const std::string error = gpulab.readAllStandardError().toStdString();
+    // Its line, after whatever Qt says on an offscreen start.
+    EXPECT_NE(error.find("\ngpulab: --weights " + path.string() + ": is " + kind +
+                         ", where a checkpoint is a regular file; give the path of the file "
+                         "itself\n"),
+              std::string::npos)
+        << error;
+  }
 }
 
 }  // namespace

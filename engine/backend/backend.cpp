@@ -125,4 +125,23 @@ int max_cpu_threads() {
   return kThreadsPerCore * std::max(1, static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
 }
 
+void check_images_fit(const ActivationShape& input, const data::ImageSet& set,
+                      const std::string& name) {
+  if (input.channels == 1 && set.rows == input.height && set.cols == input.width) return;
+  const std::string pixels = std::to_string(set.rows) + "x" + std::to_string(set.cols);
+  throw ConfigError(name + "'s images are " + pixels +
+                    " pixels (one channel), and the model takes " + shape_text(input) +
+                    " images; give data of the model's image size, or a model made for 1x" +
+                    pixels + " images");
+}
+
+void check_images_fit(const ActivationShape& input, const DataSets& data) {
+  for (const Split split : {Split::Train, Split::Validation, Split::Test}) {
+    const data::ImageSet* set = split == Split::Train        ? data.train
+                                : split == Split::Validation ? data.validation
+                                                             : data.test;
+    if (set) check_images_fit(input, *set, std::string("the ") + split_name(split) + " set");
+  }
+}
+
 }  // namespace gpulab

@@ -47,6 +47,15 @@ struct DataSets {
   const data::ImageSet& get(Split split) const;
 };
 
+// Throws ConfigError unless `set` holds what a model taking `input` images reads: one channel of
+// input.height x input.width pixels, naming both ("the test set's images are 56x56 pixels, and
+// the model takes 1x28x28 images; ..."). `name` is "the test set". Every backend checks its sets
+// here before it reads an image, and eval, predict and the window go through it too.
+void check_images_fit(const ActivationShape& input, const data::ImageSet& set,
+                      const std::string& name);
+// The same for every set given.
+void check_images_fit(const ActivationShape& input, const DataSets& data);
+
 class Backend {
  public:
   virtual ~Backend() = default;

@@ -29,4 +29,10 @@ class RecordError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Something the system would not give: a thread (a limit on threads, no memory for its stack).
+class ResourceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace gpulab

@@ -30,11 +30,9 @@ CpuReplica::CpuReplica(const ModelPlan& plan, const OptimizerConfig& optimizer,
                        bool with_optimizer)
     : data_(data), seed_(seed), network_(plan, max_batch, kernels) {
   if (with_optimizer) optimizer_.emplace_back(optimizer, size_t(plan.parameter_count));
+  // Every set, not only the training set: eval gives a test set alone.
+  check_images_fit(plan.layers.front().input, data);
   const int image_size = static_cast<int>(plan.layers.front().input.size());
-  if (data.train && data.train->image_size() != image_size)
-    throw ConfigError("the model expects " + std::to_string(image_size) +
-                      " values per image but the data has " +
-                      std::to_string(data.train->image_size()));
   batch_images_.resize(static_cast<size_t>(max_batch) * image_size);
   batch_labels_.resize(max_batch);
 }

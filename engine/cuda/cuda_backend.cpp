@@ -89,6 +89,7 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
     cross.transport = choose_rank_transport(gather_rank_gpus(*group, mine));
   }
   const std::string rank_name = ranks ? "rank " + std::to_string(group->rank()) + " " : "";
+  check_images_fit(plan.layers.front().input, data);
   const int image_size = static_cast<int>(plan.layers.front().input.size());
   const int classes = plan.layers.back().output.channels;
   const int max_shard = (options.batch + total - 1) / total;

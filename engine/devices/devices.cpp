@@ -22,17 +22,6 @@ void list_cuda_gpus(DeviceList& list);  // engine/cuda/cuda_devices.cpp
 }
 #endif
 
-int64_t available_memory_bytes() {
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  int64_t kib = 0;
-  while (meminfo >> key >> kib) {
-    if (key == "MemAvailable:") return kib * 1024;
-    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
-  }
-  return 0;
-}
-
 CpuInfo cpu_info() {
   CpuInfo info;
   std::ifstream in("/proc/cpuinfo");

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "io/input_file.hpp"  // available_memory_bytes
+
 namespace gpulab {
 
 struct CpuInfo {
@@ -35,8 +37,6 @@ struct DeviceList {
 };
 
 CpuInfo cpu_info();
-// Memory the system could give a new program now (MemAvailable), in bytes; 0 when unknown.
-int64_t available_memory_bytes();
 DeviceList list_devices();
 
 // Why there is no usable GPU, in words for the learner, from what cudaGetDeviceCount returned

@@ -87,18 +87,28 @@ double median_ms(const std::function<double()>& once) {
   return time_repeats(once, 3, 50, 250).median_ms;
 }
 
+void check_matmul_memory(int n) {
+  // A, B and C of n x n floats, all in host memory (a GPU's copies come from them).
+  const std::string shortfall = memory_shortfall(3 * uint64_t(n) * uint64_t(n) * sizeof(float));
+  if (!shortfall.empty())
+    throw ConfigError("--sizes " + std::to_string(n) + ": the product of two " + std::to_string(n) +
+                      "x" + std::to_string(n) + " matrices " + shortfall + "; use smaller sizes");
+}
+
 std::vector<int> parse_matrix_sizes(const std::string& text) {
   auto one = [](const std::string& part) {
     int n = 0;
     const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
     if (ec != std::errc() || end != part.data() + part.size() || n < 1 || n > 65536)
       throw ConfigError("--sizes: \"" + part + "\" is not a matrix size from 1 to 65536");
+    check_matmul_memory(n);
     return n;
   };
   return expand_size_list<int>(split_flag_list(text), one, "32,...,4096");
 }
 
 std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vector<int>& sizes) {
+  for (int n : sizes) check_matmul_memory(n);  // before any size runs: the whole list fits
   const int gpu = cuda_device_index(device);
   if (gpu >= 0) {
     if (!GPULAB_CUDA_ENABLED)

@@ -17,12 +17,18 @@ struct MatmulTiming {
 };
 
 // "32,64,128", or "32,...,4096" for every doubling from 32 to 4096; spaces allowed. Each from 1 to
-// 65536. Throws ConfigError naming --sizes. (Not bench allreduce's byte sizes: no units, and a
-// matrix size need not be a whole number of floats.)
+// 65536, and each one's three matrices within the memory free now (check_matmul_memory). Throws
+// ConfigError naming --sizes. (Not bench allreduce's byte sizes: no units, and a matrix size need
+// not be a whole number of floats.)
 std::vector<int> parse_matrix_sizes(const std::string& text);
 
+// Throws ConfigError naming --sizes N, the memory the product's three N x N matrices need and the
+// memory free now, unless they fit: checked before anything is allocated.
+void check_matmul_memory(int n);
+
 // Times C = A B for each size on `device` ("cpu", or "cuda:N"). The CPU uses every core through
-// the BLAS. Throws ConfigError for a device this machine lacks, naming it.
+// the BLAS. Throws ConfigError for a device this machine lacks, naming it, and for a size whose
+// matrices do not fit the memory free now (check_matmul_memory), before any size runs.
 std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vector<int>& sizes);
 
 // The largest difference between the device's product of two n x n matrices of fixed pseudo-

@@ -47,14 +47,9 @@ ActivationShape unflattened_input(const ModelPlan& plan, int layer) {
 }  // namespace
 
 NetworkActivations layer_activations(const ModelWeights& model, std::span<const uint8_t> digit) {
-  constexpr ActivationShape kDigit{1, 28, 28};
+  check_model_input(model, kDigitShape, "showing a digit's layers");
   const ActivationShape input = model.plan.layers.front().input;
-  if (!(input == kDigit))
-    throw std::invalid_argument("layer_activations: the model takes " +
-                                std::to_string(input.channels) + "x" +
-                                std::to_string(input.height) + "x" + std::to_string(input.width) +
-                                " images, not 1x28x28 digits");
-  if (digit.size() != size_t(kDigit.size()))
+  if (digit.size() != size_t(kDigitShape.size()))
     throw std::invalid_argument("layer_activations: " + std::to_string(digit.size()) +
                                 " bytes are not a 28x28 image");
   NetworkActivations result;

@@ -7,6 +7,8 @@
 #include <span>
 #include <stdexcept>
 
+#include "engine/backend/backend.hpp"
+
 namespace gpulab {
 
 int64_t Confusion::total() const {
@@ -45,9 +47,8 @@ std::vector<double> Confusion::class_accuracy() const {
 
 Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set, int batch,
                            const ConfusionProgress& progress) {
-  if (set.rows != 28 || set.cols != 28)
-    throw std::invalid_argument("confusion_matrix: images of " + std::to_string(set.rows) + "x" +
-                                std::to_string(set.cols) + " pixels, not 28x28");
+  check_images_fit(model.plan.layers.front().input, set, "the test set");
+  check_model_input(model, kDigitShape, "the confusion matrix");
   Confusion confusion;
   confusion.classes = model.plan.layers.back().output.channels;
   const int classes = confusion.classes;

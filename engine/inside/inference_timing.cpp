@@ -103,6 +103,21 @@ std::vector<std::string> parse_inference_devices(const std::string& text) {
   return devices;
 }
 
+void check_inference_memory(const ModelWeights& model, const std::vector<int>& batches) {
+  if (batches.empty()) return;
+  const int most = *std::max_element(batches.begin(), batches.end());
+  // The images and the network's buffers for the largest batch (every layer's output and its
+  // gradient, as training_memory_bytes counts them) must fit the memory free now.
+  const uint64_t images_bytes =
+      uint64_t(most) * uint64_t(model.plan.layers.front().input.size()) * sizeof(float);
+  const std::string shortfall =
+      memory_shortfall(images_bytes + uint64_t(training_memory_bytes(model.plan, most)));
+  if (!shortfall.empty())
+    throw ConfigError("--batch " + std::to_string(most) + ": timing " + model.config.name +
+                      " on a batch of " + std::to_string(most) + " " + shortfall +
+                      "; use a smaller --batch");
+}
+
 std::vector<InferenceTiming> time_inference(const ModelWeights& model, const std::string& device,
                                             const std::vector<int>& batches, int cpu_threads) {
   if (batches.empty()) return {};
@@ -110,6 +125,7 @@ std::vector<InferenceTiming> time_inference(const ModelWeights& model, const std
   if (checked.size() != 1)
     throw ConfigError("--device: time_inference takes one device, not \"" + device + "\"");
   const int most = *std::max_element(batches.begin(), batches.end());
+  check_inference_memory(model, batches);
   const std::vector<float> images =
       timing_images(most, size_t(model.plan.layers.front().input.size()));
   std::vector<double> times;

@@ -30,6 +30,10 @@ std::vector<int> parse_inference_batches(const std::string& text);
 // without CUDA, is "no GPU: <reason>"). Throws ConfigError naming --device and the value.
 std::vector<std::string> parse_inference_devices(const std::string& text);
 
+// Throws ConfigError naming --batch, what the largest batch needs and the memory free now, unless
+// it fits: checked before anything is allocated (time_inference checks it too).
+void check_inference_memory(const ModelWeights& model, const std::vector<int>& batches);
+
 // Times the model's forward pass on `device` for each batch size: a warm-up, then repeats for
 // about a quarter second (at least 3, at most 50), the median (median_ms, as bench matmul). The
 // CPU runs the fast kernels on `cpu_threads` threads (0: every core); a GPU runs the CUDA

@@ -27,10 +27,23 @@ ModelWeights model_weights(const Checkpoint& checkpoint, const std::string& mode
   } else {
     throw ConfigError(source + " holds no gpulab model config; pass --model PRESET|FILE.json");
   }
+  model.source = source;
   model.plan = plan_model(model.config);
+  // Before allocating: a 300-byte file whose metadata declares a layer of 2,000,000 features is
+  // refused from its tensors, not after taking 6 GB for the parameters.
+  check_checkpoint_fits(checkpoint, model.plan, source);
   model.params.resize(size_t(model.plan.parameter_count));
   apply_checkpoint(checkpoint, model.plan, model.params, source);
   return model;
+}
+
+void check_model_input(const ModelWeights& model, const ActivationShape& fed,
+                       const std::string& consumer) {
+  const ActivationShape input = model.plan.layers.front().input;
+  if (input == fed) return;
+  throw ConfigError((model.source.empty() ? "the model" : model.source + ": the model") +
+                    " takes " + shape_text(input) + " images, but " + consumer + " needs " +
+                    shape_text(fed) + "; use a model made for " + shape_text(fed) + " images");
 }
 
 void softmax(float* out, const float* logits, int classes) {
@@ -57,8 +70,19 @@ int predicted_class(const float* probabilities, int classes) {
   return int(std::max_element(probabilities, probabilities + classes) - probabilities);
 }
 
+namespace {
+
+// The model, once it is known to take the digits a Classifier feeds it: checked before any
+// buffer is sized from it (a 1x4x4 model took 64-byte blocks that 784 pixels overflowed).
+const ModelWeights& digit_model(const ModelWeights& model) {
+  check_model_input(model, kDigitShape, "classifying a digit");
+  return model;
+}
+
+}  // namespace
+
 Classifier::Classifier(const ModelWeights& model, int batch)
-    : model_(model),
+    : model_(digit_model(model)),
       batch_(std::max(1, batch)),
       network_(std::make_unique<CpuNetwork>(model.plan, batch_)),
       images_(size_t(batch_) * model.plan.layers.front().input.size()),
@@ -69,7 +93,7 @@ Classifier::Classifier(const ModelWeights& model, int batch)
 Classifier::~Classifier() = default;
 
 std::vector<float> Classifier::probabilities(std::span<const uint8_t> pixels, int count) {
-  constexpr size_t kImageSize = 28 * 28;
+  constexpr size_t kImageSize = size_t(kDigitShape.size());
   if (pixels.size() != size_t(count) * kImageSize)
     throw std::invalid_argument("class_probabilities: " + std::to_string(pixels.size()) +
                                 " bytes are not " + std::to_string(count) + " 28x28 images");

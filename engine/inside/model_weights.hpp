@@ -19,6 +19,7 @@ struct Checkpoint;
 struct RunData;
 
 struct ModelWeights {
+  std::string source;  // the checkpoint it came from, for messages
   ModelConfig config;
   ModelPlan plan;
   std::vector<float> params;  // (plan.parameter_count)
@@ -33,6 +34,15 @@ ModelWeights load_model_weights(const std::filesystem::path& weights,
 ModelWeights model_weights(const Checkpoint& checkpoint, const std::string& model_flag,
                            const std::string& source);
 
+// What predict, the drawn digit and the Inside tab feed a model: one 28x28 grayscale digit.
+inline constexpr ActivationShape kDigitShape{1, 28, 28};
+
+// Throws ConfigError unless `model` takes images of `fed`, the shape a consumer feeds it, naming
+// both: "W.safetensors: the model takes 1x4x4 images, but classifying a digit needs 1x28x28; ...".
+// `consumer` names who feeds it. The Classifier and every layer walk of a loaded model check here.
+void check_model_input(const ModelWeights& model, const ActivationShape& fed,
+                       const std::string& consumer);
+
 // The weights a run saved: run.json's "weights" (as written, else in the run folder by its
 // name), else weights.safetensors in the run folder; none when neither is there.
 std::optional<std::filesystem::path> run_weights(const RunData& run);
@@ -45,7 +55,8 @@ std::vector<float> class_probabilities(const ModelWeights& model, std::span<cons
 
 // The same with the CPU network built once and kept: building it allocates every layer's buffers,
 // which takes longer than a forward pass of one image, so a caller classifying again and again
-// (the window's drawn digit) keeps one. `model` must outlive it.
+// (the window's drawn digit) keeps one. `model` must outlive it. Throws ConfigError when the model
+// does not take 1x28x28 images (check_model_input).
 class Classifier {
  public:
   Classifier(const ModelWeights& model, int batch);

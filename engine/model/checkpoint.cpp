@@ -1,15 +1,15 @@
 // safetensors reading and writing.
 #include "engine/model/checkpoint.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
+#include "io/input_file.hpp"
 
 namespace gpulab {
 namespace fs = std::filesystem;
@@ -20,6 +20,9 @@ static_assert(std::endian::native == std::endian::little, "safetensors data is l
 namespace {
 
 constexpr uint64_t kMaxHeaderBytes = 100u << 20;  // the format's own limit is 100 MB
+// Far beyond any model gpulab builds (the largest layer holds 2^31 values); the memory free now
+// is checked too, before anything is read.
+constexpr uint64_t kMaxCheckpointBytes = uint64_t(16) << 30;
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string text = "[";
@@ -84,27 +87,11 @@ void save_checkpoint(const fs::path& path, const ModelPlan& plan, const ModelCon
   }
 }
 
-Checkpoint load_checkpoint(const fs::path& path) {
-  const std::string name = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CheckpointError(name + ": no such file");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 8) throw CheckpointError(name + ": too short to be a safetensors file");
-  uint64_t header_size = 0;
-  std::memcpy(&header_size, bytes.data(), 8);
-  if (header_size > kMaxHeaderBytes || header_size > bytes.size() - 8)
-    throw CheckpointError(name + ": header length " + std::to_string(header_size) +
-                          " does not fit the file of " + std::to_string(bytes.size()) +
-                          " bytes; not a safetensors file or truncated");
-  json header;
-  try {
-    header = json::parse(bytes.substr(8, header_size));
-  } catch (const json::exception& e) {
-    throw CheckpointError(name + ": header is not valid JSON: " + e.what());
-  }
-  if (!header.is_object()) throw CheckpointError(name + ": header is not a JSON object");
-  const size_t data_start = 8 + header_size;
-  const size_t data_size = bytes.size() - data_start;
+namespace {
+
+// The tensors a checked header declares, from `bytes`, the data after the header.
+Checkpoint parse_tensors(const std::string& name, const json& header, const std::string& bytes) {
+  const size_t data_size = bytes.size();
   Checkpoint checkpoint;
   for (const auto& [key, value] : header.items()) {
     if (key == "__metadata__") {
@@ -136,7 +123,7 @@ Checkpoint load_checkpoint(const fs::path& path) {
       Checkpoint::Tensor tensor;
       tensor.shape = shape;
       tensor.data.resize(count);
-      const char* source = bytes.data() + data_start + offsets[0];
+      const char* source = bytes.data() + offsets[0];
       for (uint64_t i = 0; i < count; ++i) {
         if (element == 4) {
           std::memcpy(&tensor.data[i], source + 4 * i, 4);
@@ -158,8 +145,51 @@ Checkpoint load_checkpoint(const fs::path& path) {
   return checkpoint;
 }
 
-void apply_checkpoint(const Checkpoint& checkpoint, const ModelPlan& plan, std::span<float> params,
-                      const std::string& source_name) {
+}  // namespace
+
+Checkpoint load_checkpoint(const fs::path& path) {
+  const std::string name = path.string();
+  try {
+    // The header first: what it declares is checked against the file's size before the data is
+    // read, so a device, a FIFO or a 3 GiB file of zeros is refused without reading it.
+    const InputFile file(path, kMaxCheckpointBytes, "a checkpoint");
+    if (file.size() < 8) throw CheckpointError(name + ": too short to be a safetensors file");
+    uint64_t header_size = 0;
+    std::memcpy(&header_size, file.read(0, 8).data(), 8);
+    if (header_size > kMaxHeaderBytes || header_size > file.size() - 8)
+      throw CheckpointError(name + ": header length " + std::to_string(header_size) +
+                            " does not fit the file of " + std::to_string(file.size()) +
+                            " bytes; not a safetensors file or truncated");
+    json header;
+    try {
+      header = json::parse(file.read(8, header_size));
+    } catch (const json::exception& e) {
+      throw CheckpointError(name + ": header is not valid JSON: " + e.what());
+    }
+    if (!header.is_object()) throw CheckpointError(name + ": header is not a JSON object");
+    const uint64_t data_start = 8 + header_size;
+    const uint64_t data_size = file.size() - data_start;
+    // safetensors' own rule: the tensors cover the data exactly, so a file with more (or less)
+    // than its header declares is damaged, and its data is never read.
+    uint64_t declared = 0;
+    for (const auto& [key, value] : header.items())
+      if (key != "__metadata__" && value.is_object())
+        if (auto offsets = value.find("data_offsets");
+            offsets != value.end() && offsets->is_array() && offsets->size() == 2 &&
+            (*offsets)[1].is_number_unsigned())
+          declared = std::max(declared, (*offsets)[1].get<uint64_t>());
+    if (declared < data_size)
+      throw CheckpointError(name + ": its header declares " + size_text(declared) +
+                            " of tensor data but the file holds " + size_text(data_size) +
+                            " after the header; not a safetensors file, or damaged");
+    return parse_tensors(name, header, file.read(data_start, data_size));
+  } catch (const InputFileError& e) {
+    throw CheckpointError(e.what());
+  }
+}
+
+void check_checkpoint_fits(const Checkpoint& checkpoint, const ModelPlan& plan,
+                           const std::string& source_name) {
   std::vector<std::string> problems;
   for (const auto& p : plan.parameters) {
     auto found = checkpoint.tensors.find(p.name);
@@ -176,10 +206,16 @@ void apply_checkpoint(const Checkpoint& checkpoint, const ModelPlan& plan, std::
     if (!known) problems.push_back("unexpected " + tensor_name + " " + shape_text(tensor.shape));
   }
   if (!problems.empty()) {
+    // One line, so the command line and the window show it as it is.
     std::string message = source_name + " does not fit the model:";
-    for (const auto& problem : problems) message += "\n  " + problem;
+    for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : " ") + problems[i];
     throw CheckpointError(message);
   }
+}
+
+void apply_checkpoint(const Checkpoint& checkpoint, const ModelPlan& plan, std::span<float> params,
+                      const std::string& source_name) {
+  check_checkpoint_fits(checkpoint, plan, source_name);
   for (const auto& p : plan.parameters) {
     const auto& data = checkpoint.tensors.at(p.name).data;
     std::copy(data.begin(), data.end(), params.begin() + p.offset);

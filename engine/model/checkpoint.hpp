@@ -30,8 +30,16 @@ void save_checkpoint(const std::filesystem::path& path, const ModelPlan& plan,
                      const ModelConfig& config, std::span<const float> params);
 
 // Reads any safetensors file of F32 tensors (F64/F16/BF16 are converted); throws CheckpointError
-// naming the file and what is wrong.
+// naming the file and what is wrong. Only a regular file is read (a FIFO or a device is refused
+// without waiting on it), and its header is checked against the file's size and the memory free
+// before the data is read.
 Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+// Throws CheckpointError listing every missing, unexpected or mis-shaped tensor on one line
+// ("W does not fit the model: missing fc1.weight [256, 784]; unexpected ..."); nothing is
+// allocated, so a model its metadata declares far larger than the file is refused at once.
+void check_checkpoint_fits(const Checkpoint& checkpoint, const ModelPlan& plan,
+                           const std::string& source_name);
 
 // Copies the checkpoint's tensors into params; throws CheckpointError listing every missing,
 // unexpected or mis-shaped tensor.

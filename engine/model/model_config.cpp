@@ -2,17 +2,22 @@
 #include "engine/model/model_config.hpp"
 
 #include <climits>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "engine/base/bounds.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/text.hpp"
+#include "io/input_file.hpp"
 
 namespace gpulab {
+
+std::string shape_text(const ActivationShape& s) {
+  return std::to_string(s.channels) + "x" + std::to_string(s.height) + "x" +
+         std::to_string(s.width);
+}
+
 namespace {
 
 using json = nlohmann::json;
@@ -28,10 +33,6 @@ const std::map<std::string, LayerType>& layer_types() {
 
 std::string layer_label(size_t index, const LayerSpec& spec) {
   return "layer " + std::to_string(index + 1) + " (" + spec.name + ")";
-}
-
-std::string shape_text(const ActivationShape& s) {
-  return std::to_string(s.channels) + "x" + std::to_string(s.height) + "x" + std::to_string(s.width);
 }
 
 // Fills in PyTorch-style names: conv1, conv2, ... fc1, fc2, ... dropout1, ... counted per kind.
@@ -59,6 +60,8 @@ std::vector<LayerSpec> named_layers(const std::vector<LayerSpec>& layers) {
 // Far beyond any model an image of 28x28 pixels needs, and within the int sizes of the kernels:
 // a padding of 1e9 overflowed into a request for more memory than a vector can hold.
 constexpr int kMaxPadding = 1024;
+// A config of a thousand layers is some 100 KB.
+constexpr std::uintmax_t kMaxModelFileBytes = std::uintmax_t(16) << 20;
 constexpr int64_t kMaxActivationValues = std::numeric_limits<int32_t>::max();
 
 // Infers one layer's output; returns the problem, or an empty string when the layer fits.
@@ -386,18 +389,21 @@ json model_to_json(const ModelConfig& c) {
 
 ModelConfig load_model(const std::string& preset_or_file) {
   if (is_preset(preset_or_file)) return preset(preset_or_file);
-  std::ifstream in(preset_or_file);
-  if (!in) {
-    std::string list;
-    for (const auto& n : preset_names()) list += (list.empty() ? "" : ", ") + n;
-    throw ConfigError("--model " + preset_or_file + ": not a preset (" + list +
-                      ") and no such file");
+  // Through the one reader of input files: a FIFO is refused, never waited on.
+  std::string text;
+  try {
+    if (!read_input_file(preset_or_file, kMaxModelFileBytes, "a model config", &text)) {
+      std::string list;
+      for (const auto& n : preset_names()) list += (list.empty() ? "" : ", ") + n;
+      throw ConfigError("--model " + preset_or_file + ": not a preset (" + list +
+                        ") and no such file");
+    }
+  } catch (const InputFileError& e) {
+    throw ConfigError(std::string("--model ") + e.what());
   }
-  std::stringstream text;
-  text << in.rdbuf();
   json j;
   try {
-    j = json::parse(text.str());
+    j = json::parse(text);
   } catch (const json::exception& e) {
     throw ConfigError(preset_or_file + ": not valid JSON: " + e.what());
   }

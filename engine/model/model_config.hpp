@@ -34,9 +34,11 @@ struct LayerSpec {
 // (C, H, W); a flat vector is (F, 1, 1).
 struct ActivationShape {
   int channels = 0, height = 0, width = 0;
-  int64_t size() const { return int64_t(channels) * height * width; }
+  constexpr int64_t size() const { return int64_t(channels) * height * width; }
   bool operator==(const ActivationShape&) const = default;
 };
+
+std::string shape_text(const ActivationShape& shape);  // "1x28x28"
 
 struct ParameterInfo {
   std::string name;           // "conv1.weight"

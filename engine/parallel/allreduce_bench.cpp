@@ -13,6 +13,7 @@
 #include "engine/base/errors.hpp"
 #include "engine/base/flag_list.hpp"
 #include "engine/base/size_list.hpp"
+#include "engine/base/threads.hpp"
 #include "engine/parallel/gradient_reducer.hpp"
 #include "engine/parallel/process_group.hpp"
 
@@ -114,7 +115,18 @@ AllreduceTiming time_thread_allreduce(int replicas, size_t bytes,
       }
     };
     std::vector<std::thread> threads;
-    for (int r = 1; r < replicas; ++r) threads.emplace_back(run, r);
+    threads.reserve(size_t(replicas));  // so that no push_back throws with a thread in hand
+    try {
+      for (int r = 1; r < replicas; ++r)
+        threads.push_back(start_thread("the benchmark's thread for replica " + std::to_string(r) +
+                                           " of " + std::to_string(replicas),
+                                       [&run, r] { run(r); }));
+    } catch (const ResourceError& e) {
+      // The replicas started wait for the others: told, they stop, and are joined.
+      reducer->abort(e.what());
+      for (auto& thread : threads) thread.join();
+      throw;
+    }
     run(0);
     for (auto& thread : threads) thread.join();
     for (const auto& error : errors)

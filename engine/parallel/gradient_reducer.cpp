@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/base/clock.hpp"
+#include "engine/base/threads.hpp"
 #include "engine/parallel/process_group.hpp"
 
 namespace gpulab {
@@ -127,7 +128,7 @@ class ThreadsReducer final : public HostReducer {
         rounds_(replicas, 0),
         finished_at_(replicas),
         arrived_(buckets_.size(), 0),
-        thread_([this] { communicate(); }) {}
+        thread_(start_thread("the gradient reducer's thread", [this] { communicate(); })) {}
   ~ThreadsReducer() override {
     {
       std::lock_guard lock(wait_.mutex());

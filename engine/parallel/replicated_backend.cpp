@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "engine/base/clock.hpp"
+#include "engine/base/threads.hpp"
 #include "kernels/cpu/ops.hpp"
 
 namespace gpulab {
@@ -52,15 +53,27 @@ void add_to_message(const std::exception_ptr& error, const std::string& text) {
 class ReplicatedBackend::Workers {
  public:
   Workers(int count, int threads) {
-    for (int r = 0; r < count; ++r) threads_.emplace_back([this, r, threads] { loop(r, threads); });
+    threads_.reserve(size_t(count));  // so that no push_back throws with a thread in hand
+    try {
+      for (int r = 0; r < count; ++r)
+        threads_.push_back(start_thread(
+            "the thread of replica " + std::to_string(r) + " of " + std::to_string(count),
+            [this, r, threads] { loop(r, threads); }));
+    } catch (...) {
+      stop();  // the threads already started, before the error leaves
+      throw;
+    }
   }
-  ~Workers() {
+  ~Workers() { stop(); }
+
+  void stop() {
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
     }
     wake_.notify_all();
-    for (std::thread& t : threads_) t.join();
+    for (std::thread& t : threads_)
+      if (t.joinable()) t.join();
   }
 
   using Job = std::function<void(int)>;

@@ -1,11 +1,6 @@
 // Reading a run folder's files as untrusted input.
 #include "engine/records/record_reader.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -16,26 +11,13 @@
 #include "engine/base/errors.hpp"
 #include "engine/training/setting_bounds.hpp"
 #include "engine/training/trainer.hpp"
+#include "io/input_file.hpp"
 
 namespace gpulab {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-std::string size_text(std::uintmax_t bytes) {
-  if (bytes >= (std::uintmax_t(1) << 30)) return std::to_string(bytes >> 30) + " GiB";
-  if (bytes >= (std::uintmax_t(1) << 20)) return std::to_string(bytes >> 20) + " MiB";
-  return std::to_string(bytes) + " bytes";
-}
-
-const char* file_kind(mode_t mode) {
-  if (S_ISDIR(mode)) return "a folder";
-  if (S_ISFIFO(mode)) return "a FIFO";
-  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a regular file";
-}
 
 // The fields of run.json, as RunRecorder and execute_run write them. "a[]" is every element of
 // the list a; a container comes before what it holds, so its own type is checked first.
@@ -304,41 +286,11 @@ void check_path(const json& node, const std::vector<std::string>& parts, size_t 
 }  // namespace
 
 bool read_record_file(const fs::path& path, std::uintmax_t limit, std::string* text) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return false;
-    const std::string why = errno == ELOOP ? "a symbolic link that loops" : std::strerror(errno);
-    throw RecordError(path.string() + ": cannot be read: " + why);
+  try {
+    return read_input_file(path, limit, "a run record's file", text);
+  } catch (const InputFileError& e) {
+    throw RecordError(e.what());
   }
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  struct stat status {};
-  if (::fstat(fd, &status) != 0)
-    throw RecordError(path.string() + ": cannot be read: " + std::strerror(errno));
-  if (!S_ISREG(status.st_mode))
-    throw RecordError(path.string() + ": is " + file_kind(status.st_mode) +
-                      ", where a run record has a regular file");
-  if (std::uintmax_t(status.st_size) > limit)
-    throw RecordError(path.string() + ": " + size_text(std::uintmax_t(status.st_size)) +
-                      " is larger than a run record's files may be (" + size_text(limit) + ")");
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  text->clear();
-  text->reserve(size_t(status.st_size));
-  char buffer[1 << 16];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw RecordError(path.string() + ": cannot be read: " + std::strerror(errno));
-    if (n == 0) break;
-    // A file still growing (a live run) is read up to the limit, never without end.
-    if (text->size() + size_t(n) > limit)
-      throw RecordError(path.string() + ": grew past " + size_text(limit) + " while being read");
-    text->append(buffer, size_t(n));
-  }
-  return true;
 }
 
 void check_run_info(const json& info, const fs::path& file) {

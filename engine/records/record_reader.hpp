@@ -19,9 +19,9 @@ inline constexpr std::uintmax_t kMaxRecordCsvBytes = std::uintmax_t(2) << 30;
 inline constexpr int64_t kMaxRecordStep = int64_t(1) << 53;
 
 // The contents of `path`, which must be a regular file (or a link to one) of at most `limit`
-// bytes. A FIFO, a device, a folder or a link loop is refused at once, never opened for reading
-// that blocks. Returns false when the file does not exist; throws RecordError naming the file
-// otherwise.
+// bytes: io's read_input_file, with RecordError. A FIFO, a device, a folder or a link loop is
+// refused at once, never opened for reading that blocks. Returns false when the file does not
+// exist; throws RecordError naming the file otherwise.
 bool read_record_file(const std::filesystem::path& path, std::uintmax_t limit, std::string* text);
 
 // Checks every field gpulab writes in run.json for its JSON type (and whole numbers for their

@@ -241,11 +241,7 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     const data::MnistData& mnist = preloaded ? *preloaded : loaded;
     data::ImageSet train_set = mnist.train;
     data::ImageSet validation_set;
-    if (request.validation >= train_set.count)
-      throw ConfigError("--validation " + std::to_string(request.validation) +
-                        ": the training set has " + std::to_string(train_set.count) +
-                        " images, and some must be left to train on; hold out fewer (a tenth, " +
-                        std::to_string(train_set.count / 10) + ", is usual)");
+    training_images_left(train_set.count, request.validation);
     if (request.validation > 0) validation_set = data::split_off(train_set, request.validation);
     DataSets data{&train_set, request.validation > 0 ? &validation_set : nullptr, &mnist.test};
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "engine/base/clock.hpp"
+#include "engine/base/threads.hpp"
 
 namespace gpulab {
 namespace {
@@ -123,7 +124,7 @@ TelemetrySampler::TelemetrySampler(std::vector<std::unique_ptr<TelemetrySource>>
       period_(1.0 / (hz > 0 ? hz : 4.0)),
       run_start_(run_start),
       callback_(std::move(callback)),
-      thread_([this] { loop(); }) {}
+      thread_(start_thread("the telemetry sampler's thread", [this] { loop(); })) {}
 
 TelemetrySampler::~TelemetrySampler() { stop(); }
 

@@ -129,7 +129,24 @@ PlannedLr parse_planned_lr(const std::string& text) {
   return planned;
 }
 
+int training_images_left(int train_count, int validation) {
+  if (validation < 0)
+    throw ConfigError("--validation " + std::to_string(validation) +
+                      ": give a number of images from 0 up (0 holds none out)");
+  if (validation >= train_count)
+    throw ConfigError("--validation " + std::to_string(validation) + ": the training set has " +
+                      std::to_string(train_count) +
+                      " images, and some must be left to train on; hold out fewer (a tenth, " +
+                      std::to_string(train_count / 10) + ", is usual)");
+  return train_count - validation;
+}
+
 StepPlan plan_steps(const TrainOptions& options, int train_count) {
+  // Steps per epoch divide the step budget: an empty set would divide by zero (SIGFPE).
+  if (train_count < 1)
+    throw ConfigError(
+        "the training set has no images; give data with training images, or hold "
+        "fewer out with --validation");
   StepPlan plan;
   plan.steps_per_epoch = (train_count + options.batch - 1) / options.batch;
   plan.epochs = options.epochs;

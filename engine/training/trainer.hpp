@@ -101,7 +101,13 @@ struct StepPlan {
   int64_t steps_per_epoch = 0;
   int64_t total_steps = 0;
 };
+// Throws ConfigError when there is no image to train on (train_count < 1).
 StepPlan plan_steps(const TrainOptions& options, int train_count);
+
+// The images left to train on once `validation` of the `train_count` are held out; throws
+// ConfigError naming --validation and what the set holds when none would be left (or validation
+// is negative). Every split of a training set goes through here, the CLI's and the session's.
+int training_images_left(int train_count, int validation);
 
 // Runs to the end, a cancel, a failure, or stop_at_accuracy; never throws for a diverging loss
 // (status Failed), but lets backend errors (out of memory, a lost device) propagate to the caller.

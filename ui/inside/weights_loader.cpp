@@ -23,8 +23,10 @@ void WeightsLoader::load(const std::filesystem::path& path, const std::string& c
                      "as under Config (a preset, or a config file).")
                       .arg(QString::fromStdString(path.string()));
       } else {
-        model =
-            std::make_shared<const ModelWeights>(model_weights(checkpoint, config, path.string()));
+        ModelWeights weights = model_weights(checkpoint, config, path.string());
+        // Everything the tab shows feeds it a 28x28 digit: another input is refused here, once.
+        check_model_input(weights, kDigitShape, "the Inside tab");
+        model = std::make_shared<const ModelWeights>(std::move(weights));
       }
     } catch (const std::exception& e) {
       message = QString::fromStdString(e.what());

@@ -35,6 +35,8 @@ bool uses(LayerType type, int column) {
   }
 }
 
+// The editor's own form (9 for a flat 9x1x1), called as ui::shape_text: the engine's
+// gpulab::shape_text ("9x1x1") is found too by argument-dependent lookup.
 QString shape_text(const ActivationShape& s) {
   if (s.height == 1 && s.width == 1) return QString::number(s.channels);
   return QString("%1×%2×%3").arg(s.channels).arg(s.height).arg(s.width);
@@ -218,7 +220,7 @@ void LayerEditor::recheck() {
     broken |= !problem.isEmpty();
     const QString dash = QStringLiteral("–");
     table_->item(r, kShape)->setText(after_error         ? dash
-                                     : problem.isEmpty() ? shape_text(check.info.output)
+                                     : problem.isEmpty() ? ui::shape_text(check.info.output)
                                                          : "?");
     table_->item(r, kParams)
         ->setText(after_error || !problem.isEmpty() ? dash
