@@ -106,8 +106,9 @@ TEST(GpuCheckSingle, ADryRunWalksEveryStepInOrderWithinTheFileLimit) {
     while (at < lines.size() && lines[at].rfind(prefix, 0) != 0) ++at;
     ASSERT_LT(at, lines.size()) << "no line for \"" << step << "\" after the one before it:\n"
                                 << summary;
-    if (needs_gpu)
+    if (needs_gpu) {
       EXPECT_NE(lines[at].find("not run: no GPU"), std::string::npos) << lines[at];
+    }
     ++at;
   }
   EXPECT_EQ(summary.find("WOULD FAIL"), std::string::npos) << summary;
