@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <functional>
 
+#include "engine/base/bounds.hpp"
 #include "engine/base/text.hpp"
 #include "engine/training/setting_bounds.hpp"
 
@@ -28,15 +29,6 @@ CLI::Validator bound(const std::string& rule, std::function<bool(double)> accept
 }
 
 }  // namespace
-
-std::string readable_number(double value) {
-  char text[64];
-  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15)
-    std::snprintf(text, sizeof text, "%.0f", value);
-  else
-    std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 CLI::Validator positive() {
   return bound(

@@ -9,9 +9,6 @@
 
 namespace gpulab::cli {
 
-// 1000, 0.9999, 0.1, 1e+20: integers in full, others as %g.
-std::string readable_number(double value);
-
 CLI::Validator positive();                        // > 0 and finite
 CLI::Validator not_negative();                    // >= 0 and finite
 CLI::Validator at_least(double least);            // whole counts: --epochs, --steps

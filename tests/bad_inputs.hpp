@@ -23,6 +23,21 @@
 
 namespace gpulab::test {
 
+// A model of wide feature maps (1024 channels of 28x28 before its pooling: 3 MB an image): at a
+// batch of 65536 it asks for far more memory than any machine has.
+inline ModelConfig wide_feature_map_model() {
+  ModelConfig wide = preset("mlp");
+  LayerSpec conv, pool;
+  conv.type = LayerType::Conv2d;
+  conv.out_channels = 1024;
+  conv.kernel = 3;
+  conv.padding = 1;
+  pool.type = LayerType::MaxPool2d;
+  pool.kernel = 28;
+  wide.layers.insert(wide.layers.begin(), {conv, pool});
+  return wide;
+}
+
 struct RawTensor {
   std::string name;
   std::vector<int64_t> shape;

@@ -1110,15 +1110,7 @@ TEST(CliBadInputs, BenchSizesBeyondTheFreeMemoryAreRefusedNamingBothFigures) {
   BadInputFolder f;
   const auto& dir = f.dir.path();
   int tried = 0;
-  ModelConfig wide = preset("mlp");
-  LayerSpec conv, pool;
-  conv.type = LayerType::Conv2d;
-  conv.out_channels = 1024;
-  conv.kernel = 3;
-  conv.padding = 1;
-  pool.type = LayerType::MaxPool2d;
-  pool.kernel = 28;
-  wide.layers.insert(wide.layers.begin(), {conv, pool});
+  const ModelConfig wide = test::wide_feature_map_model();
   const ModelPlan plan = plan_model(wide);
   save_checkpoint(dir / "wide.safetensors", plan, wide,
                   std::vector<float>(size_t(plan.parameter_count), 0.01f));

@@ -555,15 +555,7 @@ TEST(ModelInput, DataOfAnotherImageSizeIsRefusedByEveryBackendAndTheConfusionMat
 // allocates: a batch of 65536 took 7.1 GB without a word. A model of wide feature maps (3 MB an
 // image) asks for far more than any machine has at that batch.
 TEST(InferenceTiming, ABatchBeyondTheFreeMemoryIsRefusedNamingBothFigures) {
-  ModelConfig config = preset("mlp");
-  LayerSpec conv, pool;
-  conv.type = LayerType::Conv2d;
-  conv.out_channels = 1024;
-  conv.kernel = 3;
-  conv.padding = 1;
-  pool.type = LayerType::MaxPool2d;
-  pool.kernel = 28;
-  config.layers.insert(config.layers.begin(), {conv, pool});
+  const ModelConfig config = test::wide_feature_map_model();
   ModelWeights model;
   model.config = config;
   model.plan = plan_model(config);

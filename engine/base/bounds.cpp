@@ -7,10 +7,8 @@
 #include <nlohmann/json.hpp>
 
 namespace gpulab {
-namespace {
 
-// 1000, 0.9999, 1e+39, inf: integers in full, others as %g.
-std::string number_text(double value) {
+std::string readable_number(double value) {
   char text[64];
   if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 1e15)
     std::snprintf(text, sizeof text, "%.0f", value);
@@ -19,14 +17,13 @@ std::string number_text(double value) {
   return text;
 }
 
-}  // namespace
-
 std::string Bound::range_text() const {
   if (whole) return "a whole number from " + std::to_string(least) + " to " + std::to_string(most);
-  const std::string from = (low_open ? "above " : "from ") + number_text(low);
-  if (std::isinf(high)) return "a number " + (low_open ? from : "not below " + number_text(low));
-  if (low_open) return "a number " + from + ", at most " + number_text(high);
-  return "a number " + from + " to " + (high_open ? "below " : "") + number_text(high);
+  const std::string from = (low_open ? "above " : "from ") + readable_number(low);
+  if (std::isinf(high))
+    return "a number " + (low_open ? from : "not below " + readable_number(low));
+  if (low_open) return "a number " + from + ", at most " + readable_number(high);
+  return "a number " + from + " to " + (high_open ? "below " : "") + readable_number(high);
 }
 
 std::string Bound::problem(const nlohmann::json& value) const {
@@ -46,7 +43,7 @@ std::string Bound::problem(const nlohmann::json& value) const {
     return Bound::problem(nlohmann::json(double(v)));
   }
   const double v = value.get<double>();
-  const std::string shown = number_text(v);
+  const std::string shown = readable_number(v);
   if (!std::isfinite(v)) return shown + " is out of range" + give;
   if (whole) {
     if (std::floor(v) != v) return shown + " is not a whole number" + give;

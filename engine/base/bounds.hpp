@@ -10,6 +10,9 @@
 
 namespace gpulab {
 
+// 1000, 0.9999, 1e+39, inf: integers in full, others as %g.
+std::string readable_number(double value);
+
 struct Bound {
   bool whole = false;  // a count or a seed: exact, as an int64_t
   int64_t least = 0, most = std::numeric_limits<int64_t>::max();  // whole: both included
