@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "bad_inputs.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
@@ -18,6 +19,7 @@
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/lab_results.hpp"
 #include "engine/labs/reference_runs.hpp"
+#include "engine/training/experiment.hpp"
 #include "gpulab/build_config.hpp"
 #include "recorded_runs.hpp"
 #include "reference_run_fixture.hpp"
@@ -595,8 +597,8 @@ TEST(Labs, HardwareColumnsComeFromTheRunsRecord) {
   run.info.erase("energy");
   run.samples = {sample("cpu", 99, 5000, kNoValue, kNoValue), sample("cuda:0", 30, 700, 80, 50)};
   EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("two", run)}).rows[0],
-            (std::vector<std::string>{"two", "30", "700", "80", "50", "—", "—", "—",
-                                      "not recorded", "not recorded", ""}));
+            (std::vector<std::string>{"two", "30", "700", "80", "50", "—", "—", "—", "not recorded",
+                                      "not recorded", ""}));
 }
 
 // data-on (where a run keeps its training data) and stop-at-accuracy are keys as on the command
@@ -770,6 +772,36 @@ TEST(Timing, ColdPassesAreWarmUpAndTheMedianIsNeverOfOne) {
   EXPECT_EQ(slow.passes, 7);
   EXPECT_DOUBLE_EQ(slow.median_ms, 2);  // of 1, 2, 3, 4, 5, 0.2, 0.2
   EXPECT_EQ(median_ms([] { return 2.0; }), 2.0);
+}
+
+// A lab file or a setup file that is a FIFO no one writes to is refused at once, saying what it
+// is, through the one reader of input files: opening it for reading would wait forever (a
+// remembered one at every start of the window).
+TEST(Labs, ALabOrSetupFileThatIsAFifoIsRefusedNotWaitedOn) {
+  test::TempDir dir;
+  const auto lab_fifo = test::make_fifo(dir.path() / "lab.md");
+  Lab lab;
+  ASSERT_TRUE(test::ends_in_time(lab_fifo, [&] { lab = load_lab(lab_fifo.string()); }));
+  ASSERT_EQ(lab.problems.size(), 1u);
+  EXPECT_NE(lab.problems[0].problem.find("is a FIFO"), std::string::npos)
+      << lab.problems[0].problem;
+  const auto setup_fifo = test::make_fifo(dir.path() / "setup.json");
+  std::string message;
+  ASSERT_TRUE(test::ends_in_time(setup_fifo, [&] {
+    try {
+      load_experiment(setup_fifo);
+    } catch (const ConfigError& e) {
+      message = e.what();
+    }
+  }));
+  EXPECT_NE(message.find("is a FIFO"), std::string::npos) << message;
+  // A missing setup still says it cannot be opened.
+  try {
+    load_experiment(dir.path() / "none.json");
+    ADD_FAILURE() << "a missing setup file was read";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot be opened"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Labs, MatmulOnAGpuAgreesWithTheCpu) {

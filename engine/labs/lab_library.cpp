@@ -1,9 +1,7 @@
 // Lab files on disk and built into the program, and grading quiz answers.
-#include <fstream>
-#include <sstream>
-
 #include "engine/base/errors.hpp"
 #include "engine/labs/lab.hpp"
+#include "io/input_file.hpp"
 
 namespace gpulab {
 
@@ -18,24 +16,29 @@ extern const BuiltinLabFile kBuiltinLabs[];
 extern const size_t kBuiltinLabCount;
 
 Lab load_lab_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
   Lab lab;
   lab.source = path.string();
   lab.name = path.stem().string();
-  if (!in) {
-    lab.problems.push_back({path.string(), 0, "cannot be opened"});
-    return lab;
-  }
-  // A file past the limit is refused by its size, unread (a remembered one is met at every start).
+  // Through the one reader of input files: a FIFO is refused, never waited on (a remembered one
+  // would hold every start of the window), and a file past the limit is refused by its size,
+  // unread.
   std::error_code error;
   if (const auto size = std::filesystem::file_size(path, error); !error && size > kMaxLabBytes) {
     lab.problems.push_back(
         {path.string(), 0, lab_size_limit_text(std::to_string(size) + " bytes")});
     return lab;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_lab(text.str(), path.string(), path.parent_path());
+  std::string text;
+  try {
+    if (!read_input_file(path, kMaxLabBytes, "a lab file", &text)) {
+      lab.problems.push_back({path.string(), 0, "cannot be opened: no such file"});
+      return lab;
+    }
+  } catch (const InputFileError& e) {
+    lab.problems.push_back({path.string(), 0, e.what()});
+    return lab;
+  }
+  return parse_lab(text, path.string(), path.parent_path());
 }
 
 std::vector<std::string> builtin_lab_names() {
@@ -60,7 +63,12 @@ std::vector<Lab> builtin_labs() {
 }
 
 Lab load_lab(const std::string& name_or_path) {
-  if (std::filesystem::is_regular_file(name_or_path)) return load_lab_file(name_or_path);
+  // A file at that path is read as a lab file (a FIFO or device is refused, saying what it is); a
+  // folder (a lab's --out folder named after it) or nothing there is a built-in lab's name.
+  std::error_code error;
+  const auto status = std::filesystem::status(name_or_path, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_directory(status))
+    return load_lab_file(name_or_path);
   std::string name = std::filesystem::path(name_or_path).filename().string();
   if (name.size() > 3 && name.substr(name.size() - 3) == ".md") name.resize(name.size() - 3);
   if (name_or_path.find('/') == std::string::npos)

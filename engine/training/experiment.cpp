@@ -1,14 +1,12 @@
 // Experiments to and from JSON.
 #include "engine/training/experiment.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
 #include "engine/training/setting_bounds.hpp"
+#include "io/input_file.hpp"
 
 namespace gpulab {
 using json = nlohmann::json;
@@ -69,7 +67,8 @@ void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
   read_field(j, "epochs", o.epochs);
   read_field(j, "max_steps", o.max_steps);
   read_field(j, "batch", o.batch);
-  std::string optimizer = optimizer_name(o.optimizer.kind), schedule = schedule_name(o.schedule.kind);
+  std::string optimizer = optimizer_name(o.optimizer.kind),
+              schedule = schedule_name(o.schedule.kind);
   read_field(j, "optimizer", optimizer);
   o.optimizer.kind = parse_optimizer(optimizer);
   read_field(j, "lr", o.optimizer.lr);
@@ -135,12 +134,17 @@ void save_experiment(const std::filesystem::path& path, const Experiment& experi
 }
 
 Experiment load_experiment(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path.string() + ": cannot be opened");
-  std::stringstream text;
-  text << in.rdbuf();
+  // Through the one reader of input files: a FIFO or device is refused, never waited on.
+  constexpr std::uintmax_t kMaxSetupBytes = std::uintmax_t(16) << 20;
+  std::string text;
   try {
-    return experiment_from_json(json::parse(text.str()));
+    if (!read_input_file(path, kMaxSetupBytes, "a setup file", &text))
+      throw ConfigError(path.string() + ": cannot be opened: no such file; check the path");
+  } catch (const InputFileError& e) {
+    throw ConfigError(e.what());
+  }
+  try {
+    return experiment_from_json(json::parse(text));
   } catch (const json::exception& e) {
     throw ConfigError(path.string() + ": not valid JSON: " + e.what());
   } catch (const ConfigError& e) {
