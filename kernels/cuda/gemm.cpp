@@ -22,18 +22,37 @@ cublasComputeType_t compute_type(Precision precision) {
   return CUBLAS_COMPUTE_32F;
 }
 
+namespace {
+
+void bind_stream(const Gemm& g, cudaStream_t stream) {
+  cudaStream_t bound = nullptr;
+  GPULAB_CUBLAS_CHECK(cublasGetStream(g.handle, &bound));
+  if (bound != stream) GPULAB_CUBLAS_CHECK(cublasSetStream(g.handle, stream));
+}
+
+}  // namespace
+
 void gemm(const Gemm& g, bool transpose_a, bool transpose_b, int M, int N, int K, float alpha,
           const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
           cudaStream_t stream) {
   if (M == 0 || N == 0) return;
-  const cublasComputeType_t compute = compute_type(g.precision);
-  cudaStream_t bound = nullptr;
-  GPULAB_CUBLAS_CHECK(cublasGetStream(g.handle, &bound));
-  if (bound != stream) GPULAB_CUBLAS_CHECK(cublasSetStream(g.handle, stream));
+  bind_stream(g, stream);
   GPULAB_CUBLAS_CHECK(cublasGemmEx(g.handle, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                    transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B,
                                    CUDA_R_32F, ldb, A, CUDA_R_32F, lda, &beta, C, CUDA_R_32F, ldc,
-                                   compute, CUBLAS_GEMM_DEFAULT));
+                                   compute_type(g.precision), CUBLAS_GEMM_DEFAULT));
+}
+
+void gemm_strided_batched(const Gemm& g, bool transpose_a, bool transpose_b, int M, int N, int K,
+                          float alpha, const float* A, int lda, long long stride_a, const float* B,
+                          int ldb, long long stride_b, float beta, float* C, int ldc,
+                          long long stride_c, int batch, cudaStream_t stream) {
+  if (M == 0 || N == 0 || batch == 0) return;
+  bind_stream(g, stream);
+  GPULAB_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      g.handle, transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, N,
+      M, K, &alpha, B, CUDA_R_32F, ldb, stride_b, A, CUDA_R_32F, lda, stride_a, &beta, C,
+      CUDA_R_32F, ldc, stride_c, batch, compute_type(g.precision), CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace gpulab::kernels::cuda

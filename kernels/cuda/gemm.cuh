@@ -35,4 +35,11 @@ void gemm(const Gemm& g, bool transpose_a, bool transpose_b, int M, int N, int K
           const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,
           cudaStream_t stream);
 
+// `batch` products as gemm() in one cuBLAS call: product i reads A + i * stride_a and
+// B + i * stride_b and writes C + i * stride_c (a stride of 0 shares the operand).
+void gemm_strided_batched(const Gemm& g, bool transpose_a, bool transpose_b, int M, int N, int K,
+                          float alpha, const float* A, int lda, long long stride_a, const float* B,
+                          int ldb, long long stride_b, float beta, float* C, int ldc,
+                          long long stride_c, int batch, cudaStream_t stream);
+
 }  // namespace gpulab::kernels::cuda
