@@ -125,6 +125,7 @@ const std::vector<k::Conv2dShape> kConvShapes = {
     {3, 1, 28, 28, 32, 3, 3, 1, 0},   // pytorch-example conv1
     {2, 32, 26, 26, 64, 3, 3, 1, 0},  // pytorch-example conv2
     {2, 64, 12, 12, 32, 5, 5, 1, 2},  // a long inner dimension: 1600 products per output
+    {16, 1, 28, 28, 8, 3, 3, 1, 0},   // 10816 positions: bias and weight gradients summed in parts
 };
 
 Vec tf32_rounded(Vec v) {
