@@ -48,7 +48,7 @@ Launch launch_3d(int plane, int rows, int images) {
 
 #define GPULAB_ROWS(row, rows) for (int row = int(blockIdx.y); row < (rows); row += int(gridDim.y))
 #define GPULAB_IMAGES(n, images) \
-  for (int n = int(blockIdx.z); n < (images); n += int(gridDim.z))
+  _Pragma("unroll 4") for (int n = int(blockIdx.z); n < (images); n += int(gridDim.z))
 
 // col (CRS, Nc*P) from inp (Nc, C, H, W); zero where a tap falls on the padding. A thread holds
 // one output position p and, per row of col (a channel and tap), copies it for its images.

@@ -1,6 +1,8 @@
-// Max pooling: one thread per output for the forward pass. The backward pass gathers instead of
+// Max pooling: one thread per output for the forward pass. The backward pass of windows that do
+// not overlap (kernel <= stride, as every preset's 2x2 pooling) is one thread per output adding
+// its gradient at its argmax, the one input it reaches. Overlapping windows gather instead of
 // scattering: one thread per input pixel adds the gradients of the windows whose argmax it is,
-// in window order, so overlapping windows need no atomics and the sum order is fixed.
+// in window order, so they need no atomics and the sum order is fixed.
 #include "kernels/cpu/shape_check.hpp"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/pool.cuh"
@@ -48,6 +50,20 @@ __global__ void maxpool2d_backward_kernel(float* dinp, const float* dout, const 
   }
 }
 
+// Windows that do not overlap: each input pixel is in one window at most, so this adds exactly
+// what the gather would, with a thread per output instead of per input and no division.
+// blockIdx.y walks the planes (an image's channel), x the outputs of a plane.
+__global__ void maxpool2d_backward_disjoint_kernel(float* dinp, const float* dout,
+                                                   const int32_t* argmax, int planes, int plane_in,
+                                                   int plane_out) {
+  const int o = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (o >= plane_out) return;
+  for (int plane = int(blockIdx.y); plane < planes; plane += int(gridDim.y)) {
+    const size_t at = size_t(plane) * plane_out + o;
+    dinp[size_t(plane) * plane_in + argmax[at]] += dout[at];
+  }
+}
+
 }  // namespace
 
 void maxpool2d_forward(float* out, int32_t* argmax, const float* inp, const Pool2dShape& s,
@@ -67,6 +83,17 @@ void maxpool2d_backward(float* dinp, const float* dout, const int32_t* argmax, c
   kernels::detail::check_pool2d_shape(s, "maxpool2d_backward");
   const size_t n = size_t(s.batch) * s.channels * s.in_height * s.in_width;
   if (n == 0) return;
+  const int plane_out = s.out_height() * s.out_width();
+  if (s.kernel <= s.stride && plane_out > 0) {
+    const int planes = s.batch * s.channels;
+    const int threads = plane_out >= detail::kBlock ? detail::kBlock : (plane_out + 31) / 32 * 32;
+    const dim3 grid(unsigned((plane_out + threads - 1) / threads),
+                    unsigned(planes < 65535 ? planes : 65535));
+    maxpool2d_backward_disjoint_kernel<<<grid, threads, 0, stream>>>(
+        dinp, dout, argmax, planes, s.in_height * s.in_width, plane_out);
+    GPULAB_CUDA_CHECK_LAUNCH("maxpool2d_backward_disjoint_kernel");
+    return;
+  }
   maxpool2d_backward_kernel<<<detail::grid_for(n), detail::kBlock, 0, stream>>>(
       dinp, dout, argmax, s, s.out_height(), s.out_width());
   GPULAB_CUDA_CHECK_LAUNCH("maxpool2d_backward_kernel");
