@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "bad_inputs.hpp"
@@ -75,20 +77,48 @@ TEST(Labs, EveryShippedLabReadsAndNamesWhatExists) {
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
 }
 
-// A lab that runs on a GPU says so in its header, and its text says that no recorded GPU runs
-// ship yet: nothing stands in for the learner's own measurements.
-TEST(Labs, GpuLabsSayTheyNeedOneAndThatNoGpuRunsShipYet) {
+// A lab that runs on a GPU says what stands in for its GPU experiments on a machine without one,
+// and its text agrees with the reference runs that ship (resources/reference-runs): where one
+// ships for a GPU experiment, the text names the GPU and the day it was recorded on; where none
+// does, it says that no recorded GPU runs ship. Nothing else stands in for the learner's runs.
+TEST(Labs, GpuLabsSayWhichRecordedGpuRunsShipWithThem) {
+  ASSERT_EQ(std::getenv(kReferenceRunsVariable), nullptr) << "the shipped folder is checked";
+  const ReferenceRuns shipped = load_reference_runs(reference_runs_dir());
+  EXPECT_TRUE(shipped.problems.empty()) << shipped.problems.front();
+  std::set<std::string> labs_with_references;
   for (const Lab& lab : builtin_labs()) {
-    const bool gpu_experiment = std::any_of(lab.experiments.begin(), lab.experiments.end(),
-                                            [](const LabExperiment& e) { return e.needs_gpu(); });
-    if (!gpu_experiment) continue;
     std::string text;
     for (const auto& block : lab.blocks)
       if (block.kind == LabBlock::Kind::Text) text += block.text;
     std::replace(text.begin(), text.end(), '\n', ' ');  // a sentence may run over lines
-    EXPECT_NE(text.find("No recorded GPU runs ship with gpulab yet"), std::string::npos)
-        << lab.name;
+    bool gpu_experiment = false;
+    std::set<std::string> recorded;  // "NVIDIA H100 80GB HBM3 on 2026-11-27"
+    for (const LabExperiment& e : lab.experiments) {
+      if (!e.needs_gpu()) continue;
+      gpu_experiment = true;
+      if (auto reference = reference_result(lab, e, shipped.runs)) {
+        const std::string& on = reference->recorded_on;  // "NVIDIA H100 80GB HBM3, 2026-11-27"
+        ASSERT_NE(on.find(", "), std::string::npos) << on;
+        recorded.insert(on.substr(0, on.rfind(", ")) + " on " + on.substr(on.rfind(", ") + 2));
+      }
+    }
+    if (!gpu_experiment) continue;
+    if (recorded.empty()) {
+      EXPECT_NE(text.find("No recorded GPU runs ship with gpulab yet"), std::string::npos)
+          << lab.name;
+      continue;
+    }
+    labs_with_references.insert(lab.name);
+    EXPECT_EQ(text.find("No recorded GPU runs ship"), std::string::npos) << lab.name;
+    for (const std::string& on : recorded)
+      EXPECT_NE(text.find("Reference runs recorded on an " + on + " ship with gpulab"),
+                std::string::npos)
+          << lab.name << ": " << on;
   }
+  // The labs whose one-GPU experiments were run on an H100 and ship.
+  EXPECT_EQ(labs_with_references,
+            (std::set<std::string>{"cnn-on-gpu", "feeding-the-gpu", "mixed-precision",
+                                   "single-vs-multi-gpu", "watching-the-hardware"}));
 }
 
 TEST(Labs, ShippedQuizzesHaveTheCourseQuestionsWithReasons) {
@@ -1229,6 +1259,32 @@ TEST(ReferenceRuns, OnlyAFinishedRunRecordedOnAGpuOnADayIsOne) {
                 {{"id", "cuda:1"}, {"name", "NVIDIA H100"}},
                 {{"id", "cpu"}, {"name", "EPYC"}}}}};
   EXPECT_EQ(recorded_on(two), "2× NVIDIA H100, 2026-11-21");
+}
+
+// The hand-in names each GPU experiment that was skipped with no reference run in its place, and
+// why: a row left empty on a machine of one GPU is not read as a machine without a GPU.
+TEST(ReferenceRuns, AHandInNamesTheSkippedGpuExperimentsAndWhy) {
+  test::TempDir dir;
+  const Lab lab = parse(kCpuAndGpuLab);
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  const std::vector<RunData> runs = {load_run(test::write_reference_run(
+      dir.path() / "runs" / "cpu", lab_run_name(lab, *lab.experiment("mlp cpu")), ""))};
+  LabHandIn h;
+  h.results = lab_results_from(lab, nullptr, runs, no_gpu());
+  h.machine = no_gpu();
+  h.date = "2026-11-27T12:00:00Z";
+  h.made_by = "the test";
+  const std::string readme = hand_in_readme(lab, h);
+  EXPECT_NE(readme.find("A GPU experiment was skipped on this machine, and no reference run "
+                        "recorded on a GPU ships with gpulab for it: \"on a gpu\" (no GPU on "
+                        "this machine). Run the lab on a machine with the GPUs they need to fill "
+                        "those rows."),
+            std::string::npos)
+      << readme;
+  // With its reference run, nothing is said to be skipped.
+  test::write_reference_run(dir.path() / "refs" / "gpu", lab_run_name(lab, *lab.experiment("on a gpu")));
+  h.results = lab_results_from(lab, nullptr, runs, no_gpu(), load_reference_runs(dir.path() / "refs").runs);
+  EXPECT_EQ(hand_in_readme(lab, h).find("skipped on this machine"), std::string::npos);
 }
 
 TEST(ReferenceRuns, FillTheRowMarkedRecordedOnUntilTheLearnersOwnRun) {

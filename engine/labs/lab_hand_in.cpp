@@ -25,18 +25,25 @@ std::string table_stem(size_t index) {
   return index == 0 ? "results" : "results-" + std::to_string(index + 1);
 }
 
-bool skipped_gpu(const Lab& lab, const std::vector<LabRunResult>& results) {
-  for (const auto& r : results)
-    if (const LabExperiment* e = lab.experiment(r.experiment);
-        e && e->needs_gpu() && !r.skipped.empty())
-      return true;
-  return false;
+// Under the tables, when GPU experiments were skipped and no reference run stood in: which ones
+// and why each ("two gpus" on a machine of one GPU, every GPU row on a machine without one), so
+// an empty row is never read as a machine without a GPU when it had one. Empty when none was.
+std::string skipped_gpu_note(const Lab& lab, const std::vector<LabRunResult>& results) {
+  std::string listed;
+  int count = 0;
+  for (const auto& r : results) {
+    const LabExperiment* e = lab.experiment(r.experiment);
+    if (e == nullptr || !e->needs_gpu() || r.skipped.empty() || !r.recorded_on.empty()) continue;
+    std::string why = r.skipped;
+    if (why.rfind("skipped: ", 0) == 0) why.erase(0, 9);
+    listed += std::string(count++ ? "; " : "") + "\"" + r.experiment + "\" (" + why + ")";
+  }
+  if (count == 0) return "";
+  return std::string(count == 1 ? "A GPU experiment was" : "GPU experiments were") +
+         " skipped on this machine, and no reference run recorded on a GPU ships with gpulab " +
+         (count == 1 ? "for it: " : "for them: ") + listed +
+         ". Run the lab on a machine with the GPUs they need to fill those rows.\n";
 }
-
-const char* kSkippedGpuNote =
-    "The GPU experiments were skipped: this machine has no usable GPU, and no reference run "
-    "recorded on a GPU ships with gpulab for them. Run the lab on a machine with an NVIDIA GPU "
-    "to fill those rows.\n";
 
 // What a row filled by a reference run (engine/labs/reference_runs) is, under every table that
 // has one: never read as the learner's own measurement.
@@ -242,7 +249,7 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
         "each other: it shared its hardware, other programs loaded the machine while it ran, it "
         "stopped early, or its record was edited or damaged. Its "
         "note says which; run it again alone for a clean figure.\n";
-  if (skipped_gpu(lab, h.results)) md += std::string("\n") + kSkippedGpuNote;
+  if (const std::string note = skipped_gpu_note(lab, h.results); !note.empty()) md += "\n" + note;
   if (any_reference(h.results)) md += std::string("\n") + kReferenceNote;
 
   if (!lab.charts.empty()) md += "\n## Charts\n";
@@ -365,7 +372,8 @@ std::vector<fs::path> write_hand_in(const fs::path& dir, const Lab& lab, const L
     const LabResultsTable table = lab_results_table(lab, lab.tables[t], h.results);
     write(table_stem(t) + ".csv", to_csv(table));
     std::string markdown = "# " + lab.title + "\n\n" + to_markdown(table);
-    if (skipped_gpu(lab, h.results)) markdown += std::string("\n") + kSkippedGpuNote;
+    if (const std::string note = skipped_gpu_note(lab, h.results); !note.empty())
+      markdown += "\n" + note;
     if (any_reference(h.results)) markdown += std::string("\n") + kReferenceNote;
     write(table_stem(t) + ".md", markdown);
   }

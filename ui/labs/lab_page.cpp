@@ -232,9 +232,9 @@ void LabPage::set_states(const std::vector<ExperimentState>& states, bool busy) 
       // Said plainly, and nothing shown in its place: no reference run recorded on a real GPU
       // matches it.
       run->setToolTip(tr("Not on this machine: %1").arg(QString::fromStdString(s.missing)));
-      status->setText(tr("<span style='color:#a04000'>Cannot run here: %1.</span> No recorded "
-                         "GPU runs ship with gpulab yet, so its row stays empty; run the lab on "
-                         "a machine with an NVIDIA GPU to fill it.")
+      status->setText(tr("<span style='color:#a04000'>Cannot run here: %1.</span> No reference "
+                         "run recorded on a GPU ships with gpulab for it, so its row stays "
+                         "empty; run the lab on a machine with the GPUs it needs to fill it.")
                           .arg(QString::fromStdString(s.missing).toHtmlEscaped()));
     } else {
       status->setText(QString::fromStdString(s.status).toHtmlEscaped());
