@@ -42,6 +42,7 @@
 #include "ui/runs/runs_panel.hpp"
 #include "ui/setup/experiment_panel.hpp"
 #include "ui/setup/layer_editor.hpp"
+#include "ui/widgets/status_widgets.hpp"
 #include "ui/window/chart_grid.hpp"
 #include "ui/window/main_window.hpp"
 #include "ui_fixture.hpp"
@@ -287,6 +288,38 @@ TEST_F(Fit, TheTrainRowStaysPutWhenTrainingStartsAndEnds) {
   wait_until([] { return false; }, 100ms);
   EXPECT_EQ(where(window_->train_button()), train);
   EXPECT_EQ(where(window_->pause_button()), pause);
+}
+
+// A training run's progress text, however long it grows at 1280x720, never sets the window's
+// width: it narrows to 1024 and the rows move under the buttons. (Their text once counted: rows
+// that had grown beside the buttons kept the window 1059 px wide, under load only.)
+TEST_F(Fit, TheProgressTextNeverKeepsTheWindowWide) {
+  open_window();
+  small_setup(1000000);
+  show_at(QSize(1280, 720));
+  ASSERT_GT(window_->start_training(), 0) << window_->message().toStdString();
+  auto* progress = window_->findChild<ProgressList*>();
+  ASSERT_NE(progress, nullptr);
+  // The longest a row's bar says: a long run's step counts and ETA, as the text grows before
+  // the resize (a loaded machine's first step).
+  const int id = window_->store()->entries().front()->id;
+  progress->set_plan(id, StepPlan{100, 9999999, 9999999 * 100});
+  StepMetrics last;
+  last.step = 999999999;
+  last.epoch = 100;
+  last.loss = 1.2345678;
+  LiveFigures figures;
+  figures.images_per_second = 123456789;
+  figures.eta_s = 3600.0 * 999;
+  progress->update(id, last, figures, false);
+  QApplication::processEvents();
+  EXPECT_LE(window_->minimumSizeHint().width(), 1024) << progress->text(id).toStdString();
+  show_at(QSize(1024, 768));
+  EXPECT_LE(window_->width(), 1024);
+  EXPECT_GE(progress->mapTo(window_.get(), QPoint()).y(),
+            window_->train_button()->mapTo(window_.get(), QPoint()).y() +
+                window_->train_button()->height())
+      << "the rows sit under the buttons in a 1024 px window";
 }
 
 // Presenter mode on and off again from the View menu: every widget has the font it had before

@@ -168,6 +168,7 @@ void ProgressList::add(int id, const QString& name) {
   row.bar = new QProgressBar(this);
   row.bar->setRange(0, 0);  // busy until the plan is known
   row.bar->setTextVisible(true);
+  row.bar->setMinimumWidth(kBarMinimum);  // not its text's width: see text_width()
   layout_->addWidget(row.label);
   layout_->addWidget(row.bar);
   rows_[id] = row;
@@ -223,6 +224,16 @@ void ProgressList::clear_finished() {
     delete it->second.bar;
     it = rows_.erase(it);
   }
+}
+
+int ProgressList::text_width() const {
+  const QString longest = tr("epoch %1/%2 · step %3/%4 · ETA %5")
+                              .arg(100)
+                              .arg(100)
+                              .arg(999999)
+                              .arg(999999)
+                              .arg(duration_text(36000));
+  return fontMetrics().horizontalAdvance(longest) + 2 * fontMetrics().averageCharWidth();
 }
 
 QString ProgressList::text(int id) const {

@@ -69,6 +69,11 @@ class ProgressList : public QWidget {
   void finish(int id, const QString& result);  // the row keeps the result until the next start
   void clear_finished();
   QString text(int id) const;  // what the row says, for tests and screen readers
+  // The width a long run's bar text needs ("epoch 100/100 · step 999999/999999 · ETA 10:00:00"):
+  // what a place beside other controls should offer. The rows themselves ask for little (the
+  // labels wrap, the bars' minimum is kBarMinimum), so their text never widens the window.
+  int text_width() const;
+  static constexpr int kBarMinimum = 60;
 
  private:
   struct Row {

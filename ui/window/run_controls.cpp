@@ -64,12 +64,12 @@ void RunControls::follow_width(QWidget* column) {
 
 void RunControls::fit_width() {
   if (!column_) return;
-  // Beside the buttons only with room for a progress bar's text: otherwise the row alone would
-  // make the window wider than a 1024x768 screen while a run trains.
+  // Beside the buttons only with room for a long run's progress text. The room asked for is a
+  // fixed width, not the rows' text of the moment: a width that grew as a run trained once kept
+  // the rows beside the buttons at 1280 px and the window from narrowing to 1024.
   const QMargins margins = column_->layout() ? column_->layout()->contentsMargins() : QMargins();
   const int room = column_->width() - margins.left() - margins.right();
-  const int beside = buttons_->minimumSize().width() + row_->spacing() +
-                     std::max(kProgressWidth, progress_->minimumSizeHint().width());
+  const int beside = buttons_->minimumSize().width() + row_->spacing() + progress_->text_width();
   const auto direction = room >= beside ? QBoxLayout::LeftToRight : QBoxLayout::TopToBottom;
   if (row_->direction() != direction) row_->setDirection(direction);
 }

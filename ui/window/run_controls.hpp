@@ -74,7 +74,6 @@ class RunControls : public QObject {
   bool eventFilter(QObject* watched, QEvent* event) override;
 
  private:
-  static constexpr int kProgressWidth = 200;  // a progress bar's text, at the least, beside them
   void fit_width();
 
   Parts parts_{};
