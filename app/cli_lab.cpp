@@ -146,7 +146,7 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
   c.hand_in->add_option("lab", f.hand_in, "a built-in lab's name or FILE.md")->required();
   c.hand_in->add_option("--runs-dir", f.runs_dir,
                         "the runs folder the window used (default: $GPULAB_RUNS, else "
-                        "~/.local/share/gpulab/runs)");
+                        "~/.local/share/gpulab/runs), or a `lab run`'s --out folder");
   c.hand_in->add_option("--out", f.out, "folder for the hand-in")->required();
   return c;
 }
@@ -163,8 +163,39 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   if (!fs::is_directory(runs_dir, error))
     throw ConfigError("--runs-dir " + runs_dir.string() +
                       ": not a folder; name the runs folder the window used (gpulab --runs-dir, "
-                      "else $GPULAB_RUNS, else ~/.local/share/gpulab/runs)");
+                      "else $GPULAB_RUNS, else ~/.local/share/gpulab/runs), or the --out "
+                      "folder of a `lab run`");
   check_hand_in_folder(out, lab, "--out");
+  // A `lab run` output folder (its runs/ and answers.json beside its report) rebuilds its
+  // hand-in: the runs from runs/, the quiz from answers.json.
+  const bool lab_run_output = fs::is_directory(runs_dir / "runs", error) &&
+                              fs::is_regular_file(runs_dir / "answers.json", error) &&
+                              !fs::exists(lab_progress_path(runs_dir), error);
+  if (lab_run_output) {
+    std::printf("%s: a `lab run` folder: its runs/ and answers.json\n", runs_dir.c_str());
+    std::vector<std::string> problems;
+    const std::vector<RunData> runs = load_runs(runs_dir / "runs", &problems);
+    for (const std::string& p : problems) std::printf("skipped %s\n", p.c_str());
+    const std::vector<LabRunResult> results =
+        lab_results_from(lab, nullptr, runs, list_devices(), references_for(lab).runs);
+    LabHandIn h = hand_in_here(results, read_given_answers(runs_dir / "answers.json", lab,
+                                                           "--runs-dir"),
+                               "gpulab-cli lab hand-in");
+    fs::create_directories(out);
+    h.charts_missing = write_charts(lab, results, out, argc, argv);
+    write_hand_in(out, lab, h);
+    int ran = 0;
+    for (const LabRunResult& r : results) ran += r.summary && r.recorded_on.empty();
+    std::printf("hand-in of \"%s\": %d of %zu experiments with results, quiz %d of %zu right; %s\n",
+                lab.title.c_str(), ran, lab.experiments.size(), quiz_score(lab, h.answers),
+                lab.quiz.size(), (out / "README.md").string().c_str());
+    for (const LabExperiment& e : lab.experiments)
+      if (!e.bench.empty())
+        std::printf("%s: a benchmark keeps no run folder, so its timings are not in %s; run the "
+                    "lab again to measure them\n",
+                    e.name.c_str(), runs_dir.c_str());
+    return 0;
+  }
   std::string problem;
   const LabProgress progress = load_lab_progress(runs_dir, &problem);
   if (!problem.empty()) std::fprintf(stderr, "gpulab-cli: %s\n", problem.c_str());

@@ -1044,6 +1044,68 @@ TEST(LabHandIn, FiguresThatDisagreeWithEachOtherAreMarked) {
   EXPECT_EQ(readme.find("| ⚠ shared | 40 | 3200 | ⚠ figures disagree"), std::string::npos);
 }
 
+// The run the progress file names is found however either path is spelt, and after the runs
+// folder was copied elsewhere (its folder name and run name); a record whose run is gone falls
+// back to the newest run named for the experiment. (An exact match of the absolute path made a
+// relative --runs-dir or a copied folder say "0 of 4 experiments".)
+TEST(LabProgress, AnExperimentsRunIsFoundHoweverItsFolderIsNamed) {
+  test::TempDir dir;
+  const Lab lab = parse(kHandInLab);
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  const LabExperiment& clean = *lab.experiment("clean");
+  const auto named = [&](const std::filesystem::path& where, const std::string& name) {
+    RunData run = recorded_run(where, false);
+    run.info["name"] = name;
+    return run;
+  };
+  const RunData other = named(dir.path() / "runs" / "b", "something else");
+  const RunData mine = named(dir.path() / "runs" / "a", lab_run_name(lab, clean));
+  const std::vector<const RunData*> runs = {&other, &mine};
+  LabRecord record;
+  record.runs["clean"] = (dir.path() / "runs" / "sub" / ".." / "a").string();
+  std::filesystem::create_directories(dir.path() / "runs" / "sub");
+  EXPECT_EQ(experiment_run(lab, clean, &record, runs), 1);
+  // Copied elsewhere: the record still names the old place.
+  record.runs["clean"] = "/no/such/place/runs/a";
+  const RunData copied = named(dir.path() / "copy" / "a", lab_run_name(lab, clean));
+  const RunData same_folder_other_run = named(dir.path() / "copy2" / "a", "something else");
+  EXPECT_EQ(experiment_run(lab, clean, &record, {&same_folder_other_run, &copied}), 1);
+  // Its run deleted: the newest run named for the experiment.
+  record.runs["clean"] = (dir.path() / "runs" / "deleted").string();
+  EXPECT_EQ(experiment_run(lab, clean, &record, runs), 1);
+  EXPECT_EQ(experiment_run(lab, clean, &record, {&other}), -1);
+}
+
+// `lab hand-in --runs-dir` given a `lab run`'s output folder rebuilds its hand-in from the runs
+// and answers kept there.
+TEST(LabCli, HandInRebuildsALabRunsFolder) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(128, 1), test::synthetic_set(32, 2));
+  const auto lab = dir.path() / "x.md";
+  std::ofstream(lab) << kHeader << kHandInLab;
+  const auto answers = dir.path() / "given.json";
+  std::ofstream(answers)
+      << R"({"answers": [{"question": "What dominates training?", "answer": "Matrix products"}]})";
+  const auto first = dir.path() / "first";
+  const Result run = cli("lab run " + lab.string() + " --quick --quiet --out " + first.string() +
+                         " --data-dir " + (dir.path() / "data").string() + " --answers " +
+                         answers.string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto again = dir.path() / "again";
+  const Result r = cli("lab hand-in " + lab.string() + " --runs-dir " + first.string() +
+                       " --out " + again.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(first.string() + ": a `lab run` folder: its runs/ and answers.json"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("2 of 3 experiments with results, quiz 1 of 2 right"), std::string::npos)
+      << r.output;
+  const std::string readme = read(again / "README.md");
+  EXPECT_NE(readme.find("| clean | 3 |"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("| shared | 3 |"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("Answer: Matrix products — **right**"), std::string::npos) << readme;
+}
+
 TEST(LabCli, HandInBuildsTheFolderFromTheWindowsRunsFolder) {
   test::TempDir dir;
   const auto lab = dir.path() / "x.md";

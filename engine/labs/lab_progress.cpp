@@ -121,12 +121,31 @@ std::string lab_run_name(const Lab& lab, const LabExperiment& e) {
 
 int experiment_run(const Lab& lab, const LabExperiment& e, const LabRecord* record,
                    const std::vector<const RunData*>& runs) {
-  const std::string* dir = nullptr;
+  const std::string name = lab_run_name(lab, e);
   if (record)
-    if (const auto d = record->runs.find(e.name); d != record->runs.end()) dir = &d->second;
+    if (const auto d = record->runs.find(e.name); d != record->runs.end()) {
+      // The folder the record names, however either path is spelt ("runs/../runs/x", a
+      // relative --runs-dir): compared as canonical paths.
+      std::error_code error;  // a path that cannot be resolved is compared as written
+      const auto canonical = [&](const fs::path& p) {
+        fs::path c = fs::weakly_canonical(p, error);
+        return error ? p.lexically_normal() : c;
+      };
+      for (size_t i = 0; i < runs.size(); ++i)  // as written first: no file system calls
+        if (runs[i]->dir.string() == d->second) return int(i);
+      const fs::path recorded = canonical(d->second);
+      for (size_t i = 0; i < runs.size(); ++i)
+        if (canonical(runs[i]->dir) == recorded) return int(i);
+      // The runs folder copied or moved elsewhere: the run whose folder has the recorded
+      // folder's name and the experiment's run name.
+      const fs::path folder = fs::path(d->second).lexically_normal().filename();
+      for (size_t i = 0; i < runs.size(); ++i)
+        if (runs[i]->dir.lexically_normal().filename() == folder && runs[i]->name() == name)
+          return int(i);
+    }
+  // No record, or its run is gone: the newest run named for the experiment.
   for (size_t i = 0; i < runs.size(); ++i)
-    if (dir ? runs[i]->dir.string() == *dir : runs[i]->name() == lab_run_name(lab, e))
-      return int(i);
+    if (runs[i]->name() == name) return int(i);
   return -1;
 }
 
