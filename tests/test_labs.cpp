@@ -13,6 +13,7 @@
 #include <string>
 
 #include "bad_inputs.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
@@ -934,8 +935,16 @@ TEST(LabCli, QuickRunOfACpuLabWritesItsTable) {
   if (!gpu) {
     EXPECT_NE(csv.find("\non a gpu,,,,skipped: "), std::string::npos) << csv;
   }
-  // ("⚠ mlp cpu" on a machine other programs keep busy.)
-  EXPECT_NE(read(out / "results.md").find("mlp cpu | 3 |"), std::string::npos);
+  // --quick: every row is marked, in the table, the report and the run's own record, so a
+  // speedup after 3 steps is never read as a measurement.
+  EXPECT_NE(read(out / "results.md").find("| ⚠ mlp cpu | 3 |"), std::string::npos);
+  EXPECT_NE(csv.find("⚠ quick: a few steps each, not for comparison"), std::string::npos) << csv;
+  EXPECT_NE(read(out / "README.md").find("from gpulab-cli lab run --quick (quick: a few steps each, "
+                                         "not for comparison)"),
+            std::string::npos);
+  const std::vector<std::string> flags = run_flags(load_run(out / "runs" / "mlp-cpu"));
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "quick: a few steps each, not for comparison"),
+            flags.end());
   EXPECT_TRUE(std::filesystem::exists(out / "runs" / "mlp-cpu" / "run.json"));
   // The hand-in around the tables: the report, no answers from a headless run, the machine.
   const std::string readme = read(out / "README.md");
@@ -1101,8 +1110,9 @@ TEST(LabCli, HandInRebuildsALabRunsFolder) {
   EXPECT_NE(r.output.find("2 of 3 experiments with results, quiz 1 of 2 right"), std::string::npos)
       << r.output;
   const std::string readme = read(again / "README.md");
-  EXPECT_NE(readme.find("| clean | 3 |"), std::string::npos) << readme;
-  EXPECT_NE(readme.find("| shared | 3 |"), std::string::npos) << readme;
+  // The --quick marks come with the runs.
+  EXPECT_NE(readme.find("| ⚠ clean | 3 |"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("| ⚠ shared | 3 |"), std::string::npos) << readme;
   EXPECT_NE(readme.find("Answer: Matrix products — **right**"), std::string::npos) << readme;
 }
 

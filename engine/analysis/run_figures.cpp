@@ -195,6 +195,9 @@ std::vector<std::string> record_disagreements(const RunData& run) {
 
 std::vector<std::string> run_caveats(const RunData& run) {
   std::vector<std::string> caveats = record_disagreements(run);
+  if (const auto* quick = info_field(run.info, {"not_for_comparison"});
+      quick && quick->is_string() && !quick->get<std::string>().empty())
+    caveats.push_back(quick->get<std::string>());
   if (const auto* shared = info_field(run.info, {"shared_hardware", "concurrent_with"});
       shared && shared->is_array() && !shared->empty()) {
     std::string names;

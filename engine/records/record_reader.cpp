@@ -95,6 +95,7 @@ const std::vector<Field>& run_fields() {
       {"process", Kind::Object},
       {"process.host", Kind::Text},
       {"process.pid", Kind::Whole, 1, kInt},
+      {"not_for_comparison", Kind::Text},
       {"shared_hardware", Kind::Object},
       {"shared_hardware.concurrent_with", Kind::List},
       {"shared_hardware.concurrent_with[]", Kind::Text},

@@ -218,6 +218,8 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
         {"concurrent_with", request.concurrent_with},
         {"note", "ran at the same time as other runs on the same hardware: its times include "
                  "their load"}};
+  if (!request.not_for_comparison.empty())
+    info["not_for_comparison"] = request.not_for_comparison;
   std::optional<RunRecorder> record;
   if (records) record.emplace(dir, info);  // throws only when the folder cannot be made
   TrainObserver no_record;

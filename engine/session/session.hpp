@@ -33,6 +33,10 @@ struct RunRequest {
   // Runs started at the same time on hardware this run uses too (a race run at once): recorded
   // in run.json as "shared_hardware", so comparisons say its times are not this run's alone.
   std::vector<std::string> concurrent_with;
+  // Why its figures are no measurement to compare (`lab run --quick`: "a few steps each, not for
+  // comparison"): recorded in run.json as "not_for_comparison", so every table, chart and export
+  // marks it with ⚠ as they mark a run that shared its hardware.
+  std::string not_for_comparison;
 };
 
 // Observes a run from the outside (a progress bar, the GUI). Called on the training thread,
