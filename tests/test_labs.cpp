@@ -386,6 +386,39 @@ RunData recorded_run(const std::filesystem::path& dir, bool shared) {
   return load_run(dir);
 }
 
+// A speedup is taken over the same model only: over the baseline's (or compare-to's) run when it
+// trains that model, else the cell stays empty ("lenet5 fp32" once read 8.71x over vgg-small).
+TEST(LabResults, ASpeedupIsOnlyOverTheSameModel) {
+  test::TempDir dir;
+  const Lab lab = parse(
+      "```experiment\nname: base\nbaseline: yes\nmodel: mlp\nsteps: 40\n```\n"
+      "```experiment\nname: same model\nmodel: mlp\nsteps: 40\n```\n"
+      "```experiment\nname: other model\nmodel: lenet5\nsteps: 40\n```\n"
+      "```experiment\nname: other, compared\ncompare-to: base\nmodel: lenet5\nsteps: 40\n```\n"
+      "```table\ncolumns: experiment, images/s, speedup\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  test::write_run(dir.path() / "a", 2, 32, 40, 10.0, "2026-11-24T08:00:00Z");
+  test::write_run(dir.path() / "b", 2, 32, 40, 20.0, "2026-11-24T08:01:00Z");
+  const RunData slow = load_run(dir.path() / "a"), fast = load_run(dir.path() / "b");
+  const LabResultsTable table = lab_results_table(
+      lab, lab.tables[0],
+      {lab_run_result("base", slow), lab_run_result("same model", fast),
+       lab_run_result("other model", fast), lab_run_result("other, compared", fast)});
+  ASSERT_EQ(table.rows.size(), 4u);
+  // Recomputed from the two runs' images over training seconds.
+  const auto rate = [](const RunData& run) {
+    const RunSummary s = *lab_run_result("x", run).summary;
+    return double(s.images) / s.train_seconds;
+  };
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2f", rate(fast) / rate(slow));
+  EXPECT_EQ(table.rows[0][2], "1.00");
+  EXPECT_EQ(table.rows[1][2], ratio);
+  EXPECT_NE(table.rows[1][2], "1.00");
+  EXPECT_EQ(table.rows[2][2], "");
+  EXPECT_EQ(table.rows[3][2], "");  // compare-to names another model: no speedup either
+}
+
 LabHandIn known_hand_in(const std::filesystem::path& runs) {
   LabHandIn h;
   h.results = {lab_run_result("clean", recorded_run(runs / "a", false)),
@@ -557,8 +590,9 @@ TEST(LabHandIn, FindsTheWindowsRunsAndAnswersInTheProgressFile) {
 }
 
 DeviceSample sample(const std::string& device, double util, double mem_mib, double power_w,
-                    double temperature_c) {
+                    double temperature_c, double time_s = 0) {
   DeviceSample s;
+  s.time_s = time_s;
   s.device = device;
   s.util_percent = util;
   s.mem_used_bytes = mem_mib * double(1 << 20);
@@ -594,7 +628,7 @@ TEST(Labs, HardwareColumnsComeFromTheRunsRecord) {
                  {{{"device", "cuda:0"}, {"joules", 150.0}, {"source", "NVML energy counter"}},
                   {{"device", "cuda:1"}, {"joules", 50.0}, {"source", "power samples"}}}}}}};
   run.samples = {sample("cuda:0", 50, 1024, 100, 60), sample("cuda:1", 70, 3000, 50, 71),
-                 sample("cuda:0", 90, 2048, 200, 70), sample("cuda:1", 70, 3000, 50, 65),
+                 sample("cuda:0", 90, 2048, 200, 70, 1.2), sample("cuda:1", 70, 3000, 50, 65, 1.2),
                  sample("cpu", 10, 90000, kNoValue, kNoValue)};  // the host: not a compute device
   run.steps = {step(1, 0.5, 0), step(3, 1.5, 0.4)};
   const LabRunResult result = lab_run_result("two", run);
@@ -626,10 +660,22 @@ TEST(Labs, HardwareColumnsComeFromTheRunsRecord) {
 
   // A record from before energy was kept: the GPUs sampled are the compute devices.
   run.info.erase("energy");
-  run.samples = {sample("cpu", 99, 5000, kNoValue, kNoValue), sample("cuda:0", 30, 700, 80, 50)};
+  run.samples = {sample("cpu", 99, 5000, kNoValue, kNoValue), sample("cuda:0", 30, 700, 80, 50),
+                 sample("cuda:0", 30, 700, 80, 50, 1.0)};
   EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("two", run)}).rows[0],
             (std::vector<std::string>{"two", "30", "700", "80", "50", "—", "—", "—", "not recorded",
                                       "not recorded", ""}));
+
+  // A GPU run sampled over less than NVML's period: its utilization reads the idle time before
+  // it (1 % for a 0.22 s run at full load, watching-the-hardware on an H100), so it is not shown,
+  // and the note says why.
+  run.samples = {sample("cuda:0", 1, 700, 80, 50, 0.004), sample("cuda:0", 1, 700, 90, 51, 0.1),
+                 sample("cuda:0", 1, 700, 90, 52, 0.222)};
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("two", run)}).rows[0],
+            (std::vector<std::string>{
+                "two", "—", "700", "87", "52", "—", "—", "—", "not recorded", "not recorded",
+                "utilization not measured: NVML averages a GPU's over up to 1 s, and this run was "
+                "sampled over 0.22 s"}));
 }
 
 // data-on (where a run keeps its training data) and stop-at-accuracy are keys as on the command

@@ -125,6 +125,10 @@ std::vector<std::string> compute_devices(const RunData& run) {
 
 }  // namespace
 
+// The longest sample period of NVML's utilization (nvmlDeviceGetUtilizationRates: "between 1
+// second and 1/6 second").
+constexpr double kNvmlUtilizationPeriodS = 1.0;
+
 LabRunReadings lab_run_readings(const RunData& run) {
   LabRunReadings r;
   const std::vector<std::string> devices = compute_devices(run);
@@ -139,6 +143,23 @@ LabRunReadings lab_run_readings(const RunData& run) {
     if (std::isfinite(s.power_w)) power[s.device].first += s.power_w, ++power[s.device].second;
   }
   if (util_count) r.mean_util_percent = util_sum / util_count;
+  // NVML's utilization is the share of its last sample period (1/6 s to 1 s) a kernel ran: a run
+  // sampled over less than a second reads the idle time before it.
+  double first = INFINITY, last = -INFINITY;
+  bool gpu = false;
+  for (const DeviceSample& s : run.samples)
+    if (s.device.rfind("cuda:", 0) == 0 &&
+        std::find(devices.begin(), devices.end(), s.device) != devices.end() &&
+        std::isfinite(s.util_percent)) {
+      gpu = true;
+      first = std::min(first, s.time_s), last = std::max(last, s.time_s);
+    }
+  if (gpu && last - first < kNvmlUtilizationPeriodS) {
+    r.mean_util_percent = kNoValue;
+    r.util_unmeasured = "utilization not measured: NVML averages a GPU's over up to " +
+                        fixed(kNvmlUtilizationPeriodS, 0) + " s, and this run was sampled over " +
+                        fixed(last - first, 2) + " s";
+  }
   if (!power.empty()) {
     r.mean_power_w = 0;
     for (const auto& [device, sum] : power) r.mean_power_w += sum.first / sum.second;
@@ -213,7 +234,12 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
   const LabExperiment* baseline = lab.baseline();
   for (const LabExperiment* e : experiments) {
     const std::string over = e->compare_to.empty() && baseline ? baseline->name : e->compare_to;
-    const LabRunResult* base = find(results, over);
+    // A speedup only over the same model (or the same benchmark): LeNet-5's images/s over
+    // vgg-small's is a ratio of two workloads, and read as "8.71x" it misleads.
+    const LabExperiment* over_e = lab.experiment(over);
+    const bool same_work =
+        over_e && over_e->bench == e->bench && (!e->bench.empty() || over_e->model_name == e->model_name);
+    const LabRunResult* base = same_work ? find(results, over) : nullptr;
     const LabRunResult* r = find(results, e->name);
     // A run still going has no figures yet, only its note.
     const RunSummary* s =
@@ -230,6 +256,7 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
       const MatmulTiming* t = ran ? at_size(r, size) : nullptr;
       const MatmulTiming* base_t = at_size(base, size);
       std::vector<std::string> row;
+      std::string also;  // a reading's reason for its empty cell, after the row's note
       for (const auto& column : table.columns) {
         std::string cell;
         if (column == "experiment")
@@ -261,8 +288,10 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
                                           : "";
         else if (s && column == "test accuracy")
           cell = fixed(100.0 * s->test_accuracy, 2);
-        else if (s && column == "utilization")
+        else if (s && column == "utilization") {
           cell = reading(r->readings.mean_util_percent, 0);
+          if (!r->readings.util_unmeasured.empty()) also = r->readings.util_unmeasured;
+        }
         else if (s && column == "peak memory")
           cell = reading(r->readings.peak_mem_bytes / double(1 << 20), 0);
         else if (s && column == "power")
@@ -289,7 +318,9 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
           cell = fixed(gflops(size, t->ms_with_copies), 1);
         row.push_back(cell);
       }
-      row.push_back(note(r));
+      std::string said = note(r);
+      if (!also.empty()) said += (said.empty() ? "" : "; ") + also;
+      row.push_back(said);
       out.rows.push_back(std::move(row));
       out.flagged.push_back(ran && !r->flags.empty());
     }

@@ -18,6 +18,10 @@ namespace gpulab {
 // on, metrics.csv's step phases, and run.json's energy. kNoValue where the record has no reading.
 struct LabRunReadings {
   double mean_util_percent = kNoValue;   // over every sample of the compute devices
+  // Why there is no utilization where samples were taken: NVML reports a GPU's utilization over
+  // its own sample period (up to a second), so a run whose samples span less reads as idle (1 %
+  // for a 0.22 s run at 99 % load). Empty when measured.
+  std::string util_unmeasured;
   double peak_mem_bytes = kNoValue;      // the most any one of them held
   double mean_power_w = kNoValue;        // the devices together: the sum of each one's mean
   double peak_temperature_c = kNoValue;  // the hottest of them
