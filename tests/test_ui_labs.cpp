@@ -327,6 +327,13 @@ TEST_F(Labs, HandInWritesTheReportWithTheAnswersIntoTheFolderChosen) {
   EXPECT_TRUE(said->text().contains(QString::fromStdString(folder.string())))
       << said->text().toStdString();
 
+  // A new folder's name typed in: made and handed in to, not "Directory not found".
+  const auto fresh = labs_dir_.path() / "a new folder";
+  test::answer_file_dialog(QString::fromStdString(fresh.string()),
+                           [&] { click(page, page->hand_in_button()); });
+  EXPECT_NE(read(fresh / "README.md").find("# A tiny lab\n"), std::string::npos)
+      << tab()->message().toStdString();
+
   std::ofstream(folder / "notes.txt") << "mine";
   test::answer_file_dialog(QString::fromStdString(folder.string()),
                            [&] { click(page, page->hand_in_button()); });

@@ -2,8 +2,13 @@
 #include "ui/labs/labs_tab.hpp"
 
 #include <QEvent>
+#include <QDialogButtonBox>
+#include <QDir>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHeaderView>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QStackedWidget>
 #include <QTimer>
 #include <QTreeWidget>
@@ -25,6 +30,43 @@
 namespace gpulab::ui {
 namespace fs = std::filesystem;
 namespace {
+
+// A folder chooser that takes a new folder's name too: Qt's own dialog, in folder mode, greys
+// its button for a name that does not exist yet and says "Directory not found" on Enter, where
+// a hand-in wants a new folder. A name typed in a folder that exists keeps the button enabled,
+// and is made, then chosen. (A platform's own dialog makes new folders itself.)
+class NewFolderDialog : public QFileDialog {
+ public:
+  NewFolderDialog(QWidget* parent, const QString& caption, const QString& dir)
+      : QFileDialog(parent, caption, dir) {
+    setFileMode(QFileDialog::Directory);
+    setOption(QFileDialog::ShowDirsOnly, true);
+    auto* name = findChild<QLineEdit*>("fileNameEdit");
+    auto* buttons = findChild<QDialogButtonBox*>("buttonBox");
+    if (!name || !buttons) return;
+    // After the dialog's own update of its button (queued: it runs on the same signal first).
+    connect(
+        name, &QLineEdit::textChanged, this,
+        [this, buttons] {
+          const QStringList chosen = selectedFiles();
+          if (chosen.size() != 1) return;
+          const QFileInfo folder(chosen.front());
+          if (!folder.exists() && QFileInfo(folder.absolutePath()).isDir())
+            if (QPushButton* ok = buttons->button(QDialogButtonBox::Open))
+              ok->setEnabled(true);
+        },
+        Qt::QueuedConnection);
+  }
+  void accept() override {
+    const QStringList chosen = selectedFiles();
+    if (chosen.size() == 1) {
+      const QFileInfo folder(chosen.front());
+      if (!folder.exists() && QFileInfo(folder.absolutePath()).isDir())
+        QDir().mkdir(folder.absoluteFilePath());  // what cannot be made, Qt's check then says
+    }
+    QFileDialog::accept();
+  }
+};
 
 enum Column { kTitle, kMinutes, kHardware, kProgress };
 constexpr int kMostProblemLines = 8;  // of one lab file; the rest are counted
@@ -227,8 +269,12 @@ void LabsTab::open_lab_dialog() {
 }
 
 void LabsTab::hand_in_dialog(const std::string& lab_name) {
-  const QString dir = QFileDialog::getExistingDirectory(
-      this, tr("Hand in: choose an empty folder (or the lab's earlier hand-in)"), hand_in_dir_);
+  NewFolderDialog dialog(this,
+                        tr("Hand in: choose or name an empty folder (or the lab's earlier "
+                           "hand-in)"),
+                        hand_in_dir_);
+  if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().size() != 1) return;
+  const QString dir = dialog.selectedFiles().front();
   if (dir.isEmpty()) return;
   hand_in_dir_ = dir;
   hand_in(lab_name, dir.toStdString());
