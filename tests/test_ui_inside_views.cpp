@@ -212,6 +212,24 @@ TEST(InsideViewsInput, BadImagesAndModelsGetALineNotACrash) {
   EXPECT_EQ(maps.grid_of_layer(0), nullptr);
 }
 
+// Filter k makes feature map k, and both say so: numbered from 1 (filters said 1 to 6 while the
+// maps they make said 0 to 5), in the explanation's heading too.
+TEST_F(InsideViews, FeatureMapsAreNumberedAsTheFiltersThatMakeThem) {
+  FiltersView filters;
+  filters.set_model(model_);
+  const std::vector<QString>& made_by = filters.grid(0)->captions();  // conv1's 6 filters
+  ASSERT_EQ(made_by.size(), 6u);
+  EXPECT_EQ(made_by.front(), "1");
+  EXPECT_EQ(made_by.back(), "6");
+  EXPECT_EQ(maps_->grid_of_layer(0)->captions(), made_by);
+  click_value(0, 3, 10, 10);  // the fourth map
+  ASSERT_NE(explain_->shown(), nullptr) << explain_->message().toStdString();
+  bool said = false;
+  for (QLabel* label : explain_->widget()->findChildren<QLabel*>())
+    said |= label->text().contains("channel 4, at row 10, column 10");
+  EXPECT_TRUE(said);
+}
+
 TEST(FiltersViewTest, DrawsEachWeightInItsColourWithTheLayersRange) {
   const auto model = lenet5();
   FiltersView view;

@@ -249,7 +249,7 @@ void ExplainView::explain(int layer, int channel, int y, int x) {
       conv ? tr("<b>%1</b>, channel %2, at row %3, column %4: its %5×%5 filter over each of "
                 "%6 input channels (the yellow box), multiplied value by value")
                  .arg(name)
-                 .arg(channel)
+                 .arg(channel + 1)  // from 1, as the feature maps and filters are numbered
                  .arg(y)
                  .arg(x)
                  .arg(s.rows)
@@ -289,7 +289,7 @@ void ExplainView::explain(int layer, int channel, int y, int x) {
                     .arg(cols)
                     .arg(number_text(subtotal))
               : tr("input channel %1: the input under the window × the filter = products, Σ %2")
-                    .arg(c)
+                    .arg(c + 1)
                     .arg(number_text(subtotal));
     auto* row = new ProductRow(
         caption, conv ? input.data() + c * plane : nullptr, s.input_shape,

@@ -88,7 +88,8 @@ void FeatureMapsView::add_maps(int layer, const QString& title_text, const Activ
     const size_t plane = size_t(shape.height) * shape.width;
     for (int c = 0; c < shape.channels; ++c) {
       images.push_back(scale_image(values.data() + c * plane, shape.height, shape.width, scale));
-      captions.push_back(shape.channels > 1 ? QString::number(c) : QString());
+      // Numbered from 1, as the filters that make them: filter 4 makes map 4.
+      captions.push_back(shape.channels > 1 ? QString::number(c + 1) : QString());
     }
   }
   const TileSection section = make_tile_section(title_text, scale, content_);

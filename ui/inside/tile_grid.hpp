@@ -37,6 +37,7 @@ class TileGrid : public QWidget {
   void set_tiles(std::vector<QImage> images, std::vector<QString> captions, QSize tile,
                  int columns);
   int count() const { return int(images_.size()); }
+  const std::vector<QString>& captions() const { return captions_; }
   QRect tile_rect(int index) const;  // in this widget, where tile `index`'s image is drawn
   QSize sizeHint() const override;
   QSize minimumSizeHint() const override { return sizeHint(); }
