@@ -192,6 +192,32 @@ TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
   EXPECT_EQ(cell(tab()->page("tiny-lab")->table(0), 0, "steps"), "12");
 }
 
+// ▶ Run leaves the learner on the lab, and the running experiment's card offers the Live tab on
+// its own status line (nothing below it moves), reached by keyboard as by the mouse.
+TEST_F(Labs, RunningAnExperimentStaysOnTheLabAndOffersTheLiveTab) {
+  std::string long_lab = kTinyLab;
+  long_lab.replace(long_lab.find("steps: 12"), 9, "steps: 1000000");
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", long_lab)));
+  LabPage* page = choose_lab("tiny-lab");
+  ASSERT_NE(page, nullptr);
+  click(page, page->run_button("mlp cpu"));
+  ASSERT_TRUE(window_->any_running()) << tab()->message().toStdString();
+  const auto shown = [&] { return window_->tabs()->tabText(window_->tabs()->currentIndex()); };
+  EXPECT_EQ(shown(), "Labs");
+  ASSERT_TRUE(wait_until(
+      [&] { return page->experiment_text("mlp cpu").contains("watch it on the Live tab"); }, 10s))
+      << page->experiment_text("mlp cpu").toStdString();
+  QLabel* status = page->findChild<QLabel*>("lab-experiment-status");
+  ASSERT_NE(status, nullptr);
+  status->setFocus();
+  QTest::keyClick(status, Qt::Key_Tab);  // onto the link
+  QTest::keyClick(status, Qt::Key_Return);
+  EXPECT_TRUE(wait_until([&] { return shown() == "Live"; }, 2s)) << shown().toStdString();
+  QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 30s));
+}
+
 TEST_F(Labs, RunAllStartsTheExperimentsAsAFairRaceOneAfterAnother) {
   std::string two = kTinyLab;
   const std::string second =

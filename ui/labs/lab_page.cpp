@@ -189,6 +189,11 @@ QWidget* LabPage::experiment_card(const LabExperiment& e) {
                     0, 0);
   auto* status = wrapped_label(tr("not run yet"), card);
   status->setObjectName("lab-experiment-status");
+  // A running experiment's card offers the Live tab; ▶ Run itself leaves the learner here.
+  status->setOpenExternalLinks(false);
+  connect(status, &QLabel::linkActivated, this, [this](const QString& link) {
+    if (link == QLatin1String("gpulab:live")) emit live_requested();
+  });
   layout->addWidget(status, 1, 0);
   auto* run = new QPushButton(tr("▶ Run"), card);
   run->setObjectName("lab-run");
@@ -236,6 +241,10 @@ void LabPage::set_states(const std::vector<ExperimentState>& states, bool busy) 
                          "run recorded on a GPU ships with gpulab for it, so its row stays "
                          "empty; run the lab on a machine with the GPUs it needs to fill it.")
                           .arg(QString::fromStdString(s.missing).toHtmlEscaped()));
+    } else if (s.running) {
+      // On the same line as the status, so nothing below moves when a run starts or ends.
+      status->setText(QString::fromStdString(s.status).toHtmlEscaped() + " · " +
+                      tr("<a href=\"gpulab:live\">watch it on the Live tab</a>"));
     } else {
       status->setText(QString::fromStdString(s.status).toHtmlEscaped());
     }

@@ -64,6 +64,7 @@ class LabPage : public QScrollArea {
   void run_requested(const QString& experiment);  // empty: every experiment this machine can run
   void answered(int question, int choice);
   void hand_in_requested();
+  void live_requested();  // a running experiment's "watch it on the Live tab"
 
  private:
   QWidget* experiment_card(const LabExperiment& e);

@@ -212,6 +212,9 @@ void LabsTab::add_lab(Lab lab) {
     run_experiments(source, experiment.toStdString());
   });
   connect(page, &LabPage::hand_in_requested, this, [this, source] { hand_in_dialog(source); });
+  connect(page, &LabPage::live_requested, this, [this] {
+    if (context_.show_live) context_.show_live();
+  });
   connect(page, &LabPage::answered, this, [this, source](int question, int choice) {
     for (size_t i = 0; i < labs_.size(); ++i)
       if (labs_[i].source == source) answer(i, question, choice);

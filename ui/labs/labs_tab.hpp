@@ -35,6 +35,7 @@ struct LabsContext {
   // returns how many started (0: the window said why, e.g. MNIST is missing).
   std::function<int(std::vector<RunRequest>)> start;
   std::function<bool()> busy;  // runs are training or waiting to start
+  std::function<void()> show_live;  // a running experiment's link to the Live tab
 };
 
 class LabsTab : public QWidget {

@@ -63,14 +63,16 @@ LiveBoard::LiveBoard(Parts parts, QObject* parent) : QObject(parent), parts_(par
   RunScheduler* scheduler = parts_.scheduler;
   connect(scheduler, &RunScheduler::run_started, parts_.progress, &ProgressList::add);
   connect(scheduler, &RunScheduler::wave_started, this, [this] {
-    parts_.tabs->setCurrentIndex(0);
+    if (follow_runs_) parts_.tabs->setCurrentIndex(0);
     timer_->start();
   });
   connect(scheduler, &RunScheduler::paused_changed, this, &LiveBoard::update_progress);
   connect(scheduler, &RunScheduler::run_ending, this, &LiveBoard::run_ending);
   connect(scheduler, &RunScheduler::run_ended, this, &LiveBoard::run_ended);
   connect(scheduler, &RunScheduler::changed, this, [this] {
-    if (parts_.scheduler->active().empty()) timer_->stop();
+    if (!parts_.scheduler->active().empty()) return;
+    timer_->stop();
+    follow_runs_ = true;  // the lab's runs are over: ▶ Train's next runs show the Live tab
   });
 }
 

@@ -55,6 +55,10 @@ class LiveBoard : public QObject {
   // The headline's text size and the most runs it lists (presenter_mode.hpp's headline_size).
   void fit_headline(int runs, double points);
   QString key_numbers() const;  // what the headline says, empty when hidden
+  // Runs started from here on (until every run has ended) leave the tab shown as it is: a lab's
+  // ▶ Run keeps the learner in the lab, whose card offers the Live tab. Otherwise each wave of
+  // runs brings the Live tab forward.
+  void stay_on_the_tab_shown(bool stay) { follow_runs_ = !stay; }
 
  signals:
   void data_missing();   // a run failed for want of MNIST
@@ -72,6 +76,7 @@ class LiveBoard : public QObject {
   std::map<int, StepMetrics> last_step_;  // per live run, for its progress row
   std::vector<RunComparison> key_rows_;   // Compare's rows as the headline last read them
   bool presenter_ = false;
+  bool follow_runs_ = true;
   int headline_runs_ = 4;  // the most runs the headline lists
 };
 

@@ -77,9 +77,13 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
                            r.data_dir = options_.data_dir;
                            r.telemetry_hz = options_.telemetry_hz;
                          }
-                         return controls_->start(std::move(requests));
+                         board_->stay_on_the_tab_shown(true);
+                         const int started = controls_->start(std::move(requests));
+                         if (started == 0) board_->stay_on_the_tab_shown(false);
+                         return started;
                        },
-                       [this] { return any_running(); }},
+                       [this] { return any_running(); },
+                       [this] { show_tab("live"); }},
                       this);
   add_tab(labs_, "labs", tr("Labs"));
   // The Inside tab classifies with the test set of the folder the runs use now.
