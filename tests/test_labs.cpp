@@ -419,6 +419,30 @@ TEST(LabResults, ASpeedupIsOnlyOverTheSameModel) {
   EXPECT_EQ(table.rows[3][2], "");  // compare-to names another model: no speedup either
 }
 
+// "time to target" names the target its experiments share in the report's and the window's
+// title ("time to target (90 %)", where the headline may say 95 %); the CSV keeps the column's
+// name; experiments of different targets leave the title alone.
+TEST(LabResults, TimeToTargetNamesItsTarget) {
+  const std::string columns = "```table\ncolumns: experiment, time to target\n```\n";
+  const Lab same = parse(
+      "```experiment\nname: a\nmodel: mlp\ntarget-accuracy: 90\n```\n"
+      "```experiment\nname: b\nmodel: mlp\ntarget-accuracy: 0.9\n```\n"
+      "```experiment\nname: c\nmodel: mlp\n```\n" + columns);
+  ASSERT_TRUE(same.ok()) << problems(same);
+  const LabResultsTable t = lab_results_table(same, same.tables[0], {});
+  EXPECT_EQ(t.titles[1], "time to target (90 %)");
+  EXPECT_EQ(t.header[1], "time to target");
+  EXPECT_NE(to_markdown(t).find("| experiment | time to target (90 %) | note |"),
+            std::string::npos)
+      << to_markdown(t);
+  EXPECT_EQ(to_csv(t).substr(0, to_csv(t).find('\n')), "experiment,time to target,note");
+  const Lab mixed = parse(
+      "```experiment\nname: a\nmodel: mlp\ntarget-accuracy: 90\n```\n"
+      "```experiment\nname: b\nmodel: mlp\ntarget-accuracy: 97.5\n```\n" + columns);
+  ASSERT_TRUE(mixed.ok()) << problems(mixed);
+  EXPECT_EQ(lab_results_table(mixed, mixed.tables[0], {}).titles[1], "time to target");
+}
+
 LabHandIn known_hand_in(const std::filesystem::path& runs) {
   LabHandIn h;
   h.results = {lab_run_result("clean", recorded_run(runs / "a", false)),

@@ -225,12 +225,24 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
   LabResultsTable out;
   out.header = table.columns;
   out.header.push_back("note");
+  out.titles = out.header;
   std::vector<const LabExperiment*> experiments;
   if (table.experiments.empty())
     for (const auto& e : lab.experiments) experiments.push_back(&e);
   else
     for (const auto& name : table.experiments)
       if (const LabExperiment* e = lab.experiment(name)) experiments.push_back(e);
+  // One target for every experiment with one: named in the column's title.
+  double target = -1;
+  for (const LabExperiment* e : experiments) {
+    const double t = e->experiment.train.target_accuracy;
+    if (t <= 0 || !e->bench.empty()) continue;
+    target = target < 0 || target == t ? t : 0;
+  }
+  for (std::string& title : out.titles)
+    if (title == "time to target" && target > 0)
+      title += " (" + fixed(100.0 * target, 100.0 * target == std::floor(100.0 * target) ? 0 : 1) +
+               " %)";
   const LabExperiment* baseline = lab.baseline();
   for (const LabExperiment* e : experiments) {
     const std::string over = e->compare_to.empty() && baseline ? baseline->name : e->compare_to;
@@ -371,7 +383,7 @@ std::string to_markdown(const LabResultsTable& table) {
     }
     out += '\n';
   };
-  line(table.header);
+  line(table.titles.empty() ? table.header : table.titles);
   line(std::vector<std::string>(table.header.size(), "---"));
   for (size_t r = 0; r < table.rows.size(); ++r) {
     std::vector<std::string> row = table.rows[r];

@@ -55,6 +55,10 @@ void add_run_facts(LabRunResult& result, const RunData& run);
 
 struct LabResultsTable {
   std::vector<std::string> header;  // the table's columns, then "note"
+  // The header as the report and the window title it: "time to target (90 %)" where the table's
+  // experiments share their target, so no reader takes it for another target (the headline's).
+  // The CSV keeps `header`, the names a lab file and scripts use.
+  std::vector<std::string> titles;
   std::vector<std::vector<std::string>> rows;
   // Per row: its run has flags. Markdown and the window put "⚠ " before its first cell (as charts
   // mark a flagged run's name); the CSV keeps names as they are; the note says why either way.

@@ -260,7 +260,7 @@ void LabPage::set_results(const std::vector<LabRunResult>& results) {
     table->setColumnCount(int(t.header.size()));
     table->setRowCount(int(t.rows.size()));
     QStringList header;
-    for (const auto& h : t.header) header << QString::fromStdString(h);
+    for (const auto& h : t.titles.empty() ? t.header : t.titles) header << QString::fromStdString(h);
     table->setHorizontalHeaderLabels(header);
     for (size_t r = 0; r < t.rows.size(); ++r)
       for (size_t c = 0; c < t.rows[r].size(); ++c) {
