@@ -33,39 +33,61 @@ namespace {
 
 // A folder chooser that takes a new folder's name too: Qt's own dialog, in folder mode, greys
 // its button for a name that does not exist yet and says "Directory not found" on Enter, where
-// a hand-in wants a new folder. A name typed in a folder that exists keeps the button enabled,
-// and is made, then chosen. (A platform's own dialog makes new folders itself.)
+// a hand-in wants a new folder. Here the name typed decides (its list's selection may still hold
+// a folder the name passed through as it was typed): a new folder in a folder that exists keeps
+// the button enabled, and is made, then chosen. (A platform's own dialog makes new folders itself
+// and chooses through selectedFiles().)
 class NewFolderDialog : public QFileDialog {
  public:
   NewFolderDialog(QWidget* parent, const QString& caption, const QString& dir)
       : QFileDialog(parent, caption, dir) {
     setFileMode(QFileDialog::Directory);
     setOption(QFileDialog::ShowDirsOnly, true);
-    auto* name = findChild<QLineEdit*>("fileNameEdit");
+    name_ = findChild<QLineEdit*>("fileNameEdit");
     auto* buttons = findChild<QDialogButtonBox*>("buttonBox");
-    if (!name || !buttons) return;
+    if (!name_ || !buttons) return;
     // After the dialog's own update of its button (queued: it runs on the same signal first).
     connect(
-        name, &QLineEdit::textChanged, this,
+        name_, &QLineEdit::textChanged, this,
         [this, buttons] {
-          const QStringList chosen = selectedFiles();
-          if (chosen.size() != 1) return;
-          const QFileInfo folder(chosen.front());
-          if (!folder.exists() && QFileInfo(folder.absolutePath()).isDir())
-            if (QPushButton* ok = buttons->button(QDialogButtonBox::Open))
-              ok->setEnabled(true);
+          const QFileInfo folder(typed());
+          if (!folder.filePath().isEmpty() && !folder.exists() &&
+              QFileInfo(folder.absolutePath()).isDir())
+            if (QPushButton* ok = buttons->button(QDialogButtonBox::Open)) ok->setEnabled(true);
         },
         Qt::QueuedConnection);
   }
+  // The folder chosen: the one typed, else the dialog's own choice.
+  QString chosen() const {
+    if (!chosen_.isEmpty()) return chosen_;
+    const QStringList files = selectedFiles();
+    return files.size() == 1 ? files.front() : QString();
+  }
   void accept() override {
-    const QStringList chosen = selectedFiles();
-    if (chosen.size() == 1) {
-      const QFileInfo folder(chosen.front());
-      if (!folder.exists() && QFileInfo(folder.absolutePath()).isDir())
-        QDir().mkdir(folder.absoluteFilePath());  // what cannot be made, Qt's check then says
+    const QString folder = typed();
+    if (!folder.isEmpty()) {
+      const QFileInfo info(folder);
+      if (!info.exists() && QFileInfo(info.absolutePath()).isDir())
+        QDir().mkdir(info.absoluteFilePath());  // what cannot be made, Qt's check then says
+      if (QFileInfo(folder).isDir()) {
+        chosen_ = QFileInfo(folder).absoluteFilePath();
+        QDialog::accept();
+        return;
+      }
     }
     QFileDialog::accept();
   }
+
+ private:
+  // The name field's text as a path (relative to the folder shown), or "" when empty.
+  QString typed() const {
+    if (!name_ || name_->text().trimmed().isEmpty()) return {};
+    const QString text = name_->text().trimmed();
+    return QDir::isAbsolutePath(text) ? QDir::cleanPath(text)
+                                      : QDir::cleanPath(directory().absoluteFilePath(text));
+  }
+  QLineEdit* name_ = nullptr;
+  QString chosen_;
 };
 
 enum Column { kTitle, kMinutes, kHardware, kProgress };
@@ -276,8 +298,8 @@ void LabsTab::hand_in_dialog(const std::string& lab_name) {
                         tr("Hand in: choose or name an empty folder (or the lab's earlier "
                            "hand-in)"),
                         hand_in_dir_);
-  if (dialog.exec() != QDialog::Accepted || dialog.selectedFiles().size() != 1) return;
-  const QString dir = dialog.selectedFiles().front();
+  if (dialog.exec() != QDialog::Accepted) return;
+  const QString dir = dialog.chosen();
   if (dir.isEmpty()) return;
   hand_in_dir_ = dir;
   hand_in(lab_name, dir.toStdString());
