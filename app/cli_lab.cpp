@@ -170,56 +170,42 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
                       "folder of a `lab run`");
   check_hand_in_folder(out, lab, "--out");
   // A `lab run` output folder (its runs/ and answers.json beside its report) rebuilds its
-  // hand-in: the runs from runs/, the quiz from answers.json.
+  // hand-in: the runs from runs/, the quiz from answers.json. Else the window's runs folder, with
+  // the lab's record in its progress file.
   const bool lab_run_output = fs::is_directory(runs_dir / "runs", error) &&
                               fs::is_regular_file(runs_dir / "answers.json", error) &&
                               !fs::exists(lab_progress_path(runs_dir), error);
+  LabProgress progress;
+  const LabRecord* record = nullptr;
   if (lab_run_output) {
     std::printf("%s: a `lab run` folder: its runs/ and answers.json\n", runs_dir.c_str());
-    std::vector<std::string> problems;
-    const std::vector<RunData> runs = load_runs(runs_dir / "runs", &problems);
-    for (const std::string& p : problems) std::printf("skipped %s\n", p.c_str());
-    const std::vector<LabRunResult> results =
-        lab_results_from(lab, nullptr, runs, list_devices(), references_for(lab).runs);
-    LabHandIn h = hand_in_here(results, read_given_answers(runs_dir / "answers.json", lab,
-                                                           "--runs-dir"),
-                               "gpulab-cli lab hand-in");
-    fs::create_directories(out);
-    h.charts_missing = write_charts(lab, results, out, argc, argv);
-    write_hand_in(out, lab, h);
-    int ran = 0;
-    for (const LabRunResult& r : results) ran += r.summary && r.recorded_on.empty();
-    std::printf("hand-in of \"%s\": %d of %zu experiments with results, quiz %d of %zu right; %s\n",
-                lab.title.c_str(), ran, lab.experiments.size(), quiz_score(lab, h.answers),
-                lab.quiz.size(), (out / "README.md").string().c_str());
-    for (const LabExperiment& e : lab.experiments)
-      if (!e.bench.empty())
-        std::printf("%s: a benchmark keeps no run folder, so its timings are not in %s; run the "
-                    "lab again to measure them\n",
-                    e.name.c_str(), runs_dir.c_str());
-    return 0;
+  } else {
+    std::string problem;
+    progress = load_lab_progress(runs_dir, &problem);
+    if (!problem.empty()) std::fprintf(stderr, "gpulab-cli: %s\n", problem.c_str());
+    // The window keeps a lab by its source: a built-in lab's name, or the file's absolute path,
+    // which may be spelt otherwise than here ("labs/../x.md").
+    if (const auto found = progress.labs.find(lab.source); found != progress.labs.end())
+      record = &found->second;
+    std::error_code ignored;  // a path that cannot be resolved matches nothing
+    const fs::path file = fs::weakly_canonical(lab.source, ignored);
+    for (const auto& [source, kept] : progress.labs)
+      if (!record && !file.empty() && source.rfind(":/", 0) != 0 &&
+          fs::weakly_canonical(source, ignored) == file)
+        record = &kept;
   }
-  std::string problem;
-  const LabProgress progress = load_lab_progress(runs_dir, &problem);
-  if (!problem.empty()) std::fprintf(stderr, "gpulab-cli: %s\n", problem.c_str());
-  // The window keeps a lab by its source: a built-in lab's name, or the file's absolute path,
-  // which may be spelt otherwise than here ("labs/../x.md").
-  const LabRecord* record = nullptr;
-  if (const auto found = progress.labs.find(lab.source); found != progress.labs.end())
-    record = &found->second;
-  std::error_code ignored;  // a path that cannot be resolved matches nothing
-  const fs::path file = fs::weakly_canonical(lab.source, ignored);
-  for (const auto& [source, kept] : progress.labs)
-    if (!record && !file.empty() && source.rfind(":/", 0) != 0 &&
-        fs::weakly_canonical(source, ignored) == file)
-      record = &kept;
   std::vector<std::string> problems;
-  const std::vector<RunData> runs = load_runs(runs_dir, &problems);
+  const std::vector<RunData> runs =
+      load_runs(lab_run_output ? runs_dir / "runs" : runs_dir, &problems);
   for (const std::string& p : problems) std::printf("skipped %s\n", p.c_str());
   const ReferenceRuns references = references_for(lab);
   const std::vector<LabRunResult> results =
       lab_results_from(lab, record, runs, list_devices(), references.runs);
-  LabHandIn h = hand_in_here(results, quiz_answers(lab, record), "gpulab-cli lab hand-in");
+  LabHandIn h = hand_in_here(
+      results,
+      lab_run_output ? read_given_answers(runs_dir / "answers.json", lab, "--runs-dir")
+                     : quiz_answers(lab, record),
+      "gpulab-cli lab hand-in");
   fs::create_directories(out);
   h.charts_missing = write_charts(lab, results, out, argc, argv);
   write_hand_in(out, lab, h);
@@ -229,6 +215,12 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   std::printf("hand-in of \"%s\": %d of %zu experiments with results, quiz %d of %zu right; %s\n",
               lab.title.c_str(), ran, lab.experiments.size(), quiz_score(lab, h.answers),
               lab.quiz.size(), (out / "README.md").string().c_str());
+  if (lab_run_output)
+    for (const LabExperiment& e : lab.experiments)
+      if (!e.bench.empty())
+        std::printf("%s: a benchmark keeps no run folder, so its timings are not in %s; run the "
+                    "lab again to measure them\n",
+                    e.name.c_str(), runs_dir.c_str());
   return 0;
 }
 

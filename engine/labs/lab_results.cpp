@@ -135,9 +135,14 @@ LabRunReadings lab_run_readings(const RunData& run) {
   double util_sum = 0;
   int util_count = 0;
   std::map<std::string, std::pair<double, int>> power;  // device -> sum of watts, readings
+  double gpu_first = INFINITY, gpu_last = -INFINITY;     // when a GPU's utilization was read
   for (const DeviceSample& s : run.samples) {
     if (std::find(devices.begin(), devices.end(), s.device) == devices.end()) continue;
-    if (std::isfinite(s.util_percent)) util_sum += s.util_percent, ++util_count;
+    if (std::isfinite(s.util_percent)) {
+      util_sum += s.util_percent, ++util_count;
+      if (s.device.rfind("cuda:", 0) == 0)
+        gpu_first = std::min(gpu_first, s.time_s), gpu_last = std::max(gpu_last, s.time_s);
+    }
     raise_peak(r.peak_mem_bytes, s.mem_used_bytes);
     raise_peak(r.peak_temperature_c, s.temperature_c);
     if (std::isfinite(s.power_w)) power[s.device].first += s.power_w, ++power[s.device].second;
@@ -145,20 +150,11 @@ LabRunReadings lab_run_readings(const RunData& run) {
   if (util_count) r.mean_util_percent = util_sum / util_count;
   // NVML's utilization is the share of its last sample period (1/6 s to 1 s) a kernel ran: a run
   // sampled over less than a second reads the idle time before it.
-  double first = INFINITY, last = -INFINITY;
-  bool gpu = false;
-  for (const DeviceSample& s : run.samples)
-    if (s.device.rfind("cuda:", 0) == 0 &&
-        std::find(devices.begin(), devices.end(), s.device) != devices.end() &&
-        std::isfinite(s.util_percent)) {
-      gpu = true;
-      first = std::min(first, s.time_s), last = std::max(last, s.time_s);
-    }
-  if (gpu && last - first < kNvmlUtilizationPeriodS) {
+  if (gpu_first <= gpu_last && gpu_last - gpu_first < kNvmlUtilizationPeriodS) {
     r.mean_util_percent = kNoValue;
     r.util_unmeasured = "utilization not measured: NVML averages a GPU's over up to " +
                         fixed(kNvmlUtilizationPeriodS, 0) + " s, and this run was sampled over " +
-                        fixed(last - first, 2) + " s";
+                        fixed(gpu_last - gpu_first, 2) + " s";
   }
   if (!power.empty()) {
     r.mean_power_w = 0;
