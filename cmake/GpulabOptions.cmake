@@ -33,7 +33,16 @@ macro(gpulab_resolve_cuda)
     check_language(CUDA)
     if(CMAKE_CUDA_COMPILER)
       if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-        set(CMAKE_CUDA_ARCHITECTURES 75 80 86 89 90)
+        # With a GPU present, code for that GPU alone. Without one (a build machine, CI), one
+        # architecture: sm_75 code and compute_75 PTX, which the driver compiles for any newer GPU
+        # on first use; building five architectures took twice as long and none of them can run here.
+        execute_process(COMMAND nvidia-smi -L RESULT_VARIABLE _gpulab_smi_rc
+          OUTPUT_QUIET ERROR_QUIET TIMEOUT 20)
+        if(_gpulab_smi_rc EQUAL 0)
+          set(CMAKE_CUDA_ARCHITECTURES native)
+        else()
+          set(CMAKE_CUDA_ARCHITECTURES 75)
+        endif()
       endif()
       enable_language(CUDA)
       find_package(CUDAToolkit REQUIRED)

@@ -34,15 +34,6 @@ std::string hex(uint32_t value, int digits) {
   return text;
 }
 
-std::string dims_text(const std::vector<uint32_t>& dims) {
-  std::string text;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i > 0) text += 'x';
-    text += std::to_string(dims[i]);
-  }
-  return text;
-}
-
 std::string size_text(size_t bytes) {
   constexpr size_t kMiB = size_t{1} << 20;
   if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
@@ -243,6 +234,15 @@ std::vector<uint8_t> read_file_bytes(const fs::path& path, size_t max_bytes) {
 IdxArray read_idx_file(const fs::path& path) {
   const std::vector<uint8_t> bytes = read_file_bytes(path);
   return parse_idx(bytes, path.string());
+}
+
+std::string dims_text(const std::vector<uint32_t>& dims) {
+  std::string text;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i > 0) text += 'x';
+    text += std::to_string(dims[i]);
+  }
+  return text;
 }
 
 }  // namespace gpulab::data

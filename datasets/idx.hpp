@@ -54,4 +54,7 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> compressed, const std::stri
 // read_file_bytes + parse_idx, with the path as the name in messages.
 IdxArray read_idx_file(const std::filesystem::path& path);
 
+// An array's shape as messages print it: "60000x28x28".
+std::string dims_text(const std::vector<uint32_t>& dims);
+
 }  // namespace gpulab::data

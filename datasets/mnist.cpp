@@ -19,12 +19,6 @@ namespace {
 
 constexpr const char* kHowToGetData = "run ./scripts/setup, or pass --data-dir DIR";
 
-std::string dims_text(const std::vector<uint32_t>& dims) {
-  std::string text;
-  for (size_t i = 0; i < dims.size(); ++i) text += (i > 0 ? "x" : "") + std::to_string(dims[i]);
-  return text;
-}
-
 }  // namespace
 
 ImageSet load_image_set(const fs::path& images, const fs::path& labels) {

@@ -11,8 +11,8 @@
 namespace gpulab::ui {
 namespace {
 
-constexpr int kTilePixels = 40;   // a filter's drawn size, whatever its kernel
-constexpr int kMostColumns = 16;  // input channels per row before it wraps
+constexpr int kFilterPixels = 40;   // a filter's drawn size, whatever its kernel
+constexpr int kFiltersPerRow = 16;  // input channels per row before it wraps
 
 }  // namespace
 
@@ -43,9 +43,9 @@ void FiltersView::set_model(std::shared_ptr<const ModelWeights> model) {
     const ConvFilters f = conv_filters(*model_, index);
     const ColorScale scale{ColorScale::Kind::Signed, -f.max_abs, f.max_abs};
     // A filter on several channels takes whole rows: its channels spread evenly over as few rows
-    // of at most kMostColumns as hold them, the last row's spare places left blank.
-    const int rows_each = (f.in_channels + kMostColumns - 1) / kMostColumns;
-    const int columns = f.in_channels == 1 ? std::min(f.out_channels, kMostColumns)
+    // of at most kFiltersPerRow as hold them, the last row's spare places left blank.
+    const int rows_each = (f.in_channels + kFiltersPerRow - 1) / kFiltersPerRow;
+    const int columns = f.in_channels == 1 ? std::min(f.out_channels, kFiltersPerRow)
                                            : (f.in_channels + rows_each - 1) / rows_each;
     std::vector<QImage> images;
     std::vector<QString> captions;
@@ -75,7 +75,7 @@ void FiltersView::set_model(std::shared_ptr<const ModelWeights> model) {
                   .arg(f.kernel)
                   .arg(rows_each == 1 ? tr("a row each") : tr("%1 rows each").arg(rows_each));
     TileSection section = make_tile_section(title, scale, content_);
-    section.grid->set_tiles(std::move(images), std::move(captions), QSize(kTilePixels, kTilePixels),
+    section.grid->set_tiles(std::move(images), std::move(captions), QSize(kFilterPixels, kFilterPixels),
                             columns);
     section.legend->setToolTip(
         tr("weights from −|w| to +|w|: blue negative, white 0, red positive"));

@@ -90,7 +90,7 @@ class NewFolderDialog : public QFileDialog {
   QString chosen_;
 };
 
-enum Column { kTitle, kMinutes, kHardware, kProgress };
+enum LabColumn { kTitle, kMinutes, kHardware, kProgress };
 constexpr int kMostProblemLines = 8;  // of one lab file; the rest are counted
 
 // A lab's problems as the engine words them, one a line.

@@ -27,7 +27,7 @@
 namespace gpulab::ui {
 namespace {
 
-enum Column { kName, kDevice, kBatch, kStatus, kAccuracy, kThroughput, kEpochTime, kColumns };
+enum RunColumn { kName, kDevice, kBatch, kStatus, kAccuracy, kThroughput, kEpochTime, kColumns };
 
 QIcon color_icon(const QColor& color) {
   QPixmap pixmap(12, 12);

@@ -18,7 +18,7 @@
 namespace gpulab::ui {
 namespace {
 
-enum Column { kType, kOut, kKernel, kStride, kPadding, kP, kShape, kParams, kColumns };
+enum LayerColumn { kType, kOut, kKernel, kStride, kPadding, kP, kShape, kParams, kLayerColumns };
 const char* const kColumnNames[] = {"type", "out", "kernel", "stride", "padding", "p"};
 const LayerType kTypes[] = {LayerType::Conv2d,  LayerType::MaxPool2d, LayerType::ReLU,
                             LayerType::Tanh,    LayerType::Dropout,   LayerType::Flatten,
@@ -45,7 +45,7 @@ QString shape_text(const ActivationShape& s) {
 }  // namespace
 
 LayerEditor::LayerEditor(QWidget* parent) : QWidget(parent) {
-  table_ = new QTableWidget(0, kColumns, this);
+  table_ = new QTableWidget(0, kLayerColumns, this);
   table_->setObjectName("layers");
   table_->setHorizontalHeaderLabels({tr("Layer"), tr("Out"), tr("Kernel"), tr("Stride"),
                                      tr("Padding"), tr("Drop p"), tr("Output"), tr("Params")});
