@@ -1,0 +1,125 @@
+// The shipped labs say only what is true and what the runs show: no sentence a measurement
+// contradicted, outcomes a learner's machine may not show asked about conditionally, every column
+// the text names in its table, what the course teaches covered.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "engine/labs/lab.hpp"
+#include "engine/labs/lab_results.hpp"
+
+namespace gpulab {
+namespace {
+
+// Everything a learner reads of a lab: its text and its quiz (questions, choices and reasons),
+// with the lines joined, since a sentence may run over two.
+std::string words(const Lab& lab) {
+  std::string text;
+  for (const LabBlock& block : lab.blocks)
+    if (block.kind == LabBlock::Kind::Text) text += block.text + "\n";
+  for (const QuizQuestion& q : lab.quiz) {
+    text += q.question + "\n";
+    for (const QuizChoice& c : q.choices) text += c.text + "\n" + c.why + "\n";
+  }
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text;
+}
+
+bool says(const std::string& text, const std::string& phrase) {
+  return text.find(phrase) != std::string::npos;
+}
+
+// Sentences the course texts or the runs contradicted: none is in any shipped lab.
+TEST(LabTexts, NoSentenceTheRunsOrTheCourseContradict) {
+  const std::vector<std::string> wrong = {
+      "Only a data-parallel job",         // model and pipeline parallelism speed one model too
+      "the course recommends",            // the course only says one might explore it
+      "paid once",                        // every step still copies its batch's index list
+      "on n² numbers",                    // 2n² inputs, as the quiz says
+      "Why do they stop rising",          // a quiet machine's CPU rose to 137 GFLOP/s at 2048
+      "the CPU has no such reading",      // the energy column uses the CPU's RAPL counters
+      "recipe in seven steps. Each one",  // the steps listed are not the course's seven
+      "time shrink, and why",             // measured, small buckets' all-reduce grew
+      "ideally they are *no faster*",     // under load 4 replicas came out 6.57x faster
+  };
+  for (const Lab& lab : builtin_labs()) {
+    const std::string text = words(lab);
+    for (const std::string& phrase : wrong)
+      EXPECT_FALSE(says(text, phrase)) << lab.name << ": " << phrase;
+  }
+}
+
+// Outcomes that depend on the learner's machine are asked about as their table shows them.
+TEST(LabTexts, OutcomesALearnerMayNotSeeAreAskedAboutConditionally) {
+  const std::vector<std::pair<std::string, std::string>> unconditional = {
+      {"feeding-the-gpu", "Why does keeping the data on the GPU matter less"},
+      {"feeding-the-gpu", "gives a smaller speedup than at batch 32. Why?"},
+      {"mixed-precision", "Why does lower precision speed up vgg-small more than LeNet-5?"},
+      {"cnn-on-gpu", "Why is the speedup larger for the bigger model?"},
+  };
+  for (const auto& [name, phrase] : unconditional)
+    EXPECT_FALSE(says(words(load_lab(name)), phrase)) << name << ": " << phrase;
+  for (const char* name : {"feeding-the-gpu", "mixed-precision", "cnn-on-gpu"})
+    EXPECT_TRUE(says(words(load_lab(name)), "If your table shows") ||
+                says(words(load_lab(name)), "in your table? If it is"))
+        << name;
+}
+
+// The matrix-multiply lab counts the inputs as its quiz does, and says what the copy time of a
+// small and a large transfer measures.
+TEST(LabTexts, TheMatmulLabCountsAsItsQuizAndMeasuresLatencyAgainstBandwidth) {
+  const Lab lab = load_lab("gpu-vs-cpu-matmul");
+  const std::string text = words(lab);
+  EXPECT_TRUE(says(text, "2n³ floating-point operations on 2n² input numbers")) << text;
+  bool quiz_counts_2n2 = false;
+  for (const QuizQuestion& q : lab.quiz) quiz_counts_2n2 |= says(q.question, "2n² numbers");
+  EXPECT_TRUE(quiz_counts_2n2);
+  for (const char* phrase :
+       {"SIMD", "the same code on different parts of the data", "latency", "bandwidth",
+        "\"ms with copies\" less \"ms\"", "12 KiB at n = 32", "768 MiB at n = 8192"})
+    EXPECT_TRUE(says(text, phrase)) << phrase;
+  // The sizes named are ones the GPU experiment times.
+  const LabExperiment* gpu = lab.experiment("gpu");
+  ASSERT_NE(gpu, nullptr);
+  for (int n : {32, 8192})
+    EXPECT_NE(std::find(gpu->sizes.begin(), gpu->sizes.end(), n), gpu->sizes.end()) << n;
+}
+
+// The data-parallel lab gives the measured cost of small buckets and why a busy machine showed
+// replicas that share its cores faster than one, and says its steps are not the course's list.
+TEST(LabTexts, TheDataParallelLabSaysWhatTheRunsMeasured) {
+  const std::string text = words(load_lab("single-vs-multi-gpu"));
+  for (const char* phrase :
+       {"not the course's seven", "1.84 to 2.84 ms", "4 to 8 %", "4806 to 2671", "4.22x", "6.57x",
+        "between threads, not between programs", "on a quiet machine they are *no faster*"})
+    EXPECT_TRUE(says(text, phrase)) << phrase;
+}
+
+// The course's pipeline (preprocess, train, inference) is in the lab about feeding the GPU.
+TEST(LabTexts, ThePipelineOfPreprocessTrainAndInferenceIsTaught) {
+  const std::string text = words(load_lab("feeding-the-gpu"));
+  for (const char* phrase : {"preprocess", "train", "inference"})
+    EXPECT_TRUE(says(text, phrase)) << phrase;
+}
+
+// Every results column a lab's text names, in `backticks` or "quotes", is in one of its tables:
+// a question about a column the learner's table lacks cannot be answered.
+TEST(LabTexts, EveryColumnTheTextNamesIsInItsTable) {
+  for (const Lab& lab : builtin_labs()) {
+    const std::string text = words(lab);
+    std::vector<std::string> shown;
+    for (const LabTable& table : lab.tables)
+      shown.insert(shown.end(), table.columns.begin(), table.columns.end());
+    for (const std::string& column : lab_columns())
+      if (says(text, "`" + column + "`") || says(text, "\"" + column + "\"")) {
+        EXPECT_NE(std::find(shown.begin(), shown.end(), column), shown.end())
+            << lab.name << ": the text names " << column;
+      }
+  }
+}
+
+}  // namespace
+}  // namespace gpulab
