@@ -1,6 +1,7 @@
 // The shipped labs say only what is true and what the runs show: no sentence a measurement
 // contradicted, outcomes a learner's machine may not show asked about conditionally, every column
-// the text names in its table, what the course teaches covered.
+// the text names in its table, what the course teaches covered; and the matrix-multiply chart's
+// series and points are the results table's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/matmul_chart.hpp"
 
 namespace gpulab {
 namespace {
@@ -77,9 +79,9 @@ TEST(LabTexts, TheMatmulLabCountsAsItsQuizAndMeasuresLatencyAgainstBandwidth) {
   bool quiz_counts_2n2 = false;
   for (const QuizQuestion& q : lab.quiz) quiz_counts_2n2 |= says(q.question, "2n² numbers");
   EXPECT_TRUE(quiz_counts_2n2);
-  for (const char* phrase :
-       {"SIMD", "the same code on different parts of the data", "latency", "bandwidth",
-        "\"ms with copies\" less \"ms\"", "12 KiB at n = 32", "768 MiB at n = 8192"})
+  for (const char* phrase : {"SIMD", "the same code on different parts of the data", "latency",
+                             "bandwidth", "\"ms with copies\" less \"ms\"", "12 KiB at n = 32",
+                             "768 MiB at n = 8192", "chart-matmul.svg"})
     EXPECT_TRUE(says(text, phrase)) << phrase;
   // The sizes named are ones the GPU experiment times.
   const LabExperiment* gpu = lab.experiment("gpu");
@@ -119,6 +121,63 @@ TEST(LabTexts, EveryColumnTheTextNamesIsInItsTable) {
             << lab.name << ": the text names " << column;
       }
   }
+}
+
+LabRunResult timings(const std::string& experiment, std::vector<MatmulTiming> matmul) {
+  LabRunResult r;
+  r.experiment = experiment;
+  r.matmul = std::move(matmul);
+  return r;
+}
+
+// The chart's series are the table's experiments (and the GPU's copies), its points the table's
+// ms and GFLOP/s, both axes logarithmic.
+TEST(MatmulChart, SeriesAndPointsAreTheTablesOnLogAxes) {
+  const Lab lab = load_lab("gpu-vs-cpu-matmul");
+  const std::vector<LabRunResult> results = {
+      timings("cpu", {{32, 0.004, 0.004}, {64, 0.02, 0.02}, {2048, 125.4, 125.4}}),
+      timings("gpu", {{32, 0.011, 0.093}, {64, 0.012, 0.131}, {2048, 0.9, 7.4}})};
+  const Chart chart = matmul_chart(lab, results);
+  EXPECT_EQ(chart.runs, (std::vector<std::string>{"cpu", "gpu", "gpu with copies"}));
+  EXPECT_TRUE(chart.log_x);
+  EXPECT_EQ(chart.x_label, "matrix size n (log scale)");
+  ASSERT_EQ(chart.panels.size(), 2u);
+  EXPECT_EQ(chart.panels[0].y_label, "ms (log scale)");
+  EXPECT_EQ(chart.panels[1].y_label, "GFLOP/s (log scale)");
+  EXPECT_TRUE(chart.panels[0].log_y && chart.panels[1].log_y);
+
+  // Each point against its table cell: ms to 3 decimals, GFLOP/s to 1.
+  const LabResultsTable table = lab_results_table(lab, lab.tables[0], results);
+  auto cell = [&](const std::string& experiment, int size, const std::string& column) {
+    const auto col =
+        std::find(table.header.begin(), table.header.end(), column) - table.header.begin();
+    for (const auto& row : table.rows)
+      if (row[0] == experiment && row[2] == std::to_string(size))
+        return std::atof(row[col].c_str());
+    ADD_FAILURE() << experiment << " " << size << " " << column;
+    return -1.0;
+  };
+  for (size_t l = 0; l < chart.runs.size(); ++l) {
+    const std::string& name = chart.runs[l];
+    const bool copies = name == "gpu with copies";
+    const std::string experiment = copies ? "gpu" : name;
+    const Points& ms = chart.panels[0].lines[l].points;
+    const Points& rate = chart.panels[1].lines[l].points;
+    ASSERT_EQ(ms.size(), 3u) << name;
+    ASSERT_EQ(rate.size(), 3u) << name;
+    for (size_t k = 0; k < ms.size(); ++k) {
+      const int size = int(ms.x[k]);
+      EXPECT_EQ(rate.x[k], ms.x[k]);
+      EXPECT_NEAR(ms.y[k], cell(experiment, size, copies ? "ms with copies" : "ms"), 0.0005)
+          << name << " " << size;
+      EXPECT_NEAR(rate.y[k], cell(experiment, size, copies ? "GFLOP/s with copies" : "GFLOP/s"),
+                  0.05)
+          << name << " " << size;
+    }
+  }
+  // A lab whose benchmarks have not run has nothing to draw.
+  EXPECT_TRUE(matmul_chart(lab, {}).runs.empty());
+  EXPECT_TRUE(matmul_chart(lab, {timings("cpu", {})}).panels.empty());
 }
 
 }  // namespace

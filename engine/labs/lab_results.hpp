@@ -50,6 +50,10 @@ struct LabRunResult {
   std::string recorded_on;
 };
 
+// The GFLOP/s of an n x n product that took `ms`: its 2n³ operations over the time. The table's
+// GFLOP/s columns and the matrix-multiply chart both read this.
+double matmul_gflops(int n, double ms);
+
 // Adds the record's facts (flags, device, host) to an experiment's result.
 void add_run_facts(LabRunResult& result, const RunData& run);
 
