@@ -130,6 +130,29 @@ LabRunResult timings(const std::string& experiment, std::vector<MatmulTiming> ma
   return r;
 }
 
+// The matrix-multiply table measures latency against bandwidth: the GPU's copy time at each size
+// (its time with the copies less its time alone) and the copies' 3n² x 4 bytes over it; the CPU,
+// which copies nothing, has empty copy cells rather than 0.
+TEST(MatmulTable, CopyColumnsMeasureLatencyAgainstBandwidth) {
+  const Lab lab = load_lab("gpu-vs-cpu-matmul");
+  const LabResultsTable table =
+      lab_results_table(lab, lab.tables[0],
+                        {timings("cpu", {{32, 0.004, 0.004}}),
+                         timings("gpu", {{32, 0.011, 0.093}, {8192, 1100.0, 1230.0}})});
+  const auto column = [&](const std::string& name) {
+    return size_t(std::find(table.header.begin(), table.header.end(), name) - table.header.begin());
+  };
+  const size_t copy_ms = column("copy ms"), copy_rate = column("copy GB/s");
+  ASSERT_LT(copy_rate, table.header.size());
+  ASSERT_EQ(table.rows.size(), 3u);
+  EXPECT_EQ(table.rows[0][copy_ms], "");
+  EXPECT_EQ(table.rows[0][copy_rate], "");
+  EXPECT_EQ(table.rows[1][copy_ms], "0.082");    // 12 KiB: latency
+  EXPECT_EQ(table.rows[1][copy_rate], "0.15");   // 12288 bytes in 0.082 ms
+  EXPECT_EQ(table.rows[2][copy_ms], "130.000");  // 768 MiB: bandwidth
+  EXPECT_EQ(table.rows[2][copy_rate], "6.19");   // 805306368 bytes in 130 ms
+}
+
 // The chart's series are the table's experiments (and the GPU's copies), its points the table's
 // ms and GFLOP/s, both axes logarithmic.
 TEST(MatmulChart, SeriesAndPointsAreTheTablesOnLogAxes) {

@@ -1043,12 +1043,15 @@ TEST(LabCli, QuickRunOfTheMatmulLabWritesItsTable) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string csv = read(dir.path() / "results.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "experiment,device,size,ms,ms with copies,GFLOP/s,GFLOP/s with copies,note")
+            "experiment,device,size,ms,ms with copies,GFLOP/s,GFLOP/s with copies,copy ms,copy "
+            "GB/s,note")
       << csv;
   EXPECT_NE(csv.find("\ncpu,cpu,256,"), std::string::npos) << csv;
+  // The CPU copies nothing: its copy cells are empty, not 0.
+  EXPECT_NE(csv.find(",,,\ncpu,cpu,64,"), std::string::npos) << csv;
   EXPECT_EQ(csv.find("\ncpu,cpu,512,"), std::string::npos) << csv;  // --quick: small sizes only
   if (list_devices().gpus.empty()) {  // one row saying why, not one per size
-    EXPECT_NE(csv.find("\ngpu,cuda:0,,,,,,skipped: --device cuda:0: no GPU"), std::string::npos)
+    EXPECT_NE(csv.find("\ngpu,cuda:0,,,,,,,,skipped: --device cuda:0: no GPU"), std::string::npos)
         << csv;
   }
 }
