@@ -87,11 +87,11 @@ std::vector<std::string> write_charts(const Lab& lab, const std::vector<LabRunRe
 
 // The matrix-multiply benchmarks' chart (engine/labs/matmul_chart) beside the table: not a
 // ```chart block, which draws runs' records, and a benchmark keeps none. A chart that cannot be
-// drawn is said, and the table is still there.
-void write_matmul_chart(const Lab& lab, const std::vector<LabRunResult>& results,
+// drawn is said, and the table is still there. Returns whether both files were drawn.
+bool write_matmul_chart(const Lab& lab, const std::vector<LabRunResult>& results,
                         const fs::path& out, int argc, char** argv) {
   const Chart chart = matmul_chart(lab, results);
-  if (chart.runs.empty()) return;
+  if (chart.runs.empty()) return false;
   for (const char* format : {"png", "svg"}) {
     const fs::path file = out / (std::string(kMatmulChartStem) + "." + format);
     try {
@@ -99,9 +99,10 @@ void write_matmul_chart(const Lab& lab, const std::vector<LabRunResult>& results
       std::printf("chart: %s\n", file.string().c_str());
     } catch (const std::runtime_error& error) {  // ConfigError without Qt, RecordError on write
       std::printf("matrix-multiply chart not drawn: %s\n", error.what());
-      return;
+      return false;
     }
   }
+  return true;
 }
 
 // The hand-in as it stands, from the machine this runs on.
@@ -293,10 +294,12 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
   const LabHandIn here = hand_in_here(
       {}, answers,
       f.quick ? std::string("gpulab-cli lab run --quick (") + kQuickMark + ")" : "gpulab-cli lab run");
-  auto write = [&](const std::vector<LabRunResult>& results, std::vector<std::string> charts) {
+  auto write = [&](const std::vector<LabRunResult>& results, std::vector<std::string> charts,
+                   bool matmul_chart = false) {
     LabHandIn h = here;
     h.results = results;
     h.charts_missing = std::move(charts);
+    h.matmul_chart = matmul_chart;
     return write_hand_in(out, lab, h);
   };
   std::printf("lab \"%s\": %zu experiments%s; results in %s\n", lab.title.c_str(),
@@ -394,8 +397,8 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     write(results, charts_later);
   }
   const std::vector<std::string> charts = write_charts(lab, results, out, argc, argv);
-  write_matmul_chart(lab, results, out, argc, argv);
-  for (const fs::path& file : write(results, charts)) {
+  const bool matmul_chart = write_matmul_chart(lab, results, out, argc, argv);
+  for (const fs::path& file : write(results, charts, matmul_chart)) {
     const std::string name = file.filename().string();
     if (name.rfind("results", 0) == 0) std::printf("table: %s\n", file.string().c_str());
   }

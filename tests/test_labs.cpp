@@ -1076,6 +1076,10 @@ TEST(LabCli, QuickRunOfTheMatmulLabDrawsItsLogLogChart) {
     EXPECT_NE(svg.find(text), std::string::npos) << text;
   const bool gpu = !list_devices().gpus.empty();
   EXPECT_EQ(svg.find(">gpu with copies<") != std::string::npos, gpu);
+  // The report shows it.
+  const std::string readme = read(dir.path() / "README.md");
+  EXPECT_NE(readme.find("](chart-matmul.png)"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("[SVG](chart-matmul.svg)"), std::string::npos) << readme;
   // A second run into the same folder replaces its own chart (a hand-in's file, not a stranger).
   const Result again = cli("lab run gpu-vs-cpu-matmul --quick --out " + dir.path().string());
   EXPECT_EQ(again.exit_code, 0) << again.output;

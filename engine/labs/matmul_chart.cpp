@@ -8,7 +8,7 @@ namespace gpulab {
 Chart matmul_chart(const Lab& lab, const std::vector<LabRunResult>& results) {
   Chart chart;
   chart.kind = ChartKind::StepTime;  // the nearest kind: a time per unit of work; not drawn by kind
-  chart.title = "Matrix multiply: time and GFLOP/s against the size";
+  chart.title = kMatmulChartTitle;
   chart.x_label = "matrix size n (log scale)";
   chart.log_x = true;
   Panel time, rate;

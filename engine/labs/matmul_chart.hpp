@@ -18,5 +18,7 @@ Chart matmul_chart(const Lab& lab, const std::vector<LabRunResult>& results);
 // Its files in a lab's hand-in folder: chart-matmul.png and .svg (a hand-in's "chart-" names, so
 // a later `lab run` into the same folder replaces them).
 inline constexpr const char* kMatmulChartStem = "chart-matmul";
+inline constexpr const char* kMatmulChartTitle =
+    "Matrix multiply: time and GFLOP/s against the size";
 
 }  // namespace gpulab
