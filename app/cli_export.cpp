@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 
 #include "engine/analysis/chart_builder.hpp"
@@ -17,6 +18,7 @@
 
 #ifdef GPULAB_HAVE_CHARTS
 #include <QApplication>
+#include <QFileInfo>
 
 #include "ui/charts/chart_export.hpp"
 #endif
@@ -107,7 +109,42 @@ int baseline_index(const std::string& flag, const std::vector<const RunData*>& r
                     ") nor a position from 1 to " + std::to_string(runs.size()));
 }
 
+#ifdef GPULAB_HAVE_CHARTS
+// Runs `draw` with a QApplication on Qt's offscreen platform: drawing needs one but never a
+// screen. Throws RecordError with the message `draw` gives when it returns false.
+void draw_offscreen(int argc, char** argv, const std::function<bool(QString*)>& draw) {
+  qputenv("QT_QPA_PLATFORM", "offscreen");
+  const PrivateRuntimeDir runtime_dir;
+  QApplication app(argc, argv);
+  QString error;
+  if (!draw(&error)) throw RecordError(error.toStdString());
+}
+#else
+// Why a build without Qt draws nothing, naming `what` asked for a drawing.
+ConfigError no_drawing(const std::string& what) {
+  return ConfigError(what +
+                     ": this gpulab-cli was built without Qt 6, so it writes only --format csv "
+                     "(install qt6-base-dev, qt6-svg-dev and libqcustomplot-dev, then rebuild)");
+}
+#endif
+
 }  // namespace
+
+void write_chart_file(const Chart& chart, const std::string& path, int argc, char** argv) {
+  check_output_file(path, "--out");
+#ifdef GPULAB_HAVE_CHARTS
+  draw_offscreen(argc, argv, [&](QString* error) {
+    const QString file = QString::fromStdString(path);
+    const auto format = ui::export_format_from_name(QFileInfo(file).suffix());
+    return ui::export_built_chart(chart, file, format.value_or(ui::ExportFormat::Csv), error);
+  });
+#else
+  (void)chart;
+  (void)argc;
+  (void)argv;
+  throw no_drawing(path);
+#endif
+}
 
 int run_export(const ExportFlags& f, int argc, char** argv) {
   const ChartKind kind = parse_chart_kind(f.chart);
@@ -134,21 +171,15 @@ int run_export(const ExportFlags& f, int argc, char** argv) {
     write_file_atomically(f.out, out.str());
   } else {
 #ifdef GPULAB_HAVE_CHARTS
-    // Drawing needs a QApplication but never a screen.
-    qputenv("QT_QPA_PLATFORM", "offscreen");
-    const PrivateRuntimeDir runtime_dir;
-    QApplication app(argc, argv);
-    QString error;
-    const auto qformat = ui::export_format_from_name(QString::fromStdString(format));
-    if (!ui::export_chart(kind, runs, {}, options, QString::fromStdString(f.out), *qformat, &error,
-                          f.width, f.height))
-      throw RecordError(error.toStdString());
+    draw_offscreen(argc, argv, [&](QString* error) {
+      const auto qformat = ui::export_format_from_name(QString::fromStdString(format));
+      return ui::export_chart(kind, runs, {}, options, QString::fromStdString(f.out), *qformat,
+                              error, f.width, f.height);
+    });
 #else
     (void)argc;
     (void)argv;
-    throw ConfigError("--format " + format +
-                      ": this gpulab-cli was built without Qt 6, so it writes only --format csv "
-                      "(install qt6-base-dev, qt6-svg-dev and libqcustomplot-dev, then rebuild)");
+    throw no_drawing("--format " + format);
 #endif
   }
   std::printf("wrote %s (%s chart of %zu run%s)\n", f.out.c_str(), chart_kind_name(kind), runs.size(),

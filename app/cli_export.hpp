@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/analysis/chart_builder.hpp"
+
 namespace gpulab::cli {
 
 struct ExportFlags {
@@ -18,5 +20,10 @@ struct ExportFlags {
 
 // Returns the exit code; prints one line on stderr naming what was wrong.
 int run_export(const ExportFlags& flags, int argc, char** argv);
+
+// Draws a chart built elsewhere (a lab's matrix-multiply chart) to `path` (.png, .pdf or .svg)
+// offscreen. Throws ConfigError where this gpulab-cli was built without Qt, RecordError where the
+// file could not be written, each naming it.
+void write_chart_file(const Chart& chart, const std::string& path, int argc, char** argv);
 
 }  // namespace gpulab::cli

@@ -19,6 +19,7 @@
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/matmul_chart.hpp"
 #include "engine/labs/reference_runs.hpp"
 #include "engine/records/output_paths.hpp"
 #include "engine/records/run_record.hpp"
@@ -82,6 +83,26 @@ std::vector<std::string> write_charts(const Lab& lab, const std::vector<LabRunRe
     }
   }
   return missing;
+}
+
+// The matrix-multiply benchmarks' chart (engine/labs/matmul_chart) beside the table: not a
+// ```chart block, which draws runs' records, and a benchmark keeps none. A chart that cannot be
+// drawn is said, and the table is still there. Returns whether both files were drawn.
+bool write_matmul_chart(const Lab& lab, const std::vector<LabRunResult>& results,
+                        const fs::path& out, int argc, char** argv) {
+  const Chart chart = matmul_chart(lab, results);
+  if (chart.runs.empty()) return false;
+  for (const char* format : {"png", "svg"}) {
+    const fs::path file = out / (std::string(kMatmulChartStem) + "." + format);
+    try {
+      write_chart_file(chart, file.string(), argc, argv);
+      std::printf("chart: %s\n", file.string().c_str());
+    } catch (const std::runtime_error& error) {  // ConfigError without Qt, RecordError on write
+      std::printf("matrix-multiply chart not drawn: %s\n", error.what());
+      return false;
+    }
+  }
+  return true;
 }
 
 // The hand-in as it stands, from the machine this runs on.
@@ -273,10 +294,12 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
   const LabHandIn here = hand_in_here(
       {}, answers,
       f.quick ? std::string("gpulab-cli lab run --quick (") + kQuickMark + ")" : "gpulab-cli lab run");
-  auto write = [&](const std::vector<LabRunResult>& results, std::vector<std::string> charts) {
+  auto write = [&](const std::vector<LabRunResult>& results, std::vector<std::string> charts,
+                   bool matmul_chart = false) {
     LabHandIn h = here;
     h.results = results;
     h.charts_missing = std::move(charts);
+    h.matmul_chart = matmul_chart;
     return write_hand_in(out, lab, h);
   };
   std::printf("lab \"%s\": %zu experiments%s; results in %s\n", lab.title.c_str(),
@@ -374,7 +397,8 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     write(results, charts_later);
   }
   const std::vector<std::string> charts = write_charts(lab, results, out, argc, argv);
-  for (const fs::path& file : write(results, charts)) {
+  const bool matmul_chart = write_matmul_chart(lab, results, out, argc, argv);
+  for (const fs::path& file : write(results, charts, matmul_chart)) {
     const std::string name = file.filename().string();
     if (name.rfind("results", 0) == 0) std::printf("table: %s\n", file.string().c_str());
   }

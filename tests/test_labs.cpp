@@ -1043,14 +1043,46 @@ TEST(LabCli, QuickRunOfTheMatmulLabWritesItsTable) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string csv = read(dir.path() / "results.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "experiment,device,size,ms,ms with copies,GFLOP/s,GFLOP/s with copies,note")
+            "experiment,device,size,ms,ms with copies,GFLOP/s,GFLOP/s with copies,copy ms,copy "
+            "GB/s,note")
       << csv;
   EXPECT_NE(csv.find("\ncpu,cpu,256,"), std::string::npos) << csv;
+  // The CPU copies nothing: its copy cells are empty, not 0.
+  EXPECT_NE(csv.find(",,,\ncpu,cpu,64,"), std::string::npos) << csv;
   EXPECT_EQ(csv.find("\ncpu,cpu,512,"), std::string::npos) << csv;  // --quick: small sizes only
   if (list_devices().gpus.empty()) {  // one row saying why, not one per size
-    EXPECT_NE(csv.find("\ngpu,cuda:0,,,,,,skipped: --device cuda:0: no GPU"), std::string::npos)
+    EXPECT_NE(csv.find("\ngpu,cuda:0,,,,,,,,skipped: --device cuda:0: no GPU"), std::string::npos)
         << csv;
   }
+}
+
+// The matrix-multiply lab draws its table as a log-log chart of time and GFLOP/s against the
+// size, as PNG and SVG, through the chart export the other charts use: its axes say they are
+// logarithmic, its series are the table's experiments (the GPU's with copies too, where one ran).
+TEST(LabCli, QuickRunOfTheMatmulLabDrawsItsLogLogChart) {
+  test::TempDir dir;
+  const Result r = cli("lab run gpu-vs-cpu-matmul --quick --out " + dir.path().string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("chart: " + (dir.path() / "chart-matmul.svg").string()),
+            std::string::npos)
+      << r.output;
+  const std::string png = read(dir.path() / "chart-matmul.png");
+  ASSERT_GE(png.size(), 8u) << r.output;
+  EXPECT_EQ(png.substr(1, 3), "PNG");
+  const std::string svg = read(dir.path() / "chart-matmul.svg");
+  for (const char* text :
+       {"Matrix multiply: time and GFLOP/s against the size", "matrix size n (log scale)",
+        "ms (log scale)", "GFLOP/s (log scale)", ">cpu<", ">256<"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+  const bool gpu = !list_devices().gpus.empty();
+  EXPECT_EQ(svg.find(">gpu with copies<") != std::string::npos, gpu);
+  // The report shows it.
+  const std::string readme = read(dir.path() / "README.md");
+  EXPECT_NE(readme.find("](chart-matmul.png)"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("[SVG](chart-matmul.svg)"), std::string::npos) << readme;
+  // A second run into the same folder replaces its own chart (a hand-in's file, not a stranger).
+  const Result again = cli("lab run gpu-vs-cpu-matmul --quick --out " + dir.path().string());
+  EXPECT_EQ(again.exit_code, 0) << again.output;
 }
 
 // A lab worked in the window, handed in from a terminal: the runs folder's runs and the answers

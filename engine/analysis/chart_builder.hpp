@@ -52,6 +52,7 @@ struct Panel {
   std::string y_label;
   bool visible = true;          // telemetry lanes no run has data for are hidden
   bool percent = false;         // a 0-100 % scale, shown whole so small wobbles look small
+  bool log_y = false;           // a logarithmic scale: values that span powers of ten
   std::vector<LineSeries> lines;
   std::vector<BarSet> bars;     // a bar panel: categories are the runs, sets stack in order
   bool is_bars() const { return !bars.empty(); }
@@ -72,6 +73,7 @@ struct Chart {
   XAxis x = XAxis::Step;
   int smoothing = 1;
   std::string title, x_label;
+  bool log_x = false;              // a logarithmic x axis (the matrix sizes, each a doubling)
   std::vector<std::string> runs;   // display_run_names, made unique, saying what differs; a run
                                    // with run_flags ends in " ⚠"
   std::vector<std::string> flags;  // per run: its run_flags joined, empty when clean

@@ -560,7 +560,7 @@ const std::vector<std::string>& lab_columns() {
   static const std::vector<std::string> columns = {
       "experiment", "device", "model", "batch", "precision", "steps", "images/s", "ms per step",
       "speedup", "time to target", "test accuracy", "size", "ms", "ms with copies", "GFLOP/s",
-      "GFLOP/s with copies",
+      "GFLOP/s with copies", "copy GB/s",
       // From the run's record: its telemetry, step phases and energy (lab_run_readings).
       "utilization", "peak memory", "power", "peak temperature", "data ms", "copy ms",
       "all-reduce ms", "energy", "images/J"};

@@ -9,6 +9,7 @@
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
 #include "engine/labs/lab_progress.hpp"
+#include "engine/labs/matmul_chart.hpp"
 #include "engine/records/output_paths.hpp"
 #include "engine/records/record_reader.hpp"
 #include "gpulab/build_config.hpp"
@@ -252,7 +253,12 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
   if (const std::string note = skipped_gpu_note(lab, h.results); !note.empty()) md += "\n" + note;
   if (any_reference(h.results)) md += std::string("\n") + kReferenceNote;
 
-  if (!lab.charts.empty()) md += "\n## Charts\n";
+  if (!lab.charts.empty() || h.matmul_chart) md += "\n## Charts\n";
+  if (h.matmul_chart) {
+    const std::string stem = kMatmulChartStem;
+    md += "\n### " + std::string(kMatmulChartTitle) + " (both axes logarithmic)\n\n![" +
+          kMatmulChartTitle + "](" + stem + ".png)\n\n[SVG](" + stem + ".svg)\n";
+  }
   for (size_t c = 0; c < lab.charts.size(); ++c) {
     const LabChart& chart = lab.charts[c];
     const std::string title = chart.title.empty() ? chart.kind : chart.title;
@@ -385,6 +391,11 @@ std::vector<fs::path> write_hand_in(const fs::path& dir, const Lab& lab, const L
       else
         fs::remove(dir / hand_in_chart_file(lab, c, format), error);  // a previous hand-in's
   }
+  for (const char* format : {".png", ".svg"})
+    if (h.matmul_chart)
+      written.push_back(dir / (kMatmulChartStem + std::string(format)));
+    else
+      fs::remove(dir / (kMatmulChartStem + std::string(format)), error);  // a previous hand-in's
   write("README.md", hand_in_readme(lab, h));
   return written;
 }

@@ -27,6 +27,9 @@ struct LabHandIn {
   // Per chart of the lab: "" when the caller drew hand_in_chart_file(lab, i, "png") and "svg"
   // into the folder, else why it is not there ("no finished runs to draw").
   std::vector<std::string> charts_missing;
+  // The caller drew the benchmarks' chart (kMatmulChartStem .png and .svg, engine/labs/
+  // matmul_chart) into the folder: the report shows it. Otherwise an earlier one is removed.
+  bool matmul_chart = false;
 };
 
 // "chart-1-throughput.png": a chart's file by its place in the lab, its kind and the format.

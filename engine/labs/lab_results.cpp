@@ -37,8 +37,6 @@ const MatmulTiming* at_size(const LabRunResult* r, int size) {
   return nullptr;
 }
 
-double gflops(int n, double ms) { return 2.0 * double(n) * n * n / (ms * 1e6); }
-
 std::string note(const LabRunResult* r) {
   if (!r) return "not run yet";
   if (!r->skipped.empty()) return "skipped: " + r->skipped;
@@ -124,6 +122,10 @@ std::vector<std::string> compute_devices(const RunData& run) {
 }
 
 }  // namespace
+
+double matmul_gflops(int n, double ms) { return 2.0 * double(n) * n * n / (ms * 1e6); }
+
+double matmul_copy_bytes(int n) { return 3.0 * double(n) * n * sizeof(float); }
 
 // The longest sample period of NVML's utilization (nvmlDeviceGetUtilizationRates: "between 1
 // second and 1/6 second").
@@ -321,9 +323,14 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
         else if (t && column == "ms with copies")
           cell = fixed(t->ms_with_copies, 3);
         else if (t && column == "GFLOP/s")
-          cell = fixed(gflops(size, t->ms), 1);
+          cell = fixed(matmul_gflops(size, t->ms), 1);
         else if (t && column == "GFLOP/s with copies")
-          cell = fixed(gflops(size, t->ms_with_copies), 1);
+          cell = fixed(matmul_gflops(size, t->ms_with_copies), 1);
+        // The copies' share of a benchmark: empty on the CPU, which copies nothing.
+        else if (t && column == "copy ms" && t->ms_with_copies != t->ms)
+          cell = fixed(t->ms_with_copies - t->ms, 3);
+        else if (t && column == "copy GB/s" && t->ms_with_copies > t->ms)
+          cell = fixed(matmul_copy_bytes(size) / ((t->ms_with_copies - t->ms) * 1e6), 2);
         row.push_back(cell);
       }
       std::string said = note(r);

@@ -50,6 +50,14 @@ struct LabRunResult {
   std::string recorded_on;
 };
 
+// The GFLOP/s of an n x n product that took `ms`: its 2n³ operations over the time. The table's
+// GFLOP/s columns and the matrix-multiply chart both read this.
+double matmul_gflops(int n, double ms);
+// The bytes an n x n product's copies move: A and B to the device, C back, 4 bytes a float. A
+// benchmark row's "copy ms" is its time with the copies less its time alone, and "copy GB/s"
+// these bytes over that: a small transfer shows the latency, a large one the bandwidth.
+double matmul_copy_bytes(int n);
+
 // Adds the record's facts (flags, device, host) to an experiment's result.
 void add_run_facts(LabRunResult& result, const RunData& run);
 

@@ -3,6 +3,7 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -166,6 +167,63 @@ bool export_chart(ChartKind kind, const std::vector<const RunData*>& runs,
   QCustomPlot plot;
   plot.resize(width, height);
   draw_chart(plot, chart, palette, PlotTheme{});
+  plot.replot(QCustomPlot::rpImmediateRefresh);
+  return save_plot(plot, path, format, width, height, error);
+}
+
+namespace {
+
+// A logarithmic axis just beyond the positive values in [lo, hi] (a log axis has no zero), its
+// ticks at the powers of `base`.
+void set_log_axis(QCPAxis* axis, double base, double lo, double hi) {
+  QSharedPointer<QCPAxisTickerLog> ticker(new QCPAxisTickerLog);
+  ticker->setLogBase(base);
+  axis->setTicker(ticker);
+  axis->setScaleType(QCPAxis::stLogarithmic);
+  if (lo > 0 && hi >= lo) axis->setRange(lo / 1.4, hi * 1.4);
+}
+
+}  // namespace
+
+bool export_built_chart(const Chart& chart, const QString& path, ExportFormat format,
+                        QString* error, int width, int height) {
+  if (format == ExportFormat::Csv) {
+    if (error)
+      *error = path + ": this chart is drawn, not tabulated; its results table is its data";
+    return false;
+  }
+  if (!may_write(path, error)) return false;
+  std::vector<QColor> palette;
+  for (size_t i = 0; i < chart.runs.size(); ++i) palette.push_back(run_color(int(i)));
+  QCustomPlot plot;
+  plot.resize(width, height);
+  DrawnChart drawn = draw_chart(plot, chart, palette, PlotTheme{});
+  double x_lo = 0, x_hi = 0;
+  for (size_t i = 0; i < drawn.rects.size(); ++i) {
+    const Panel& panel = chart.panels[size_t(drawn.rect_panel[i])];
+    double y_lo = 0, y_hi = 0;
+    for (const LineSeries& line : panel.lines)
+      for (size_t k = 0; k < line.points.size(); ++k) {
+        const double x = line.points.x[k], y = line.points.y[k];
+        if (x > 0) x_lo = x_lo > 0 ? std::min(x_lo, x) : x, x_hi = std::max(x_hi, x);
+        if (y > 0) y_lo = y_lo > 0 ? std::min(y_lo, y) : y, y_hi = std::max(y_hi, y);
+      }
+    if (panel.log_y) set_log_axis(drawn.rects[i]->axis(QCPAxis::atLeft), 10, y_lo, y_hi);
+  }
+  if (chart.log_x)
+    for (QCPAxisRect* rect : drawn.rects)
+      set_log_axis(rect->axis(QCPAxis::atBottom), 2, x_lo, x_hi);
+  for (const DrawnLine& line : drawn.lines) {
+    const std::string& name =
+        chart.runs[size_t(chart.panels[size_t(line.panel)].lines[size_t(line.line)].run)];
+    QPen pen = line.raw->pen();
+    if (name.size() > 12 && name.compare(name.size() - 12, 12, " with copies") == 0)
+      pen.setStyle(Qt::DashLine);
+    line.raw->setPen(pen);
+    line.raw->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssDisc, pen.color(), pen.color(), 7));
+  }
+  fit_text(plot, drawn);
   plot.replot(QCustomPlot::rpImmediateRefresh);
   return save_plot(plot, path, format, width, height, error);
 }

@@ -22,6 +22,13 @@ bool export_chart(ChartKind kind, const std::vector<const RunData*>& runs,
                   const QString& path, ExportFormat format, QString* error,
                   int width = kExportWidth, int height = kExportHeight);
 
+// A chart built elsewhere (engine/labs/matmul_chart) to `path` as PNG, PDF or SVG, drawn as
+// export_chart draws, with the logarithmic axes it asks for (Chart::log_x, Panel::log_y) and a dot
+// at each point; a series named "... with copies" dashed. Needs a QApplication. Returns false with
+// a message naming the file.
+bool export_built_chart(const Chart& chart, const QString& path, ExportFormat format,
+                        QString* error, int width = kExportWidth, int height = kExportHeight);
+
 // The charts that only some runs make, into `dir`: the scaling chart (scaling.png/svg/pdf/csv)
 // where two of them differ only in replicas, and the replica timeline (replica-timeline.png/svg/
 // pdf) of the newest run with replicas. `written` gets the files made.
