@@ -347,6 +347,41 @@ TEST_F(Fit, LeavingPresenterModeGivesEveryWidgetItsFontBack) {
             QFontInfo(window_->font()).pixelSize());
 }
 
+// The "Saved…" message appears over the window, not above the tabs: Compare's Baseline and
+// Export stay under the pointer (a second click on Export changed the baseline), and leave it
+// when the message is closed.
+TEST_F(Fit, AMessageMovesNothingUnderThePointer) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(3);
+  for (const QSize size : {QSize(1024, 768), QSize(1280, 720)}) {
+    show_at(size);
+    window_->show_tab("compare");
+    wait_until([] { return false; }, 100ms);
+    QWidget* baseline = window_->findChild<QComboBox*>("baseline");
+    QToolButton* export_button = nullptr;
+    for (QToolButton* b : window_->compare()->speedup_chart()->findChildren<QToolButton*>())
+      if (b->text() == "Export") export_button = b;
+    ASSERT_NE(export_button, nullptr);
+    auto where = [&](QWidget* w) { return QRect(w->mapTo(window_.get(), QPoint()), w->size()); };
+    const QRect combo = where(baseline), button = where(export_button),
+                tabs = where(window_->tabs()->tabBar());
+    window_->show_warning("Saved " +
+                          QString::fromStdString((runs_.path() / "speedup.png").string()));
+    wait_until([] { return false; }, 100ms);
+    ASSERT_TRUE(window_->findChild<QWidget*>("message")->isVisible());
+    EXPECT_EQ(where(baseline), combo);
+    EXPECT_EQ(where(export_button), button);
+    EXPECT_EQ(where(window_->tabs()->tabBar()), tabs);
+    // The message is wholly on screen, over no control that the runs need at once.
+    const QRect message = where(window_->findChild<QWidget*>("message"));
+    EXPECT_TRUE(window_->rect().contains(message));
+    EXPECT_FALSE(message.intersects(combo));
+    EXPECT_FALSE(message.intersects(button));
+    window_->findChild<Banner*>("message")->dismiss();
+  }
+}
+
 // The darkest pixel of a widget as drawn: its text.
 int darkest(QWidget* widget) {
   const QImage image = widget->grab().toImage();
