@@ -77,7 +77,9 @@ class LiveBoard : public QObject {
   std::vector<RunComparison> key_rows_;   // Compare's rows as the headline last read them
   bool presenter_ = false;
   bool follow_runs_ = true;
-  int headline_runs_ = 4;  // the most runs the headline lists
+  int headline_runs_ = 4;        // the most runs the headline lists: the lines it keeps room for
+  double headline_points_ = 24;  // its text size where no line wraps
+  double fitted_points_ = 0;     // the size its room was last fitted for
 };
 
 }  // namespace gpulab::ui

@@ -370,10 +370,20 @@ void MainWindow::set_presenter(bool on) {
   apply_chart_theme();
   if (on) fit_headline();
   board_->set_presenter(on);
-  if (on)
+  if (on) {
+    if (!isFullScreen()) {
+      state_before_presenter_ = windowState();
+      geometry_before_presenter_ = geometry();
+    }
     showFullScreen();
-  else if (isFullScreen())
-    showNormal();
+  } else if (isFullScreen()) {
+    // Back to the window it was, maximized too (showNormal() un-maximized it each time), and
+    // where it was when it was not.
+    setWindowState(state_before_presenter_);
+    if (!(state_before_presenter_ & (Qt::WindowMaximized | Qt::WindowFullScreen)))
+      setGeometry(geometry_before_presenter_);
+    show();
+  }
 }
 
 void MainWindow::apply_chart_theme() {
