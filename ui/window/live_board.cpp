@@ -3,6 +3,7 @@
 
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QResizeEvent>
 #include <QStringList>
 #include <QTabWidget>
 #include <QTimer>
@@ -58,6 +59,7 @@ QString result_text(const RunSummary& s, const RunData& run, double target_accur
 }  // namespace
 
 LiveBoard::LiveBoard(Parts parts, QObject* parent) : QObject(parent), parts_(parts) {
+  parts_.key_numbers->installEventFilter(this);  // its room is fitted again at each new width
   timer_ = new QTimer(this);
   timer_->setInterval(kTickMs);
   connect(timer_, &QTimer::timeout, this, &LiveBoard::tick);
@@ -174,6 +176,16 @@ void LiveBoard::set_presenter(bool on) {
     parts_.key_numbers->setFont(QFont());
   }
   update_key_numbers(true);
+}
+
+bool LiveBoard::eventFilter(QObject* watched, QEvent* event) {
+  // The width it wraps at is known only once laid out: shown, or the window resized without a
+  // new height (a full screen the size the window was).
+  if (watched == parts_.key_numbers && event->type() == QEvent::Resize && presenter_ &&
+      static_cast<QResizeEvent*>(event)->size().width() !=
+          static_cast<QResizeEvent*>(event)->oldSize().width())
+    fit_headline_text(parts_.key_numbers, headline_runs_, headline_points_);
+  return QObject::eventFilter(watched, event);
 }
 
 void LiveBoard::fit_headline(int runs, double points) {

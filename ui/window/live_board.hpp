@@ -59,6 +59,7 @@ class LiveBoard : public QObject {
   // ▶ Run keeps the learner in the lab, whose card offers the Live tab. Otherwise each wave of
   // runs brings the Live tab forward.
   void stay_on_the_tab_shown(bool stay) { follow_runs_ = !stay; }
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  signals:
   void data_missing();   // a run failed for want of MNIST

@@ -85,8 +85,10 @@ void fit_headline_text(QLabel* label, int lines, double points) {
   label->setFixedHeight(height);
   const int width = label->contentsRect().width();
   double size = points;
-  while (width > 0 && size > points * 2 / 3 && height_of(label->text(), size, width) > height)
+  while (width > 0 && size > points / 2 && height_of(label->text(), size, width) > height)
     size *= 0.94;
+  // Still too long at half the size: the tabs move rather than the headline being cut short.
+  if (width > 0) label->setFixedHeight(std::max(height, height_of(label->text(), size, width)));
   // The label's own style sheet: it outranks the window's, and restyles only the label.
   label->setStyleSheet(QString("font-size: %1pt;").arg(size, 0, 'f', 1));
 }

@@ -28,7 +28,8 @@ HeadlineSize headline_size(int window_height, const QFont& normal_font);
 
 // Keeps `label` (the headline) the height of `lines` lines at `points`, whatever it says, so
 // that the tabs under it never move; text that would wrap past that room is set smaller, down to
-// two thirds of `points`. `lines` 0: the label's own height and size again (presenter mode off).
+// half of `points`, and only then takes more room. `lines` 0: the label's own height and size again
+// (presenter mode off).
 void fit_headline_text(QLabel* label, int lines, double points);
 
 }  // namespace gpulab::ui
