@@ -26,6 +26,7 @@
 #include <QSpinBox>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QtTest/QTest>
@@ -561,6 +562,25 @@ TEST_F(Fit, TheTabBarStaysPutWhenTheHeadlineWraps) {
     window_->show_recent(1);
     wait_until([] { return false; }, 100ms);
     EXPECT_EQ(bar->mapTo(window_.get(), QPoint()).y(), y) << size.width() << "x" << size.height();
+  }
+}
+
+// Compare's summary table at 1280x720 and 1024x768 with six runs: every row in view, not 2½ rows
+// in a scroll box of its own inside the scrolling tab.
+TEST_F(Fit, CompareShowsEverySummaryRowWithoutAScrollBoxOfItsOwn) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(6);
+  window_->show_tab("compare");
+  auto* table = window_->findChild<QTableWidget*>("summary-table");
+  ASSERT_NE(table, nullptr);
+  for (const QSize size : {QSize(1280, 720), QSize(1024, 768)}) {
+    show_at(size);
+    wait_until([] { return false; }, 100ms);
+    ASSERT_EQ(table->rowCount(), 6);
+    EXPECT_EQ(table->verticalScrollBar()->maximum(), 0)
+        << size.width() << "x" << size.height() << ": the table is " << table->height()
+        << " px high for rows of " << table->rowHeight(0) << " px";
   }
 }
 
