@@ -26,6 +26,7 @@
 #include <QSpinBox>
 #include <QTabBar>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QtTest/QTest>
@@ -38,6 +39,7 @@
 #include "ui/charts/replica_timeline.hpp"
 #include "ui/charts/scaling_chart.hpp"
 #include "ui/compare/compare_view.hpp"
+#include "ui/labs/labs_tab.hpp"
 #include "ui/runs/run_store.hpp"
 #include "ui/runs/runs_panel.hpp"
 #include "ui/setup/experiment_panel.hpp"
@@ -345,6 +347,241 @@ TEST_F(Fit, LeavingPresenterModeGivesEveryWidgetItsFontBack) {
   EXPECT_TRUE(changed.isEmpty()) << changed.join("\n").toStdString();
   EXPECT_EQ(QFontInfo(window_->runs_panel()->tree()->header()->font()).pixelSize(),
             QFontInfo(window_->font()).pixelSize());
+}
+
+// No sideways scroll bar on Live and Labs (the window's and the lab page's), and every control
+// (Hand in…, Run all experiments, the run controls) on screen or where a scroll bar reaches it.
+void expect_no_sideways_scrolling(MainWindow* window, const std::string& state) {
+  auto* center = window->findChild<QScrollArea*>("center");
+  ASSERT_NE(center, nullptr);
+  for (const char* tab : {"live", "labs"}) {
+    ASSERT_TRUE(window->show_tab(tab));
+    wait_until([] { return false; }, 100ms);
+    const QScrollBar* sideways = center->horizontalScrollBar();
+    EXPECT_TRUE(sideways->maximum() == 0 || !sideways->isVisible())
+        << state << " " << tab << ": the tab needs " << center->widget()->minimumSizeHint().width()
+        << " px, the column has " << center->viewport()->width();
+    auto* page = window->findChild<QScrollArea*>("lab-page");
+    if (std::string(tab) == "labs" && page && page->isVisible()) {
+      EXPECT_TRUE(page->horizontalScrollBar()->maximum() == 0 ||
+                  !page->horizontalScrollBar()->isVisible())
+          << state << ": the lab page scrolls sideways";
+    }
+    const QStringList off = controls_out_of_reach(window);
+    EXPECT_TRUE(off.isEmpty()) << state << " " << tab << ":\n" << off.join("\n").toStdString();
+  }
+}
+
+// Presenter mode on (from the View menu) and off (its F11 shortcut) at 1024x768 and 1280x720,
+// normal and maximized: every widget's font and size hint, the window's size and its maximized
+// state are what they were, and neither Live nor Labs scrolls sideways.
+TEST_F(Fit, LeavingPresenterModeGivesSizesFontsAndTheMaximizedStateBack) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(6);
+  window_->show_tab("labs");
+  window_->labs()->list()->setCurrentItem(window_->labs()->list()->topLevelItem(0));
+  for (const QSize size : {QSize(1024, 768), QSize(1280, 720)})
+    for (const bool maximized : {false, true}) {
+      show_at(size);
+      if (maximized) {  // on the offscreen platform's own screen (800x600): no fit asked there
+        window_->showMaximized();
+        wait_until([] { return false; }, 150ms);
+      }
+      const std::string state = QString("%1x%2%3")
+                                    .arg(size.width())
+                                    .arg(size.height())
+                                    .arg(maximized ? " maximized" : "")
+                                    .toStdString();
+      if (!maximized) expect_no_sideways_scrolling(window_.get(), state + " before presenter mode");
+      window_->show_tab("live");
+      const Qt::WindowStates states = window_->windowState();
+      const QSize window_size = window_->size();
+      std::map<QWidget*, std::pair<int, QSize>> before;
+      for (QWidget* w : window_->findChildren<QWidget*>())
+        before[w] = {QFontInfo(w->font()).pixelSize(), w->sizeHint()};
+      ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+      ASSERT_TRUE(wait_until([&] { return !window_->key_numbers().isEmpty(); }, 5s)) << state;
+      wait_until([] { return false; }, 150ms);
+      window_->activateWindow();
+      QTest::keyClick(window_.get(), Qt::Key_F11);
+      ASSERT_TRUE(wait_until([&] { return window_->key_numbers().isEmpty(); }, 5s)) << state;
+      wait_until([] { return false; }, 150ms);
+      EXPECT_EQ(window_->windowState(), states) << state;
+      EXPECT_EQ(window_->isMaximized(), maximized) << state;
+      // Maximized on the offscreen platform's 800x600 screen, the size is the window's least,
+      // which settles late: there the state is what counts.
+      if (!maximized)
+        EXPECT_EQ(window_->size(), window_size)
+            << state << ": the window's least size is " << window_->minimumSizeHint().width() << "x"
+            << window_->minimumSizeHint().height() << ", its central widget's "
+            << window_->centralWidget()->minimumSizeHint().width();
+      QStringList changed;
+      for (QWidget* w : window_->findChildren<QWidget*>()) {
+        if (!before.count(w) || !w->isVisible()) continue;
+        // A chart's hint follows its tick labels, which follow its width and data: its font
+        // counts, and the setup's and controls' sizes do.
+        const bool in_chart = qobject_cast<ChartView*>(w) || w->findChild<ChartView*>() ||
+                              qobject_cast<QCustomPlot*>(w) || w->findChild<QCustomPlot*>();
+        if (in_chart) before[w].second = w->sizeHint();
+        const std::pair<int, QSize> now{QFontInfo(w->font()).pixelSize(), w->sizeHint()};
+        if (now != before[w])
+          changed << QString("%1 \"%2\": %3 px, %4x%5, was %6 px, %7x%8")
+                         .arg(w->metaObject()->className(), w->objectName())
+                         .arg(now.first)
+                         .arg(now.second.width())
+                         .arg(now.second.height())
+                         .arg(before[w].first)
+                         .arg(before[w].second.width())
+                         .arg(before[w].second.height());
+      }
+      EXPECT_TRUE(changed.isEmpty()) << state << ":\n" << changed.join("\n").toStdString();
+      if (!maximized) expect_no_sideways_scrolling(window_.get(), state + " after presenter mode");
+      window_->showNormal();
+    }
+}
+
+// What is wrong with an axis's tick labels as last drawn: none, or two that run into each other.
+QString tick_label_problem(QCPAxis* axis) {
+  const QVector<double> ticks = axis->tickVector();
+  const QVector<QString> labels = axis->tickVectorLabels();
+  struct Span {
+    double from, to;
+  };
+  std::vector<Span> spans;
+  const QFontMetricsF metrics(axis->tickLabelFont());
+  const bool across = axis->orientation() == Qt::Horizontal;
+  for (int i = 0; i < ticks.size() && i < labels.size(); ++i) {
+    const double at = axis->coordToPixel(ticks[i]);
+    if (labels[i].isEmpty() || !axis->range().contains(ticks[i])) continue;
+    // A label can be several lines (a bar's name over its figure): its widest line counts.
+    double extent = 0;
+    for (const QString& line : labels[i].split('\n'))
+      extent = std::max(extent, across ? metrics.horizontalAdvance(line) : 0.0);
+    if (!across) extent = metrics.height() * labels[i].count('\n') + metrics.height();
+    spans.push_back({at - extent / 2, at + extent / 2});
+  }
+  if (spans.empty()) return "no tick labels";
+  std::sort(spans.begin(), spans.end(), [](Span a, Span b) { return a.from < b.from; });
+  for (size_t i = 1; i < spans.size(); ++i)
+    if (spans[i].from < spans[i - 1].to)
+      return QString("tick labels overlap by %1 px")
+          .arg(spans[i - 1].to - spans[i].from, 0, 'f', 0);
+  return {};
+}
+
+// Presenter mode at 1024x768 and 1280x720: every Live chart and Compare's bars keep tick labels
+// on both axes that do not run together.
+TEST_F(Fit, PresenterModeChartsKeepTheirTickLabelsAtSmallScreens) {
+  // Runs of 470 steps: one tick in a narrow chart fell at 500, beyond the axis, and left it bare.
+  for (int r = 0; r < 4; ++r)
+    test::write_run(runs_.path() / ("r" + std::to_string(r)), 1 + r, 64, 470, 8 + r,
+                    "2026-01-01T10:0" + std::to_string(r) + ":00Z");
+  open_window();
+  window_->show_recent(4);
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+  for (const QSize size : {QSize(1024, 768), QSize(1280, 720)}) {
+    show_at(size);  // presenter mode stays: the window is that screen
+    for (const char* tab : {"live", "compare"}) {
+      window_->show_tab(tab);
+      wait_until([] { return false; }, 200ms);
+      std::vector<ChartView*> views = window_->live_charts();
+      if (std::string(tab) == "compare")
+        views = {window_->compare()->speedup_chart(), window_->compare()->step_time_chart()};
+      for (ChartView* view : views) {
+        if (!view->isVisible()) continue;
+        view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        const std::string state = QString("%1x%2 presenter %3 %4")
+                                      .arg(size.width())
+                                      .arg(size.height())
+                                      .arg(tab, chart_kind_name(view->kind()))
+                                      .toStdString();
+        for (QCPAxis* axis : {view->plot()->xAxis, view->plot()->yAxis}) {
+          const QString problem = tick_label_problem(axis);
+          EXPECT_TRUE(problem.isEmpty())
+              << state << (axis == view->plot()->xAxis ? " x: " : " y: ") << problem.toStdString();
+        }
+      }
+    }
+  }
+}
+
+// The "Saved…" message appears over the window, not above the tabs: Compare's Baseline and
+// Export stay under the pointer (a second click on Export changed the baseline), and leave it
+// when the message is closed.
+TEST_F(Fit, AMessageMovesNothingUnderThePointer) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(3);
+  for (const QSize size : {QSize(1024, 768), QSize(1280, 720)}) {
+    show_at(size);
+    window_->show_tab("compare");
+    wait_until([] { return false; }, 100ms);
+    QWidget* baseline = window_->findChild<QComboBox*>("baseline");
+    QToolButton* export_button = nullptr;
+    for (QToolButton* b : window_->compare()->speedup_chart()->findChildren<QToolButton*>())
+      if (b->text() == "Export") export_button = b;
+    ASSERT_NE(export_button, nullptr);
+    auto where = [&](QWidget* w) { return QRect(w->mapTo(window_.get(), QPoint()), w->size()); };
+    const QRect combo = where(baseline), button = where(export_button),
+                tabs = where(window_->tabs()->tabBar());
+    window_->show_warning("Saved " +
+                          QString::fromStdString((runs_.path() / "speedup.png").string()));
+    wait_until([] { return false; }, 100ms);
+    ASSERT_TRUE(window_->findChild<QWidget*>("message")->isVisible());
+    EXPECT_EQ(where(baseline), combo);
+    EXPECT_EQ(where(export_button), button);
+    EXPECT_EQ(where(window_->tabs()->tabBar()), tabs);
+    // The message is wholly on screen, over no control that the runs need at once.
+    const QRect message = where(window_->findChild<QWidget*>("message"));
+    EXPECT_TRUE(window_->rect().contains(message));
+    EXPECT_FALSE(message.intersects(combo));
+    EXPECT_FALSE(message.intersects(button));
+    window_->findChild<Banner*>("message")->dismiss();
+  }
+}
+
+// In presenter mode the headline above the tabs keeps the room of its most lines: the tab bar
+// stays put when a line wraps or runs are added.
+TEST_F(Fit, TheTabBarStaysPutWhenTheHeadlineWraps) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(1);
+  window_->set_presenter(true);
+  for (const QSize size : {QSize(1024, 768), QSize(1280, 720)}) {
+    show_at(size);
+    wait_until([] { return false; }, 100ms);
+    QTabBar* bar = window_->tabs()->tabBar();
+    const int y = bar->mapTo(window_.get(), QPoint()).y();
+    window_->show_recent(6);  // more runs, some lines wrapping at 1024 px
+    wait_until([] { return false; }, 100ms);
+    EXPECT_EQ(bar->mapTo(window_.get(), QPoint()).y(), y)
+        << size.width() << "x" << size.height() << ": " << window_->key_numbers().toStdString();
+    for (RunEntry* entry : window_->store()->entries())
+      window_->store()->set_checked(entry->id, false);
+    window_->show_recent(1);
+    wait_until([] { return false; }, 100ms);
+    EXPECT_EQ(bar->mapTo(window_.get(), QPoint()).y(), y) << size.width() << "x" << size.height();
+  }
+}
+
+// Compare's summary table at 1280x720 and 1024x768 with six runs: every row in view, not 2½ rows
+// in a scroll box of its own inside the scrolling tab.
+TEST_F(Fit, CompareShowsEverySummaryRowWithoutAScrollBoxOfItsOwn) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(6);
+  window_->show_tab("compare");
+  auto* table = window_->findChild<QTableWidget*>("summary-table");
+  ASSERT_NE(table, nullptr);
+  for (const QSize size : {QSize(1280, 720), QSize(1024, 768)}) {
+    show_at(size);
+    wait_until([] { return false; }, 100ms);
+    ASSERT_EQ(table->rowCount(), 6);
+    EXPECT_EQ(table->verticalScrollBar()->maximum(), 0)
+        << size.width() << "x" << size.height() << ": the table is " << table->height()
+        << " px high for rows of " << table->rowHeight(0) << " px";
+  }
 }
 
 // The darkest pixel of a widget as drawn: its text.

@@ -296,6 +296,30 @@ TEST_F(Labs, LongChoicesWrapAndAClickOnTheirTextPicksThem) {
   EXPECT_TRUE(question->feedback().contains("Right.")) << question->feedback().toStdString();
 }
 
+// A question's feedback appears in room kept for it from the start: the next question stays
+// under the pointer (it moved down mid-click, and the click chose the answer under it).
+TEST_F(Labs, FeedbackAppearingMovesNoQuestionUnderThePointer) {
+  open_window();
+  window_->resize(1024, 768);
+  LabPage* page = choose_lab("cnn-on-gpu");
+  ASSERT_NE(page, nullptr);
+  const size_t questions = page->answers().size();
+  ASSERT_GE(questions, 2u);
+  for (size_t q = 0; q + 1 < questions; ++q) {
+    QuizQuestionView* next = page->question(q + 1);
+    page->ensureWidgetVisible(page->question(q)->choice_button(0));
+    QApplication::processEvents();
+    const QRect before(next->mapTo(page->widget(), QPoint()), next->size());
+    const QRect own = page->question(q)->geometry();
+    click(page, page->question(q)->choice_button(0));
+    ASSERT_FALSE(page->question(q)->feedback().isEmpty()) << "question " << q + 1;
+    QApplication::processEvents();
+    EXPECT_EQ(QRect(next->mapTo(page->widget(), QPoint()), next->size()), before)
+        << "question " << q + 2 << " moved when question " << q + 1 << " was answered";
+    EXPECT_EQ(page->question(q)->geometry(), own) << "question " << q + 1 << " changed size";
+  }
+}
+
 TEST_F(Labs, QuizAnsweredWithClicksIsGradedWithReasonsAndKeptAcrossARestart) {
   open_window();
   ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)));

@@ -636,7 +636,9 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
     y->ticker()->setTickCount(std::clamp(int(rect->height() / (2.5 * tick_h)), fewest, 5));
     if (!qSharedPointerDynamicCast<QCPAxisTickerText>(x->ticker())) {
       const double label_w = QFontMetricsF(x->tickLabelFont()).horizontalAdvance("8888.8");
-      x->ticker()->setTickCount(std::clamp(int(rect->width() / (2.0 * label_w)), 1, 5));
+      // Two at least: with one, a narrow chart's only tick can fall past the axis's end (500 on
+      // a 470-step axis) and leave it without a number (presenter mode at 1024x768).
+      x->ticker()->setTickCount(std::clamp(int(rect->width() / (2.0 * label_w)), 2, 5));
       // A tick at the right end has half its label beyond the axis: room for it in the margin.
       rect->setMinimumMargins(QMargins(0, 0, int(label_w / 2), 0));
     }

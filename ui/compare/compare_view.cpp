@@ -8,6 +8,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -209,6 +210,12 @@ void CompareView::fill_table() {
       table_->setItem(r, c, item);
     }
   }
+  // Every row in view: the tab scrolls instead, not a box of 2½ rows inside it.
+  int height = table_->horizontalHeader()->sizeHint().height() + 2 * table_->frameWidth();
+  for (int r = 0; r < table_->rowCount(); ++r) height += table_->rowHeight(r);
+  if (table_->horizontalScrollBar()->isVisible())
+    height += table_->horizontalScrollBar()->sizeHint().height();
+  table_->setMinimumHeight(height);
 }
 
 void CompareView::set_theme(PlotTheme theme) {

@@ -3,6 +3,7 @@
 
 #include <QButtonGroup>
 #include <QEvent>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QRadioButton>
@@ -43,12 +44,26 @@ QuizQuestionView::QuizQuestionView(const QuizQuestion& question, int number, QWi
     labels_.push_back(label);
     layout->addLayout(row);
   }
-  feedback_ = new QLabel(this);
-  feedback_->setObjectName("quiz-feedback");
-  feedback_->setWordWrap(true);
-  feedback_->setTextFormat(Qt::RichText);
-  feedback_->hide();
-  layout->addWidget(feedback_);
+  // Every answer's feedback is made at once, in one cell, one shown at a time and the others
+  // keeping their room: the cell is as high as the highest from the start, so that the question
+  // under it stays where the pointer is when feedback appears (it moved down mid-click, and the
+  // click chose the answer under it).
+  auto* feedback = new QWidget(this);
+  auto* cell = new QGridLayout(feedback);
+  cell->setContentsMargins(0, 0, 0, 0);
+  for (size_t i = 0; i < question.choices.size(); ++i) {
+    auto* label = new QLabel(feedback_text(int(i)), feedback);
+    label->setObjectName("quiz-feedback");
+    label->setWordWrap(true);
+    label->setTextFormat(Qt::RichText);
+    QSizePolicy policy = label->sizePolicy();
+    policy.setRetainSizeWhenHidden(true);
+    label->setSizePolicy(policy);
+    label->hide();
+    cell->addWidget(label, 0, 0, Qt::AlignTop);
+    feedbacks_.push_back(label);
+  }
+  layout->addWidget(feedback);
   connect(group_, &QButtonGroup::idClicked, this, [this](int choice) {
     if (choice == answer_) return;
     answer_ = choice;
@@ -78,22 +93,21 @@ void QuizQuestionView::set_answer(int choice) {
 }
 
 QString QuizQuestionView::feedback() const {
-  return feedback_->isHidden() ? QString()
-                               : QTextDocumentFragment::fromHtml(feedback_->text()).toPlainText();
+  return answer_ < 0
+             ? QString()
+             : QTextDocumentFragment::fromHtml(feedbacks_[size_t(answer_)]->text()).toPlainText();
+}
+
+QString QuizQuestionView::feedback_text(int choice) const {
+  const QuizFeedback graded = grade(question_, choice);
+  // Coloured and worded both: the verdict must not rest on colour alone.
+  return QString("<span style='color:%1'><b>%2</b></span> %3")
+      .arg(graded.correct ? "#1b7f2a" : "#b02a20", graded.correct ? tr("Right.") : tr("Not quite."),
+           QString::fromStdString(graded.why).toHtmlEscaped());
 }
 
 void QuizQuestionView::show_feedback() {
-  if (answer_ < 0) {
-    feedback_->hide();
-    return;
-  }
-  const QuizFeedback graded = grade(question_, answer_);
-  // Coloured and worded both: the verdict must not rest on colour alone.
-  feedback_->setText(QString("<span style='color:%1'><b>%2</b></span> %3")
-                         .arg(graded.correct ? "#1b7f2a" : "#b02a20",
-                              graded.correct ? tr("Right.") : tr("Not quite."),
-                              QString::fromStdString(graded.why).toHtmlEscaped()));
-  feedback_->show();
+  for (size_t i = 0; i < feedbacks_.size(); ++i) feedbacks_[i]->setVisible(int(i) == answer_);
 }
 
 }  // namespace gpulab::ui

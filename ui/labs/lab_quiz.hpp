@@ -32,12 +32,13 @@ class QuizQuestionView : public QFrame {
 
  private:
   void show_feedback();
+  QString feedback_text(int choice) const;  // the verdict and the lab's reason for `choice`
 
   QuizQuestion question_;
   QButtonGroup* group_;
   std::vector<QRadioButton*> buttons_;
   std::vector<QLabel*> labels_;  // each choice's text, wrapped: a click on it picks the choice
-  QLabel* feedback_;
+  std::vector<QLabel*> feedbacks_;  // each choice's, the answer's shown
   int answer_ = -1;
 };
 

@@ -3,6 +3,7 @@
 
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QResizeEvent>
 #include <QStringList>
 #include <QTabWidget>
 #include <QTimer>
@@ -15,6 +16,7 @@
 #include "ui/runs/runs_panel.hpp"
 #include "ui/widgets/status_widgets.hpp"
 #include "ui/window/live_tab.hpp"
+#include "ui/window/presenter_mode.hpp"
 #include "ui/window/run_scheduler.hpp"
 
 namespace gpulab::ui {
@@ -57,6 +59,7 @@ QString result_text(const RunSummary& s, const RunData& run, double target_accur
 }  // namespace
 
 LiveBoard::LiveBoard(Parts parts, QObject* parent) : QObject(parent), parts_(parts) {
+  parts_.key_numbers->installEventFilter(this);  // its room is fitted again at each new width
   timer_ = new QTimer(this);
   timer_->setInterval(kTickMs);
   connect(timer_, &QTimer::timeout, this, &LiveBoard::tick);
@@ -169,17 +172,26 @@ void LiveBoard::set_presenter(bool on) {
   presenter_ = on;
   parts_.key_numbers->setVisible(on);
   if (!on) {  // the size fit_headline gave it goes, as the window's large type does
-    parts_.key_numbers->setStyleSheet(QString());
+    fit_headline_text(parts_.key_numbers, 0, 0);
     parts_.key_numbers->setFont(QFont());
   }
   update_key_numbers(true);
 }
 
+bool LiveBoard::eventFilter(QObject* watched, QEvent* event) {
+  // The width it wraps at is known only once laid out: shown, or the window resized without a
+  // new height (a full screen the size the window was).
+  if (watched == parts_.key_numbers && event->type() == QEvent::Resize && presenter_ &&
+      static_cast<QResizeEvent*>(event)->size().width() !=
+          static_cast<QResizeEvent*>(event)->oldSize().width())
+    fit_headline_text(parts_.key_numbers, headline_runs_, headline_points_);
+  return QObject::eventFilter(watched, event);
+}
+
 void LiveBoard::fit_headline(int runs, double points) {
-  // The label's own style sheet: it outranks the window's, and restyles only the label.
-  parts_.key_numbers->setStyleSheet(QString("font-size: %1pt;").arg(points, 0, 'f', 1));
-  if (runs == headline_runs_) return;
+  headline_points_ = points;
   headline_runs_ = runs;
+  fitted_points_ = 0;  // a new width or height: fitted again even where the text is the same
   update_key_numbers(false);
 }
 
@@ -244,8 +256,12 @@ void LiveBoard::update_key_numbers(bool recompute) {
                         .arg(shown.size() - hidden)
                         .arg(shown.size())
                         .arg(hidden);
-  parts_.key_numbers->setText(lines.isEmpty() ? tr("Press ▶ Train: the figures appear here.")
-                                              : lines.join("<br>"));
+  const QString text =
+      lines.isEmpty() ? tr("Press ▶ Train: the figures appear here.") : lines.join("<br>");
+  if (text == parts_.key_numbers->text() && headline_points_ == fitted_points_) return;
+  parts_.key_numbers->setText(text);
+  fitted_points_ = headline_points_;
+  fit_headline_text(parts_.key_numbers, headline_runs_, headline_points_);
 }
 
 }  // namespace gpulab::ui

@@ -59,6 +59,7 @@ class LiveBoard : public QObject {
   // ▶ Run keeps the learner in the lab, whose card offers the Live tab. Otherwise each wave of
   // runs brings the Live tab forward.
   void stay_on_the_tab_shown(bool stay) { follow_runs_ = !stay; }
+  bool eventFilter(QObject* watched, QEvent* event) override;
 
  signals:
   void data_missing();   // a run failed for want of MNIST
@@ -77,7 +78,9 @@ class LiveBoard : public QObject {
   std::vector<RunComparison> key_rows_;   // Compare's rows as the headline last read them
   bool presenter_ = false;
   bool follow_runs_ = true;
-  int headline_runs_ = 4;  // the most runs the headline lists
+  int headline_runs_ = 4;        // the most runs the headline lists: the lines it keeps room for
+  double headline_points_ = 24;  // its text size where no line wraps
+  double fitted_points_ = 0;     // the size its room was last fitted for
 };
 
 }  // namespace gpulab::ui

@@ -28,6 +28,7 @@
 #include "ui/setup/experiment_panel.hpp"
 #include "ui/setup/race_panel.hpp"
 #include "ui/setup/wheel_guard.hpp"
+#include "ui/widgets/floating_bar.hpp"
 #include "ui/widgets/status_widgets.hpp"
 #include "ui/window/data_banner.hpp"
 #include "ui/window/kept_state.hpp"
@@ -117,11 +118,13 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   auto* center_layout = new QVBoxLayout(center);
   center_layout->setContentsMargins(4, 4, 4, 4);
   center_layout->addLayout(controls_->layout());
-  center_layout->addWidget(message_);
   center_layout->addWidget(share_);
   center_layout->addWidget(data_);
   center_layout->addWidget(center_split_, 1);
   controls_->follow_width(center);
+  // Messages ("Saved…", a failed run) float over the bottom of the column: above the tabs they
+  // pushed everything down 40 px, and a second click on Export landed on the Baseline.
+  new FloatingBar(message_, center);
 
   auto* split = new QSplitter(Qt::Horizontal, this);
   setup_column_ = build_setup_column();
@@ -367,10 +370,20 @@ void MainWindow::set_presenter(bool on) {
   apply_chart_theme();
   if (on) fit_headline();
   board_->set_presenter(on);
-  if (on)
+  if (on) {
+    if (!isFullScreen()) {
+      state_before_presenter_ = windowState();
+      geometry_before_presenter_ = geometry();
+    }
     showFullScreen();
-  else if (isFullScreen())
-    showNormal();
+  } else if (isFullScreen()) {
+    // Back to the window it was, maximized too (showNormal() un-maximized it each time), and
+    // where it was when it was not.
+    setWindowState(state_before_presenter_);
+    if (!(state_before_presenter_ & (Qt::WindowMaximized | Qt::WindowFullScreen)))
+      setGeometry(geometry_before_presenter_);
+    show();
+  }
 }
 
 void MainWindow::apply_chart_theme() {

@@ -7,13 +7,13 @@
 
 #include <QFont>
 #include <QMainWindow>
+#include <QRect>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
 #include <vector>
 
-#include <QMainWindow>
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/analysis/run_figures.hpp"
 #include "engine/devices/devices.hpp"
@@ -159,6 +159,9 @@ class MainWindow : public QMainWindow {
   QSplitter* center_split_;
   QAction* presenter_action_;
   bool presenter_ = false;
+  // What leaving presenter mode restores.
+  Qt::WindowStates state_before_presenter_;
+  QRect geometry_before_presenter_;
   QFont normal_font_;
   PlotTheme chart_theme_;    // the charts' now
   std::set<int> shown_ids_;  // the runs ticked at the last refresh

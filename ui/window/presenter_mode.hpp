@@ -6,6 +6,7 @@
 
 #include "ui/charts/chart_render.hpp"
 
+class QLabel;
 class QWidget;
 
 namespace gpulab::ui {
@@ -24,5 +25,11 @@ struct HeadlineSize {
   double points = 24;  // its text size
 };
 HeadlineSize headline_size(int window_height, const QFont& normal_font);
+
+// Keeps `label` (the headline) the height of `lines` lines at `points`, whatever it says, so
+// that the tabs under it never move; text that would wrap past that room is set smaller, down to
+// half of `points`, and only then takes more room. `lines` 0: the label's own height and size again
+// (presenter mode off).
+void fit_headline_text(QLabel* label, int lines, double points);
 
 }  // namespace gpulab::ui
