@@ -300,6 +300,42 @@ TEST_F(Labs, QuizAnsweredWithClicksIsGradedWithReasonsAndKeptAcrossARestart) {
   open_window();
   ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)));
   LabPage* page = choose_lab("tiny-lab");
+// With two other programs spinning on the CPU, the Run button says first, in the tab's message
+// bar, that the machine is busy, and the benchmark's rows, timed under that load, carry ⚠ and
+// say why.
+TEST_F(Labs, RunSaysTheMachineIsBusyAndMarksTheRowsTimedUnderLoad) {
+  const std::string lab =
+      "---\ntitle: Matmul\nminutes: 5\nhardware: cpu\n---\n\n"
+      "```experiment\nname: cpu\nbench: matmul\ndevice: cpu\nsizes: 16, 32\n```\n\n"
+      "```table\ncolumns: experiment, size, ms\n```\n";
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("matmul.md", lab))) << tab()->message().toStdString();
+  LabPage* page = choose_lab("matmul");
+  QTableWidget* table = page->table(0);
+  {
+    const test::OtherProgramsSpinning spinning(2);
+    ASSERT_EQ(spinning.count(), 2u);
+    QTest::qWait(2500);  // the tab takes the load each second
+    click(page, page->run_button("cpu"));
+    const QString message = tab()->message();
+    EXPECT_TRUE(message.contains("The machine is busy: other programs keep "))
+        << message.toStdString();
+    EXPECT_TRUE(
+        message.contains(QString(" of %1 cores busy, so figures measured now will be marked "
+                                 "⚠ measured under outside load; wait for them to finish "
+                                 "for clean figures")
+                             .arg(sysconf(_SC_NPROCESSORS_ONLN))))
+        << message.toStdString();
+    ASSERT_TRUE(wait_until([&] { return table->rowCount() == 2; }, 30s));
+  }
+  for (int row = 0; row < 2; ++row) {
+    EXPECT_EQ(cell(table, row, "experiment"), "⚠ cpu");
+    EXPECT_TRUE(
+        cell(table, row, "note").startsWith("⚠ measured under outside load: other programs kept "))
+        << cell(table, row, "note").toStdString();
+  }
+}
+
   EXPECT_TRUE(page->score_text().contains("answer the questions"));
 
   click(page, page->question(0)->choice_button(1));  // False: wrong
