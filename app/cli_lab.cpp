@@ -23,6 +23,7 @@
 #include "engine/labs/reference_runs.hpp"
 #include "engine/records/output_paths.hpp"
 #include "engine/records/run_record.hpp"
+#include "engine/session/outside_load.hpp"
 #include "engine/session/session.hpp"
 #include "engine/training/backend_factory.hpp"
 
@@ -317,6 +318,9 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
   const std::vector<std::string> charts_later(lab.charts.size(),
                                               "drawn when every experiment has run");
   write({}, charts_later);
+  // Said before the first experiment, so the learner can wait rather than hand in marked figures.
+  if (const std::string busy = busy_machine_notice(outside_load_now()); !busy.empty())
+    std::printf("%s\n", busy.c_str());
   std::vector<LabRunResult> results;
   bool failed = false;
   size_t number = 0;
@@ -349,7 +353,8 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
         if (!f.quick || n <= kQuickLargestMatrix) sizes.push_back(n);
       std::printf("matrix multiply of %zu sizes\n", sizes.size());
       std::fflush(stdout);
-      result.matmul = bench_matmul(e.experiment.backend.device, sizes);
+      result = run_lab_bench(e, sizes);
+      for (const std::string& flag : result.flags) std::printf("  ⚠ %s\n", flag.c_str());
     } else {
       std::printf("training %s\n", e.model_name.c_str());
       std::fflush(stdout);

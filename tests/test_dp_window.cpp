@@ -105,6 +105,24 @@ TEST_F(DataParallelWindow, PickerOffersReplicasAndSyncAndSaysWhyGpuReplicasAreOf
   EXPECT_TRUE(window_->findChild<QLabel*>("replica-timeline-hint")->isVisible());
 }
 
+// A demo chosen from File > Demos after a replicated setup starts from the demo's own settings:
+// one replica on the picker, and its race of 1 thread against every core, one replica each, in
+// the Race list.
+TEST_F(DataParallelWindow, ADemoAfterAReplicatedSetupStartsFromItsOwnSettings) {
+  type_replicas(2);
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Demos", "cpu-threads"));
+  const auto& race = window_->race()->entries();
+  ASSERT_TRUE(wait_until([&] { return race.size() == 2u; }, 5s))
+      << window_->message().toStdString();
+  EXPECT_EQ(window_->device_picker()->replicas(), 1);
+  EXPECT_EQ(race[0].backend.threads, 1);
+  EXPECT_EQ(race[1].backend.threads, std::max(1, cpu_info().logical_cores));
+  for (const RunRequest& r : race) {
+    EXPECT_EQ(r.backend.replicas, 1) << r.name;
+    EXPECT_EQ(r.backend.sync, SyncMode::AllReduce) << r.name;
+  }
+}
+
 TEST_F(DataParallelWindow, ReplicasAndSyncAreSavedWithTheSetupAndComeBack) {
   type_replicas(3);
   auto* sync = window_->findChild<QComboBox*>("sync-mode");

@@ -613,6 +613,52 @@ TEST(LabHandIn, FindsTheWindowsRunsAndAnswersInTheProgressFile) {
   EXPECT_EQ(results[1].skipped, "no GPU on this machine");
 }
 
+// A benchmark timed while other programs kept the CPU busy carries ⚠ on every row of its sizes,
+// as a run measured so does, from what the progress file keeps (the window's Run writes it); the
+// note is run.json's caveat, worked out here: 75 % of 2 cores is 1.5 cores. A benchmark timed
+// alone (0.2 of 2 cores) carries nothing, and the load survives a save and a load.
+TEST(LabProgress, ABenchmarkTimedUnderOutsideLoadIsFlaggedOnEveryRow) {
+  test::TempDir dir;
+  const Lab lab = parse(
+      "```experiment\nname: busy\nbench: matmul\nsizes: 32, 64\n```\n"
+      "```experiment\nname: alone\nbench: matmul\nsizes: 32\n```\n"
+      "```table\ncolumns: experiment, size, ms\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  std::ofstream(lab_progress_path(dir.path())) << R"({"labs": {"x.md": {"matmul": {
+      "busy": [{"size": 32, "ms": 0.5, "ms_with_copies": 0.5},
+               {"size": 64, "ms": 2.0, "ms_with_copies": 2.0}],
+      "alone": [{"size": 32, "ms": 0.25, "ms_with_copies": 0.25}]},
+    "matmul_outside_load": {
+      "busy": {"mean_percent": 75.0, "max_percent": 75.0, "mean_cores": 1.5, "cores": 2,
+               "samples": 1, "under_load": true},
+      "alone": {"mean_percent": 10.0, "max_percent": 10.0, "mean_cores": 0.2, "cores": 2,
+                "samples": 1, "under_load": false}}}}})";
+  std::string problem;
+  LabProgress progress = load_lab_progress(dir.path(), &problem);
+  ASSERT_TRUE(problem.empty()) << problem;
+  auto table_of = [&](const LabProgress& p) {
+    const auto results = lab_results_from(lab, &p.labs.at("x.md"), {}, list_devices());
+    return lab_results_table(lab, lab.tables[0], results);
+  };
+  const std::string note =
+      "⚠ measured under outside load: other programs kept 1.5 of 2 cores busy on average";
+  for (const LabResultsTable& table :
+       {table_of(progress), [&] {
+          EXPECT_TRUE(save_lab_progress(dir.path(), progress, &problem)) << problem;
+          return table_of(load_lab_progress(dir.path(), &problem));
+        }()}) {
+    ASSERT_EQ(table.rows.size(), 3u);
+    EXPECT_EQ(table.rows[0], (std::vector<std::string>{"busy", "32", "0.500", note}));
+    EXPECT_EQ(table.rows[1], (std::vector<std::string>{"busy", "64", "2.000", note}));
+    EXPECT_EQ(table.rows[2], (std::vector<std::string>{"alone", "32", "0.250", ""}));
+    EXPECT_EQ(table.flagged, (std::vector<bool>{true, true, false}));
+    const std::string markdown = to_markdown(table);
+    EXPECT_NE(markdown.find("| ⚠ busy | 32 | 0.500 | " + note + " |"), std::string::npos)
+        << markdown;
+    EXPECT_NE(markdown.find("| alone | 32 | 0.250 |  |"), std::string::npos) << markdown;
+  }
+}
+
 DeviceSample sample(const std::string& device, double util, double mem_mib, double power_w,
                     double temperature_c, double time_s = 0) {
   DeviceSample s;
@@ -1083,6 +1129,35 @@ TEST(LabCli, QuickRunOfTheMatmulLabDrawsItsLogLogChart) {
   // A second run into the same folder replaces its own chart (a hand-in's file, not a stranger).
   const Result again = cli("lab run gpu-vs-cpu-matmul --quick --out " + dir.path().string());
   EXPECT_EQ(again.exit_code, 0) << again.output;
+}
+
+// Two other programs spinning on the CPU while `lab run` starts: it says so in one line before
+// the first experiment, and the benchmark it timed meanwhile carries ⚠ on each of its rows.
+TEST(LabCli, SaysTheMachineIsBusyBeforeStartingAndMarksTheBenchmark) {
+  test::TempDir dir;
+  Result r;
+  {
+    const test::OtherProgramsSpinning spinning(2);
+    ASSERT_EQ(spinning.count(), 2u);
+    r = cli("lab run gpu-vs-cpu-matmul --quick --out " + dir.path().string());
+  }
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const size_t busy = r.output.find("\nthe machine is busy: other programs keep ");
+  ASSERT_NE(busy, std::string::npos) << r.output;
+  const std::string line = r.output.substr(busy + 1, r.output.find('\n', busy + 1) - busy - 1);
+  const std::string cores = std::to_string(sysconf(_SC_NPROCESSORS_ONLN));
+  EXPECT_NE(line.find(" of " + cores +
+                      " cores busy, so figures measured now will be marked ⚠ measured under "
+                      "outside load; wait for them to finish for clean figures"),
+            std::string::npos)
+      << line;
+  EXPECT_LT(busy, r.output.find("[1/2]")) << r.output;
+  EXPECT_NE(r.output.find("  ⚠ measured under outside load: other programs kept "),
+            std::string::npos)
+      << r.output;
+  const std::string markdown = read(dir.path() / "results.md");
+  EXPECT_NE(markdown.find("| ⚠ cpu | cpu | 32 |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| ⚠ cpu | cpu | 256 |"), std::string::npos) << markdown;
 }
 
 // A lab worked in the window, handed in from a terminal: the runs folder's runs and the answers

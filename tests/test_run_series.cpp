@@ -10,6 +10,7 @@
 #include "datasets/mnist_files.hpp"
 #include "engine/analysis/chart_builder.hpp"
 #include "engine/analysis/chart_csv.hpp"
+#include "engine/analysis/race_verdict.hpp"
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/analysis/run_figures.hpp"
 #include "engine/analysis/series.hpp"
@@ -339,6 +340,26 @@ TEST(Charts, FlaggedRunsCarryAWarningSignAndTheirReasons) {
   std::ostringstream csv;
   write_chart_csv(build_chart(ChartKind::Loss, {&clean, &cancelled}, ChartOptions{}), csv);
   EXPECT_NE(csv.str().find("loss,stopped ⚠,loss"), std::string::npos);
+}
+
+// A race's verdict from two small records: 331 images/s over 271.3 is 1.22x, said against the
+// first run; three runs give a ratio each; a run that shared the hardware makes it "not
+// comparable", and so does one measured under outside load, by its flag's headline.
+TEST(RaceVerdict, SaysEachRunsImagesPerSecondOverTheFirstOrWhyNotComparable) {
+  RunData one = make_run("1 thread", 20, 5.0, 271.3), two = make_run("2 threads", 20, 5.0, 331.0),
+          four = make_run("4 threads", 20, 5.0, 542.6);
+  EXPECT_EQ(race_verdict({&one, &two}, true),
+            "2 threads: 1.22x 1 thread, measured one after another");
+  EXPECT_EQ(race_verdict({&one, &two, &four}, false),
+            "2 threads: 1.22x 1 thread; 4 threads: 2.00x 1 thread, measured side by side on "
+            "their own hardware");
+  EXPECT_EQ(race_verdict({&one}, true), "");
+  RunData shared = two;
+  shared.info["shared_hardware"] = {{"concurrent_with", {"1 thread"}}};
+  EXPECT_EQ(race_verdict({&one, &shared}, false), "⚠ not comparable: shared hardware");
+  RunData loaded = two;
+  loaded.info["outside_load"] = {{"under_load", true}, {"mean_cores", 1.2}, {"cores", 2}};
+  EXPECT_EQ(race_verdict({&one, &loaded}, true), "⚠ not comparable: measured under outside load");
 }
 
 // The breakdown's bar is built from the steps around the median step, so it is as tall as that

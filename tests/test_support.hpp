@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -111,5 +112,31 @@ inline CliResult run_command_for(const std::string& command, int seconds) {
   result.timed_out = result.exit_code == 124 || result.exit_code == 128 + 9;
   return result;
 }
+
+// Other programs keeping the CPU busy while it lives: `count` child processes that spin until
+// they are killed (outside load, as a run's or a benchmark's sampler sees it).
+class OtherProgramsSpinning {
+ public:
+  explicit OtherProgramsSpinning(int count) {
+    for (int i = 0; i < count; ++i) {
+      const pid_t child = fork();
+      if (child == 0)
+        for (volatile unsigned long spin = 0;;) spin = spin + 1;
+      if (child > 0) children_.push_back(child);
+    }
+  }
+  ~OtherProgramsSpinning() {
+    for (pid_t child : children_) {
+      kill(child, SIGKILL);
+      waitpid(child, nullptr, 0);
+    }
+  }
+  OtherProgramsSpinning(const OtherProgramsSpinning&) = delete;
+  OtherProgramsSpinning& operator=(const OtherProgramsSpinning&) = delete;
+  size_t count() const { return children_.size(); }
+
+ private:
+  std::vector<pid_t> children_;
+};
 
 }  // namespace gpulab::test

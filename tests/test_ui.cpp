@@ -1,9 +1,9 @@
 // The window on Qt's offscreen platform: train from the UI on a tiny synthetic MNIST, plots that
 // receive points, pause/resume/stop, exports, the layer editor's checks, failures that leave the
 // window usable, missing data, races, and the MNIST downloader against file:// sources.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <zlib.h>
 
@@ -28,6 +28,7 @@
 #include <QVBoxLayout>
 #include <QtTest/QTest>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -292,6 +293,61 @@ TEST_F(Window, AFairRaceRunsSetupsThatShareTheCpuOneAfterAnother) {
   for (const auto& row : rows)
     for (const auto& caveat : row.caveats)
       EXPECT_EQ(caveat.find("shared its hardware"), std::string::npos) << caveat;
+}
+
+// A race ends saying its verdict: the second setup's images/s over the first's, worked out here
+// from their run.json summaries, measured one after another. Its setups stay in the Race list,
+// so ticking Run at once and clicking Start race reruns them side by side, and that verdict says
+// they are not comparable.
+TEST_F(Window, ARaceSaysItsVerdictAndKeepsItsSetupsToRunAtOnce) {
+  small_setup(30);
+  RacePanel* race = window_->race();
+  QPushButton* add = nullptr;
+  for (QPushButton* button : race->findChildren<QPushButton*>())
+    if (button->text() == "Add setup") add = button;
+  ASSERT_NE(add, nullptr);
+  QTest::mouseClick(add, Qt::LeftButton);
+  Experiment e = window_->experiment()->experiment();
+  e.train.batch = 64;
+  window_->experiment()->set_experiment(e);
+  QTest::mouseClick(add, Qt::LeftButton);
+  ASSERT_EQ(race->entries().size(), 2u);
+  const std::string first = race->entries()[0].name, second = race->entries()[1].name;
+  auto* start = race->findChild<QPushButton*>("start-race");
+  ASSERT_NE(start, nullptr);
+  QTest::mouseClick(start, Qt::LeftButton);
+  ASSERT_TRUE(window_->any_running());
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  double images_per_second[2] = {0, 0};
+  bool under_load = false;  // other programs (a build beside the test) may load this machine
+  for (RunEntry* run : window_->store()->entries()) {
+    const RunData on_disk = load_run(run->data.dir);
+    const double figure = on_disk.info["summary"]["images_per_second"].get<double>();
+    images_per_second[run->data.name() == first ? 0 : 1] = figure;
+    under_load =
+        under_load ||
+        on_disk.info.value("outside_load", nlohmann::json::object()).value("under_load", false);
+  }
+  ASSERT_GT(images_per_second[0], 0);
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2fx", images_per_second[1] / images_per_second[0]);
+  const std::string verdict =
+      under_load ? "Race: ⚠ not comparable: measured under outside load"
+                 : "Race: " + second + ": " + ratio + " " + first + ", measured one after another";
+  EXPECT_TRUE(window_->message().contains(QString::fromStdString(verdict)))
+      << verdict << "\n"
+      << window_->message().toStdString();
+
+  ASSERT_EQ(race->entries().size(), 2u) << "the race keeps its setups";
+  auto* at_once = race->findChild<QCheckBox*>("race-at-once");
+  ASSERT_NE(at_once, nullptr);
+  QTest::mouseClick(at_once, Qt::LeftButton);
+  ASSERT_TRUE(at_once->isChecked());
+  QTest::mouseClick(start, Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  EXPECT_EQ(window_->store()->entries().size(), 4u);
+  EXPECT_TRUE(window_->message().contains("Race: ⚠ not comparable: shared hardware"))
+      << window_->message().toStdString();
 }
 
 // "Run at once": side by side, with a warning while they run and a mark that stays on the

@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QScrollBar>
+#include <QSpinBox>
 #include <QStyleOptionButton>
 #include <QTabBar>
 #include <QTabWidget>
@@ -28,6 +30,7 @@
 #include "ui/labs/lab_quiz.hpp"
 #include "ui/labs/labs_tab.hpp"
 #include "ui/runs/run_store.hpp"
+#include "ui/setup/experiment_panel.hpp"
 #include "ui/window/main_window.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
@@ -192,6 +195,41 @@ TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
   EXPECT_EQ(cell(tab()->page("tiny-lab")->table(0), 0, "steps"), "12");
 }
 
+// While a lab's experiment trains, the Setup panel's target and test interval are the
+// experiment's own (90 %, every 3 steps), greyed, not the window's (50 %, every 7 steps typed in),
+// which the lab's run does not use; the window's come back when it ends, and were never lost.
+TEST_F(Labs, TheSetupPanelShowsTheRunningExperimentsTargetAndTestInterval) {
+  std::string lab = kTinyLab;
+  lab.replace(lab.find("steps: 12"), 9, "steps: 1000000\ntarget-accuracy: 90\neval-every: 3");
+  open_window();
+  auto* target = window_->findChild<QDoubleSpinBox*>("setup-target");
+  ASSERT_NE(target, nullptr);
+  QSpinBox* eval_every = nullptr;
+  for (QSpinBox* box : window_->experiment()->findChildren<QSpinBox*>())
+    if (box->specialValueText() == "epoch ends") eval_every = box;
+  ASSERT_NE(eval_every, nullptr);
+  test::type_into(target, "50");
+  test::type_into(eval_every, "7");
+  ASSERT_DOUBLE_EQ(target->value(), 50.0);
+  ASSERT_EQ(eval_every->value(), 7);
+  ASSERT_TRUE(tab()->open_lab(write_lab("long-lab.md", lab))) << tab()->message().toStdString();
+  LabPage* page = choose_lab("long-lab");
+  click(page, page->run_button("mlp cpu"));
+  ASSERT_TRUE(window_->any_running()) << tab()->message().toStdString();
+  EXPECT_DOUBLE_EQ(target->value(), 90.0);
+  EXPECT_EQ(eval_every->value(), 3);
+  EXPECT_FALSE(target->isEnabled());
+  EXPECT_FALSE(eval_every->isEnabled());
+  EXPECT_DOUBLE_EQ(window_->experiment()->experiment().train.target_accuracy, 0.5);
+  EXPECT_EQ(window_->experiment()->experiment().train.eval_every, 7);
+  QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 60s));
+  EXPECT_DOUBLE_EQ(target->value(), 50.0);
+  EXPECT_EQ(eval_every->value(), 7);
+  EXPECT_TRUE(target->isEnabled());
+  EXPECT_TRUE(eval_every->isEnabled());
+}
+
 // ▶ Run leaves the learner on the lab, and the running experiment's card offers the Live tab on
 // its own status line (nothing below it moves), reached by keyboard as by the mouse.
 TEST_F(Labs, RunningAnExperimentStaysOnTheLabAndOffersTheLiveTab) {
@@ -260,6 +298,42 @@ TEST_F(Labs, AMatrixMultiplyExperimentFillsARowPerSize) {
   close_window();
   open_window();
   EXPECT_EQ(tab()->page("matmul")->table(0)->rowCount(), 2);
+}
+
+// With two other programs spinning on the CPU, the Run button says first, in the tab's message
+// bar, that the machine is busy, and the benchmark's rows, timed under that load, carry ⚠ and
+// say why.
+TEST_F(Labs, RunSaysTheMachineIsBusyAndMarksTheRowsTimedUnderLoad) {
+  const std::string lab =
+      "---\ntitle: Matmul\nminutes: 5\nhardware: cpu\n---\n\n"
+      "```experiment\nname: cpu\nbench: matmul\ndevice: cpu\nsizes: 16, 32\n```\n\n"
+      "```table\ncolumns: experiment, size, ms\n```\n";
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("matmul.md", lab))) << tab()->message().toStdString();
+  LabPage* page = choose_lab("matmul");
+  QTableWidget* table = page->table(0);
+  {
+    const test::OtherProgramsSpinning spinning(2);
+    ASSERT_EQ(spinning.count(), 2u);
+    QTest::qWait(2500);  // the tab takes the load each second
+    click(page, page->run_button("cpu"));
+    const QString message = tab()->message();
+    EXPECT_TRUE(message.contains("The machine is busy: other programs keep "))
+        << message.toStdString();
+    EXPECT_TRUE(
+        message.contains(QString(" of %1 cores busy, so figures measured now will be marked "
+                                 "⚠ measured under outside load; wait for them to finish "
+                                 "for clean figures")
+                             .arg(sysconf(_SC_NPROCESSORS_ONLN))))
+        << message.toStdString();
+    ASSERT_TRUE(wait_until([&] { return table->rowCount() == 2; }, 30s));
+  }
+  for (int row = 0; row < 2; ++row) {
+    EXPECT_EQ(cell(table, row, "experiment"), "⚠ cpu");
+    EXPECT_TRUE(
+        cell(table, row, "note").startsWith("⚠ measured under outside load: other programs kept "))
+        << cell(table, row, "note").toStdString();
+  }
 }
 
 TEST_F(Labs, TheWheelOverALabsChartScrollsThePageAndLeavesTheChartAlone) {

@@ -122,7 +122,10 @@ inline QString plain_text(QString text) { return text.remove('&').remove(QChar(0
 
 // Opens the menu bar's `menu` with a click on its title, then clicks `entry` in it. Returns false
 // when either is missing or disabled.
-inline bool choose_from_menu_bar(QMainWindow* window, const QString& menu, const QString& entry) {
+// With `sub_entry`, `entry` is a submenu (File > Demos): clicking it opens the submenu, whose
+// `sub_entry` is then clicked.
+inline bool choose_from_menu_bar(QMainWindow* window, const QString& menu, const QString& entry,
+                                 const QString& sub_entry = {}) {
   QMenuBar* bar = window->menuBar();
   for (QAction* title : bar->actions()) {
     if (plain_text(title->text()) != menu || !title->menu()) continue;
@@ -133,7 +136,16 @@ inline bool choose_from_menu_bar(QMainWindow* window, const QString& menu, const
       if (plain_text(action->text()) != entry) continue;
       if (!action->isEnabled()) break;
       QTest::mouseClick(popup, Qt::LeftButton, {}, popup->actionGeometry(action).center());
-      return true;
+      if (sub_entry.isEmpty()) return true;
+      QMenu* submenu = action->menu();
+      if (!submenu || !wait_until([&] { return submenu->isVisible(); }, 5s)) break;
+      for (QAction* inner : submenu->actions())
+        if (plain_text(inner->text()) == sub_entry && inner->isEnabled()) {
+          QTest::mouseClick(submenu, Qt::LeftButton, {}, submenu->actionGeometry(inner).center());
+          return true;
+        }
+      submenu->close();
+      break;
     }
     popup->close();
   }

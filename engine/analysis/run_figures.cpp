@@ -7,6 +7,8 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "engine/records/outside_load.hpp"
+
 namespace gpulab {
 
 const nlohmann::json* info_field(const nlohmann::json& info,
@@ -205,15 +207,9 @@ std::vector<std::string> run_caveats(const RunData& run) {
       if (name.is_string()) names += (names.empty() ? "" : ", ") + name.get<std::string>();
     caveats.push_back("shared its hardware with " + names + " while it ran");
   }
-  if (const auto* load = info_field(run.info, {"outside_load"});
-      load && load->is_object() && load->value("under_load", false)) {
-    std::ostringstream text;
-    text.setf(std::ios::fixed);
-    text.precision(1);
-    text << "measured under outside load: other programs kept " << load->value("mean_cores", 0.0)
-         << " of " << load->value("cores", 0) << " cores busy on average";
-    caveats.push_back(text.str());
-  }
+  if (const auto* load = info_field(run.info, {"outside_load"}))
+    if (std::string caveat = outside_load_caveat(*load); !caveat.empty())
+      caveats.push_back(std::move(caveat));
   return caveats;
 }
 

@@ -31,6 +31,8 @@ LabProgress from_json(const json& j) {
       for (const json& t : timings)
         record.matmul[experiment].push_back({t.at("size").get<int>(), t.at("ms").get<double>(),
                                              t.at("ms_with_copies").get<double>()});
+    const json loads = lab.value("matmul_outside_load", json::object());
+    for (const auto& [experiment, load] : loads.items()) record.matmul_load[experiment] = load;
   }
   return progress;
 }
@@ -49,6 +51,7 @@ json to_json(const LabProgress& progress) {
     lab["runs"] = record.runs;
     lab["answers"] = record.answers;
     lab["matmul"] = matmul;
+    if (!record.matmul_load.empty()) lab["matmul_outside_load"] = record.matmul_load;
     labs[source] = lab;
   }
   json j = json::object();
@@ -168,6 +171,8 @@ std::vector<LabRunResult> lab_results_from(const Lab& lab, const LabRecord* reco
       if (record)
         if (const auto t = record->matmul.find(e.name); t != record->matmul.end()) {
           result.matmul = t->second;
+          if (const auto load = record->matmul_load.find(e.name); load != record->matmul_load.end())
+            add_bench_load(result, load->second);
           have = true;
         }
     } else if (const int run = experiment_run(lab, e, record, newest_first); run >= 0) {

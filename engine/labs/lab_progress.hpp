@@ -19,6 +19,9 @@ namespace gpulab {
 struct LabRecord {
   std::map<std::string, std::string> runs;                  // experiment -> run folder
   std::map<std::string, std::vector<MatmulTiming>> matmul;  // experiment -> its timings
+  // experiment -> other programs' load while it timed (run.json's "outside_load" shape), so its
+  // rows carry ⚠ as a run measured under load does; absent where it was not measured.
+  std::map<std::string, nlohmann::json> matmul_load;
   // question -> the text of the choice picked: by text, so that an edited lab file never moves
   // an answer onto another question or choice.
   std::map<std::string, std::string> answers;

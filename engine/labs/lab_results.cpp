@@ -9,6 +9,8 @@
 
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/analysis/run_figures.hpp"
+#include "engine/records/outside_load.hpp"
+#include "engine/session/outside_load.hpp"
 
 namespace gpulab {
 namespace {
@@ -216,6 +218,21 @@ void add_run_facts(LabRunResult& result, const RunData& run) {
   if (const auto process = run.info.find("process");
       process != run.info.end() && process->is_object())
     result.host = process->value("host", "");
+}
+
+void add_bench_load(LabRunResult& result, const nlohmann::json& load) {
+  result.outside_load = load;
+  if (std::string caveat = outside_load_caveat(load); !caveat.empty())
+    result.flags.push_back(std::move(caveat));
+}
+
+LabRunResult run_lab_bench(const LabExperiment& e, const std::vector<int>& sizes) {
+  LabRunResult result;
+  result.experiment = e.name;
+  OutsideLoadMeter meter;
+  result.matmul = bench_matmul(e.experiment.backend.device, sizes);
+  add_bench_load(result, meter.measure());
+  return result;
 }
 
 LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,

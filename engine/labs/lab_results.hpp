@@ -40,6 +40,9 @@ struct LabRunResult {
   std::optional<RunSummary> summary;
   std::filesystem::path run_dir;
   std::vector<MatmulTiming> matmul;
+  // A benchmark's: other programs' load while it timed (run.json's "outside_load" shape), null
+  // where not measured; a run's is in its record.
+  nlohmann::json outside_load;
   // From its run's record: what marks its figures with ⚠ (run_flags: shared hardware, outside
   // load, cut short), and the device and host it ran on ("NVIDIA H200, driver 570.86, CUDA 12.8").
   std::vector<std::string> flags;
@@ -60,6 +63,12 @@ double matmul_copy_bytes(int n);
 
 // Adds the record's facts (flags, device, host) to an experiment's result.
 void add_run_facts(LabRunResult& result, const RunData& run);
+// Adds a benchmark's outside load to its result, and its flag where it was under load (the
+// caveat a run measured so carries), so every row of its sizes carries ⚠.
+void add_bench_load(LabRunResult& result, const nlohmann::json& load);
+// Times a benchmark experiment's `sizes` on its device (bench_matmul), measuring other programs'
+// load meanwhile (OutsideLoadMeter): its timings, load and flag, for the CLI and the window alike.
+LabRunResult run_lab_bench(const LabExperiment& e, const std::vector<int>& sizes);
 
 struct LabResultsTable {
   std::vector<std::string> header;  // the table's columns, then "note"

@@ -1,5 +1,6 @@
 // engine/session: a whole run from request to record, the one path every front end starts a
-// run by, and which runs share hardware in a fair race. Over engine/records.
+// run by, and which runs share hardware in a fair race, and other programs' load on the CPU. Over
+// engine/records.
 //
 // A whole run as the CLI and the GUI start it: load the data, build the model and the backend,
 // record the run folder, sample telemetry, train, save weights. One path for every front end.

@@ -195,6 +195,9 @@ LabsTab::LabsTab(LabsContext context, QWidget* parent)
   connect(context_.store, &RunStore::runs_changed, this, &LabsTab::refresh);
   connect(context_.store, &RunStore::runs_changed, pending, qOverload<>(&QTimer::start));
   connect(context_.store, &RunStore::run_updated, pending, qOverload<>(&QTimer::start));
+  auto* load = new QTimer(this);
+  connect(load, &QTimer::timeout, this, [this] { recent_load_ = load_meter_.measure(); });
+  load->start(1000);
   refresh();
 }
 
@@ -383,11 +386,14 @@ int LabsTab::run_experiments(const std::string& lab_name, const std::string& exp
     if ((experiment.empty() || e.name == experiment) &&
         missing_hardware(e, context_.devices).empty())
       (e.bench.empty() ? training : benches).push_back(&e);
-  if (training.empty() && !benches.empty()) {
+  if (training.empty() && benches.empty()) return 0;
+  // Said before anything starts, so that the learner may wait rather than keep marked figures.
+  if (QString busy = QString::fromStdString(busy_machine_notice(recent_load_)); !busy.isEmpty())
+    report(busy.replace(0, 1, busy[0].toUpper()), false);
+  if (training.empty()) {
     run_matmul(index, *benches.front());
     return 1;
   }
-  if (training.empty()) return 0;
   std::vector<RunRequest> requests;
   for (const LabExperiment* e : training) {
     requests.push_back(lab_run_request(*e));
@@ -411,23 +417,23 @@ int LabsTab::run_experiments(const std::string& lab_name, const std::string& exp
 void LabsTab::run_matmul(size_t index, const LabExperiment& e) {
   bench_lab_ = labs_[index].source;
   bench_experiment_ = e.name;
-  const std::string device = e.experiment.backend.device;
-  const std::vector<int> sizes = e.sizes;
-  bench_ = std::thread([this, device, sizes] {
-    std::vector<MatmulTiming> timings;
+  bench_ = std::thread([this, e] {
+    LabRunResult timed;
     std::string error;
     try {
-      timings = bench_matmul(device, sizes);
-    } catch (const std::exception& e) {
-      error = e.what();
+      timed = run_lab_bench(e, e.sizes);
+    } catch (const std::exception& failure) {
+      error = failure.what();
     }
     QMetaObject::invokeMethod(
         this,
-        [this, timings, error] {
+        [this, timed, error] {
           bench_.join();
-          if (error.empty())
-            progress_.labs[bench_lab_].matmul[bench_experiment_] = timings;
-          else
+          if (error.empty()) {
+            LabRecord& record = progress_.labs[bench_lab_];
+            record.matmul[bench_experiment_] = timed.matmul;
+            record.matmul_load[bench_experiment_] = timed.outside_load;
+          } else
             report(
                 tr("The matrix-multiply benchmark failed: %1").arg(QString::fromStdString(error)),
                 true);
@@ -468,6 +474,8 @@ void LabsTab::refresh_lab(size_t index) {
       const bool timing = bench_lab_ == lab.source && bench_experiment_ == e.name;
       if (record && record->matmul.count(e.name)) {
         result.matmul = record->matmul.at(e.name);
+        if (const auto load = record->matmul_load.find(e.name); load != record->matmul_load.end())
+          add_bench_load(result, load->second);
         have = true;
         ++done;
         state.status =

@@ -15,6 +15,7 @@
 #include "engine/devices/devices.hpp"
 #include "engine/labs/lab.hpp"
 #include "engine/records/run_record.hpp"
+#include "engine/session/outside_load.hpp"
 #include "engine/session/session.hpp"
 #include "ui/labs/lab_progress.hpp"
 
@@ -92,6 +93,10 @@ class LabsTab : public QWidget {
   // One matrix-multiply benchmark at a time, on a thread of its own, so the window answers.
   std::thread bench_;
   std::string bench_lab_, bench_experiment_;  // what it times; empty when none
+  // Other programs' load on the CPU over the last second, taken each second, so that a Run says
+  // at once, before it starts, when the machine is busy (busy_machine_notice).
+  OutsideLoadMeter load_meter_;
+  nlohmann::json recent_load_;
 };
 
 }  // namespace gpulab::ui

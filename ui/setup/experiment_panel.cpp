@@ -262,8 +262,8 @@ Experiment ExperimentPanel::experiment() const {
   t.max_steps = steps_->value();
   t.seed = uint64_t(seed_->value());
   t.shuffle = shuffle_->isChecked();
-  t.target_accuracy = target_->value() / 100.0;
-  t.eval_every = eval_every_->value();
+  t.target_accuracy = (own_targets_ ? own_targets_->first : target_->value()) / 100.0;
+  t.eval_every = own_targets_ ? own_targets_->second : eval_every_->value();
   e.backend.batch = t.batch;
   e.backend.seed = t.seed;
   e.backend.precision = parse_precision(precision_->currentData().toString().toStdString());
@@ -271,6 +271,29 @@ Experiment ExperimentPanel::experiment() const {
 }
 
 QString ExperimentPanel::problem() const { return layers_->problem(); }
+
+void ExperimentPanel::show_running_targets(double target_accuracy, int64_t eval_every) {
+  if (!own_targets_) own_targets_ = {target_->value(), eval_every_->value()};
+  const QSignalBlocker block_target(target_), block_eval(eval_every_);  // not the window's own
+  target_->setValue(100.0 * target_accuracy);
+  eval_every_->setValue(int(eval_every));
+  for (QWidget* box : {static_cast<QWidget*>(target_), static_cast<QWidget*>(eval_every_)}) {
+    box->setEnabled(false);
+    box->setToolTip(tr("The running lab experiment's own; yours come back when it ends"));
+  }
+}
+
+void ExperimentPanel::show_own_targets() {
+  if (!own_targets_) return;
+  const QSignalBlocker block_target(target_), block_eval(eval_every_);
+  target_->setValue(own_targets_->first);
+  eval_every_->setValue(own_targets_->second);
+  own_targets_.reset();
+  target_->setEnabled(true);
+  eval_every_->setEnabled(true);
+  target_->setToolTip(tr("Report the time to reach this test accuracy"));
+  eval_every_->setToolTip(tr("Also measure test accuracy every N steps"));
+}
 
 void ExperimentPanel::set_experiment(const Experiment& e) {
   applying_ = true;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <QTabWidget>
+#include <optional>
+#include <utility>
 
 #include "engine/training/experiment.hpp"
 
@@ -36,6 +38,11 @@ class ExperimentPanel : public QTabWidget {
   // and said under the fields; empty when there are none. Forget drops them.
   QString kept_text() const;
   void forget_kept();
+  // While runs with a target and test interval of their own train (a lab's experiment), those two
+  // fields show the running ones', greyed, and experiment() still gives the window's own;
+  // show_own_targets() puts the window's own back.
+  void show_running_targets(double target_accuracy, int64_t eval_every);
+  void show_own_targets();
   // fp32 only unless a GPU is among the chosen devices.
   void set_gpu_selected(bool gpu);
   LayerEditor* layers() { return layers_; }
@@ -73,6 +80,8 @@ class ExperimentPanel : public QTabWidget {
   QLabel* kept_label_;
   TrainOptions kept_;  // the last setup's settings: those no field shows go into experiment()
   bool applying_ = false;
+  // The window's own target (%) and test interval while the running ones' are shown.
+  std::optional<std::pair<double, int>> own_targets_;
 };
 
 }  // namespace gpulab::ui

@@ -79,8 +79,15 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
                            r.telemetry_hz = options_.telemetry_hz;
                          }
                          board_->stay_on_the_tab_shown(true);
+                         const TrainOptions first =
+                             requests.empty() ? TrainOptions{} : requests.front().train;
                          const int started = controls_->start(std::move(requests));
                          if (started == 0) board_->stay_on_the_tab_shown(false);
+                         // The Setup panel shows what the lab's runs test against, not the
+                         // window's own settings, which they do not use.
+                         if (started > 0)
+                           experiment_->show_running_targets(first.target_accuracy,
+                                                             first.eval_every);
                          return started;
                        },
                        [this] { return any_running(); },
@@ -150,6 +157,7 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   build_menus();
 
   connect(scheduler_, &RunScheduler::changed, this, [this] {
+    if (!scheduler_->any_running()) experiment_->show_own_targets();
     update_run_lines();
     controls_->update();
   });

@@ -101,9 +101,8 @@ int RunControls::start_race() {
                                  tr("Add two or more setups to the race first."));
     return 0;
   }
-  const int started = start(parts_.race->entries());
-  if (started > 0) parts_.race->clear();
-  return started;
+  // The setups stay in the list: ticking "Run at once" and starting again reruns them as they are.
+  return start(parts_.race->entries());
 }
 
 int RunControls::start(std::vector<RunRequest> requests) {

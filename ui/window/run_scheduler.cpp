@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/analysis/race_verdict.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/session/hardware_share.hpp"
 #include "engine/training/experiment.hpp"
@@ -33,6 +34,10 @@ int RunScheduler::start(std::vector<RunRequest> requests, bool at_once) {
   std::vector<RunRequest> first;
   for (size_t index : waves.front()) first.push_back(requests[index]);
   fair_race_ = waves.size() > 1;
+  race_ids_.clear();
+  verdict_.clear();
+  racing_ = requests.size() >= 2;
+  race_one_after_another_ = fair_race_;
   const int started = start_wave(std::move(first));
   if (started == 0) fair_race_ = false;
   emit changed();
@@ -59,6 +64,7 @@ int RunScheduler::start_wave(std::vector<RunRequest> requests) {
                  {"model", model_to_json(request.model)},
                  {"config", train_config_to_json(request.train, request.backend)}};
     RunEntry* entry = store_->add_live(std::move(data));
+    if (racing_) race_ids_.push_back(entry->id);
     auto* controller = new RunController(request, cache_, this);
     connect(controller, &RunController::finished, this,
             [this, controller] { on_finished(controller); });
@@ -94,7 +100,14 @@ void RunScheduler::on_finished(RunController* controller) {
   }
   if (active_.empty()) {
     paused_ = false;
-    fair_race_ = false;  // the race is over: its line goes
+    fair_race_ = false;  // the race is over: its line goes, and says its verdict
+    if (racing_) {
+      std::vector<const RunData*> runs;
+      for (int race_id : race_ids_)
+        if (const RunEntry* entry = store_->find(race_id)) runs.push_back(&entry->data);
+      verdict_ = QString::fromStdString(race_verdict(runs, race_one_after_another_));
+      racing_ = false;
+    }
   }
   emit changed();
 }
@@ -128,6 +141,7 @@ QString RunScheduler::race_line() const {
         .arg(queued_runs());
   if (fair_race_ && !active_.empty())
     return tr("Fair race: its last run is running, measured alone.");
+  if (!verdict_.isEmpty() && active_.empty()) return tr("Race: %1").arg(verdict_);
   return {};
 }
 

@@ -36,8 +36,8 @@ class RunScheduler : public QObject {
   bool paused() const { return paused_; }
   bool any_running() const { return !active_.empty() || !queued_waves_.empty(); }
   const std::vector<Active>& active() const { return active_; }
-  // The race's line on the message bar (empty: none), and the warning on runs that share a CPU or
-  // a GPU (empty: they do not).
+  // The race's line on the message bar (empty: none): its runs to go, else its verdict once it has
+  // ended; and the warning on runs that share a CPU or a GPU (empty: they do not).
   QString race_line() const;
   QString share_warning(const DeviceList& devices) const;
 
@@ -61,6 +61,11 @@ class RunScheduler : public QObject {
   std::vector<Active> active_;
   std::vector<std::vector<RunRequest>> queued_waves_;  // a fair race's runs still to start
   bool fair_race_ = false;  // runs of a race going one after another, each alone
+  // The runs of the last start of two or more (their entries, in the order asked), and its
+  // verdict once they have all ended (race_verdict), which the race's line then says.
+  std::vector<int> race_ids_;
+  bool racing_ = false, race_one_after_another_ = false;
+  QString verdict_;
   bool paused_ = false;
 };
 

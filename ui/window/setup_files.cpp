@@ -81,6 +81,10 @@ bool SetupFiles::open(const QString& name_or_path, QString* error) {
   try {
     const Setup setup = load_setup(name_or_path);
     experiment->set_experiment(setup.experiment);
+    // From the setup's own replicas and sync, not the picker's last ones: a demo opened after a
+    // replicated run had raced every setup at 2 replicas.
+    devices->set_replicas(setup.experiment.backend.replicas);
+    devices->set_sync(setup.experiment.backend.sync);
     parts_.race->clear();
     QStringList missing;
     std::vector<RunRequest> entries;
