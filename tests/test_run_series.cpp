@@ -539,7 +539,55 @@ TEST(Names, AutomaticNamesCarryTheSettingsAndChartsShowWhatDiffers) {
 
 TEST(Names, DuplicateRunNamesAreNumbered) {
   const RunData a = make_run("x", 1, 1, 1), b = make_run("x", 1, 1, 1), c = make_run("y", 1, 1, 1);
-  EXPECT_EQ(display_run_names({&a, &b, &c}), (std::vector<std::string>{"x", "x (2)", "y"}));
+  EXPECT_EQ(display_run_names({&a, &b, &c}), (std::vector<std::string>{"x (1)", "x (2)", "y"}));
+}
+
+// A race of 1 thread against 2, fair, then again at once: four runs, two names each twice.
+TEST(Names, RepeatsAreNumberedByStartTimeWhateverTheOrderAndSubsetShown) {
+  RunData runs[4] = {named_run("cpu", 1, 64, 0.001), named_run("cpu", 2, 64, 0.001),
+                     named_run("cpu", 1, 64, 0.001), named_run("cpu", 2, 64, 0.001)};
+  const char* created[4] = {"2026-01-01T10:00:00Z", "2026-01-01T10:01:00Z", "2026-01-01T10:02:00Z",
+                            "2026-01-01T10:02:00Z"};
+  for (int r = 0; r < 4; ++r) {
+    runs[r].info["created"] = created[r];
+    runs[r].dir = "/runs/r" + std::to_string(r);
+  }
+  const std::vector<std::string> oldest_first = {
+      "lenet5 cpu, 1 thread, b64 (1)", "lenet5 cpu, 2 threads, b64 (1)",
+      "lenet5 cpu, 1 thread, b64 (2)", "lenet5 cpu, 2 threads, b64 (2)"};
+  EXPECT_EQ(display_run_names({&runs[0], &runs[1], &runs[2], &runs[3]}), oldest_first);
+  // Newest first (the runs list's order) gives each run the same name.
+  EXPECT_EQ(display_run_names({&runs[3], &runs[2], &runs[1], &runs[0]}),
+            (std::vector<std::string>{oldest_first[3], oldest_first[2], oldest_first[1],
+                                      oldest_first[0]}));
+  // Named together (the window's store), a chart of two of them keeps their names: the later
+  // 1-thread run is "(2)" beside the earlier 2-thread one, not a bare name of its own.
+  name_runs({&runs[0], &runs[1], &runs[2], &runs[3]});
+  EXPECT_EQ(display_run_names({&runs[1], &runs[2]}),
+            (std::vector<std::string>{oldest_first[1], oldest_first[2]}));
+  // A chart names them so too, and its speedup title names the baseline by that name.
+  ChartOptions options;
+  options.baseline = 1;
+  const Chart chart = build_chart(ChartKind::Speedup, {&runs[1], &runs[2]}, options);
+  EXPECT_EQ(chart.runs, (std::vector<std::string>{oldest_first[1], oldest_first[2]}));
+  EXPECT_EQ(chart.title, "Compared with " + oldest_first[2]);
+  EXPECT_EQ(compare_runs({&runs[2], &runs[1]}, 0, 0.9)[0].name, oldest_first[2]);
+}
+
+// A chart made while a run trained: the run ends cancelled, a flag, and the chart's next refresh
+// of its bars marks it (the legend, the key and the title are drawn from these names).
+TEST(Names, AChartMarksARunFlaggedAfterItWasMade) {
+  RunData run = make_run("x", 10, 5, 1000), other = make_run("y", 10, 5, 1000);
+  run.info["status"] = "running";
+  ChartBuilder builder(ChartKind::Loss, ChartOptions{});
+  builder.reset({&run, &other});
+  EXPECT_EQ(builder.chart().runs, (std::vector<std::string>{"x", "y"}));
+  run.info["status"] = "cancelled";
+  EXPECT_FALSE(builder.update(false));  // the cheap update (every tick) does not look
+  EXPECT_TRUE(builder.update(true));
+  EXPECT_EQ(builder.chart().runs, (std::vector<std::string>{"x ⚠", "y"}));
+  EXPECT_EQ(builder.chart().flags[0], "cancelled after 10 steps");
+  EXPECT_FALSE(builder.update(true));  // once
 }
 
 TEST(Experiment, RoundTripsAndIsAModelFileTheCliReads) {

@@ -104,11 +104,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
   line_index_.clear();
   chart_ = Chart{};
   chart_.kind = kind_;
-  chart_.runs = display_run_names(runs_);
-  for (size_t r = 0; r < runs_.size(); ++r) {
-    chart_.runs[r] = flagged_name(chart_.runs[r], *runs_[r]);
-    chart_.flags.push_back(join_flags(run_flags(*runs_[r])));
-  }
+  marked_names(chart_.runs, chart_.flags);
   chart_.x = options_.x;
   chart_.smoothing = std::max(1, options_.smoothing);
   chart_.x_label = x_axis_label(options_.x);
@@ -227,7 +223,28 @@ bool ChartBuilder::add_marks() {
   return added;
 }
 
+void ChartBuilder::marked_names(std::vector<std::string>& names,
+                                std::vector<std::string>& flags) const {
+  names = display_run_names(runs_);
+  flags.clear();
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const std::vector<std::string> run = run_flags(*runs_[r]);
+    names[r] = flagged_name(names[r], run);
+    flags.push_back(join_flags(run));
+  }
+}
+
 bool ChartBuilder::update(bool refresh_bars) {
+  if (refresh_bars) {
+    // A run flagged since the chart was made (it finished cancelled, under load, diverged) or
+    // renamed: the chart starts over, so its legend, key and title say so.
+    std::vector<std::string> names, flags;
+    marked_names(names, flags);
+    if (names != chart_.runs || flags != chart_.flags) {
+      reset(runs_);
+      return true;
+    }
+  }
   for (size_t r = 0; r < runs_.size(); ++r) timelines_[r].extend(*runs_[r]);
   bool changed = add_device_lines();
   changed |= add_marks();

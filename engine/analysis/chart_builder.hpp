@@ -88,9 +88,9 @@ class ChartBuilder {
   // Starts over with these runs; they must stay alive (and in place) until the next reset.
   void reset(std::vector<const RunData*> runs);
   // Takes in what the runs appended since the last call. Returns true when the chart's layout
-  // changed (a new series, a lane that became visible, a new mark): a view must then redraw it
-  // whole rather than append. Bar panels are recomputed only when refresh_bars is set (they
-  // cost O(steps)).
+  // changed (a new series, a lane that became visible, a new mark, a run's name or flags): a
+  // view must then redraw it whole rather than append. Bar panels and flags are looked at again
+  // only when refresh_bars is set (they cost O(steps)).
   bool update(bool refresh_bars = true);
   const Chart& chart() const { return chart_; }
   const ChartOptions& options() const { return options_; }
@@ -100,6 +100,8 @@ class ChartBuilder {
   bool add_device_lines();
   bool add_marks();
   void refresh_bar_panels();
+  // Each run's display name, with " ⚠" where it has flags, and its flags joined.
+  void marked_names(std::vector<std::string>& names, std::vector<std::string>& flags) const;
 
   ChartKind kind_;
   ChartOptions options_;

@@ -228,8 +228,12 @@ std::vector<std::string> run_flags(const RunData& run) {
 
 std::string flag_headline(const std::string& flag) { return flag.substr(0, flag.find(':')); }
 
+std::string flagged_name(const std::string& name, const std::vector<std::string>& flags) {
+  return flags.empty() ? name : name + " ⚠";
+}
+
 std::string flagged_name(const std::string& name, const RunData& run) {
-  return run_flags(run).empty() ? name : name + " ⚠";
+  return flagged_name(name, run_flags(run));
 }
 
 std::string join_flags(const std::vector<std::string>& flags) {

@@ -69,6 +69,8 @@ std::vector<std::string> run_flags(const RunData& run);
 std::string flag_headline(const std::string& flag);
 // A run's name as charts show it: with " ⚠" when it has flags.
 std::string flagged_name(const std::string& name, const RunData& run);
+// The same mark from flags already read (run_flags): one place says how a flag is shown.
+std::string flagged_name(const std::string& name, const std::vector<std::string>& flags);
 
 // A live run's figures, one source for its status line and the presenter's headline: images/s
 // over its last kLiveSteps steps (NaN before the first step is measured) and the time left at its

@@ -1,6 +1,7 @@
 // Run names from run settings.
 #include "engine/records/run_names.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -120,7 +121,16 @@ bool has_auto_name(const RunData& run) {
   return name == join(parts, nullptr);
 }
 
-std::vector<std::string> display_run_names(const std::vector<const RunData*>& runs) {
+namespace {
+
+// When the run started (run.json's "created", an ISO time that sorts as text), or "".
+std::string created(const RunData& run) {
+  const nlohmann::json* at = member(run.info, "created");
+  return at && at->is_string() ? at->get<std::string>() : std::string();
+}
+
+// The names of `runs` among themselves, ignoring any display_name they carry.
+std::vector<std::string> names_among(const std::vector<const RunData*>& runs) {
   // The settings in which the automatically named runs differ.
   std::map<std::string, std::set<std::string>> values;
   std::vector<std::vector<NamePart>> parts(runs.size());
@@ -140,13 +150,40 @@ std::vector<std::string> display_run_names(const std::vector<const RunData*>& ru
     if (seen.size() > 1 || (having > 0 && having < automatic)) keep.insert(key);
   }
   std::vector<std::string> names;
-  std::map<std::string, int> taken;
+  std::map<std::string, std::vector<size_t>> repeats;  // a name, and the runs that have it
   for (size_t r = 0; r < runs.size(); ++r) {
-    const std::string name = has_auto_name(*runs[r]) ? join(parts[r], &keep) : runs[r]->name();
-    const int n = ++taken[name];
-    names.push_back(n == 1 ? name : name + " (" + std::to_string(n) + ")");
+    names.push_back(has_auto_name(*runs[r]) ? join(parts[r], &keep) : runs[r]->name());
+    repeats[names.back()].push_back(r);
+  }
+  // Repeated names numbered oldest first: by start time, then folder, then the order given.
+  for (auto& [name, which] : repeats) {
+    if (which.size() < 2) continue;
+    std::stable_sort(which.begin(), which.end(), [&](size_t a, size_t b) {
+      const std::string ta = created(*runs[a]), tb = created(*runs[b]);
+      if (ta != tb) return ta < tb;
+      return runs[a]->dir < runs[b]->dir;
+    });
+    for (size_t n = 0; n < which.size(); ++n)
+      names[which[n]] = name + " (" + std::to_string(n + 1) + ")";
   }
   return names;
+}
+
+}  // namespace
+
+std::vector<std::string> display_run_names(const std::vector<const RunData*>& runs) {
+  const bool named = std::all_of(runs.begin(), runs.end(),
+                                 [](const RunData* run) { return !run->display_name.empty(); });
+  if (!named || runs.empty()) return names_among(runs);
+  std::vector<std::string> names;
+  for (const RunData* run : runs) names.push_back(run->display_name);
+  return names;
+}
+
+void name_runs(const std::vector<RunData*>& runs) {
+  const std::vector<const RunData*> all(runs.begin(), runs.end());
+  const std::vector<std::string> names = names_among(all);
+  for (size_t r = 0; r < runs.size(); ++r) runs[r]->display_name = names[r];
 }
 
 }  // namespace gpulab

@@ -30,9 +30,16 @@ std::string auto_run_name(const nlohmann::json& info);
 // or its folder's name), rather than one a person gave it.
 bool has_auto_name(const RunData& run);
 
-// Names for runs shown together, made unique ("x", "x (2)"). A named run keeps its name; an
-// automatically named one says its model, device, threads, replicas and batch, and the other
-// settings only where the runs shown differ in them.
+// Names for runs shown together, made unique: runs whose names repeat are numbered by when they
+// were made ("x (1)" the oldest, "x (2)"), whatever order they are given in. A named run keeps
+// its name; an automatically named one says its model, device, threads, replicas and batch, and
+// the other settings only where the runs differ in them. Where every run has a display_name
+// (name_runs named it among all the runs it belongs to), those are the names: a chart, table or
+// list of some of the runs then names each as the list of all of them does.
 std::vector<std::string> display_run_names(const std::vector<const RunData*>& runs);
+
+// Names every run of a whole set (the window's store, the runs one export or report reads) at
+// once, into its display_name, so that every view of any of them says the same name.
+void name_runs(const std::vector<RunData*>& runs);
 
 }  // namespace gpulab

@@ -97,6 +97,10 @@ struct RunData {
   // 1, or how many steps each of `steps` stands for in a large record thinned for drawing
   // (thin_for_drawing).
   int64_t steps_per_point = 1;
+  // The name every view shows for it, where the runs it is shown among were named together
+  // (name_runs: the window's run store); empty where display_run_names names it from the runs
+  // shown with it.
+  std::string display_name;
   std::string name() const;            // info["name"], else the folder's name
   // run.json's status, except that a record left at "running" by a process of this machine that
   // is gone (killed, crashed) is "interrupted".

@@ -164,11 +164,7 @@ bool export_chart(ChartKind kind, const std::vector<const RunData*>& runs,
   }
   std::vector<QColor> palette = colors;
   for (size_t i = palette.size(); i < runs.size(); ++i) palette.push_back(run_color(int(i)));
-  QCustomPlot plot;
-  plot.resize(width, height);
-  draw_chart(plot, chart, palette, PlotTheme{});
-  plot.replot(QCustomPlot::rpImmediateRefresh);
-  return save_plot(plot, path, format, width, height, error);
+  return save_chart(chart, palette, path, format, width, height, error);
 }
 
 namespace {

@@ -136,4 +136,13 @@ bool save_text(const QString& path, const std::string& text, QString* error);
 bool save_plot(QCustomPlot& plot, const QString& path, ExportFormat format, int width, int height,
                QString* error);
 
+// A chart drawn anew for a file of width x height (PNG, PDF, SVG) and saved through save_plot:
+// laid out for that size, so its titles are whole and its bars carry their values where they fit
+// there, never a window's plot fitted to another size; the runs named in its own legend, in the
+// normal theme. `view`: a chart as the window draws it whose moved (zoomed, dragged) line axes
+// the file keeps; null: every axis fitted to the data. Every export of a chart goes through it.
+bool save_chart(const Chart& chart, const std::vector<QColor>& colors, const QString& path,
+                ExportFormat format, int width, int height, QString* error,
+                const DrawnChart* view = nullptr);
+
 }  // namespace gpulab::ui

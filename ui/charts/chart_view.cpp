@@ -161,21 +161,11 @@ bool ChartView::export_to(const QString& path, ExportFormat format, QString* err
     write_chart_csv(builder_.chart(), out);
     return save_text(path, out.str(), error);
   }
-  // A file names its runs itself: the window's shared legend is not in it.
-  const bool shared_legend = !theme_.run_legend, follow = autoscroll_;
-  if (shared_legend) {
-    theme_.run_legend = true;
-    redraw();
-  }
-  plot_->replot(QCustomPlot::rpImmediateRefresh);
-  const bool saved = save_plot(*plot_, path, format, width > 0 ? width : plot_->width(),
-                               height > 0 ? height : plot_->height(), error);
-  if (shared_legend) {
-    theme_.run_legend = false;
-    redraw();
-    autoscroll_ = follow;
-  }
-  return saved;
+  // Drawn anew at the file's size: the window's plot is fitted to its own (titles shortened,
+  // bar values left out where the panel is narrow), and a file names its runs itself. The
+  // view's zoom, where the user moved it, is kept.
+  return save_chart(builder_.chart(), colors_, path, format, width > 0 ? width : plot_->width(),
+                    height > 0 ? height : plot_->height(), error, autoscroll_ ? nullptr : &drawn_);
 }
 
 QString ChartView::bar_tooltip(int rect_index, double key) const {

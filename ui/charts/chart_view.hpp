@@ -41,8 +41,8 @@ class ChartView : public QWidget {
 
   QCustomPlot* plot() { return plot_; }
   const Chart& chart() const { return builder_.chart(); }
-  // Writes the chart as drawn (PNG, PDF, SVG at the given size, or the widget's when 0) or its
-  // data (CSV). Returns false with a message naming the file.
+  // Writes the chart (PNG, PDF, SVG drawn anew at the given size, or the widget's when 0, with
+  // the view's zoom: save_chart) or its data (CSV). Returns false with a message naming the file.
   bool export_to(const QString& path, ExportFormat format, QString* error, int width = 0,
                  int height = 0);
 

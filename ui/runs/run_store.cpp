@@ -9,13 +9,25 @@
 
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/records/run_names.hpp"
 #include "ui/charts/chart_render.hpp"
 
 namespace gpulab::ui {
 namespace fs = std::filesystem;
 
 RunStore::RunStore(fs::path runs_dir, QObject* parent)
-    : QObject(parent), runs_dir_(std::move(runs_dir)) {}
+    : QObject(parent), runs_dir_(std::move(runs_dir)) {
+  // Connected before any view is: every run is named among all of them before anything that
+  // hears of a change reads a name, so the list, Compare, the charts and the exports agree.
+  connect(this, &RunStore::runs_changed, this, &RunStore::name_all);
+  connect(this, &RunStore::run_updated, this, &RunStore::name_all);
+}
+
+void RunStore::name_all() {
+  std::vector<RunData*> runs;
+  for (auto& e : entries_) runs.push_back(&e->data);
+  name_runs(runs);
+}
 
 RunStore::~RunStore() {
   // Results posted after this are dropped with the object; the record being read is finished.

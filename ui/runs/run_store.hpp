@@ -93,6 +93,8 @@ class RunStore : public QObject {
 
  private:
   RunEntry* add(RunData data);
+  // Every run's display_name, among all the runs here (engine/records/run_names' name_runs).
+  void name_all();
   void load_in_background(std::vector<std::filesystem::path> folders);
   void remember_imports();
   void watch_runs_dir();

@@ -135,7 +135,8 @@ void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {
   const RunComparison row = compare_runs({&entry.data}, -1, 0).front();
   const bool baseline = entry.id == baseline_;
   item->setData(kName, Qt::UserRole, entry.id);
-  item->setText(kName, QString::fromStdString(entry.data.name()) + (baseline ? tr("  (baseline)") : ""));
+  // The run's one name (RunStore names every run together), as Compare and the charts say it.
+  item->setText(kName, QString::fromStdString(row.name) + (baseline ? tr("  (baseline)") : ""));
   item->setIcon(kName, color_icon(entry.color));
   item->setCheckState(kName, entry.checked ? Qt::Checked : Qt::Unchecked);
   item->setText(kDevice, QString::fromStdString(row.device));

@@ -87,19 +87,28 @@ void LiveTab::apply_options() {
 }
 
 void LiveTab::set_runs(const std::vector<const RunData*>& runs, const std::vector<QColor>& colors) {
+  colors_ = colors;
   for (ChartView* view : charts_) view->set_runs(runs, colors);
   std::vector<QString> names;
   for (const std::string& name : display_run_names(runs))
     names.push_back(QString::fromStdString(name));
   timeline_->set_runs(runs, names);
-  // Many runs are named once, above the charts, rather than in a legend in each of them.
+  update_key();
+  run_key_->setVisible(runs.size() >= kFoldLegendRuns);
+}
+
+void LiveTab::update_key() {
+  // Many runs are named once, above the charts, rather than in a legend in each of them: as the
+  // charts name them, ⚠ included (a run flagged when it finished is marked here then too).
+  const std::vector<std::string>& runs = charts_.front()->chart().runs;
   QStringList key;
-  for (size_t i = 0; i < names.size(); ++i)
+  for (size_t i = 0; i < runs.size(); ++i)
     key << QString("%1&nbsp;<span style='color:%2'>■</span>&nbsp;%3")  // numbered as in bars
                .arg(i + 1)
-               .arg(colors[i].name(), names[i].toHtmlEscaped().replace(' ', "&nbsp;"));
-  run_key_->setText(key.join(" &nbsp; "));
-  run_key_->setVisible(runs.size() >= kFoldLegendRuns);
+               .arg(i < colors_.size() ? colors_[i].name() : run_color(int(i)).name(),
+                    QString::fromStdString(runs[i]).toHtmlEscaped().replace(' ', "&nbsp;"));
+  const QString text = key.join(" &nbsp; ");
+  if (run_key_->text() != text) run_key_->setText(text);
 }
 
 bool LiveTab::run_key_shown() const { return !run_key_->isHidden(); }
@@ -115,6 +124,7 @@ void LiveTab::fit_all() {
 
 void LiveTab::refresh(bool refresh_bars) {
   for (ChartView* view : charts_) view->refresh(refresh_bars);
+  if (refresh_bars) update_key();
 }
 
 void LiveTab::replot() {

@@ -45,8 +45,11 @@ class LiveTab : public QWidget {
 
  private:
   void apply_options();
+  void update_key();  // the run key, from the charts' names
 
   std::vector<ChartView*> charts_;
+  std::vector<QColor> colors_;  // the shown runs'
+
   ChartGrid* grid_;  // three columns, or fewer where the tab is narrow
   ReplicaTimeline* timeline_;
   QComboBox* x_axis_;

@@ -1,0 +1,151 @@
+// Chart files: formats, where a file may be written, atomic writes, and a chart drawn for a file.
+#include <qcustomplot.h>
+
+#include <QBuffer>
+#include <QPageLayout>
+#include <QPdfWriter>
+#include <QSvgGenerator>
+#include <algorithm>
+#include <cmath>
+
+#include "engine/base/files.hpp"
+#include "engine/records/output_paths.hpp"
+#include "ui/charts/chart_render.hpp"
+
+namespace gpulab::ui {
+
+std::optional<ExportFormat> export_format_from_name(const QString& name) {
+  const QString n = name.toLower();
+  if (n == "png") return ExportFormat::Png;
+  if (n == "pdf") return ExportFormat::Pdf;
+  if (n == "svg") return ExportFormat::Svg;
+  if (n == "csv") return ExportFormat::Csv;
+  return std::nullopt;
+}
+
+QString export_format_name(ExportFormat format) {
+  switch (format) {
+    case ExportFormat::Png:
+      return "png";
+    case ExportFormat::Pdf:
+      return "pdf";
+    case ExportFormat::Svg:
+      return "svg";
+    case ExportFormat::Csv:
+      return "csv";
+  }
+  return "?";
+}
+
+bool may_write(const QString& path, QString* error) {
+  try {
+    check_output_file(path.toStdString(), "Export");
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return true;
+}
+
+bool save_text(const QString& path, const std::string& text, QString* error) {
+  if (!may_write(path, error)) return false;
+  try {
+    write_file_atomically(path.toStdString(), text);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+// The plot as `format` in memory, as QCustomPlot's own savePng and savePdf draw it (96 dpi; a
+// page of width x height points): the bytes then go to the file in one atomic write, since Qt's
+// writers fill the file in place and say nothing of a full disk.
+QByteArray plot_bytes(QCustomPlot& plot, ExportFormat format, int width, int height) {
+  QBuffer buffer;
+  buffer.open(QIODevice::WriteOnly);
+  switch (format) {
+    case ExportFormat::Png: {
+      QImage image = plot.toPixmap(width, height, 1.0).toImage();
+      const int dots_per_meter = int(std::lround(96 / 0.0254));
+      image.setDotsPerMeterX(dots_per_meter);
+      image.setDotsPerMeterY(dots_per_meter);
+      if (!image.save(&buffer, "PNG")) return {};
+      break;
+    }
+    case ExportFormat::Pdf: {
+      QPdfWriter pdf(&buffer);
+      pdf.setPageLayout(QPageLayout(
+          QPageSize(QSize(width, height), QPageSize::Point, QString(), QPageSize::ExactMatch),
+          QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
+      pdf.setCreator(QStringLiteral("gpulab"));
+      QCPPainter painter;
+      if (!painter.begin(&pdf)) return {};
+      painter.setMode(QCPPainter::pmVectorized);
+      painter.setWindow(QRect(0, 0, width, height));
+      plot.toPainter(&painter, width, height);
+      if (!painter.end()) return {};
+      break;
+    }
+    case ExportFormat::Svg: {
+      QSvgGenerator svg;
+      svg.setOutputDevice(&buffer);
+      svg.setSize(QSize(width, height));
+      svg.setViewBox(QRect(0, 0, width, height));
+      svg.setTitle(QStringLiteral("gpulab chart"));
+      QCPPainter painter;
+      if (!painter.begin(&svg)) return {};
+      plot.toPainter(&painter, width, height);
+      if (!painter.end()) return {};
+      break;
+    }
+    case ExportFormat::Csv:
+      return {};
+  }
+  buffer.close();
+  return buffer.data();
+}
+
+}  // namespace
+
+bool save_plot(QCustomPlot& plot, const QString& path, ExportFormat format, int width, int height,
+               QString* error) {
+  if (format == ExportFormat::Csv) {
+    if (error) *error = "CSV is written from the chart's data, not from the plot";
+    return false;
+  }
+  if (!may_write(path, error)) return false;
+  const QByteArray bytes = plot_bytes(plot, format, width, height);
+  if (bytes.isEmpty()) {
+    if (error)
+      *error = path + ": Qt could not draw the chart as " + export_format_name(format) +
+               "; nothing was written";
+    return false;
+  }
+  return save_text(path, bytes.toStdString(), error);
+}
+
+bool save_chart(const Chart& chart, const std::vector<QColor>& colors, const QString& path,
+                ExportFormat format, int width, int height, QString* error,
+                const DrawnChart* view) {
+  if (!may_write(path, error)) return false;
+  QCustomPlot plot;
+  plot.resize(width, height);
+  const DrawnChart drawn = draw_chart(plot, chart, colors, PlotTheme{});
+  if (view)
+    for (size_t i = 0; i < drawn.rects.size(); ++i) {
+      const int panel = drawn.rect_panel[i];
+      if (chart.panels[size_t(panel)].is_bars()) continue;
+      const auto at = std::find(view->rect_panel.begin(), view->rect_panel.end(), panel);
+      if (at == view->rect_panel.end()) continue;
+      const QCPAxisRect* shown = view->rects[size_t(at - view->rect_panel.begin())];
+      for (QCPAxis::AxisType type : {QCPAxis::atBottom, QCPAxis::atLeft})
+        drawn.rects[i]->axis(type)->setRange(shown->axis(type)->range());
+    }
+  plot.replot(QCustomPlot::rpImmediateRefresh);
+  return save_plot(plot, path, format, width, height, error);
+}
+
+}  // namespace gpulab::ui

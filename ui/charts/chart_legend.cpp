@@ -1,0 +1,153 @@
+// Legends and keys: names fitted to a width, hardware lines' styles, the legend box, the bar key.
+#include "ui/charts/chart_legend.hpp"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+
+#include "engine/analysis/run_figures.hpp"
+#include "engine/telemetry/telemetry.hpp"
+
+namespace gpulab::ui {
+
+QString wrap_to(const QString& text, const QFont& font, double width, int max_lines) {
+  const QFontMetricsF metrics(font);
+  if (metrics.horizontalAdvance(text) <= width) return text;
+  QStringList words;
+  for (const QString& part : text.split(", ")) {
+    const QStringList pieces = part.split(' ');
+    for (int i = 0; i < pieces.size(); ++i)
+      words << pieces[i] + (i + 1 == pieces.size() ? "," : "");
+  }
+  if (!words.isEmpty()) words.back().chop(1);  // the last part's comma
+  QStringList lines;
+  QString line;
+  for (const QString& word : words) {
+    const QString longer = line.isEmpty() ? word : line + " " + word;
+    if (metrics.horizontalAdvance(longer) <= width) {
+      line = longer;
+      continue;
+    }
+    if (line.isEmpty() || metrics.horizontalAdvance(word) > width) return {};
+    lines << line;
+    line = word;
+  }
+  if (!line.isEmpty()) lines << line;
+  return lines.size() <= max_lines ? lines.join('\n') : QString();
+}
+
+std::vector<QString> legend_names(const std::vector<std::string>& runs, const QFont& font,
+                                  double width) {
+  std::vector<QString> names;
+  for (const std::string& run : runs) names.push_back(QString::fromStdString(run));
+  const QFontMetricsF metrics(font);
+  double total = 0;
+  for (const QString& name : names) total += metrics.horizontalAdvance(name) + 40;
+  if (total <= width || names.size() < 2) return names;
+  // A run's ⚠ is its own, not a part of its settings: kept even where every run has one.
+  const QString mark = QString::fromStdString(flagged_name("", std::vector<std::string>{"?"}));
+  std::vector<QStringList> parts;
+  std::vector<bool> marked;
+  for (const QString& name : names) {
+    marked.push_back(name.endsWith(mark));
+    parts.push_back((marked.back() ? name.chopped(mark.size()) : name).split(", "));
+  }
+  std::vector<QString> compact;
+  for (size_t r = 0; r < names.size(); ++r) {
+    QStringList kept;
+    for (const QString& part : parts[r])
+      if (std::any_of(parts.begin(), parts.end(),
+                      [&](const QStringList& p) { return !p.contains(part); }))
+        kept << part;
+    compact.push_back(kept.isEmpty() ? names[r] : kept.join(", ") + (marked[r] ? mark : ""));
+  }
+  return compact;
+}
+
+DeviceStyle device_style(const Chart& chart, const LineSeries& line, const QColor& color) {
+  DeviceStyle style;
+  style.color = color;
+  if (line.device == kOtherProgramsDevice) {
+    style.style = Qt::DashLine;
+    style.legend = QObject::tr("other programs");
+    return style;
+  }
+  if (line.device.rfind("cuda", 0) != 0) return style;
+  std::vector<std::string> gpus;  // the run's GPUs, in the order they were first sampled
+  for (const Panel& panel : chart.panels)
+    for (const LineSeries& other : panel.lines)
+      if (other.run == line.run && other.device.rfind("cuda", 0) == 0 &&
+          std::find(gpus.begin(), gpus.end(), other.device) == gpus.end())
+        gpus.push_back(other.device);
+  if (gpus.size() < 2) return style;
+  const int rank = int(std::find(gpus.begin(), gpus.end(), line.device) - gpus.begin());
+  style.color = color.darker(100 + 50 * std::min(rank, 3));
+  style.legend = QString::fromStdString(line.device);
+  return style;
+}
+
+QString shared_legend_label(const LineSeries& line) {
+  return line.device == kOtherProgramsDevice ? QObject::tr("other programs (dashed)")
+                                             : QObject::tr("a run's further GPUs (darker)");
+}
+
+bool fold_legend(const Chart& chart) { return chart.runs.size() >= kFoldLegendRuns; }
+
+QStringList device_legend_labels(const Chart& chart, const std::vector<QString>& names) {
+  QStringList labels;
+  const bool fold = fold_legend(chart);
+  for (const Panel& panel : chart.panels) {
+    if (!panel.visible || panel.is_bars()) continue;
+    for (const LineSeries& line : panel.lines) {
+      const QString kind = device_style(chart, line, QColor()).legend;
+      if (kind.isEmpty() || line.points.size() == 0) continue;
+      const QString label =
+          fold ? shared_legend_label(line) : names[size_t(line.run)] + QStringLiteral(" · ") + kind;
+      if (!labels.contains(label)) labels << label;
+    }
+  }
+  return labels;
+}
+
+QCPLegend* add_legend(QCustomPlot& plot, int row, const std::vector<QCPAbstractPlottable*>& entries,
+                      const PlotTheme& theme) {
+  // In the layout first: a legend gets its plot from there, and its items need the plot.
+  auto* box = new QCPLegend;
+  plot.plotLayout()->addElement(row, 0, box);
+  box->setLayer(QStringLiteral("legend"));
+  box->setBorderPen(Qt::NoPen);
+  box->setFont(scaled_font(theme.font_scale * 0.95));
+  box->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  int widest = 1;
+  for (QCPAbstractPlottable* entry : entries) {
+    auto* item = new QCPPlottableLegendItem(box, entry);
+    box->addItem(item);
+    widest = std::max(widest, static_cast<QCPLayoutElement*>(item)->minimumOuterSizeHint().width());
+  }
+  // As many entries a row as the width holds, so none is cut short.
+  box->setWrap(std::max(1, int((plot.width() - 10) / (widest + box->columnSpacing()))));
+  box->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // the entries, rearranged to the wrap
+  return box;
+}
+
+void add_bar_key(QCustomPlot& plot, int row, const Chart& chart, const PlotTheme& theme) {
+  const QFont font = scaled_font(theme.font_scale * 0.85);
+  const QFontMetricsF metrics(font);
+  QStringList lines;
+  QString line;
+  const std::vector<QString> names = legend_names(chart.runs, font, plot.width() - 20);
+  for (size_t r = 0; r < chart.runs.size(); ++r) {
+    const QString entry = QString("%1 %2").arg(r + 1).arg(names[r]);
+    const QString longer = line.isEmpty() ? entry : line + "   " + entry;
+    if (!line.isEmpty() && metrics.horizontalAdvance(longer) > plot.width() - 20) {
+      lines << line;
+      line = entry;
+    } else {
+      line = longer;
+    }
+  }
+  if (!line.isEmpty()) lines << line;
+  plot.plotLayout()->addElement(row, 0, new QCPTextElement(&plot, lines.join('\n'), font));
+}
+
+}  // namespace gpulab::ui
