@@ -212,7 +212,9 @@ TEST_F(Fit, NoTabScrollsSidewaysAndLiveChartsStayReadable) {
         if (shown == 1) {
           const auto* hint = window_->findChild<QLabel*>("replica-timeline-hint");
           ASSERT_NE(hint, nullptr);
-          if (std::string(tab) == "live") EXPECT_TRUE(hint->isVisible());
+          if (std::string(tab) == "live") {
+            EXPECT_TRUE(hint->isVisible());
+          }
         }
         const std::string state = QString("%1x%2 %3, %4 shown")
                                       .arg(size.width())
@@ -411,11 +413,12 @@ TEST_F(Fit, LeavingPresenterModeGivesSizesFontsAndTheMaximizedStateBack) {
       EXPECT_EQ(window_->isMaximized(), maximized) << state;
       // Maximized on the offscreen platform's 800x600 screen, the size is the window's least,
       // which settles late: there the state is what counts.
-      if (!maximized)
+      if (!maximized) {
         EXPECT_EQ(window_->size(), window_size)
             << state << ": the window's least size is " << window_->minimumSizeHint().width() << "x"
             << window_->minimumSizeHint().height() << ", its central widget's "
             << window_->centralWidget()->minimumSizeHint().width();
+      }
       QStringList changed;
       for (QWidget* w : window_->findChildren<QWidget*>()) {
         if (!before.count(w) || !w->isVisible()) continue;
