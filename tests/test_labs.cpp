@@ -1140,6 +1140,25 @@ TEST(LabCli, QuickRunOfTheMatmulLabDrawsItsLogLogChart) {
   EXPECT_EQ(again.exit_code, 0) << again.output;
 }
 
+// A benchmark of small sizes is over within one of the processor's clock ticks, the unit its busy
+// time is counted in: the load beside it is still read, over half a second, and marks its rows.
+TEST(LabResults, ABenchmarkShorterThanAClockTickIsStillJudgedByTheLoadBesideIt) {
+  const Lab lab = parse("```experiment\nname: m\nbench: matmul\ndevice: cpu\nsizes: 8\n```\n");
+  ASSERT_EQ(lab.experiments.size(), 1u);
+  LabRunResult result;
+  const auto start = std::chrono::steady_clock::now();
+  {
+    const test::OtherProgramsSpinning spinning(2);
+    ASSERT_EQ(spinning.count(), 2u);
+    result = run_lab_bench(lab.experiments[0], {8});
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  ASSERT_FALSE(result.outside_load.is_null());
+  ASSERT_EQ(result.flags.size(), 1u) << result.outside_load.dump();
+  EXPECT_EQ(result.flags[0].rfind("measured under outside load: other programs kept ", 0), 0u)
+      << result.flags[0];
+}
+
 // Two other programs spinning on the CPU while `lab run` starts: it says so in one line before
 // the first experiment, and the benchmark it timed meanwhile carries ⚠ on each of its rows.
 TEST(LabCli, SaysTheMachineIsBusyBeforeStartingAndMarksTheBenchmark) {
