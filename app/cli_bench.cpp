@@ -16,6 +16,8 @@
 #include "engine/inside/inference_timing.hpp"
 #include "engine/parallel/allreduce_bench.hpp"
 #include "engine/parallel/process_group.hpp"
+#include "engine/records/outside_load.hpp"
+#include "engine/session/outside_load.hpp"
 
 namespace gpulab::cli {
 
@@ -122,6 +124,11 @@ int run_bench_matmul(const MatmulFlags& f) {
   }
   if (devices.empty()) throw ConfigError("--device: give cpu, cuda:0 or both (cpu,cuda:0)");
   const bool csv = f.format == "csv";
+  // Timings beside other programs' work are not this machine's: said before (on stderr, so a
+  // CSV stays a table) and marked after, as a lab's benchmark rows are.
+  if (const std::string busy = busy_machine_notice(outside_load_now()); !busy.empty())
+    std::fprintf(stderr, "%s\n", busy.c_str());
+  OutsideLoadMeter meter;
   if (csv)
     std::printf("device,size,ms,ms_with_copies,gflops,gflops_with_copies\n");
   else
@@ -136,6 +143,8 @@ int run_bench_matmul(const MatmulFlags& f) {
                   device.c_str(), n, t.ms, t.ms_with_copies, gflops, gflops_copies);
       std::fflush(stdout);
     }
+  if (const std::string caveat = outside_load_caveat(meter.measure()); !caveat.empty())
+    std::fprintf(csv ? stderr : stdout, "⚠ %s\n", caveat.c_str());
   return 0;
 }
 

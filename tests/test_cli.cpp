@@ -1103,6 +1103,35 @@ TEST(CliBadInputs, AValidationSplitThatLeavesNoTrainingImageIsRefused) {
   EXPECT_EQ(tried, 6);
 }
 
+// bench matmul beside two other programs spinning on the CPU: it says first that the machine is
+// busy, and its timings end marked ⚠ as a lab's benchmark rows are; a CSV keeps both off its
+// table (they go to stderr).
+TEST(Cli, BenchMatmulUnderOutsideLoadSaysSoAndIsMarked) {
+  Result text, csv;
+  {
+    const test::OtherProgramsSpinning spinning(2);
+    ASSERT_EQ(spinning.count(), 2u);
+    text = cli("bench matmul --device cpu --sizes 16");
+    // The CLI's stderr dropped (cli()'s 2>&1 then applies to `exit`, which keeps its status).
+    csv = cli("bench matmul --device cpu --sizes 16 --format csv 2>/dev/null; exit $?");
+  }
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  const size_t busy = text.output.find("the machine is busy: other programs keep ");
+  const size_t row = text.output.find("\ncpu ");
+  const size_t mark = text.output.find("\n⚠ measured under outside load: other programs kept ");
+  ASSERT_NE(busy, std::string::npos) << text.output;
+  ASSERT_NE(row, std::string::npos) << text.output;
+  ASSERT_NE(mark, std::string::npos) << text.output;
+  EXPECT_LT(busy, row);
+  EXPECT_LT(row, mark);
+  ASSERT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_EQ(csv.output.find("busy"), std::string::npos) << csv.output;
+  EXPECT_EQ(csv.output.find("⚠"), std::string::npos) << csv.output;
+  EXPECT_EQ(csv.output.rfind("device,size,ms,ms_with_copies,gflops,gflops_with_copies\ncpu,16,", 0),
+            0u)
+      << csv.output;
+}
+
 // Sizes that ask for more memory than is free are refused before anything is allocated, saying
 // both figures: bench matmul --sizes 65536 (also in a lab, which passed lab check) and bench
 // inference on a batch far beyond the memory.

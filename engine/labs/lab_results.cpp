@@ -3,11 +3,9 @@
 #include "engine/labs/lab_results.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <thread>
 
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/analysis/run_figures.hpp"
@@ -232,14 +230,9 @@ LabRunResult run_lab_bench(const LabExperiment& e, const std::vector<int>& sizes
   LabRunResult result;
   result.experiment = e.name;
   OutsideLoadMeter meter;
-  const auto start = std::chrono::steady_clock::now();
   result.matmul = bench_matmul(e.experiment.backend.device, sizes);
-  // The processor's busy time is counted in clock ticks (10 ms): a benchmark of small sizes is
-  // over in fewer, and its span would read as no load whatever ran beside it. The load is taken
-  // over half a second at least, the benchmark and what follows it.
-  const std::chrono::duration<double> shortest(0.5);
-  const auto spent = std::chrono::steady_clock::now() - start;
-  if (spent < shortest) std::this_thread::sleep_for(shortest - spent);
+  // A benchmark of small sizes is over within a few clock ticks: measure() reads the load over
+  // half a second at least, the benchmark and what follows it.
   add_bench_load(result, meter.measure());
   return result;
 }

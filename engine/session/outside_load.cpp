@@ -14,12 +14,16 @@
 
 namespace gpulab {
 
-OutsideLoadMeter::OutsideLoadMeter() {
+OutsideLoadMeter::OutsideLoadMeter() : start_(std::chrono::steady_clock::now()) {
   std::vector<DeviceSample> first;
   cpu_.sample(first);  // the span starts at this reading
 }
 
 nlohmann::json OutsideLoadMeter::measure() {
+  const std::chrono::duration<double> shortest(0.5);
+  const auto spent = std::chrono::steady_clock::now() - start_;
+  if (spent < shortest) std::this_thread::sleep_for(shortest - spent);
+  start_ = std::chrono::steady_clock::now();
   std::vector<DeviceSample> samples;
   cpu_.sample(samples);
   for (const DeviceSample& s : samples)

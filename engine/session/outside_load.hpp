@@ -2,6 +2,7 @@
 // run record (a benchmark's timings), and for saying before a lab starts that the machine is busy.
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -15,12 +16,14 @@ class OutsideLoadMeter {
  public:
   OutsideLoadMeter();
   // Over the span since construction (or the last call), run.json's "outside_load" shape
-  // (outside_load_json, one sample); null where /proc/stat cannot be read or its clock has not
-  // ticked since.
+  // (outside_load_json, one sample); null where /proc/stat cannot be read. The processor's busy
+  // time is counted in clock ticks (10 ms): a span of a few would read as no load (or as all)
+  // whatever ran, so a shorter span is waited out to half a second first.
   nlohmann::json measure();
 
  private:
   CpuTelemetry cpu_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 // The machine's outside load over the next `seconds`, this thread sleeping meanwhile.
