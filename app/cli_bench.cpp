@@ -137,8 +137,8 @@ int run_bench_matmul(const MatmulFlags& f) {
   for (const auto& device : devices)
     for (int n : sizes) {
       const MatmulTiming t = bench_matmul(device, {n}).front();
-      const double flop = 2.0 * double(n) * n * n;
-      const double gflops = flop / (t.ms * 1e6), gflops_copies = flop / (t.ms_with_copies * 1e6);
+      const double gflops = matmul_gflops(n, t.ms),
+                   gflops_copies = matmul_gflops(n, t.ms_with_copies);
       std::printf(csv ? "%s,%d,%.4f,%.4f,%.2f,%.2f\n" : "%-8s %6d %12.4f %16.4f %10.2f %20.2f\n",
                   device.c_str(), n, t.ms, t.ms_with_copies, gflops, gflops_copies);
       std::fflush(stdout);

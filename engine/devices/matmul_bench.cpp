@@ -162,4 +162,6 @@ std::vector<MatmulTiming> bench_matmul_cuda(int, const std::vector<int>&) {
 }
 #endif
 
+double matmul_gflops(int n, double ms) { return 2.0 * double(n) * n * n / (ms * 1e6); }
+
 }  // namespace gpulab

@@ -31,6 +31,10 @@ void check_matmul_memory(int n);
 // matrices do not fit the memory free now (check_matmul_memory), before any size runs.
 std::vector<MatmulTiming> bench_matmul(const std::string& device, const std::vector<int>& sizes);
 
+// The GFLOP/s of an n x n product that took `ms`: its 2n³ operations over the time. bench
+// matmul's columns, a lab's table and the matrix-multiply chart all read this.
+double matmul_gflops(int n, double ms);
+
 // The largest difference between the device's product of two n x n matrices of fixed pseudo-
 // random values and a plain triple loop, relative to the largest entry: the check that the
 // benchmark multiplies what it says.

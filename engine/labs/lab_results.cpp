@@ -125,8 +125,6 @@ std::vector<std::string> compute_devices(const RunData& run) {
 
 }  // namespace
 
-double matmul_gflops(int n, double ms) { return 2.0 * double(n) * n * n / (ms * 1e6); }
-
 double matmul_copy_bytes(int n) { return 3.0 * double(n) * n * sizeof(float); }
 
 // The longest sample period of NVML's utilization (nvmlDeviceGetUtilizationRates: "between 1

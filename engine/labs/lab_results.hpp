@@ -53,9 +53,6 @@ struct LabRunResult {
   std::string recorded_on;
 };
 
-// The GFLOP/s of an n x n product that took `ms`: its 2n³ operations over the time. The table's
-// GFLOP/s columns and the matrix-multiply chart both read this.
-double matmul_gflops(int n, double ms);
 // The bytes an n x n product's copies move: A and B to the device, C back, 4 bytes a float. A
 // benchmark row's "copy ms" is its time with the copies less its time alone, and "copy GB/s"
 // these bytes over that: a small transfer shows the latency, a large one the bandwidth.
