@@ -28,8 +28,21 @@ const LabRunResult* find(const std::vector<LabRunResult>& results, const std::st
   return nullptr;
 }
 
-double images_per_second(const RunSummary& s) {
-  return s.train_seconds > 0 ? s.images / s.train_seconds : NAN;
+// A run's pace in a lab's table: its median step (run_figures' median_step, over metrics.csv),
+// so that the set-up in its first steps does not count: the first GPU run of a process spends
+// ~115 ms setting up the device in step 1, against 0.3 ms a step after it, which would be most of
+// a 200-step run and make whichever experiment ran first look slowest. Without steps (a record of
+// run.json alone), training seconds over steps.
+double ms_per_step(const RunSummary& s, const LabRunReadings& readings) {
+  if (std::isfinite(readings.median_step_ms) && readings.median_step_ms > 0)
+    return readings.median_step_ms;
+  return s.steps > 0 && s.train_seconds > 0 ? 1000.0 * s.train_seconds / double(s.steps) : NAN;
+}
+
+// Images a second at that pace: the images of a step (the run's images over its steps) over it.
+double images_per_second(const RunSummary& s, const LabRunReadings& readings) {
+  const double ms = ms_per_step(s, readings);
+  return s.steps > 0 && std::isfinite(ms) ? 1000.0 * double(s.images) / double(s.steps) / ms : NAN;
 }
 
 const MatmulTiming* at_size(const LabRunResult* r, int size) {
@@ -168,6 +181,7 @@ LabRunReadings lab_run_readings(const RunData& run) {
       data += m.times.data_ms, copy += m.times.copy_ms, allreduce += m.times.allreduce_ms;
     const double n = double(run.steps.size());
     r.data_ms = data / n, r.copy_ms = copy / n, r.allreduce_ms = allreduce / n;
+    r.median_step_ms = median_step(run).step_ms;
   }
   if (const auto energy = run.info.find("energy"); energy != run.info.end()) r.energy = *energy;
   return r;
@@ -301,12 +315,14 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
         else if (s && column == "steps")
           cell = std::to_string(s->steps);
         else if (s && column == "images/s")
-          cell = fixed(images_per_second(*s), 0);
-        else if (s && column == "ms per step" && s->steps > 0)
-          cell = fixed(1000.0 * s->train_seconds / double(s->steps), 2);
+          cell = fixed(images_per_second(*s, r->readings), 0);
+        else if (s && column == "ms per step")
+          cell = fixed(ms_per_step(*s, r->readings), 2);
         else if (s && column == "speedup" && base && base->summary &&
                  base->recorded_on == r->recorded_on)  // not across machines
-          cell = fixed(images_per_second(*s) / images_per_second(*base->summary), 2);
+          cell = fixed(images_per_second(*s, r->readings) /
+                           images_per_second(*base->summary, base->readings),
+                       2);
         else if (t && column == "speedup" && base_t)
           cell = fixed(base_t->ms_with_copies / t->ms_with_copies, 2);
         else if (s && column == "time to target")

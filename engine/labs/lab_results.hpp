@@ -26,6 +26,9 @@ struct LabRunReadings {
   double mean_power_w = kNoValue;        // the devices together: the sum of each one's mean
   double peak_temperature_c = kNoValue;  // the hottest of them
   double data_ms = kNoValue, copy_ms = kNoValue, allreduce_ms = kNoValue;  // mean per step
+  // The median step's time (run_figures' median_step): the table's ms per step and images/s,
+  // which the set-up in a run's first steps would otherwise swell.
+  double median_step_ms = kNoValue;
   nlohmann::json energy;  // run.json's "energy"; null when the record has none
 };
 
