@@ -1,6 +1,7 @@
 // The runs list.
 #include "ui/runs/runs_panel.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QDesktopServices>
@@ -14,6 +15,7 @@
 #include <QMessageBox>
 #include <QPixmap>
 #include <QPushButton>
+#include <QStyle>
 #include <QTimer>
 #include <QToolButton>
 #include <QTreeWidget>
@@ -49,7 +51,9 @@ RunsPanel::RunsPanel(RunStore* store, QWidget* parent) : QWidget(parent), store_
   tree_->setContextMenuPolicy(Qt::CustomContextMenu);
   tree_->header()->setSectionResizeMode(kName, QHeaderView::Stretch);
   for (int c = kDevice; c < kColumns; ++c)
-    tree_->header()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    tree_->header()->setSectionResizeMode(c, QHeaderView::Interactive);
+  tree_->setTextElideMode(Qt::ElideRight);
+  tree_->header()->setStretchLastSection(false);  // the name takes what the others leave
   tree_->setToolTip(tr("Tick runs to overlay them in the plots; right-click for more"));
   // A few runs stay in view however small the window: the plots above it scroll instead.
   tree_->setMinimumHeight(6 * tree_->fontMetrics().height());
@@ -153,6 +157,8 @@ void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {
     for (const std::string& caveat : row.caveats) tip += "\n⚠ " + QString::fromStdString(caveat);
   }
   for (int c = 0; c < kColumns; ++c) item->setToolTip(c, tip);
+  // The device's text may be elided where the list is narrow: its tooltip says it whole.
+  item->setToolTip(kDevice, QString::fromStdString(row.device) + "\n" + tip);
   item->setText(kAccuracy, std::isfinite(row.test_accuracy)
                                ? QString::number(100 * row.test_accuracy, 'f', 2) + " %"
                                : "");
@@ -187,6 +193,48 @@ void RunsPanel::rebuild() {
     fill_row(item, *entries[row]);
   }
   filling_ = false;
+  fit_columns();
+}
+
+void RunsPanel::fit_columns() {
+  QHeaderView* header = tree_->header();
+  const QFontMetrics metrics = tree_->fontMetrics();
+  // The tick box and the colour come before the name's text.
+  const int name_least = metrics.horizontalAdvance(QString(14, QChar('x'))) +
+                         tree_->iconSize().width() + 3 * metrics.height();
+  // A cell's text and the margins the style draws around it (QCommonStyle's item text margin).
+  const int margins =
+      2 * (tree_->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, tree_) + 1) + 4;
+  int widths[kColumns] = {};
+  int details = 0;
+  for (int c = kDevice; c < kColumns; ++c) {
+    widths[c] = std::max(header->sectionSizeHint(c),
+                         metrics.horizontalAdvance(tree_->headerItem()->text(c)) + 2 * margins);
+    for (int i = 0; i < tree_->topLevelItemCount(); ++i)
+      widths[c] = std::max(widths[c],
+                           metrics.horizontalAdvance(tree_->topLevelItem(i)->text(c)) + margins);
+    details += widths[c];
+  }
+  // Where that does not fit: the device's text gives way down to 8 characters, then the epoch
+  // time and then the batch leave the list (Compare shows both).
+  int excess = details + name_least - tree_->viewport()->width();
+  const int device_least = metrics.horizontalAdvance(QString(8, QChar('x'))) + margins;
+  if (excess > 0 && widths[kDevice] > device_least) {
+    const int given = std::min(excess, widths[kDevice] - device_least);
+    widths[kDevice] -= given, excess -= given;
+  }
+  bool hidden[kColumns] = {};
+  for (int c : {int(kEpochTime), int(kBatch)})
+    if (excess > 0) hidden[c] = true, excess -= widths[c];
+  for (int c = kDevice; c < kColumns; ++c) {
+    header->setSectionHidden(c, hidden[c]);
+    if (!hidden[c]) header->resizeSection(c, widths[c]);
+  }
+}
+
+void RunsPanel::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fit_columns();
 }
 
 int RunsPanel::selected_run() const {
@@ -203,6 +251,7 @@ void RunsPanel::update_run(int id) {
     if (item->data(kName, Qt::UserRole).toInt() == id) fill_row(item, *entry);
   }
   filling_ = false;
+  fit_columns();
 }
 
 void RunsPanel::set_baseline(int id) {

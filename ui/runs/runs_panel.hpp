@@ -38,6 +38,12 @@ class RunsPanel : public QWidget {
 
  private:
   void fill_row(QTreeWidgetItem* item, const RunEntry& entry);
+  // Widths for the columns: each detail column its text's, and the run's name at least room
+  // for about 14 characters; where that does not fit, the device column gives way (its text
+  // elided, whole in its tooltip), then the epoch and batch columns are hidden. Called when rows
+  // change and when the list is resized.
+  void fit_columns();
+  void resizeEvent(QResizeEvent* event) override;
   void show_menu(const QPoint& pos);
   void rename_run(int id);
   void delete_run(int id);
