@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -733,6 +734,38 @@ TEST_F(Fit, TheRunsListKeepsItsNamesReadableOnASmallScreen) {
       QTreeWidgetItem* item = tree->topLevelItem(i);
       EXPECT_TRUE(item->toolTip(1).startsWith(item->text(1))) << at << ": " << item->text(1).toStdString();
     }
+  }
+}
+
+// Every line of text a Compare chart draws (its titles and the key of its numbered bars) fits in
+// the chart at 1280x720 and 1024x768: the key centred a long run name wider than its chart and cut
+// it off at both ends ("enet5 cpu, 2 threads, 2 replicas, b6").
+TEST_F(Fit, CompareChartTextFitsItsChart) {
+  write_six_runs();
+  // A run named by a learner, longer than a chart is wide.
+  const auto long_run = test::write_run(runs_.path() / "long", 7, 64, 120, 9, "2026-01-01T10:07:00Z", 2);
+  nlohmann::json info = nlohmann::json::parse(std::ifstream(long_run / "run.json"));
+  info["name"] = "the second try with seven threads and two replicas after the lecture";
+  std::ofstream(long_run / "run.json") << info.dump();
+  open_window();
+  window_->show_recent(7);
+  window_->show_tab("compare");
+  for (const QSize size : {QSize(1280, 720), QSize(1024, 768)}) {
+    show_at(size);
+    wait_until([] { return false; }, 200ms);
+    int keys = 0;
+    for (QCustomPlot* plot : window_->compare()->findChildren<QCustomPlot*>()) {
+      if (!plot->isVisible()) continue;
+      for (int i = 0; i < plot->plotLayout()->elementCount(); ++i) {
+        auto* text = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i));
+        if (!text) continue;
+        keys += text->text().contains('\n');
+        for (const QString& line : text->text().split('\n'))
+          EXPECT_LE(QFontMetricsF(text->font()).horizontalAdvance(line), plot->width())
+              << size.width() << ": " << line.toStdString();
+      }
+    }
+    EXPECT_GT(keys, 0) << "no numbered key drawn at " << size.width();
   }
 }
 

@@ -135,11 +135,22 @@ void add_bar_key(QCustomPlot& plot, int row, const Chart& chart, const PlotTheme
   const QFontMetricsF metrics(font);
   QStringList lines;
   QString line;
-  const std::vector<QString> names = legend_names(chart.runs, font, plot.width() - 20);
+  const double width = plot.width() - 20;
+  const std::vector<QString> names = legend_names(chart.runs, font, width);
   for (size_t r = 0; r < chart.runs.size(); ++r) {
     const QString entry = QString("%1 %2").arg(r + 1).arg(names[r]);
+    // A name wider than the chart on lines of its own (elided in the middle, its ⚠ kept, where
+    // even three lines do not hold it): the centred key cut it off at both ends.
+    if (metrics.horizontalAdvance(entry) > width) {
+      QString wrapped = wrap_to(entry, font, width, 3);
+      if (wrapped.isEmpty()) wrapped = metrics.elidedText(entry, Qt::ElideMiddle, width);
+      if (!line.isEmpty()) lines << line;
+      lines << wrapped;
+      line.clear();
+      continue;
+    }
     const QString longer = line.isEmpty() ? entry : line + "   " + entry;
-    if (!line.isEmpty() && metrics.horizontalAdvance(longer) > plot.width() - 20) {
+    if (!line.isEmpty() && metrics.horizontalAdvance(longer) > width) {
       lines << line;
       line = entry;
     } else {
