@@ -732,7 +732,8 @@ TEST_F(Fit, TheRunsListKeepsItsNamesReadableOnASmallScreen) {
     EXPECT_LE(tree->header()->length(), tree->viewport()->width()) << at;
     for (int i = 0; i < tree->topLevelItemCount(); ++i) {
       QTreeWidgetItem* item = tree->topLevelItem(i);
-      EXPECT_TRUE(item->toolTip(1).startsWith(item->text(1))) << at << ": " << item->text(1).toStdString();
+      EXPECT_TRUE(item->toolTip(1).startsWith(item->text(1)))
+          << at << ": " << item->text(1).toStdString();
     }
   }
 }
@@ -743,7 +744,8 @@ TEST_F(Fit, TheRunsListKeepsItsNamesReadableOnASmallScreen) {
 TEST_F(Fit, CompareChartTextFitsItsChart) {
   write_six_runs();
   // A run named by a learner, longer than a chart is wide.
-  const auto long_run = test::write_run(runs_.path() / "long", 7, 64, 120, 9, "2026-01-01T10:07:00Z", 2);
+  const auto long_run =
+      test::write_run(runs_.path() / "long", 7, 64, 120, 9, "2026-01-01T10:07:00Z", 2);
   nlohmann::json info = nlohmann::json::parse(std::ifstream(long_run / "run.json"));
   info["name"] = "the second try with seven threads and two replicas after the lecture";
   std::ofstream(long_run / "run.json") << info.dump();
