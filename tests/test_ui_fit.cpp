@@ -771,6 +771,26 @@ TEST_F(Fit, CompareChartTextFitsItsChart) {
   }
 }
 
+// At 1280x720 Compare's summary table shows every figure without scrolling sideways: the device,
+// the epoch time, the run's name and the all-reduce give way (elided, whole in their tips). "Time
+// to target" and the columns after it were cut off at the table's right edge.
+TEST_F(Fit, CompareTableShowsEveryFigureAt1280x720) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(6);
+  window_->show_tab("compare");
+  show_at(QSize(1280, 720));
+  wait_until([] { return false; }, 200ms);
+  QTableWidget* table = window_->compare()->table();
+  ASSERT_EQ(table->rowCount(), 6);
+  EXPECT_LE(table->horizontalHeader()->length(), table->viewport()->width());
+  EXPECT_FALSE(table->horizontalScrollBar()->isVisible());
+  for (int r = 0; r < table->rowCount(); ++r)
+    for (int c : {0, 1, 4, 11})
+      EXPECT_TRUE(table->item(r, c)->toolTip().startsWith(table->item(r, c)->text().remove("⚠ ")))
+          << table->item(r, c)->text().toStdString();
+}
+
 // The baseline unticked in the runs list leaves Compare and the presenter's headline.
 TEST_F(Fit, AnUntickedBaselineLeavesCompareAndTheHeadline) {
   write_six_runs();

@@ -1,7 +1,9 @@
 // The comparison view.
 #include "ui/compare/compare_view.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -47,10 +49,11 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   scaling_ = new ScalingChart(this);
   table_ = new QTableWidget(0, 12, this);
   table_->setObjectName("summary-table");
+  // Two-word titles on two lines: with twelve columns, the titles set the width of most.
   table_->setHorizontalHeaderLabels({tr("Run"), tr("Device"), tr("Batch"), tr("Precision"),
-                                     tr("Epoch time"), tr("Images/s"), tr("Test acc."),
-                                     tr("Time to target"), tr("Speedup"), tr("Energy"),
-                                     tr("Images/J"), tr("All-reduce")});
+                                     tr("Epoch\ntime"), tr("Images/s"), tr("Test\nacc."),
+                                     tr("Time to\ntarget"), tr("Speedup"), tr("Energy"),
+                                     tr("Images/J"), tr("All-\nreduce")});
   table_->horizontalHeaderItem(9)->setToolTip(
       tr("Energy to solution: joules the run's devices used while it trained (NVML's energy "
          "counter or its power samples on a GPU, RAPL on the CPU); a dash where it could not be "
@@ -59,8 +62,9 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
       tr("Data parallel runs: the median all-reduce a step waited for, and how much more ran "
          "hidden under the backward pass (buckets reduced while it went on, --bucket-mb), with "
          "the hidden share of all communication."));
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setTextElideMode(Qt::ElideRight);
   table_->verticalHeader()->hide();
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
 
@@ -206,16 +210,44 @@ void CompareView::fill_table() {
             tr("Mean of %n full epoch(s); an epoch cut short is left out", "", row.full_epochs));
       if ((c == 9 || c == 10) && !row.energy_note.empty())
         tip.prepend(QString::fromStdString(row.energy_note));
+      // The texts that may be elided where the table is narrow, whole in the tip.
+      if (c == 0 || c == 1 || c == 4 || c == 11) tip.prepend(cells[c]);
       if (!tip.isEmpty()) item->setToolTip(tip.join("\n"));
       table_->setItem(r, c, item);
     }
   }
+  fit_table_columns();
   // Every row in view: the tab scrolls instead, not a box of 2½ rows inside it.
   int height = table_->horizontalHeader()->sizeHint().height() + 2 * table_->frameWidth();
   for (int r = 0; r < table_->rowCount(); ++r) height += table_->rowHeight(r);
   if (table_->horizontalScrollBar()->isVisible())
     height += table_->horizontalScrollBar()->sizeHint().height();
   table_->setMinimumHeight(height);
+}
+
+void CompareView::fit_table_columns() {
+  QHeaderView* header = table_->horizontalHeader();
+  // sizeHintForColumn is public where QAbstractItemView declares it.
+  const QAbstractItemView* view = table_;
+  int excess = -table_->viewport()->width();
+  std::vector<int> widths(size_t(table_->columnCount()));
+  for (int c = 0; c < table_->columnCount(); ++c) {
+    widths[size_t(c)] = std::max(view->sizeHintForColumn(c), header->sectionSizeHint(c));
+    excess += widths[size_t(c)];
+  }
+  const int least = table_->fontMetrics().horizontalAdvance(QString(8, QChar('x')));
+  for (int c : {1, 4, 0, 11}) {
+    int& width = widths[size_t(c)];
+    if (excess <= 0 || width <= least) continue;
+    const int given = std::min(excess, width - least);
+    width -= given, excess -= given;
+  }
+  for (int c = 0; c < table_->columnCount(); ++c) header->resizeSection(c, widths[size_t(c)]);
+}
+
+void CompareView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fit_table_columns();
 }
 
 void CompareView::set_theme(PlotTheme theme) {
