@@ -65,6 +65,7 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setTextElideMode(Qt::ElideRight);
+  table_->setWordWrap(false);  // one line a row, elided: a wrapped cell was cut at its row's foot
   table_->verticalHeader()->hide();
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
 
@@ -235,9 +236,17 @@ void CompareView::fit_table_columns() {
     widths[size_t(c)] = std::max(view->sizeHintForColumn(c), header->sectionSizeHint(c));
     excess += widths[size_t(c)];
   }
-  const int least = table_->fontMetrics().horizontalAdvance(QString(8, QChar('x')));
+  const QFontMetrics metrics = table_->fontMetrics();
+  const int eight = metrics.horizontalAdvance(QString(8, QChar('x')));
+  // The epoch time keeps its figure ("≈ 15.12 s" of "≈ 15.12 s, from 200 steps").
+  int figure = eight;
+  for (int r = 0; r < table_->rowCount(); ++r)
+    if (const QTableWidgetItem* item = table_->item(r, 4))
+      figure = std::max(figure, metrics.horizontalAdvance(item->text().section(',', 0, 0)) +
+                                    2 * metrics.averageCharWidth() + metrics.height());
   for (int c : {1, 4, 0, 11}) {
     int& width = widths[size_t(c)];
+    const int least = c == 4 ? figure : eight;
     if (excess <= 0 || width <= least) continue;
     const int given = std::min(excess, width - least);
     width -= given, excess -= given;

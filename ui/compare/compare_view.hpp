@@ -53,8 +53,8 @@ class CompareView : public QWidget {
   void apply_options();
   void fill_table();
   // Each column as wide as its text; where the table is wider than its view, the device, the
-  // epoch time, the run's name and the all-reduce give way in that order, down to 8 characters
-  // each (elided, whole in their tips), so the figures stay in view.
+  // epoch time (down to its figure), the run's name and the all-reduce give way in that order,
+  // down to 8 characters each (elided, whole in their tips), so the figures stay in view.
   void fit_table_columns();
   void resizeEvent(QResizeEvent* event) override;
 
