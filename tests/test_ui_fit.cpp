@@ -791,6 +791,37 @@ TEST_F(Fit, CompareTableShowsEveryFigureAt1280x720) {
           << table->item(r, c)->text().toStdString();
 }
 
+// The scaling chart's legend wraps to its width, at 1024x768 and after the window is resized: in
+// one row it cut off "predicted" and "measured" at 1024x768.
+TEST_F(Fit, TheScalingChartsLegendStaysInsideIt) {
+  write_six_runs();
+  test::write_run(runs_.path() / "r6", 6, 64, 120, 14, "2026-01-01T09:59:00Z", 1);
+  open_window();
+  window_->show_recent(7);
+  window_->show_tab("compare");
+  ScalingChart* scaling = window_->compare()->scaling_chart();
+  for (const QSize size : {QSize(1920, 1080), QSize(1024, 768)}) {
+    show_at(size);
+    wait_until([] { return false; }, 200ms);
+    ASSERT_TRUE(scaling->isVisible());
+    QCustomPlot* plot = scaling->plot();
+    plot->replot();
+    QCPLegend* legend = nullptr;
+    for (int i = 0; i < plot->plotLayout()->elementCount() && !legend; ++i)
+      legend = qobject_cast<QCPLegend*>(plot->plotLayout()->elementAt(i));
+    ASSERT_NE(legend, nullptr);
+    int entries = 0;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+      QCPAbstractLegendItem* item = legend->item(i);  // null: an empty cell of the last row
+      if (!item) continue;
+      ++entries;
+      EXPECT_LE(item->outerRect().right(), plot->width())
+          << size.width() << ": entry " << i << " ends at " << item->outerRect().right();
+    }
+    EXPECT_EQ(entries, 3);
+  }
+}
+
 // The baseline unticked in the runs list leaves Compare and the presenter's headline.
 TEST_F(Fit, AnUntickedBaselineLeavesCompareAndTheHeadline) {
   write_six_runs();

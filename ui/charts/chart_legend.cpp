@@ -118,16 +118,20 @@ QCPLegend* add_legend(QCustomPlot& plot, int row, const std::vector<QCPAbstractP
   box->setBorderPen(Qt::NoPen);
   box->setFont(scaled_font(theme.font_scale * 0.95));
   box->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-  int widest = 1;
-  for (QCPAbstractPlottable* entry : entries) {
-    auto* item = new QCPPlottableLegendItem(box, entry);
-    box->addItem(item);
-    widest = std::max(widest, static_cast<QCPLayoutElement*>(item)->minimumOuterSizeHint().width());
-  }
-  // As many entries a row as the width holds, so none is cut short.
-  box->setWrap(std::max(1, int((plot.width() - 10) / (widest + box->columnSpacing()))));
-  box->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // the entries, rearranged to the wrap
+  for (QCPAbstractPlottable* entry : entries) box->addItem(new QCPPlottableLegendItem(box, entry));
+  wrap_legend(box, plot.width());
   return box;
+}
+
+void wrap_legend(QCPLegend* box, double width) {
+  int widest = 1;
+  // Every cell of the grid, the empty ones of its last row included (null).
+  for (int i = 0; i < box->itemCount(); ++i)
+    if (QCPAbstractLegendItem* item = box->item(i))
+      widest = std::max(widest, static_cast<QCPLayoutElement*>(item)->minimumOuterSizeHint().width());
+  // As many entries a row as the width holds, so none is cut short.
+  box->setWrap(std::max(1, int((width - 10) / (widest + box->columnSpacing()))));
+  box->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // the entries, rearranged to the wrap
 }
 
 void add_bar_key(QCustomPlot& plot, int row, const Chart& chart, const PlotTheme& theme) {

@@ -47,6 +47,8 @@ QStringList device_legend_labels(const Chart& chart, const std::vector<QString>&
 // The legend box at `row` of the plot's layout, as many entries a row as the width holds.
 QCPLegend* add_legend(QCustomPlot& plot, int row, const std::vector<QCPAbstractPlottable*>& entries,
                       const PlotTheme& theme);
+// Rearranges a legend's entries to as many a row as `width` holds (the plot resized).
+void wrap_legend(QCPLegend* box, double width);
 
 // The key to numbered bars at `row`: "1 lenet5 cpu, 1 thread · 2 ...", wrapped to the width.
 void add_bar_key(QCustomPlot& plot, int row, const Chart& chart, const PlotTheme& theme);

@@ -16,6 +16,7 @@
 
 #include "engine/analysis/replica_timeline.hpp"
 #include "engine/analysis/run_figures.hpp"
+#include "ui/charts/chart_legend.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -204,6 +205,13 @@ QString ScalingChart::model_text() const {
   return text + ".";
 }
 
+void ScalingChart::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  if (!legend_) return;
+  wrap_legend(legend_, plot_->width());
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
 void ScalingChart::draw() {
   const ScalingStudy& study = *study_;
   const ScalingModel& m = study.model;
@@ -213,6 +221,7 @@ void ScalingChart::draw() {
   plot_->clearPlottables();
   plot_->clearItems();
   plot_->plotLayout()->clear();
+  legend_ = nullptr;
   // A flagged baseline is said inside the plot, so an exported file says it too.
   const QString warning = QString::fromStdString(study.baseline_warning());
   int row = 0;
@@ -302,15 +311,12 @@ void ScalingChart::draw() {
     }
   }
 
-  auto* legend = new QCPLegend;
-  plot_->plotLayout()->addElement(row + 2, 0, legend);
+  // Wrapped to the plot's width (and again when it is resized): at 1024x768 one row cut off
+  // "predicted" and "measured".
+  legend_ = add_legend(*plot_, row + 2, {plot_->graph(0), plot_->graph(1), plot_->graph(2)},
+                       theme_);
   plot_->plotLayout()->setRowStretchFactor(row + 2, 0.001);
   if (row > 0) plot_->plotLayout()->setRowStretchFactor(0, 0.001);
-  legend->setLayer("legend");
-  legend->setFont(scaled_font(theme_.font_scale * 0.9));
-  legend->setFillOrder(QCPLegend::foColumnsFirst);
-  legend->setBorderPen(Qt::NoPen);
-  for (int g = 0; g < 3; ++g) legend->addItem(new QCPPlottableLegendItem(legend, plot_->graph(g)));
 
   speed->axis(QCPAxis::atBottom)->setRange(m.base_replicas - 0.3, last + 0.3);
   double top = ideal.back();

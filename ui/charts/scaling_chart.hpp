@@ -11,6 +11,7 @@
 #include "engine/analysis/scaling.hpp"
 #include "ui/charts/chart_render.hpp"
 
+class QCPLegend;
 class QCustomPlot;
 class QLabel;
 class QToolButton;
@@ -45,6 +46,7 @@ class ScalingChart : public QWidget {
 
  private:
   void draw();
+  void resizeEvent(QResizeEvent* event) override;
   void export_dialog(ExportFormat format);
   void show_menu(const QPoint& at);
 
@@ -56,6 +58,7 @@ class ScalingChart : public QWidget {
   QLabel* title_;
   QLabel* model_;
   QCustomPlot* plot_;
+  QCPLegend* legend_ = nullptr;  // the plot's, once drawn
 };
 
 }  // namespace gpulab::ui
