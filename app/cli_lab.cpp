@@ -335,6 +335,7 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
   auto write = [&](const std::vector<LabRunResult>& results, std::vector<std::string> charts,
                    bool matmul_chart = false) {
     LabHandIn h = here;
+    h.date = iso_time_now();  // when this write is: after the runs it holds were made
     h.results = results;
     h.charts_missing = std::move(charts);
     h.matmul_chart = matmul_chart;

@@ -84,7 +84,7 @@ class ClassKit : public ::testing::Test {
 
   // A fresh copy of a learner's hand-in to damage.
   fs::path copy_of(const std::string& learner) {
-    const fs::path to = dir_.path() / learner;
+    const fs::path to = dir_.path() / (learner + "-" + std::to_string(++copies_));
     fs::copy(root() / learner, to, fs::copy_options::recursive);
     return to;
   }
@@ -94,6 +94,7 @@ class ClassKit : public ::testing::Test {
 
   static test::TempDir* root_;
   test::TempDir dir_;
+  int copies_ = 0;
 };
 
 test::TempDir* ClassKit::root_ = nullptr;
@@ -126,13 +127,31 @@ TEST(ClassKitLab, ReadsQuizAttemptsAndTheWrittenQuestions) {
   std::string once = kLab;
   once.replace(once.find("hardware: cpu"), 13, "hardware: cpu\nquiz-attempts: 1");
   EXPECT_EQ(parse_lab(once, "x.md").quiz_attempts, 1);
-  std::string zero = kLab;
-  zero.replace(zero.find("hardware: cpu"), 13, "hardware: cpu\nquiz-attempts: none");
-  const Lab bad = parse_lab(zero, "x.md");
-  ASSERT_EQ(bad.problems.size(), 1u);
-  EXPECT_EQ(bad.problems[0].to_string(),
-            "x.md:5: quiz-attempts: \"none\" is not a whole number from 1 (leave it out for any "
-            "number of answers)");
+  for (const std::string value : {"none", "0", "-1", "1.5"}) {
+    std::string bad_text = kLab;
+    bad_text.replace(bad_text.find("hardware: cpu"), 13, "hardware: cpu\nquiz-attempts: " + value);
+    const Lab bad = parse_lab(bad_text, "x.md");
+    ASSERT_EQ(bad.problems.size(), 1u) << value;
+    EXPECT_EQ(bad.problems[0].to_string(),
+              "x.md:5: quiz-attempts: \"" + value +
+                  "\" is not a whole number from 1 (leave it out for any number of answers)");
+  }
+}
+
+// Attempts and written answers kept in the progress file in a shape gpulab does not write: the file
+// is set aside whole, as any damaged progress file is, and the labs start clean.
+TEST(ClassKitProgress, DamagedAttemptsOrWrittenAnswersSetTheProgressFileAside) {
+  for (const std::string lab :
+       {R"({"attempts": {"q": [{"time": "t"}]}})", R"({"attempts": {"q": "True"}})",
+        R"({"attempts": ["True"]})", R"({"written": {"q": 3}})", R"({"written": ["x"]})"}) {
+    test::TempDir dir;
+    write(lab_progress_path(dir.path()), R"({"labs": {"x.md": )" + lab + "}}");
+    std::string problem;
+    const LabProgress progress = load_lab_progress(dir.path(), &problem);
+    EXPECT_TRUE(progress.labs.empty()) << lab;
+    EXPECT_NE(problem.find("it was moved to .gpulab-labs.json.damaged"), std::string::npos)
+        << lab << ": " << problem;
+  }
 }
 
 TEST_F(ClassKit, AGenuineHandInVerifies) {
@@ -280,6 +299,117 @@ TEST_F(ClassKit, AFolderWithoutAManifestSaysWhatToDo) {
   expect_caught(verify(h), h / "manifest.json",
                 "missing: this folder is no checkable hand-in; hand the lab in again with "
                 "gpulab-cli lab hand-in LAB --learner NAME");
+}
+
+// Damage and forgery the manifest cannot see (it was rewritten each time), each named: a setting
+// changed in run.json, time stamps that go backwards, a run made after the hand-in, another
+// learner's name in answers.json, more attempts than the lab takes, a manifest pointing out of
+// the folder, a manifest that is not JSON, and a folder that is no hand-in at all.
+TEST_F(ClassKit, EachInconsistencyTheManifestCannotSeeIsNamed) {
+  // Rewrites the manifest's hash of `file` (relative), as a forger would.
+  const auto rehash = [](const fs::path& h, const std::string& file) {
+    json manifest = json::parse(read(h / "manifest.json"));
+    manifest["files"][file] = sha256_file(h / file);
+    write(h / "manifest.json", manifest.dump(2));
+  };
+  {
+    const fs::path h = copy_of("ada");
+    const fs::path run_json = h / "runs" / "mlp-again" / "run.json";
+    json info = json::parse(read(run_json));
+    info["config"]["seed"] = 6;
+    write(run_json, info.dump(2));
+    rehash(h, "runs/mlp-again/run.json");
+    expect_caught(verify(h), run_json,
+                  "its setting \"seed\" is 6, but the lab's experiment \"mlp again\" sets 5");
+  }
+  {
+    const fs::path h = copy_of("ada");
+    const fs::path metrics = h / "runs" / "mlp-cpu" / "metrics.csv";
+    std::string csv = read(metrics);
+    std::istringstream lines(csv);
+    std::string header, first, second;
+    std::getline(lines, header);
+    std::getline(lines, first);
+    std::getline(lines, second);
+    // The second row's time stamp (the third column) before the first's.
+    size_t at = second.find(',', second.find(',') + 1) + 1;
+    std::string backwards = second;
+    backwards.replace(at, second.find(',', at) - at, "0.000001");
+    csv.replace(csv.find(second), second.size(), backwards);
+    write(metrics, csv);
+    rehash(h, "runs/mlp-cpu/metrics.csv");
+    expect_caught(verify(h), metrics, "its time stamps go backwards at step 2");
+  }
+  {
+    const fs::path h = copy_of("ada");
+    const fs::path run_json = h / "runs" / "mlp-cpu" / "run.json";
+    json info = json::parse(read(run_json));
+    info["created"] = "2999-01-01T00:00:00Z";
+    write(run_json, info.dump(2));
+    rehash(h, "runs/mlp-cpu/run.json");
+    expect_caught(verify(h), run_json,
+                  "created 2999-01-01T00:00:00Z, after the hand-in was written");
+  }
+  {
+    const fs::path h = copy_of("ada");
+    json answers = json::parse(read(h / "answers.json"));
+    answers["learner"] = "bob";
+    answers["answers"][0]["answer"] = "True";
+    answers["answers"][0]["correct"] = true;
+    answers["answers"][0]["attempts"] =
+        json::array({{{"answer", "True"}, {"time", "t2"}, {"correct", true}},
+                     {{"answer", "True"}, {"time", "t1"}, {"correct", true}}});
+    answers["answers"][0]["first_correct"] = true;
+    answers["score"] = 1;
+    answers["first_attempt_score"] = 1;
+    write(h / "answers.json", answers.dump(2));
+    rehash(h, "answers.json");
+    const test::CliResult r = verify(h);
+    expect_caught(r, h / "answers.json", "names the learner \"bob\", manifest.json \"ada\"");
+    EXPECT_NE(r.output.find("its attempts' times go backwards"), std::string::npos) << r.output;
+  }
+  {
+    const fs::path h = copy_of("ada");
+    json manifest = json::parse(read(h / "manifest.json"));
+    manifest["files"]["../../etc/passwd"] = "0";
+    write(h / "manifest.json", manifest.dump(2));
+    expect_caught(verify(h), h / "manifest.json",
+                  "lists \"../../etc/passwd\", which is outside the hand-in");
+  }
+  {
+    const fs::path h = copy_of("ada");
+    write(h / "manifest.json", "{\"format\": ");
+    expect_caught(verify(h), h / "manifest.json", "not JSON (");
+  }
+  const test::CliResult none = verify(dir_.path() / "nothing-here");
+  expect_caught(none, dir_.path() / "nothing-here",
+                "not a folder; give a hand-in folder (it holds manifest.json)");
+}
+
+// More answers than a lab's quiz-attempts allow, and a written answer of a hand-in whose lab takes
+// one: the lab file here says so, and the hand-in was made from it.
+TEST_F(ClassKit, MoreAttemptsThanTheLabTakesAreNamed) {
+  std::string once = kLab;
+  once.replace(once.find("hardware: cpu"), 13, "hardware: cpu\nquiz-attempts: 1");
+  const fs::path lab_file = dir_.path() / "two-cpus.md";
+  write(lab_file, once);
+  const fs::path h = copy_of("ada");
+  json answers = json::parse(read(h / "answers.json"));
+  answers["answers"][0]["answer"] = "True";
+  answers["answers"][0]["correct"] = true;
+  answers["answers"][0]["attempts"] =
+      json::array({{{"answer", "False"}, {"time", "t1"}, {"correct", false}},
+                   {{"answer", "True"}, {"time", "t2"}, {"correct", true}}});
+  answers["answers"][0]["first_correct"] = false;
+  answers["score"] = 1;
+  answers["first_attempt_score"] = 0;
+  write(h / "answers.json", answers.dump(2));
+  json manifest = json::parse(read(h / "manifest.json"));
+  manifest["files"]["answers.json"] = sha256_file(h / "answers.json");
+  manifest["lab_sha256"] = sha256_hex(once);
+  write(h / "manifest.json", manifest.dump(2));
+  const test::CliResult r = cli("lab verify " + h.string() + " --lab " + lab_file.string());
+  expect_caught(r, h / "answers.json", "\"A GPU has many cores.\" has 2 attempts; the lab takes 1");
 }
 
 TEST_F(ClassKit, ReplayAgreesForAGenuineRunAndNotForEditedLosses) {

@@ -1687,6 +1687,15 @@ TEST(LabCli, RunWithoutAGpuShowsTheReferenceRunMarkedRecordedOn) {
   EXPECT_NE(readme.find("mlp cpu | 3 |"), std::string::npos) << readme;
   EXPECT_NE(readme.find("on a gpu | 4 |"), std::string::npos) << readme;
   EXPECT_NE(readme.find(kFixtureMark), std::string::npos) << readme;
+  // The reference run travels under its own name, marked, and the hand-in verifies.
+  const auto handed = dir.path() / "hand-in";
+  EXPECT_TRUE(std::filesystem::exists(handed / "reference-runs" / "on-a-gpu" / "run.json"));
+  EXPECT_FALSE(std::filesystem::exists(handed / "runs" / "on-a-gpu"));
+  const auto manifest = nlohmann::json::parse(read(handed / "manifest.json"));
+  EXPECT_EQ(manifest["experiments"][1]["run"], "reference-runs/on-a-gpu");
+  EXPECT_EQ(manifest["experiments"][1]["reference"], true);
+  const Result verified = cli("lab verify " + handed.string() + " --lab " + lab.string());
+  EXPECT_EQ(verified.exit_code, 0) << verified.output;
 
   // The variable naming no folder: one line, before anything runs.
   const auto missing = dir.path() / "no-such-folder";

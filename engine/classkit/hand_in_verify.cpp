@@ -344,9 +344,18 @@ void Verifier::check_runs() {
         continue;
       }
       ++verdict_.runs;
-      for (const auto& [file, message] : run_inconsistencies(run, e))
+      for (const auto& [file, message] : run_inconsistencies(run))
         problem(folder + "/" + file, message);
       const bool reference = entry.value("reference", false);
+      // A reference run ships with gpulab and fills no figure of the learner's: where it was
+      // recorded otherwise than the lab says, that is said, not held against the hand-in.
+      for (const std::string& difference :
+           e ? setting_differences(run, *e) : std::vector<std::string>{}) {
+        if (reference)
+          verdict_.notes.push_back(folder + "/run.json (a reference run): " + difference);
+        else
+          problem(folder + "/run.json", difference);
+      }
       const std::string run_host = run.info.value("process", json::object()).value("host", "");
       if (!reference && !host.empty() && !run_host.empty() && run_host != host)
         problem(folder + "/run.json", "recorded on the host \"" + run_host +
@@ -362,6 +371,11 @@ void Verifier::check_runs() {
           by_metrics[metrics] = folder;
       } catch (const RecordError&) {  // no metrics.csv: said by the manifest's check
       }
+      const std::string created = run.info.value("created", std::string());
+      const std::string handed_in = text_at(manifest_, "handed_in");
+      if (!reference && !created.empty() && !handed_in.empty() && created > handed_in)
+        problem(folder + "/run.json",
+                "created " + created + ", after the hand-in was written (" + handed_in + ")");
       const std::string day = reference ? recorded_on(run) : "";
       result = lab_run_result(name, run);
       result.recorded_on = day;

@@ -35,8 +35,7 @@ bool shortened_by_quick(const std::string& key) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> run_inconsistencies(
-    const RunData& run, const LabExperiment* experiment) {
+std::vector<std::pair<std::string, std::string>> run_inconsistencies(const RunData& run) {
   std::vector<std::pair<std::string, std::string>> found;
   for (const std::string& d : record_disagreements(run)) found.emplace_back("run.json", d);
 
@@ -90,27 +89,28 @@ std::vector<std::pair<std::string, std::string>> run_inconsistencies(
                                        number(images, 0) + " images over " + number(seconds, 3) +
                                        " s (" + number(images / seconds, 1) + " images/s)");
 
-  if (experiment && experiment->bench.empty()) {
-    const json model = model_to_json(experiment->experiment.model);
-    const json config =
-        train_config_to_json(experiment->experiment.train, experiment->experiment.backend);
-    const json recorded_model = run.info.value("model", json::object());
-    const json recorded = run.info.value("config", json::object());
-    for (const auto& [key, value] : model.items())
-      if (recorded_model.value(key, json()) != value) {
-        found.emplace_back("run.json", "its model's \"" + key + "\" is " +
-                                           recorded_model.value(key, json()).dump() +
-                                           ", but the lab's experiment \"" + experiment->name +
-                                           "\" has " + value.dump());
-        break;  // one line for a run of another model
-      }
-    for (const auto& [key, value] : config.items())
-      if (!shortened_by_quick(key) && recorded.value(key, json()) != value)
-        found.emplace_back("run.json", "its setting \"" + key + "\" is " +
-                                           recorded.value(key, json()).dump() +
-                                           ", but the lab's experiment \"" + experiment->name +
-                                           "\" sets " + value.dump());
-  }
+  return found;
+}
+
+std::vector<std::string> setting_differences(const RunData& run, const LabExperiment& experiment) {
+  std::vector<std::string> found;
+  if (!experiment.bench.empty()) return found;
+  const json model = model_to_json(experiment.experiment.model);
+  const json config =
+      train_config_to_json(experiment.experiment.train, experiment.experiment.backend);
+  const json recorded_model = run.info.value("model", json::object());
+  const json recorded = run.info.value("config", json::object());
+  for (const auto& [key, value] : model.items())
+    if (recorded_model.value(key, json()) != value) {
+      found.push_back("its model's \"" + key + "\" is " + recorded_model.value(key, json()).dump() +
+                      ", but the lab's experiment \"" + experiment.name + "\" has " + value.dump());
+      break;  // one line for a run of another model
+    }
+  for (const auto& [key, value] : config.items())
+    if (!shortened_by_quick(key) && recorded.value(key, json()) != value)
+      found.push_back("its setting \"" + key + "\" is " + recorded.value(key, json()).dump() +
+                      ", but the lab's experiment \"" + experiment.name + "\" sets " +
+                      value.dump());
   return found;
 }
 

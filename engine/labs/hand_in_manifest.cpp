@@ -65,9 +65,12 @@ std::vector<std::string> copy_hand_in_runs(const fs::path& dir,
       folders.emplace_back();
       continue;
     }
-    const std::string folder =
+    const std::string stem =
         std::string(r.recorded_on.empty() ? kHandInRuns : kHandInReferenceRuns) + "/" +
         experiment_folder(r.experiment);
+    // "mlp cpu" and "mlp-cpu" make one folder name: the second run gets "-2", never the first's.
+    std::string folder = stem;
+    for (int n = 2; used.count(folder); ++n) folder = stem + "-" + std::to_string(n);
     if (!same_folder(r.run_dir, dir / folder)) copy_record(r.run_dir, dir / folder);
     folders.push_back(folder);
     used.insert(folder);
