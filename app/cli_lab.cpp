@@ -271,8 +271,8 @@ int run_lab_verify(const LabFlags& f, RunControl& control) {
   const std::string learner =
       verdict.learner.empty() ? std::string("an unnamed learner") : "\"" + verdict.learner + "\"";
   if (!verdict.problems.empty()) {
-    std::printf("%s: %zu problems: the hand-in of %s does not verify\n", f.verify.c_str(),
-                verdict.problems.size(), learner.c_str());
+    std::printf("%s: %zu problem%s: the hand-in of %s does not verify\n", f.verify.c_str(),
+                verdict.problems.size(), verdict.problems.size() == 1 ? "" : "s", learner.c_str());
     return 1;
   }
   std::printf("%s: verified: the hand-in of %s for \"%s\"\n", f.verify.c_str(), learner.c_str(),
@@ -445,8 +445,16 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     const std::string name = file.filename().string();
     if (name.rfind("results", 0) == 0) std::printf("table: %s\n", file.string().c_str());
   }
-  std::printf("hand-in: %s (the report, with answers.json and machine.json beside it)\n",
-              (out / "README.md").string().c_str());
+  std::printf(
+      "hand-in: %s (the report, with answers.json, machine.json and manifest.json beside "
+      "it)\n",
+      (out / "README.md").string().c_str());
+  if (learner.empty())
+    std::printf(
+        "no --learner given: the hand-in names no learner, and `lab verify` wants one; "
+        "run again with --learner NAME, or hand it in with gpulab-cli lab hand-in %s "
+        "--learner NAME --runs-dir %s --out HANDIN\n",
+        f.run.c_str(), out.string().c_str());
   if (control.cancel.load()) return 130;
   return failed ? 1 : 0;
 }
