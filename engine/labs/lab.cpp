@@ -548,55 +548,7 @@ std::string LabProblem::to_string() const {
   return file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + problem;
 }
 
-bool LabExperiment::needs_gpu() const {
-  try {
-    return cuda_device_index(experiment.backend.device) >= 0;
-  } catch (const ConfigError&) {
-    return false;
-  }
-}
-
-const LabExperiment* Lab::experiment(const std::string& wanted) const {
-  for (const auto& e : experiments)
-    if (e.name == wanted) return &e;
-  return nullptr;
-}
-
-const LabExperiment* Lab::baseline() const {
-  for (const auto& e : experiments)
-    if (e.baseline) return &e;
-  return experiments.empty() ? nullptr : &experiments.front();
-}
-
 std::string Lab::hardware_text() const { return join(hardware); }
-
-RunRequest lab_run_request(const LabExperiment& e) {
-  RunRequest request;
-  request.name = e.name;
-  request.model = e.experiment.model;
-  request.train = e.experiment.train;
-  request.backend = e.experiment.backend;
-  return request;
-}
-
-std::string missing_hardware(const LabExperiment& e, const DeviceList& devices) {
-  if (!e.needs_gpu()) return {};
-  const std::string& device = e.experiment.backend.device;
-  if (devices.gpus.empty())
-    return device + " needs a GPU, and this machine has none (" + devices.no_gpu_reason + ")";
-  try {
-    for (int gpu : parse_cuda_devices(device).replicas) {
-      const bool present = std::any_of(devices.gpus.begin(), devices.gpus.end(),
-                                       [gpu](const GpuInfo& g) { return g.index == gpu; });
-      if (!present)
-        return device + " needs GPU " + std::to_string(gpu) + ", and this machine has " +
-               std::to_string(devices.gpus.size()) + (devices.gpus.size() == 1 ? " GPU" : " GPUs");
-    }
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  return {};
-}
 
 const std::vector<std::string>& lab_columns() {
   static const std::vector<std::string> columns = {
