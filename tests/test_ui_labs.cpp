@@ -26,6 +26,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/classkit/hand_in_verify.hpp"
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/reference_runs.hpp"
@@ -204,6 +205,13 @@ TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
   EXPECT_NE(read(folder / "README.md").find("![Its loss](chart-1-loss.png)"), std::string::npos);
   EXPECT_GT(std::filesystem::file_size(folder / "chart-1-loss.png"), 1000u);
   EXPECT_GT(std::filesystem::file_size(folder / "chart-1-loss.svg"), 1000u);
+  // The run the window trained travels with the hand-in, and an instructor's check passes.
+  EXPECT_TRUE(std::filesystem::exists(folder / "runs" / "mlp-cpu" / "metrics.csv"));
+  VerifyOptions check;
+  check.lab = (labs_dir_.path() / "tiny-lab.md").string();
+  const HandInVerdict verdict = verify_hand_in(folder, check);
+  for (const HandInProblem& p : verdict.problems) ADD_FAILURE() << p.to_string();
+  EXPECT_EQ(verdict.runs, 1);
 
   // A restart: the lab file is opened again by itself, and its row comes from the recorded run.
   close_window();
