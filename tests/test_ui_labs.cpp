@@ -503,12 +503,25 @@ TEST_F(Labs, HandInAsksTheNameOnceAndKeepsEveryAttemptAndTheWrittenAnswers) {
   LabPage* page = choose_lab("tiny-lab");
   click(page, page->question(0)->choice_button(1));  // False: wrong
   click(page, page->question(0)->choice_button(0));  // True: right
+  EXPECT_TRUE(opened_lab_row()->text(3).endsWith(
+      "quiz 1 of 2 right (1 answered), 0 right at the first attempt"))
+      << opened_lab_row()->text(3).toStdString();
   ASSERT_NE(page->written_view(), nullptr);
   QPlainTextEdit* box = page->written_view()->editor(0);
   page->ensureWidgetVisible(box);
   QTest::mouseClick(box->viewport(), Qt::LeftButton);
   QTest::keyClicks(box, "Many cores at once.");
 
+  // With GPULAB_SCREENSHOTS=DIR: the page with its answers, at 1280x720.
+  if (const QString shots = qEnvironmentVariable("GPULAB_SCREENSHOTS"); !shots.isEmpty()) {
+    window_->resize(1280, 720);
+    for (int i = 0; i < 3; ++i) {  // the page lays out again as it grows
+      QTest::qWait(50);
+      page->verticalScrollBar()->setValue(page->verticalScrollBar()->maximum());
+    }
+    window_->grab().save(shots + "/labs-written-answers-1280x720.png");
+    page->grab().save(shots + "/labs-written-answers-page.png");
+  }
   // A restart: the written answer is still there.
   close_window();
   open_window();

@@ -578,11 +578,18 @@ void LabsTab::refresh_lab(size_t index) {
   page->set_quiz_open(open);
   page->set_written(record ? record->written : std::map<std::string, std::string>{});
   QString progress = tr("%1 of %2 experiments run").arg(done).arg(lab.experiments.size());
-  if (!lab.quiz.empty())
+  if (!lab.quiz.empty()) {
     progress += tr(" · quiz %1 of %2 right (%3 answered)")
                     .arg(quiz_score(lab, answers))
                     .arg(lab.quiz.size())
                     .arg(answered);
+    // The first-attempt score, as the hand-in reports it, once any question was answered again.
+    LabHandIn kept;
+    add_record_answers(kept, lab, record);
+    const auto attempts = hand_in_attempts(lab, kept);
+    if (std::any_of(attempts.begin(), attempts.end(), [](const auto& a) { return a.size() > 1; }))
+      progress += tr(", %1 right at the first attempt").arg(first_attempt_score(lab, kept));
+  }
   list_->topLevelItem(int(index))->setText(kProgress, progress);
 }
 
