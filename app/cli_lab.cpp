@@ -246,9 +246,14 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   int ran = 0;
   for (const LabRunResult& r : results)
     ran += (r.summary && r.recorded_on.empty()) || !r.matmul.empty();
-  std::printf("hand-in of \"%s\": %d of %zu experiments with results, quiz %d of %zu right; %s\n",
-              lab.title.c_str(), ran, lab.experiments.size(), quiz_score(lab, h.answers),
-              lab.quiz.size(), (out / "README.md").string().c_str());
+  std::printf(
+      "hand-in of \"%s\" by %s: %d of %zu experiments with results, quiz %d of %zu "
+      "right (%d at the first attempt), %zu of %zu questions answered in words; %s\n",
+      lab.title.c_str(), h.learner.c_str(), ran, lab.experiments.size(), quiz_score(lab, h.answers),
+      lab.quiz.size(), first_attempt_score(lab, h),
+      size_t(std::count_if(h.written.begin(), h.written.end(),
+                           [](const auto& w) { return !w.second.empty(); })),
+      lab.questions.size(), (out / "README.md").string().c_str());
   if (lab_run_output)
     for (const LabExperiment& e : lab.experiments)
       if (!e.bench.empty())

@@ -470,6 +470,11 @@ TEST_F(ClassKit, AWrongThenRightAnswerScoresWrongFirstAndRightFinal) {
       cli("lab hand-in " + ClassKit::lab().string() + " --learner \"Ada L\" --runs-dir " +
           runs.string() + " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("hand-in of \"Two CPUs\" by Ada L: 2 of 2 experiments with results, quiz "
+                          "1 of 1 right (0 at the first attempt), 1 of 2 questions answered in "
+                          "words; "),
+            std::string::npos)
+      << r.output;
   const json answers = json::parse(read(out / "answers.json"));
   EXPECT_EQ(answers["score"], 1);
   EXPECT_EQ(answers["first_attempt_score"], 0);
@@ -483,6 +488,8 @@ TEST_F(ClassKit, AWrongThenRightAnswerScoresWrongFirstAndRightFinal) {
   EXPECT_NE(read(out / "README.md").find("Right at the first attempt: 0 of 1."), std::string::npos);
   const test::CliResult v = verify(out);
   EXPECT_EQ(v.exit_code, 0) << v.output;
+  // A /2 answers.json is still an answers file for `lab run --answers`: its final answers.
+  EXPECT_EQ(read_given_answers(out / "answers.json", lab, "--answers"), std::vector<int>{0});
 
   // quiz-attempts: 1 takes one answer per question.
   Lab once = lab;
