@@ -377,6 +377,14 @@ TEST_F(ClassKit, EachInconsistencyTheManifestCannotSeeIsNamed) {
                   "lists \"../../etc/passwd\", which is outside the hand-in");
   }
   {
+    // README.md swapped for a link to a file of the same bytes elsewhere.
+    const fs::path h = copy_of("ada");
+    fs::copy_file(h / "README.md", dir_.path() / "elsewhere.md");
+    fs::remove(h / "README.md");
+    fs::create_symlink(dir_.path() / "elsewhere.md", h / "README.md");
+    expect_caught(verify(h), h / "README.md", "a link, where the hand-in wrote a file");
+  }
+  {
     const fs::path h = copy_of("ada");
     write(h / "manifest.json", "{\"format\": ");
     expect_caught(verify(h), h / "manifest.json", "not JSON (");

@@ -185,8 +185,14 @@ void Verifier::check_files() {
       continue;
     }
     std::error_code error;
-    if (!fs::exists(fs::symlink_status(dir_ / relative, error))) {
+    const fs::file_status status = fs::symlink_status(dir_ / relative, error);
+    if (!fs::exists(status)) {
       problem(name, "listed in manifest.json but missing");
+      continue;
+    }
+    // gpulab writes no links into a hand-in: one here points at a file the hand-in does not hold.
+    if (fs::is_symlink(status)) {
+      problem(name, "a link, where the hand-in wrote a file: replace it by the file itself");
       continue;
     }
     ++verdict_.files;
