@@ -13,8 +13,10 @@
 #include "app/cli_progress.hpp"
 #include "datasets/mnist.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/classkit/hand_in_verify.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
+#include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_progress.hpp"
@@ -38,13 +40,6 @@ constexpr int64_t kQuickSteps = 3;
 // every table, chart and hand-in).
 constexpr const char* kQuickMark = "quick: a few steps each, not for comparison";
 constexpr int kQuickLargestMatrix = 256;
-
-// "lenet5 cpu" -> "lenet5-cpu", for a run folder's name.
-std::string folder_name(const std::string& name) {
-  std::string out;
-  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' ? c : '-';
-  return out;
-}
 
 // The lab's charts from the runs that finished, drawn as `gpulab-cli export` draws them, into
 // the hand-in's chart files. Returns, per chart, why it is not there ("" when drawn).
@@ -173,10 +168,28 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
                         "the runs folder the window used (default: $GPULAB_RUNS, else "
                         "~/.local/share/gpulab/runs), or a `lab run`'s --out folder");
   c.hand_in->add_option("--out", f.out, "folder for the hand-in")->required();
+  c.hand_in
+      ->add_option("--learner", f.learner,
+                   "the learner's name, as manifest.json and the report give it")
+      ->required();
+  c.run->add_option("--learner", f.learner,
+                    "the learner's name for the hand-in's manifest.json (lab verify wants one)");
+  c.verify = lab->add_subcommand(
+      "verify", "check a hand-in: its manifest, its tables against its runs, each run, replays");
+  c.verify->add_option("handin", f.verify, "the hand-in folder")->required();
+  c.verify->add_option("--lab", f.lab_file,
+                       "the instructor's copy of the lab (FILE.md or a built-in lab's name): its "
+                       "SHA-256 must be the manifest's");
+  c.verify
+      ->add_option("--replay", f.replay,
+                   "train the first STEPS steps of each CPU run again and compare the losses")
+      ->check(CLI::Range(int64_t(1), int64_t(100000)));
+  c.verify->add_option("--data-dir", f.data_dir, "folder with the MNIST files (for --replay)");
   return c;
 }
 
 int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
+  const std::string learner = checked_learner(f.learner, "--learner");
   const Lab lab = load_lab(f.hand_in);
   if (!lab.ok()) {
     for (const LabProblem& p : lab.problems) std::fprintf(stderr, "%s\n", p.to_string().c_str());
@@ -223,26 +236,52 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   const ReferenceRuns references = references_for(lab);
   const std::vector<LabRunResult> results =
       lab_results_from(lab, record, runs, list_devices(), references.runs);
-  LabHandIn h = hand_in_here(
-      results,
-      lab_run_output ? read_given_answers(runs_dir / "answers.json", lab, "--runs-dir")
-                     : quiz_answers(lab, record),
-      "gpulab-cli lab hand-in");
+  LabHandIn h = hand_in_here(results, {}, "gpulab-cli lab hand-in");
+  add_record_answers(h, lab, record);
+  if (lab_run_output) h.answers = read_given_answers(runs_dir / "answers.json", lab, "--runs-dir");
+  h.learner = learner;
   fs::create_directories(out);
   h.charts_missing = write_charts(lab, results, out, argc, argv);
   write_hand_in(out, lab, h);
   int ran = 0;
   for (const LabRunResult& r : results)
     ran += (r.summary && r.recorded_on.empty()) || !r.matmul.empty();
-  std::printf("hand-in of \"%s\": %d of %zu experiments with results, quiz %d of %zu right; %s\n",
-              lab.title.c_str(), ran, lab.experiments.size(), quiz_score(lab, h.answers),
-              lab.quiz.size(), (out / "README.md").string().c_str());
+  std::printf(
+      "hand-in of \"%s\" by %s: %d of %zu experiments with results, quiz %d of %zu "
+      "right (%d at the first attempt), %zu of %zu questions answered in words; %s\n",
+      lab.title.c_str(), h.learner.c_str(), ran, lab.experiments.size(), quiz_score(lab, h.answers),
+      lab.quiz.size(), first_attempt_score(lab, h),
+      size_t(std::count_if(h.written.begin(), h.written.end(),
+                           [](const auto& w) { return !w.second.empty(); })),
+      lab.questions.size(), (out / "README.md").string().c_str());
   if (lab_run_output)
     for (const LabExperiment& e : lab.experiments)
       if (!e.bench.empty())
         std::printf("%s: a benchmark keeps no run folder, so its timings are not in %s; run the "
                     "lab again to measure them\n",
                     e.name.c_str(), runs_dir.c_str());
+  return 0;
+}
+
+int run_lab_verify(const LabFlags& f, RunControl& control) {
+  VerifyOptions options;
+  options.lab = f.lab_file;
+  options.replay_steps = f.replay;
+  if (!f.data_dir.empty()) options.data_dir = fs::path(f.data_dir);
+  const HandInVerdict verdict = verify_hand_in(f.verify, options, &control);
+  // Each problem names its file as a path the instructor can open.
+  for (const HandInProblem& p : verdict.problems)
+    std::printf("%s: %s\n", (fs::path(f.verify) / p.file).string().c_str(), p.message.c_str());
+  for (const std::string& note : verdict.notes) std::printf("%s\n", note.c_str());
+  const std::string learner =
+      verdict.learner.empty() ? std::string("an unnamed learner") : "\"" + verdict.learner + "\"";
+  if (!verdict.problems.empty()) {
+    std::printf("%s: %zu problem%s: the hand-in of %s does not verify\n", f.verify.c_str(),
+                verdict.problems.size(), verdict.problems.size() == 1 ? "" : "s", learner.c_str());
+    return 1;
+  }
+  std::printf("%s: verified: the hand-in of %s for \"%s\"\n", f.verify.c_str(), learner.c_str(),
+              verdict.lab.c_str());
   return 0;
 }
 
@@ -277,6 +316,7 @@ int run_lab_check(const LabFlags& f) {
 }
 
 int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
+  const std::string learner = f.learner.empty() ? "" : checked_learner(f.learner, "--learner");
   const Lab lab = load_lab(f.run);
   if (!lab.ok()) {
     for (const LabProblem& p : lab.problems) std::fprintf(stderr, "%s\n", p.to_string().c_str());
@@ -287,17 +327,20 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
   // way of this one's.
   check_hand_in_folder(out, lab, "--out");
   for (const LabExperiment& e : lab.experiments)
-    if (e.bench.empty()) check_run_folder(out / "runs" / folder_name(e.name), "--out");
+    if (e.bench.empty()) check_run_folder(out / "runs" / experiment_folder(e.name), "--out");
   std::vector<int> answers(lab.quiz.size(), -1);  // a headless run has none unless given
   if (!f.answers.empty()) answers = read_given_answers(f.answers, lab, "--answers");
   const ReferenceRuns references = references_for(lab);
   fs::create_directories(out);
-  const LabHandIn here = hand_in_here(
-      {}, answers,
-      f.quick ? std::string("gpulab-cli lab run --quick (") + kQuickMark + ")" : "gpulab-cli lab run");
+  LabHandIn here =
+      hand_in_here({}, answers,
+                   f.quick ? std::string("gpulab-cli lab run --quick (") + kQuickMark + ")"
+                           : "gpulab-cli lab run");
+  here.learner = learner;
   auto write = [&](const std::vector<LabRunResult>& results, std::vector<std::string> charts,
                    bool matmul_chart = false) {
     LabHandIn h = here;
+    h.date = iso_time_now();  // when this write is: after the runs it holds were made
     h.results = results;
     h.charts_missing = std::move(charts);
     h.matmul_chart = matmul_chart;
@@ -370,7 +413,7 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
         request.train.eval_every = 0;
         request.not_for_comparison = kQuickMark;
       }
-      request.out_dir = out / "runs" / folder_name(e.name);
+      request.out_dir = out / "runs" / experiment_folder(e.name);
       ProgressPrinter progress(stdout, f.quiet);
       const RunSummary summary = execute_run(request, progress, control, &*mnist);
       progress.finish_line();
@@ -407,8 +450,16 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     const std::string name = file.filename().string();
     if (name.rfind("results", 0) == 0) std::printf("table: %s\n", file.string().c_str());
   }
-  std::printf("hand-in: %s (the report, with answers.json and machine.json beside it)\n",
-              (out / "README.md").string().c_str());
+  std::printf(
+      "hand-in: %s (the report, with answers.json, machine.json and manifest.json beside "
+      "it)\n",
+      (out / "README.md").string().c_str());
+  if (learner.empty())
+    std::printf(
+        "no --learner given: the hand-in names no learner, and `lab verify` wants one; "
+        "run again with --learner NAME, or hand it in with gpulab-cli lab hand-in %s "
+        "--learner NAME --runs-dir %s --out HANDIN\n",
+        f.run.c_str(), out.string().c_str());
   if (control.cancel.load()) return 130;
   return failed ? 1 : 0;
 }

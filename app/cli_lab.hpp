@@ -1,7 +1,9 @@
 // gpulab-cli lab: list the built-in labs, check a lab file, run a lab's experiments headless
-// and hand a lab in: the hand-in folder (engine/labs/lab_hand_in) with its tables and charts.
+// and hand a lab in: the hand-in folder (engine/labs/lab_hand_in) with its tables and charts;
+// verify a hand-in (engine/classkit).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,10 @@ struct LabFlags {
   std::string hand_in;             // lab hand-in NAME|FILE.md
   std::string runs_dir;            // lab hand-in --runs-dir
   std::string answers;             // lab run --answers FILE.json
+  std::string learner;             // lab hand-in|run --learner NAME
+  std::string verify;              // lab verify HANDIN
+  std::string lab_file;            // lab verify --lab FILE.md
+  int64_t replay = 0;              // lab verify --replay STEPS
   std::string out;
   std::string data_dir;
   bool quick = false;
@@ -32,12 +38,16 @@ struct LabCommands {
   CLI::App* check = nullptr;
   CLI::App* run = nullptr;
   CLI::App* hand_in = nullptr;
+  CLI::App* verify = nullptr;
 };
 LabCommands add_lab_command(CLI::App& app, LabFlags& flags);
 
 int run_lab_list();
 // The hand-in folder from the runs and quiz answers the window kept in --runs-dir.
 int run_lab_hand_in(const LabFlags& flags, int argc, char** argv);
+// Checks a hand-in (engine/classkit): one line per problem on stdout, exit 1 when there is any,
+// else one line saying what was checked.
+int run_lab_verify(const LabFlags& flags, RunControl& control);
 // Prints every problem as "file:line: problem" on stderr; 1 when there is any.
 int run_lab_check(const LabFlags& flags);
 // Runs through execute_run, as `gpulab-cli train` does; `control` cancels (Ctrl-C).

@@ -553,6 +553,14 @@ int main(int argc, char** argv) {
     if (lab_commands.list->parsed()) return cli::run_lab_list();
     if (lab_commands.check->parsed()) return cli::run_lab_check(lab);
     if (lab_commands.hand_in->parsed()) return cli::run_lab_hand_in(lab, argc, argv);
+    if (lab_commands.verify->parsed()) {
+      RunControl control;
+      g_control = &control;
+      std::signal(SIGINT, on_interrupt);
+      const int status = cli::run_lab_verify(lab, control);
+      g_control = nullptr;
+      return status;
+    }
     if (lab_commands.run->parsed()) {
       RunControl control;
       g_control = &control;

@@ -1257,9 +1257,12 @@ TEST(LabHandIn, NoOutputFollowsALinkOutOfItsFolder) {
   }
   std::filesystem::remove_all(out);
   write_hand_in(out, lab, h);
+  std::filesystem::remove_all(out / "runs");  // the copies of the runs the hand-in holds
   std::filesystem::create_directory_symlink(outside / "folder", out / "runs");
   EXPECT_THROW(check_hand_in_folder(out, lab, "--out"), ConfigError);
+  write_hand_in(out, lab, h);  // as if the link came after the check: replaced, not followed
   EXPECT_TRUE(std::filesystem::is_empty(outside / "folder"));
+  EXPECT_FALSE(std::filesystem::is_symlink(out / "runs"));
 }
 
 // A run.json edited to claim 100 times the images and 99.9 % test accuracy: the hand-in shows the
@@ -1340,8 +1343,8 @@ TEST(LabCli, HandInRebuildsALabRunsFolder) {
                          answers.string());
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto again = dir.path() / "again";
-  const Result r = cli("lab hand-in " + lab.string() + " --runs-dir " + first.string() +
-                       " --out " + again.string());
+  const Result r = cli("lab hand-in " + lab.string() + " --learner Ada --runs-dir " +
+                       first.string() + " --out " + again.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find(first.string() + ": a `lab run` folder: its runs/ and answers.json"),
             std::string::npos)
@@ -1370,8 +1373,8 @@ TEST(LabCli, HandInBuildsTheFolderFromTheWindowsRunsFolder) {
   // The lab named otherwise than the window named it: the same file.
   std::filesystem::create_directories(dir.path() / "sub");
   const auto same_lab = dir.path() / "sub" / ".." / "x.md";
-  const Result r = cli("lab hand-in " + same_lab.string() + " --runs-dir " + runs.string() +
-                       " --out " + out.string());
+  const Result r = cli("lab hand-in " + same_lab.string() + " --learner Ada --runs-dir " +
+                       runs.string() + " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("1 of 3 experiments with results, quiz 1 of 2 right"), std::string::npos)
       << r.output;
@@ -1391,8 +1394,8 @@ TEST(LabCli, HandInBuildsTheFolderFromTheWindowsRunsFolder) {
   EXPECT_EQ(read(out / "results.csv").substr(0, 28), "experiment,steps,images/s,no");
 
   std::ofstream(dir.path() / "elsewhere.txt") << "x";
-  const Result refused = cli("lab hand-in " + lab.string() + " --runs-dir " + runs.string() +
-                             " --out " + dir.path().string());
+  const Result refused = cli("lab hand-in " + lab.string() + " --learner Ada --runs-dir " +
+                             runs.string() + " --out " + dir.path().string());
   EXPECT_EQ(refused.exit_code, 1) << refused.output;
   EXPECT_NE(refused.output.find("which is not part of a hand-in"), std::string::npos)
       << refused.output;
@@ -1707,10 +1710,10 @@ TEST(LabCli, RunWithoutAGpuShowsTheReferenceRunMarkedRecordedOn) {
   EXPECT_NE(read(out / "README.md").find("are reference runs"), std::string::npos);
   // Its own runs are named as the window names a lab's runs, so a hand-in finds them.
   EXPECT_EQ(load_run(out / "runs" / "mlp-cpu").name(), "mlp cpu · ref");
-  const Result hand_in =
-      test::run_command("GPULAB_REFERENCE_RUNS='" + (dir.path() / "refs").string() +
-                        "' " GPULAB_CLI_PATH " lab hand-in " + lab.string() + " --runs-dir " +
-                        (out / "runs").string() + " --out " + (dir.path() / "hand-in").string());
+  const Result hand_in = test::run_command(
+      "GPULAB_REFERENCE_RUNS='" + (dir.path() / "refs").string() +
+      "' " GPULAB_CLI_PATH " lab hand-in " + lab.string() + " --learner Ada --runs-dir " +
+      (out / "runs").string() + " --out " + (dir.path() / "hand-in").string());
   ASSERT_EQ(hand_in.exit_code, 0) << hand_in.output;
   EXPECT_NE(hand_in.output.find("1 of 2 experiments with results"), std::string::npos)
       << hand_in.output;
@@ -1718,6 +1721,15 @@ TEST(LabCli, RunWithoutAGpuShowsTheReferenceRunMarkedRecordedOn) {
   EXPECT_NE(readme.find("mlp cpu | 3 |"), std::string::npos) << readme;
   EXPECT_NE(readme.find("on a gpu | 4 |"), std::string::npos) << readme;
   EXPECT_NE(readme.find(kFixtureMark), std::string::npos) << readme;
+  // The reference run travels under its own name, marked, and the hand-in verifies.
+  const auto handed = dir.path() / "hand-in";
+  EXPECT_TRUE(std::filesystem::exists(handed / "reference-runs" / "on-a-gpu" / "run.json"));
+  EXPECT_FALSE(std::filesystem::exists(handed / "runs" / "on-a-gpu"));
+  const auto manifest = nlohmann::json::parse(read(handed / "manifest.json"));
+  EXPECT_EQ(manifest["experiments"][1]["run"], "reference-runs/on-a-gpu");
+  EXPECT_EQ(manifest["experiments"][1]["reference"], true);
+  const Result verified = cli("lab verify " + handed.string() + " --lab " + lab.string());
+  EXPECT_EQ(verified.exit_code, 0) << verified.output;
 
   // The variable naming no folder: one line, before anything runs.
   const auto missing = dir.path() / "no-such-folder";

@@ -5,20 +5,28 @@
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
+#include <QDialogButtonBox>
 #include <QDoubleSpinBox>
+#include <QInputDialog>
 #include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QScrollBar>
+#include <QSettings>
 #include <QSpinBox>
 #include <QStyleOptionButton>
 #include <QTabBar>
 #include <QTabWidget>
 #include <QTableWidget>
+#include <QTimer>
 #include <QTreeWidget>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
+#include "engine/classkit/hand_in_verify.hpp"
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/reference_runs.hpp"
@@ -28,6 +36,7 @@
 #include "ui/labs/lab_page.hpp"
 #include "ui/labs/lab_progress.hpp"
 #include "ui/labs/lab_quiz.hpp"
+#include "ui/labs/lab_written.hpp"
 #include "ui/labs/labs_tab.hpp"
 #include "ui/runs/run_store.hpp"
 #include "ui/setup/experiment_panel.hpp"
@@ -130,6 +139,14 @@ class Labs : public test::WindowTest {
     }
     QTest::mouseClick(widget, Qt::LeftButton, {}, at);
   }
+  // Types the learner's name into "Your name" above the labs, as a person does: every hand-in
+  // needs one.
+  void give_name(const QString& name) {
+    QLineEdit* field = tab()->learner();
+    QTest::mouseClick(field, Qt::LeftButton);
+    field->selectAll();
+    QTest::keyClicks(field, name);
+  }
   // A row's experiment as the table names it, less the ⚠ a run measured under other programs'
   // load carries (its note then says so, after a reference run's "recorded on ..."): that depends
   // on the machine, not on the lab.
@@ -181,12 +198,20 @@ TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
   EXPECT_TRUE(opened_lab_row()->text(3).startsWith("1 of 1 experiments run"));
   // Handed in: its row, and its chart drawn as the page shows it.
   const auto folder = labs_dir_.path() / "hand-in";
+  give_name("Ada");
   ASSERT_TRUE(tab()->hand_in("tiny-lab", folder)) << tab()->message().toStdString();
   EXPECT_NE(read(folder / "README.md").find("mlp cpu | cpu | 12 |"), std::string::npos)
       << read(folder / "README.md");
   EXPECT_NE(read(folder / "README.md").find("![Its loss](chart-1-loss.png)"), std::string::npos);
   EXPECT_GT(std::filesystem::file_size(folder / "chart-1-loss.png"), 1000u);
   EXPECT_GT(std::filesystem::file_size(folder / "chart-1-loss.svg"), 1000u);
+  // The run the window trained travels with the hand-in, and an instructor's check passes.
+  EXPECT_TRUE(std::filesystem::exists(folder / "runs" / "mlp-cpu" / "metrics.csv"));
+  VerifyOptions check;
+  check.lab = (labs_dir_.path() / "tiny-lab.md").string();
+  const HandInVerdict verdict = verify_hand_in(folder, check);
+  for (const HandInProblem& p : verdict.problems) ADD_FAILURE() << p.to_string();
+  EXPECT_EQ(verdict.runs, 1);
 
   // A restart: the lab file is opened again by itself, and its row comes from the recorded run.
   close_window();
@@ -430,6 +455,7 @@ TEST_F(Labs, HandInWritesTheReportWithTheAnswersIntoTheFolderChosen) {
   ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)));
   LabPage* page = choose_lab("tiny-lab");
   click(page, page->question(1)->choice_button(1));  // Matrix multiplication: right
+  give_name("Ada");
   const auto folder = labs_dir_.path() / "for the teacher";
   std::filesystem::create_directories(folder);
   test::answer_file_dialog(QString::fromStdString(folder.string()),
@@ -463,6 +489,103 @@ TEST_F(Labs, HandInWritesTheReportWithTheAnswersIntoTheFolderChosen) {
                            [&] { click(page, page->hand_in_button()); });
   EXPECT_TRUE(tab()->message().contains("holds notes.txt")) << tab()->message().toStdString();
   EXPECT_EQ(read(folder / "notes.txt"), "mine");
+}
+
+// The learner's side of a checkable hand-in in the window: a wrong answer then the right one are
+// both kept, a written answer typed into its box is there after a restart, and the first Hand in…
+// asks the learner's name, which the next start of gpulab still knows.
+TEST_F(Labs, HandInAsksTheNameOnceAndKeepsEveryAttemptAndTheWrittenAnswers) {
+  QSettings().remove("labs/learner");  // a learner who never handed in
+  const auto lab = write_lab(
+      "tiny-lab.md", std::string(kTinyLab) + "\n## Questions\n\n1. Why is the GPU faster?\n");
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(lab));
+  LabPage* page = choose_lab("tiny-lab");
+  click(page, page->question(0)->choice_button(1));  // False: wrong
+  click(page, page->question(0)->choice_button(0));  // True: right
+  EXPECT_TRUE(opened_lab_row()->text(3).endsWith(
+      "quiz 1 of 2 right (1 answered), 0 right at the first attempt"))
+      << opened_lab_row()->text(3).toStdString();
+  ASSERT_NE(page->written_view(), nullptr);
+  QPlainTextEdit* box = page->written_view()->editor(0);
+  page->ensureWidgetVisible(box);
+  QTest::mouseClick(box->viewport(), Qt::LeftButton);
+  QTest::keyClicks(box, "Many cores at once.");
+
+  // With GPULAB_SCREENSHOTS=DIR: the page with its answers, at 1280x720.
+  if (const QString shots = qEnvironmentVariable("GPULAB_SCREENSHOTS"); !shots.isEmpty()) {
+    window_->resize(1280, 720);
+    for (int i = 0; i < 3; ++i) {  // the page lays out again as it grows
+      QTest::qWait(50);
+      page->verticalScrollBar()->setValue(page->verticalScrollBar()->maximum());
+    }
+    window_->grab().save(shots + "/labs-written-answers-1280x720.png");
+    page->grab().save(shots + "/labs-written-answers-page.png");
+  }
+  // A restart: the written answer is still there.
+  close_window();
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(lab));
+  page = choose_lab("tiny-lab");
+  EXPECT_EQ(page->written_view()->editor(0)->toPlainText(), "Many cores at once.");
+  EXPECT_TRUE(tab()->learner()->text().isEmpty());
+
+  // Hand in…: the name is asked first, typed into its dialog as a person types it.
+  bool asked = false;
+  QTimer name_dialog;
+  name_dialog.setInterval(50);
+  QObject::connect(&name_dialog, &QTimer::timeout, [&] {
+    auto* dialog = qobject_cast<QInputDialog*>(QApplication::activeModalWidget());
+    auto* field = dialog ? dialog->findChild<QLineEdit*>() : nullptr;
+    if (!field || !field->isVisible() || asked) return;
+    asked = true;
+    QTest::keyClicks(field, "Ada Lovelace");
+    for (QAbstractButton* b : dialog->findChild<QDialogButtonBox*>()->buttons())
+      if (dialog->findChild<QDialogButtonBox*>()->buttonRole(b) == QDialogButtonBox::AcceptRole)
+        QTest::mouseClick(b, Qt::LeftButton);
+  });
+  name_dialog.start();
+  const auto folder = labs_dir_.path() / "hand-in";
+  test::answer_file_dialog(QString::fromStdString(folder.string()),
+                           [&] { click(page, page->hand_in_button()); });
+  name_dialog.stop();
+  EXPECT_TRUE(asked);
+  const auto answers = nlohmann::json::parse(read(folder / "answers.json"));
+  EXPECT_EQ(answers["learner"], "Ada Lovelace");
+  const auto& first = answers["answers"][0];
+  ASSERT_EQ(first["attempts"].size(), 2u) << first.dump();
+  EXPECT_EQ(first["attempts"][0]["answer"], "False");
+  EXPECT_EQ(first["first_correct"], false);
+  EXPECT_EQ(first["correct"], true);
+  EXPECT_EQ(answers["first_attempt_score"], 0);
+  EXPECT_EQ(answers["written"][0]["answer"], "Many cores at once.");
+  EXPECT_EQ(nlohmann::json::parse(read(folder / "manifest.json"))["learner"], "Ada Lovelace");
+
+  // The next start knows the name: Hand in… asks only for the folder.
+  close_window();
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(lab));
+  page = choose_lab("tiny-lab");
+  EXPECT_EQ(tab()->learner()->text(), "Ada Lovelace");
+  const auto again = labs_dir_.path() / "again";
+  test::answer_file_dialog(QString::fromStdString(again.string()),
+                           [&] { click(page, page->hand_in_button()); });
+  EXPECT_EQ(nlohmann::json::parse(read(again / "manifest.json"))["learner"], "Ada Lovelace");
+}
+
+// quiz-attempts: 1 takes one answer per question: the question closes after it.
+TEST_F(Labs, OneAttemptPerQuestionClosesTheQuestionAfterItsAnswer) {
+  std::string once = kTinyLab;
+  once.replace(once.find("hardware: cpu"), 13, "hardware: cpu\nquiz-attempts: 1");
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", once)));
+  LabPage* page = choose_lab("tiny-lab");
+  EXPECT_TRUE(page->question(0)->choice_button(0)->isEnabled());
+  click(page, page->question(0)->choice_button(1));  // False: wrong, and final
+  EXPECT_FALSE(page->question(0)->choice_button(0)->isEnabled());
+  EXPECT_TRUE(page->question(0)->feedback().contains("Not quite."))
+      << page->question(0)->feedback().toStdString();
+  EXPECT_TRUE(page->question(1)->choice_button(0)->isEnabled());
 }
 
 TEST_F(Labs, ALabFileWithAnErrorIsReportedAtItsLineAndTheOthersLoad) {
@@ -634,6 +757,7 @@ TEST_F(Labs, AGpuExperimentShowsTheReferenceRunMarkedUntilTheLearnersOwn) {
   const QString progress = tab()->list()->topLevelItem(lab_row)->text(3);
   EXPECT_TRUE(progress.startsWith("0 of 4 experiments run")) << progress.toStdString();
   const auto folder = labs_dir_.path() / "hand-in";
+  give_name("Ada");
   ASSERT_TRUE(tab()->hand_in("cnn-on-gpu", folder)) << tab()->message().toStdString();
   EXPECT_NE(read(folder / "README.md").find("reference run, " + mark.toStdString()),
             std::string::npos)

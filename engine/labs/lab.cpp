@@ -10,6 +10,7 @@
 
 #include "engine/base/errors.hpp"
 #include "engine/base/flag_list.hpp"
+#include "engine/base/sha256.hpp"
 #include "engine/base/text.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/training/backend_factory.hpp"
@@ -117,6 +118,13 @@ void Reader::header(const std::vector<std::string>& lines, size_t& i) {
       if (ec != std::errc() || end != value.data() + value.size() || minutes < 1)
         problem(n, "minutes: \"" + value + "\" is not a whole number of minutes");
       lab_.minutes = minutes;
+    } else if (key == "quiz-attempts") {
+      int attempts = 0;
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), attempts);
+      if (ec != std::errc() || end != value.data() + value.size() || attempts < 1)
+        problem(n, "quiz-attempts: \"" + value +
+                       "\" is not a whole number from 1 (leave it out for any number of answers)");
+      lab_.quiz_attempts = std::max(attempts, 0);
     } else if (key == "hardware") {
       lab_.hardware = split_list(value);
       for (const auto& h : lab_.hardware)
@@ -124,7 +132,8 @@ void Reader::header(const std::vector<std::string>& lines, size_t& i) {
             lab_hardware_kinds().end())
           problem(n, "hardware: unknown \"" + h + "\"; use " + join(lab_hardware_kinds()));
     } else {
-      problem(n, "unknown header key \"" + key + "\"; the header has title, minutes, hardware");
+      problem(n, "unknown header key \"" + key +
+                     "\"; the header has title, minutes, hardware and quiz-attempts");
     }
   }
   if (!closed) problem(start, "the header is not closed: end it with a line \"---\"");
@@ -495,6 +504,39 @@ void Reader::check_references() {
   }
 }
 
+// The numbered items under a "## Questions" heading (any level), each joined onto one line: an
+// item's indented lines continue it, and any other heading ends the list. Fenced code is skipped.
+std::vector<std::string> written_questions(const std::vector<std::string>& lines, size_t from) {
+  std::vector<std::string> questions;
+  bool in_questions = false, in_fence = false, in_item = false;
+  for (size_t i = from; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const std::string text = trim(line);
+    if (text.rfind("```", 0) == 0) in_fence = !in_fence;
+    if (in_fence || text.rfind("```", 0) == 0) {
+      in_item = false;
+      continue;
+    }
+    if (!text.empty() && text[0] == '#') {
+      in_questions =
+          trim(std::string_view(text).substr(text.find_first_not_of('#'))) == "Questions";
+      in_item = false;
+      continue;
+    }
+    if (!in_questions) continue;
+    const size_t digits = text.find_first_not_of("0123456789");
+    if (digits > 0 && digits != std::string::npos && text.compare(digits, 2, ". ") == 0) {
+      questions.push_back(trim(std::string_view(text).substr(digits + 2)));
+      in_item = true;
+    } else if (in_item && !text.empty() && (line[0] == ' ' || line[0] == '\t')) {
+      questions.back() += " " + text;
+    } else {
+      in_item = false;
+    }
+  }
+  return questions;
+}
+
 }  // namespace
 
 std::string lab_size_limit_text(const std::string& found) {
@@ -506,55 +548,7 @@ std::string LabProblem::to_string() const {
   return file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + problem;
 }
 
-bool LabExperiment::needs_gpu() const {
-  try {
-    return cuda_device_index(experiment.backend.device) >= 0;
-  } catch (const ConfigError&) {
-    return false;
-  }
-}
-
-const LabExperiment* Lab::experiment(const std::string& wanted) const {
-  for (const auto& e : experiments)
-    if (e.name == wanted) return &e;
-  return nullptr;
-}
-
-const LabExperiment* Lab::baseline() const {
-  for (const auto& e : experiments)
-    if (e.baseline) return &e;
-  return experiments.empty() ? nullptr : &experiments.front();
-}
-
 std::string Lab::hardware_text() const { return join(hardware); }
-
-RunRequest lab_run_request(const LabExperiment& e) {
-  RunRequest request;
-  request.name = e.name;
-  request.model = e.experiment.model;
-  request.train = e.experiment.train;
-  request.backend = e.experiment.backend;
-  return request;
-}
-
-std::string missing_hardware(const LabExperiment& e, const DeviceList& devices) {
-  if (!e.needs_gpu()) return {};
-  const std::string& device = e.experiment.backend.device;
-  if (devices.gpus.empty())
-    return device + " needs a GPU, and this machine has none (" + devices.no_gpu_reason + ")";
-  try {
-    for (int gpu : parse_cuda_devices(device).replicas) {
-      const bool present = std::any_of(devices.gpus.begin(), devices.gpus.end(),
-                                       [gpu](const GpuInfo& g) { return g.index == gpu; });
-      if (!present)
-        return device + " needs GPU " + std::to_string(gpu) + ", and this machine has " +
-               std::to_string(devices.gpus.size()) + (devices.gpus.size() == 1 ? " GPU" : " GPUs");
-    }
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  return {};
-}
 
 const std::vector<std::string>& lab_columns() {
   static const std::vector<std::string> columns = {
@@ -605,8 +599,10 @@ Lab parse_lab(std::string_view text, const std::string& source,
     reader.problem(1, "the file is empty; a lab starts with a header (see docs/labs.md)");
     return lab;
   }
+  lab.sha256 = sha256_hex(text);
   size_t i = 0;
   reader.header(lines, i);
+  lab.questions = written_questions(lines, i);
   std::string markdown;
   int markdown_line = int(i) + 1;
   auto flush_text = [&] {

@@ -87,6 +87,13 @@ struct Lab {
   std::string title;
   int minutes = 0;
   std::vector<std::string> hardware;  // cpu, gpu, multi-gpu
+  // The header's `quiz-attempts: N`: how many answers the window takes per quiz question (the
+  // reason is shown after the last); 0, the default, for as many as the learner likes.
+  int quiz_attempts = 0;
+  // The numbered items under the lab's "## Questions" heading, each on one line: the questions
+  // the learner answers in words, kept in the progress file and handed in with answers.json.
+  std::vector<std::string> questions;
+  std::string sha256;  // of the lab file's bytes: a hand-in's manifest names the lab by it
   std::vector<LabBlock> blocks;
   std::vector<LabExperiment> experiments;
   std::vector<LabTable> tables;

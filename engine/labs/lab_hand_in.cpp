@@ -8,6 +8,7 @@
 
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
+#include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/matmul_chart.hpp"
 #include "engine/records/output_paths.hpp"
@@ -59,11 +60,14 @@ const char* kReferenceNote =
     "day, and shipped with gpulab, shown where this machine could not run the experiment. They "
     "are not measurements of this machine, and no speedup is taken between them and its runs.\n";
 
-// A name a hand-in writes: README.md, answers.json, machine.json, results[-N].csv|md,
-// chart-N-KIND.png|svg; and runs/, where `lab run` records its runs.
+// A name a hand-in writes: README.md, answers.json, machine.json, manifest.json,
+// results[-N].csv|md, chart-N-KIND.png|svg; and runs/ (where `lab run` records its runs) and
+// reference-runs/.
 bool hand_in_name(const std::string& name, bool is_folder) {
-  if (is_folder) return name == "runs";
-  if (name == "README.md" || name == "answers.json" || name == "machine.json") return true;
+  if (is_folder) return name == kHandInRuns || name == kHandInReferenceRuns;
+  if (name == "README.md" || name == "answers.json" || name == "machine.json" ||
+      name == kManifestFile)
+    return true;
   auto ends_with = [&](const std::string& tail) {
     return name.size() > tail.size() &&
            name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
@@ -108,7 +112,54 @@ int answer_at(const LabHandIn& h, size_t question) {
   return question < h.answers.size() ? h.answers[question] : -1;
 }
 
+int choice_of(const QuizQuestion& q, const std::string& text) {
+  for (size_t k = 0; k < q.choices.size(); ++k)
+    if (q.choices[k].text == text) return int(k);
+  return -1;
+}
+
 }  // namespace
+
+void add_record_answers(LabHandIn& h, const Lab& lab, const LabRecord* record) {
+  h.answers = quiz_answers(lab, record);
+  h.attempts.clear();
+  for (const QuizQuestion& q : lab.quiz) h.attempts.push_back(quiz_attempts(record, q.question));
+  h.written.clear();
+  if (record)
+    for (const std::string& question : lab.questions)
+      if (const auto w = record->written.find(question); w != record->written.end())
+        h.written[question] = w->second;
+}
+
+std::vector<std::vector<QuizAttempt>> hand_in_attempts(const Lab& lab, const LabHandIn& h) {
+  std::vector<std::vector<QuizAttempt>> all;
+  for (size_t q = 0; q < lab.quiz.size(); ++q) {
+    std::vector<QuizAttempt> attempts;
+    if (q < h.attempts.size()) attempts = h.attempts[q];
+    const int choice = answer_at(h, q);
+    // The final answer is the last attempt: one given without attempts (--answers) is the only one.
+    if (choice >= 0 &&
+        (attempts.empty() || attempts.back().answer != lab.quiz[q].choices[size_t(choice)].text))
+      attempts.push_back({lab.quiz[q].choices[size_t(choice)].text, ""});
+    all.push_back(std::move(attempts));
+  }
+  return all;
+}
+
+int first_attempt_score(const Lab& lab, const LabHandIn& h) {
+  const auto all = hand_in_attempts(lab, h);
+  int right = 0;
+  for (size_t q = 0; q < lab.quiz.size(); ++q)
+    if (!all[q].empty()) {
+      const int choice = choice_of(lab.quiz[q], all[q].front().answer);
+      right += choice >= 0 && grade(lab.quiz[q], choice).correct;
+    }
+  return right;
+}
+
+std::string hand_in_table_file(size_t table, const std::string& format) {
+  return table_stem(table) + "." + format;
+}
 
 std::string hand_in_chart_file(const Lab& lab, size_t chart, const std::string& format) {
   return "chart-" + std::to_string(chart + 1) + "-" + lab.charts.at(chart).kind + "." + format;
@@ -152,7 +203,7 @@ void check_hand_in_folder(const fs::path& dir, const Lab& lab, const std::string
   } catch (const RecordError& e) {
     refuse(std::string("its answers.json cannot be read (") + e.what() + ")");
   }
-  if (format != kHandInFormat)
+  if (format != kHandInFormat && format != kHandInFormatV1)
     refuse("its answers.json is not a hand-in's (no \"format\": \"" + std::string(kHandInFormat) +
            "\")");
   if (other != lab.name)
@@ -205,6 +256,7 @@ std::vector<int> read_given_answers(const fs::path& file, const Lab& lab, const 
 
 std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
   std::string md = "# " + lab.title + "\n\n";
+  if (!h.learner.empty()) md += "Handed in by **" + one_line(h.learner) + "**.\n\n";
   md += "Lab `" + lab.name + "`, handed in " + h.date + " from " + h.made_by +
         ". Every figure below was measured on the machine named here" +
         (any_reference(h.results) ? ", except reference runs, marked \"recorded on ...\"" : "") +
@@ -272,6 +324,7 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
   }
 
   if (!lab.quiz.empty()) {
+    const auto attempts = hand_in_attempts(lab, h);
     std::vector<int> answers;
     int answered = 0;
     for (size_t q = 0; q < lab.quiz.size(); ++q) {
@@ -281,6 +334,8 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
     md += "\n## Quiz: " + std::to_string(quiz_score(lab, answers)) + " of " +
           std::to_string(lab.quiz.size()) + " right (" + std::to_string(answered) + " of " +
           std::to_string(lab.quiz.size()) + " answered)\n";
+    md += "\nRight at the first attempt: " + std::to_string(first_attempt_score(lab, h)) + " of " +
+          std::to_string(lab.quiz.size()) + ".\n";
     for (size_t q = 0; q < lab.quiz.size(); ++q) {
       const QuizQuestion& question = lab.quiz[q];
       md += '\n';
@@ -299,12 +354,30 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
       if (choice >= 0 && choice != right && right >= 0)
         md += "   - The right answer: " + one_line(question.choices[size_t(right)].text) + ". " +
               one_line(question.choices[size_t(right)].why) + "\n";
+      if (const auto& tries = attempts[q]; tries.size() > 1) {
+        std::string listed;
+        for (const QuizAttempt& a : tries)
+          listed += (listed.empty() ? "" : "; ") + one_line(a.answer);
+        md += "   - " + std::to_string(tries.size()) + " attempts: " + listed + "\n";
+      }
+    }
+  }
+  if (!lab.questions.empty()) {
+    md += "\n## Questions\n";
+    for (size_t q = 0; q < lab.questions.size(); ++q) {
+      const auto w = h.written.find(lab.questions[q]);
+      md += '\n';
+      md += std::to_string(q + 1) + ". " + one_line(lab.questions[q]) + "\n\n   " +
+            (w == h.written.end() || w->second.empty() ? std::string("Not answered.")
+                                                       : one_line(w->second)) +
+            "\n";
     }
   }
   return md;
 }
 
 std::string hand_in_answers_json(const Lab& lab, const LabHandIn& h) {
+  const auto attempts = hand_in_attempts(lab, h);
   json questions = json::array();
   std::vector<int> answers;
   int answered = 0;
@@ -322,12 +395,33 @@ std::string hand_in_answers_json(const Lab& lab, const LabHandIn& h) {
       if (right >= 0) entry["right_answer"] = question.choices[size_t(right)].text;
       ++answered;
     }
+    json tries = json::array();
+    for (const QuizAttempt& a : attempts[q]) {
+      const int picked = choice_of(question, a.answer);
+      tries.push_back({{"answer", a.answer},
+                       {"time", a.time.empty() ? json() : json(a.time)},
+                       {"correct", picked >= 0 && grade(question, picked).correct}});
+    }
+    entry["attempts"] = tries;
+    entry["first_correct"] = !tries.empty() && tries.front()["correct"].get<bool>();
     questions.push_back(entry);
   }
-  const json j = {
+  json written = json::array();
+  int written_answered = 0;
+  for (const std::string& question : lab.questions) {
+    const auto w = h.written.find(question);
+    const bool given = w != h.written.end() && !w->second.empty();
+    written_answered += given;
+    written.push_back({{"question", question}, {"answer", given ? json(w->second) : json()}});
+  }
+  json j = {
       {"format", kHandInFormat},      {"lab", lab.name},      {"title", lab.title},
       {"source", lab.source},         {"handed_in", h.date},  {"score", quiz_score(lab, answers)},
       {"questions", lab.quiz.size()}, {"answered", answered}, {"answers", questions}};
+  j["learner"] = h.learner;
+  j["first_attempt_score"] = first_attempt_score(lab, h);
+  j["written"] = written;
+  j["written_answered"] = written_answered;
   return j.dump(2) + "\n";
 }
 
@@ -397,6 +491,11 @@ std::vector<fs::path> write_hand_in(const fs::path& dir, const Lab& lab, const L
     else
       fs::remove(dir / (kMatmulChartStem + std::string(format)), error);  // a previous hand-in's
   write("README.md", hand_in_readme(lab, h));
+  // The runs, then the manifest over everything: the last file written, so its hashes are of
+  // the files as they stand.
+  const std::vector<std::string> folders = copy_hand_in_runs(dir, h.results);
+  write_manifest(dir, lab, h.learner, h.date, manifest_experiments(h.results, folders));
+  written.push_back(dir / kManifestFile);
   return written;
 }
 

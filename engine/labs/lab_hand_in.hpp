@@ -1,25 +1,35 @@
 // A lab's hand-in: one folder a learner gives their teacher, written the same way from
 // `gpulab-cli lab run`, `gpulab-cli lab hand-in` and the window's "Hand in…": README.md (the
 // report), the results tables (results.csv, results.md), the charts (PNG and SVG, drawn into the
-// folder by the caller, which can draw), answers.json (the quiz) and machine.json.
+// folder by the caller, which can draw), answers.json (the quiz and the written answers),
+// machine.json, the runs the tables use (runs/, reference-runs/) and manifest.json
+// (engine/labs/hand_in_manifest).
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "engine/devices/devices.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/labs/lab_progress.hpp"
 #include "engine/labs/lab_results.hpp"
 
 namespace gpulab {
 
-// answers.json's "format": how a folder is known to be a hand-in.
-inline constexpr const char* kHandInFormat = "gpulab-hand-in/1";
+// answers.json's "format": how a folder is known to be a hand-in. /2 added the learner, every
+// attempt at each quiz question and the written answers; /1 is still read.
+inline constexpr const char* kHandInFormat = "gpulab-hand-in/2";
+inline constexpr const char* kHandInFormatV1 = "gpulab-hand-in/1";
 
 struct LabHandIn {
   std::vector<LabRunResult> results;  // as lab_results_table takes them
   std::vector<int> answers;           // per question, the choice picked; -1 for none
+  // Per question, every answer given in order; where empty, its answer is its only attempt.
+  std::vector<std::vector<QuizAttempt>> attempts;
+  std::map<std::string, std::string> written;  // a "## Questions" item -> the learner's answer
+  std::string learner;                         // the name manifest.json and the report give
   DeviceList machine;                 // the machine handing in (list_devices())
   std::string host;                   // its name
   std::string date;                   // iso_time_now()
@@ -31,6 +41,9 @@ struct LabHandIn {
   // matmul_chart) into the folder: the report shows it. Otherwise an earlier one is removed.
   bool matmul_chart = false;
 };
+
+// "results.csv" for the first table, "results-2.md" for the second's Markdown, ...
+std::string hand_in_table_file(size_t table, const std::string& format);
 
 // "chart-1-throughput.png": a chart's file by its place in the lab, its kind and the format.
 std::string hand_in_chart_file(const Lab& lab, size_t chart, const std::string& format);
@@ -54,6 +67,14 @@ std::vector<std::filesystem::path> write_hand_in(const std::filesystem::path& di
 // is not one of its choices.
 std::vector<int> read_given_answers(const std::filesystem::path& file, const Lab& lab,
                                     const std::string& flag);
+
+// The quiz answers, their attempts and the written answers a progress record keeps, into `h`.
+void add_record_answers(LabHandIn& h, const Lab& lab, const LabRecord* record);
+
+// Per question, its attempts as the hand-in reports them: h.attempts, else the answer alone.
+std::vector<std::vector<QuizAttempt>> hand_in_attempts(const Lab& lab, const LabHandIn& h);
+// The number of questions whose first attempt was right.
+int first_attempt_score(const Lab& lab, const LabHandIn& h);
 
 // The parts, for the writer and the tests.
 std::string hand_in_readme(const Lab& lab, const LabHandIn& hand_in);

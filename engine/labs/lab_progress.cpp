@@ -2,6 +2,7 @@
 // what a learner ran and answered.
 #include "engine/labs/lab_progress.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -26,6 +27,12 @@ LabProgress from_json(const json& j) {
     LabRecord& record = progress.labs[source];
     record.runs = lab.value("runs", std::map<std::string, std::string>{});
     record.answers = lab.value("answers", std::map<std::string, std::string>{});
+    record.written = lab.value("written", std::map<std::string, std::string>{});
+    const json attempts = lab.value("attempts", json::object());
+    for (const auto& [question, list] : attempts.items())
+      for (const json& a : list)
+        record.attempts[question].push_back(
+            {a.at("answer").get<std::string>(), a.value("time", std::string())});
     const json matmul = lab.value("matmul", json::object());
     for (const auto& [experiment, timings] : matmul.items())
       for (const json& t : timings)
@@ -50,6 +57,14 @@ json to_json(const LabProgress& progress) {
     json lab = json::object();
     lab["runs"] = record.runs;
     lab["answers"] = record.answers;
+    json attempts = json::object();
+    for (const auto& [question, list] : record.attempts) {
+      json rows = json::array();
+      for (const QuizAttempt& a : list) rows.push_back({{"answer", a.answer}, {"time", a.time}});
+      attempts[question] = rows;
+    }
+    if (!record.attempts.empty()) lab["attempts"] = attempts;
+    if (!record.written.empty()) lab["written"] = record.written;
     lab["matmul"] = matmul;
     if (!record.matmul_load.empty()) lab["matmul_outside_load"] = record.matmul_load;
     labs[source] = lab;
@@ -116,6 +131,32 @@ std::vector<int> quiz_answers(const Lab& lab, const LabRecord* record) {
     answers.push_back(choice);
   }
   return answers;
+}
+
+std::vector<QuizAttempt> quiz_attempts(const LabRecord* record, const std::string& question) {
+  if (!record) return {};
+  if (const auto a = record->attempts.find(question);
+      a != record->attempts.end() && !a->second.empty())
+    return a->second;
+  if (const auto a = record->answers.find(question); a != record->answers.end())
+    return {{a->second, ""}};
+  return {};
+}
+
+int quiz_attempts_left(const Lab& lab, const LabRecord* record, const std::string& question) {
+  if (lab.quiz_attempts <= 0) return -1;
+  return std::max(0, lab.quiz_attempts - int(quiz_attempts(record, question).size()));
+}
+
+bool record_quiz_answer(const Lab& lab, LabRecord& record, const std::string& question,
+                        const std::string& answer, const std::string& time) {
+  if (quiz_attempts_left(lab, &record, question) == 0) return false;
+  // An answer kept before attempts were becomes the first attempt, so none is lost.
+  std::vector<QuizAttempt> attempts = quiz_attempts(&record, question);
+  attempts.push_back({answer, time});
+  record.attempts[question] = std::move(attempts);
+  record.answers[question] = answer;
+  return true;
 }
 
 std::string lab_run_name(const Lab& lab, const LabExperiment& e) {

@@ -16,6 +16,12 @@
 
 namespace gpulab {
 
+// One answer given to a quiz question, in the order given.
+struct QuizAttempt {
+  std::string answer;  // the choice's text
+  std::string time;    // iso_time_now() when it was given; "" where it was not kept
+};
+
 struct LabRecord {
   std::map<std::string, std::string> runs;                  // experiment -> run folder
   std::map<std::string, std::vector<MatmulTiming>> matmul;  // experiment -> its timings
@@ -25,7 +31,22 @@ struct LabRecord {
   // question -> the text of the choice picked: by text, so that an edited lab file never moves
   // an answer onto another question or choice.
   std::map<std::string, std::string> answers;
+  // question -> every answer given, in order (the last is `answers`'): a hand-in reports the
+  // first-attempt score beside the final one.
+  std::map<std::string, std::vector<QuizAttempt>> attempts;
+  // A question of the lab's "## Questions" list -> the learner's answer in words.
+  std::map<std::string, std::string> written;
 };
+
+// Records an answer to a quiz question: appended to its attempts and kept as its answer. Returns
+// false, recording nothing, when the lab's quiz-attempts are used up for that question.
+bool record_quiz_answer(const Lab& lab, LabRecord& record, const std::string& question,
+                        const std::string& answer, const std::string& time);
+// How many more answers `question` takes: -1 for any number (no quiz-attempts in the lab).
+int quiz_attempts_left(const Lab& lab, const LabRecord* record, const std::string& question);
+// The attempts of a question as kept, or, for an answer kept before attempts were (an older
+// progress file, `lab run --answers`), that answer as the only attempt, with no time.
+std::vector<QuizAttempt> quiz_attempts(const LabRecord* record, const std::string& question);
 
 struct LabProgress {
   std::map<std::string, LabRecord> labs;  // by the lab's source (":/labs/x.md", or its file)

@@ -20,6 +20,7 @@
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
 #include "engine/records/record_reader.hpp"
+#include "engine/telemetry/energy.hpp"
 #include "engine/telemetry/telemetry.hpp"
 
 namespace gpulab {
@@ -94,8 +95,6 @@ std::string number(double value) {
   std::snprintf(text, sizeof text, "%.9g", value);
   return text;
 }
-
-json number_or_null(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
 
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> fields;

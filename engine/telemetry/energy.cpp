@@ -80,9 +80,9 @@ class NvmlEnergyCounter final : public EnergyCounter {
   Nvml::Device device_;
 };
 
-json number_or_null(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
-
 }  // namespace
+
+json number_or_null(double value) { return std::isfinite(value) ? json(value) : json(nullptr); }
 
 std::unique_ptr<EnergyCounter> rapl_counter(const fs::path& powercap, std::string* why) {
   auto fail = [&](const std::string& reason) {

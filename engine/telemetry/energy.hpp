@@ -75,4 +75,7 @@ class EnergyMeter {
 // "unavailable: cpu: no RAPL counters on this machine".
 std::string energy_text(const nlohmann::json& energy);
 
+// A figure as run.json writes it: null where there is none (NaN), as JSON has no NaN.
+nlohmann::json number_or_null(double value);
+
 }  // namespace gpulab

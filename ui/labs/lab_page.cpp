@@ -21,6 +21,7 @@
 #include "engine/analysis/chart_builder.hpp"
 #include "ui/charts/chart_view.hpp"
 #include "ui/labs/lab_quiz.hpp"
+#include "ui/labs/lab_written.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -159,6 +160,11 @@ LabPage::LabPage(const Lab& lab, QWidget* parent) : QScrollArea(parent), lab_(la
         break;
       }
     }
+  }
+  if (!lab.questions.empty()) {
+    written_ = new WrittenAnswersView(lab.questions, content);
+    connect(written_, &WrittenAnswersView::changed, this, &LabPage::written);
+    layout->addWidget(written_);
   }
   layout->addStretch();
   setWidget(content);
@@ -328,6 +334,15 @@ void LabPage::set_answers(const std::vector<int>& answers) {
   for (size_t i = 0; i < questions_.size(); ++i)
     questions_[i]->set_answer(i < answers.size() ? answers[i] : -1);
   update_score();
+}
+
+void LabPage::set_quiz_open(const std::vector<bool>& open) {
+  for (size_t i = 0; i < questions_.size(); ++i)
+    questions_[i]->set_open(i >= open.size() || open[i]);
+}
+
+void LabPage::set_written(const std::map<std::string, std::string>& written) {
+  if (written_) written_->set_answers(written);
 }
 
 void LabPage::update_score() {

@@ -21,6 +21,7 @@ namespace gpulab::ui {
 
 class ChartView;
 class QuizQuestionView;
+class WrittenAnswersView;
 
 // What the page shows of one experiment besides its results: why it cannot run here (a GPU this
 // machine lacks), or what its run is doing.
@@ -47,6 +48,10 @@ class LabPage : public QScrollArea {
   // call.
   void set_chart_runs(size_t chart, std::vector<const RunData*> runs, std::vector<QColor> colors);
   void set_answers(const std::vector<int>& answers);  // per question, -1 for none
+  // Per quiz question, whether it takes another answer (a lab's quiz-attempts used up: no).
+  void set_quiz_open(const std::vector<bool>& open);
+  void set_written(const std::map<std::string, std::string>& written);  // by question
+  WrittenAnswersView* written_view() const { return written_; }         // null: the lab asks none
 
   QPushButton* run_button(const std::string& experiment) const;
   QPushButton* run_all_button() const { return run_all_; }
@@ -63,6 +68,7 @@ class LabPage : public QScrollArea {
  signals:
   void run_requested(const QString& experiment);  // empty: every experiment this machine can run
   void answered(int question, int choice);
+  void written(const QString& question, const QString& text);
   void hand_in_requested();
   void live_requested();  // a running experiment's "watch it on the Live tab"
 
@@ -83,6 +89,7 @@ class LabPage : public QScrollArea {
   std::vector<QTableWidget*> tables_;
   std::vector<ChartView*> charts_;
   std::vector<QuizQuestionView*> questions_;
+  WrittenAnswersView* written_ = nullptr;
   QLabel* score_ = nullptr;
 };
 

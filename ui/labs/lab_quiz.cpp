@@ -79,6 +79,10 @@ bool QuizQuestionView::eventFilter(QObject* watched, QEvent* event) {
   return QFrame::eventFilter(watched, event);
 }
 
+void QuizQuestionView::set_open(bool open) {
+  for (QRadioButton* b : buttons_) b->setEnabled(open);
+}
+
 void QuizQuestionView::set_answer(int choice) {
   answer_ = choice >= 0 && choice < int(buttons_.size()) ? choice : -1;
   if (answer_ < 0) {

@@ -21,6 +21,9 @@ class QuizQuestionView : public QFrame {
 
   // Shows an answer given earlier (-1: none) without signalling.
   void set_answer(int choice);
+  // Whether it takes another answer: a lab's quiz-attempts used up closes it, its answer and
+  // reason still shown.
+  void set_open(bool open);
   int answer() const { return answer_; }
   QRadioButton* choice_button(int choice) const { return buttons_.at(size_t(choice)); }
   bool eventFilter(QObject* watched, QEvent* event) override;

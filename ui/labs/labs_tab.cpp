@@ -1,14 +1,18 @@
 // The Labs tab: loading labs, starting their experiments, and keeping what came of them.
 #include "ui/labs/labs_tab.hpp"
 
-#include <QEvent>
 #include <QDialogButtonBox>
 #include <QDir>
+#include <QEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QStackedWidget>
 #include <QTimer>
 #include <QTreeWidget>
@@ -17,6 +21,7 @@
 
 #include "engine/analysis/chart_builder.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_results.hpp"
 #include "engine/labs/reference_runs.hpp"
@@ -30,6 +35,9 @@
 namespace gpulab::ui {
 namespace fs = std::filesystem;
 namespace {
+
+// Where the learner's name is kept between starts of gpulab.
+const char* kLearnerSetting = "labs/learner";
 
 // A folder chooser that takes a new folder's name too: Qt's own dialog, in folder mode, greys
 // its button for a name that does not exist yet and says "Directory not found" on Enter, where
@@ -138,9 +146,20 @@ LabsTab::LabsTab(LabsContext context, QWidget* parent)
   list_->header()->setStretchLastSection(true);
   list_->setSelectionMode(QAbstractItemView::SingleSelection);
   stack_ = new QStackedWidget(this);
+  // The learner's name, asked once by the first Hand in… and kept in the settings: every
+  // hand-in's manifest.json and report give it.
+  learner_ = new QLineEdit(QSettings().value(kLearnerSetting).toString(), this);
+  learner_->setObjectName("lab-learner");
+  learner_->setPlaceholderText(tr("your name, as your hand-ins give it"));
+  connect(learner_, &QLineEdit::textEdited, this,
+          [](const QString& name) { QSettings().setValue(kLearnerSetting, name.trimmed()); });
+  auto* name_row = new QHBoxLayout;
+  name_row->addWidget(new QLabel(tr("Your name:"), this));
+  name_row->addWidget(learner_, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(message_);
+  layout->addLayout(name_row);
   layout->addWidget(list_);
   layout->addWidget(stack_, 1);
   connect(list_, &QTreeWidget::currentItemChanged, this, [this] {
@@ -240,6 +259,10 @@ void LabsTab::add_lab(Lab lab) {
   connect(page, &LabPage::live_requested, this, [this] {
     if (context_.show_live) context_.show_live();
   });
+  connect(page, &LabPage::written, this, [this, source](const QString& q, const QString& text) {
+    progress_.labs[source].written[q.toStdString()] = text.toStdString();
+    save();
+  });
   connect(page, &LabPage::answered, this, [this, source](int question, int choice) {
     for (size_t i = 0; i < labs_.size(); ++i)
       if (labs_[i].source == source) answer(i, question, choice);
@@ -297,6 +320,16 @@ void LabsTab::open_lab_dialog() {
 }
 
 void LabsTab::hand_in_dialog(const std::string& lab_name) {
+  if (learner_->text().trimmed().isEmpty()) {
+    bool given = false;
+    const QString name = QInputDialog::getText(
+        this, tr("Hand in"),
+        tr("Your name, as your hand-ins give it (asked once; change it above the labs):"),
+        QLineEdit::Normal, {}, &given);
+    if (!given || name.trimmed().isEmpty()) return;
+    learner_->setText(name.trimmed());
+    QSettings().setValue(kLearnerSetting, name.trimmed());
+  }
   NewFolderDialog dialog(this,
                         tr("Hand in: choose or name an empty folder (or the lab's earlier "
                            "hand-in)"),
@@ -313,10 +346,17 @@ bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir) {
   if (!lab_page) return false;
   const Lab& lab = lab_page->lab();
   try {
+    if (learner_->text().trimmed().isEmpty())
+      throw ConfigError(tr("type your name in \"Your name\" above the labs first: a hand-in "
+                           "says whose it is")
+                            .toStdString());
+    LabHandIn h;
+    h.learner = checked_learner(learner_->text().toStdString(), tr("Your name").toStdString());
     check_hand_in_folder(dir, lab, tr("Hand in to").toStdString());
     fs::create_directories(dir);
-    LabHandIn h;
     h.results = lab_page->results();
+    const auto kept = progress_.labs.find(lab.source);
+    add_record_answers(h, lab, kept == progress_.labs.end() ? nullptr : &kept->second);
     h.answers = lab_page->answers();
     h.machine = context_.devices;
     h.host = this_process_json().value("host", "");
@@ -344,8 +384,8 @@ bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir) {
   }
   const QString readme = QString::fromStdString((dir / "README.md").string());
   lab_page->set_hand_in_text(
-      tr("Handed in to %1: open README.md there for the report; answers.json, machine.json, the "
-         "tables and charts are beside it.")
+      tr("Handed in to %1: open README.md there for the report; answers.json, machine.json, "
+         "manifest.json, the tables, charts and runs are beside it.")
           .arg(QString::fromStdString(dir.string())));
   message_->add_message(Banner::Kind::Info, tr("Handed in: %1").arg(readme));
   return true;
@@ -532,19 +572,37 @@ void LabsTab::refresh_lab(size_t index) {
   const int answered =
       int(std::count_if(answers.begin(), answers.end(), [](int a) { return a >= 0; }));
   page->set_answers(answers);
+  std::vector<bool> open;
+  for (const QuizQuestion& q : lab.quiz)
+    open.push_back(quiz_attempts_left(lab, record, q.question) != 0);
+  page->set_quiz_open(open);
+  page->set_written(record ? record->written : std::map<std::string, std::string>{});
   QString progress = tr("%1 of %2 experiments run").arg(done).arg(lab.experiments.size());
-  if (!lab.quiz.empty())
+  if (!lab.quiz.empty()) {
     progress += tr(" · quiz %1 of %2 right (%3 answered)")
                     .arg(quiz_score(lab, answers))
                     .arg(lab.quiz.size())
                     .arg(answered);
+    // The first-attempt score, as the hand-in reports it, once any question was answered again.
+    LabHandIn kept;
+    add_record_answers(kept, lab, record);
+    const auto attempts = hand_in_attempts(lab, kept);
+    if (std::any_of(attempts.begin(), attempts.end(), [](const auto& a) { return a.size() > 1; }))
+      progress += tr(", %1 right at the first attempt").arg(first_attempt_score(lab, kept));
+  }
   list_->topLevelItem(int(index))->setText(kProgress, progress);
 }
 
 void LabsTab::answer(size_t index, int question, int choice) {
   const Lab& lab = labs_[index];
   const QuizQuestion& q = lab.quiz.at(size_t(question));
-  progress_.labs[lab.source].answers[q.question] = q.choices.at(size_t(choice)).text;
+  // Every answer is kept in order, so the hand-in gives the first-attempt score too.
+  if (!record_quiz_answer(lab, progress_.labs[lab.source], q.question,
+                          q.choices.at(size_t(choice)).text, iso_time_now()))
+    report(tr("\"%1\" takes %2 answer(s) in this lab, and has them.")
+               .arg(QString::fromStdString(q.question))
+               .arg(lab.quiz_attempts),
+           false);
   save();
   refresh_lab(index);
 }

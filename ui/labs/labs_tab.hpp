@@ -19,6 +19,7 @@
 #include "engine/session/session.hpp"
 #include "ui/labs/lab_progress.hpp"
 
+class QLineEdit;
 class QStackedWidget;
 class QTreeWidget;
 
@@ -63,6 +64,7 @@ class LabsTab : public QWidget {
   int run_experiments(const std::string& lab_name, const std::string& experiment);
 
   QTreeWidget* list() const { return list_; }
+  QLineEdit* learner() const { return learner_; }    // the learner's name, kept in the settings
   LabPage* page(const std::string& lab_name) const;  // null when not loaded
   LabPage* current_page() const;
   QString message() const;  // the tab's message bar: problems of lab files, refusals
@@ -88,6 +90,7 @@ class LabsTab : public QWidget {
   std::vector<RunData> references_;
   Banner* message_;
   QTreeWidget* list_;
+  QLineEdit* learner_;
   QStackedWidget* stack_;
   QString open_dir_, hand_in_dir_;
   // One matrix-multiply benchmark at a time, on a thread of its own, so the window answers.

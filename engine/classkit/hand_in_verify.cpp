@@ -1,0 +1,463 @@
+// Verifying a hand-in: its manifest, its answers, each of its runs, its tables recomputed from
+// those runs with the code that wrote them, and a replay of its CPU runs.
+#include "engine/classkit/hand_in_verify.hpp"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <system_error>
+
+#include "datasets/mnist.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/base/sha256.hpp"
+#include "engine/classkit/replay.hpp"
+#include "engine/classkit/run_consistency.hpp"
+#include "engine/labs/hand_in_manifest.hpp"
+#include "engine/labs/lab_hand_in.hpp"
+#include "engine/labs/lab_results.hpp"
+#include "engine/labs/reference_runs.hpp"
+#include "engine/records/record_reader.hpp"
+#include "engine/training/trainer.hpp"
+
+namespace gpulab {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+// The rows of a CSV file as to_csv writes it: cells quoted where they hold a comma, a quote or a
+// line break, a quote doubled inside.
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string cell;
+  bool quoted = false, any = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    any = true;
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        cell += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cell += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      row.push_back(std::move(cell));
+      cell.clear();
+    } else if (c == '\n') {
+      row.push_back(std::move(cell));
+      cell.clear();
+      rows.push_back(std::move(row));
+      row.clear();
+      any = false;
+    } else {
+      cell += c;
+    }
+  }
+  if (any) {
+    row.push_back(std::move(cell));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// A JSON file of the hand-in, or null with the problem said.
+json read_json(const fs::path& dir, const std::string& name, std::vector<HandInProblem>& problems) {
+  std::string text;
+  try {
+    if (!read_record_file(dir / name, kMaxRunJsonBytes, &text)) {
+      problems.push_back({name, "missing; the hand-in is not whole"});
+      return json();
+    }
+    json j = json::parse(text);
+    if (!j.is_object()) problems.push_back({name, "not a JSON object"});
+    return j.is_object() ? j : json();
+  } catch (const json::exception& e) {
+    problems.push_back({name, std::string("not JSON (") + e.what() + ")"});
+  } catch (const RecordError& e) {
+    problems.push_back({name, e.what()});
+  }
+  return json();
+}
+
+std::string text_at(const json& j, const char* key) {
+  const auto value = j.find(key);
+  return value != j.end() && value->is_string() ? value->get<std::string>() : "";
+}
+
+int choice_of(const QuizQuestion& q, const json& answer) {
+  if (!answer.is_string()) return -1;
+  for (size_t k = 0; k < q.choices.size(); ++k)
+    if (q.choices[k].text == answer.get<std::string>()) return int(k);
+  return -1;
+}
+
+class Verifier {
+ public:
+  Verifier(const fs::path& dir, const VerifyOptions& options, RunControl* control)
+      : dir_(dir), options_(options), control_(control) {}
+  HandInVerdict run();
+
+ private:
+  void problem(const std::string& file, const std::string& message) {
+    verdict_.problems.push_back({file, message});
+  }
+  void check_files();
+  void find_lab();
+  void check_answers();
+  void check_runs();
+  void check_tables();
+  void replay();
+
+  fs::path dir_;
+  VerifyOptions options_;
+  RunControl* control_;
+  HandInVerdict verdict_;
+  json manifest_;
+  Lab lab_;
+  bool have_lab_ = false;
+  std::vector<LabRunResult> results_;
+  struct HeldRun {
+    std::string folder, experiment;
+    RunData run;
+    bool reference = false;
+  };
+  std::vector<HeldRun> runs_;
+};
+
+HandInVerdict Verifier::run() {
+  std::error_code error;
+  if (!fs::is_directory(dir_, error)) {
+    problem(dir_.string(), "not a folder; give a hand-in folder (it holds manifest.json)");
+    return verdict_;
+  }
+  if (!fs::exists(dir_ / kManifestFile, error)) {
+    problem(kManifestFile,
+            "missing: this folder is no checkable hand-in; hand the lab in again with "
+            "gpulab-cli lab hand-in LAB --learner NAME (or the window's Hand in…)");
+    return verdict_;
+  }
+  manifest_ = read_json(dir_, kManifestFile, verdict_.problems);
+  if (manifest_.is_null()) return verdict_;
+  if (text_at(manifest_, "format") != kManifestFormat)
+    problem(kManifestFile, "its \"format\" is not \"" + std::string(kManifestFormat) +
+                               "\": not a manifest gpulab wrote");
+  verdict_.learner = text_at(manifest_, "learner");
+  verdict_.lab = text_at(manifest_, "lab");
+  if (verdict_.learner.empty())
+    problem(kManifestFile, "names no learner; hand the lab in with --learner NAME");
+  check_files();
+  find_lab();
+  check_answers();
+  check_runs();
+  if (have_lab_) check_tables();
+  if (options_.replay_steps > 0) replay();
+  verdict_.notes.insert(
+      verdict_.notes.begin(),
+      "checked " + std::to_string(verdict_.files) + " files against manifest.json, " +
+          std::to_string(verdict_.runs) + " runs against themselves" +
+          (have_lab_ ? " and the lab's settings, " + std::to_string(verdict_.cells) +
+                           " table cells recomputed from them"
+                     : "") +
+          (verdict_.replayed ? ", " + std::to_string(verdict_.replayed) + " CPU runs replayed"
+                             : ""));
+  return verdict_;
+}
+
+void Verifier::check_files() {
+  const json files = manifest_.value("files", json::object());
+  if (!files.is_object() || files.empty()) {
+    problem(kManifestFile, "lists no files (\"files\"); the hand-in cannot be checked");
+    return;
+  }
+  std::set<std::string> listed;
+  for (const auto& [name, hash] : files.items()) {
+    listed.insert(name);
+    const fs::path relative = fs::path(name).lexically_normal();
+    if (relative.is_absolute() || name.empty() || *relative.begin() == "..") {
+      problem(kManifestFile, "lists \"" + name + "\", which is outside the hand-in");
+      continue;
+    }
+    std::error_code error;
+    const fs::file_status status = fs::symlink_status(dir_ / relative, error);
+    if (!fs::exists(status)) {
+      problem(name, "listed in manifest.json but missing");
+      continue;
+    }
+    // gpulab writes no links into a hand-in: one here points at a file the hand-in does not hold.
+    if (fs::is_symlink(status)) {
+      problem(name, "a link, where the hand-in wrote a file: replace it by the file itself");
+      continue;
+    }
+    ++verdict_.files;
+    try {
+      const std::string now = sha256_file(dir_ / relative);
+      if (!hash.is_string() || now != hash.get<std::string>())
+        problem(name, "changed after the hand-in was written: its SHA-256 is " + now +
+                          ", manifest.json says " +
+                          (hash.is_string() ? hash.get<std::string>() : hash.dump()));
+    } catch (const RecordError& e) {
+      problem(name, e.what());
+    }
+  }
+  std::error_code error;
+  for (auto it = fs::recursive_directory_iterator(dir_, error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (it->is_directory(error) && !it->is_symlink(error)) continue;
+    const std::string name = it->path().lexically_relative(dir_).generic_string();
+    if (name != kManifestFile && !listed.count(name))
+      problem(name, "not listed in manifest.json: added after the hand-in was written");
+  }
+}
+
+void Verifier::find_lab() {
+  const std::string recorded = text_at(manifest_, "lab_sha256");
+  if (!options_.lab.empty()) {
+    lab_ = load_lab(options_.lab);  // the instructor's own file: a problem there stops verify
+    if (!lab_.ok())
+      throw ConfigError("--lab " + options_.lab + ": " + lab_.problems.front().to_string());
+    if (lab_.sha256 != recorded) {
+      problem(kManifestFile, "the lab's SHA-256 is " + recorded + ", but --lab " + options_.lab +
+                                 " has " + lab_.sha256 +
+                                 ": the hand-in was done from another version of the lab, or "
+                                 "another lab");
+      verdict_.notes.push_back("results not recomputed: the hand-in's lab is not --lab's");
+      return;
+    }
+    have_lab_ = true;
+    return;
+  }
+  const auto names = builtin_lab_names();
+  const bool builtin = std::any_of(names.begin(), names.end(), [&](const std::string& n) {
+    return fs::path(n).stem() == verdict_.lab;
+  });
+  if (builtin) {
+    lab_ = load_lab(verdict_.lab);
+    have_lab_ = lab_.sha256 == recorded;
+  }
+  if (!have_lab_)
+    verdict_.notes.push_back("results not recomputed and settings not checked: the lab \"" +
+                             verdict_.lab +
+                             "\" is not this gpulab's built-in lab of that name; give its file "
+                             "with --lab FILE.md");
+}
+
+void Verifier::check_answers() {
+  const json answers = read_json(dir_, "answers.json", verdict_.problems);
+  if (answers.is_null()) return;
+  const std::string format = text_at(answers, "format");
+  if (format != kHandInFormat)
+    problem("answers.json", "its \"format\" is \"" + format + "\", not \"" + kHandInFormat +
+                                "\": hand the lab in again with this gpulab");
+  if (text_at(answers, "learner") != verdict_.learner)
+    problem("answers.json", "names the learner \"" + text_at(answers, "learner") +
+                                "\", manifest.json \"" + verdict_.learner + "\"");
+  if (text_at(answers, "lab") != verdict_.lab)
+    problem("answers.json", "is of the lab \"" + text_at(answers, "lab") +
+                                "\", manifest.json of \"" + verdict_.lab + "\"");
+  if (!have_lab_) return;
+  const json list = answers.value("answers", json::array());
+  int score = 0, first_score = 0;
+  for (const json& entry : list) {
+    const std::string question = entry.is_object() ? text_at(entry, "question") : "";
+    const auto q = std::find_if(lab_.quiz.begin(), lab_.quiz.end(),
+                                [&](const QuizQuestion& x) { return x.question == question; });
+    if (q == lab_.quiz.end()) {
+      problem("answers.json", "the question \"" + question + "\" is not in the lab's quiz");
+      continue;
+    }
+    const json answer = entry.value("answer", json());
+    const int choice = choice_of(*q, answer);
+    const bool right = choice >= 0 && grade(*q, choice).correct;
+    if (!answer.is_null() && choice < 0)
+      problem("answers.json",
+              "the answer " + answer.dump() + " to \"" + question + "\" is not one of its choices");
+    if (entry.value("correct", false) != right)
+      problem("answers.json", "the answer " + answer.dump() + " to \"" + question +
+                                  "\" is marked " + (right ? "wrong" : "right") + ", but it is " +
+                                  (right ? "right" : "wrong"));
+    score += right;
+    const json attempts = entry.value("attempts", json::array());
+    if (!attempts.is_array()) continue;
+    if (!attempts.empty() && attempts.back().value("answer", json()) != answer)
+      problem("answers.json", "\"" + question + "\": the last attempt is not the answer given");
+    if (answer.is_null() != attempts.empty())
+      problem("answers.json", "\"" + question + "\": its attempts and its answer disagree");
+    if (lab_.quiz_attempts > 0 && int(attempts.size()) > lab_.quiz_attempts)
+      problem("answers.json", "\"" + question + "\" has " + std::to_string(attempts.size()) +
+                                  " attempts; the lab takes " + std::to_string(lab_.quiz_attempts));
+    if (!attempts.empty()) {
+      const int first = choice_of(*q, attempts.front().value("answer", json()));
+      const bool first_right = first >= 0 && grade(*q, first).correct;
+      first_score += first_right;
+      if (entry.value("first_correct", false) != first_right)
+        problem("answers.json", "\"" + question + "\": the first attempt is marked " +
+                                    (first_right ? "wrong" : "right") + ", but it is " +
+                                    (first_right ? "right" : "wrong"));
+    }
+    std::string before;
+    for (const json& a : attempts) {
+      const std::string time = a.is_object() ? text_at(a, "time") : "";
+      if (!time.empty() && !before.empty() && time < before)
+        problem("answers.json", "\"" + question + "\": its attempts' times go backwards");
+      if (!time.empty()) before = time;
+    }
+  }
+  if (answers.value("score", -1) != score)
+    problem("answers.json", "its score is " + answers.value("score", json()).dump() +
+                                ", but its answers give " + std::to_string(score));
+  if (answers.value("first_attempt_score", -1) != first_score)
+    problem("answers.json", "its first-attempt score is " +
+                                answers.value("first_attempt_score", json()).dump() +
+                                ", but its attempts give " + std::to_string(first_score));
+}
+
+void Verifier::check_runs() {
+  const json experiments = manifest_.value("experiments", json::array());
+  const json machine = read_json(dir_, "machine.json", verdict_.problems);
+  const std::string host = machine.is_object() ? text_at(machine, "host") : "";
+  std::map<std::string, std::string> by_metrics;  // metrics.csv's SHA-256 -> folder
+  for (const json& entry : experiments) {
+    if (!entry.is_object()) continue;
+    const std::string name = text_at(entry, "experiment");
+    const std::string folder = text_at(entry, "run");
+    const LabExperiment* e = have_lab_ ? lab_.experiment(name) : nullptr;
+    if (have_lab_ && !e) {
+      problem(kManifestFile, "names the experiment \"" + name + "\", which the lab has not");
+      continue;
+    }
+    LabRunResult result;
+    result.experiment = name;
+    result.skipped = text_at(entry, "skipped");
+    if (const json matmul = entry.value("matmul", json()); matmul.is_array()) {
+      for (const json& t : matmul)
+        result.matmul.push_back(
+            {t.value("size", 0), t.value("ms", 0.0), t.value("ms_with_copies", 0.0)});
+      if (entry.contains("outside_load")) add_bench_load(result, entry["outside_load"]);
+    }
+    if (!folder.empty()) {
+      RunData run;
+      try {
+        run = load_run(dir_ / folder);
+      } catch (const RecordError& e) {
+        problem(folder, std::string("cannot be read: ") + e.what());
+        continue;
+      }
+      ++verdict_.runs;
+      for (const auto& [file, message] : run_inconsistencies(run))
+        problem(folder + "/" + file, message);
+      const bool reference = entry.value("reference", false);
+      // A reference run ships with gpulab and fills no figure of the learner's: where it was
+      // recorded otherwise than the lab says, that is said, not held against the hand-in.
+      for (const std::string& difference :
+           e ? setting_differences(run, *e) : std::vector<std::string>{}) {
+        if (reference)
+          verdict_.notes.push_back(folder + "/run.json (a reference run): " + difference);
+        else
+          problem(folder + "/run.json", difference);
+      }
+      const std::string run_host = run.info.value("process", json::object()).value("host", "");
+      if (!reference && !host.empty() && !run_host.empty() && run_host != host)
+        problem(folder + "/run.json", "recorded on the host \"" + run_host +
+                                          "\", but machine.json says the hand-in is from \"" +
+                                          host + "\": a run from another machine");
+      try {
+        const std::string metrics = sha256_file(dir_ / folder / "metrics.csv");
+        if (const auto seen = by_metrics.find(metrics); seen != by_metrics.end())
+          problem(folder, "holds the same run as " + seen->second +
+                              " (their metrics.csv are identical): one run claimed by two "
+                              "experiments");
+        else
+          by_metrics[metrics] = folder;
+      } catch (const RecordError&) {  // no metrics.csv: said by the manifest's check
+      }
+      const std::string created = run.info.value("created", std::string());
+      const std::string handed_in = text_at(manifest_, "handed_in");
+      if (!reference && !created.empty() && !handed_in.empty() && created > handed_in)
+        problem(folder + "/run.json",
+                "created " + created + ", after the hand-in was written (" + handed_in + ")");
+      const std::string day = reference ? recorded_on(run) : "";
+      result = lab_run_result(name, run);
+      result.recorded_on = day;
+      runs_.push_back({folder, name, std::move(run), reference});
+    }
+    results_.push_back(std::move(result));
+  }
+}
+
+void Verifier::check_tables() {
+  for (size_t t = 0; t < lab_.tables.size(); ++t) {
+    const std::string file = hand_in_table_file(t, "csv");
+    std::string text;
+    try {
+      if (!read_record_file(dir_ / file, kMaxRunJsonBytes, &text)) {
+        problem(file, "missing; the lab has this table");
+        continue;
+      }
+    } catch (const RecordError& e) {
+      problem(file, e.what());
+      continue;
+    }
+    const LabResultsTable table = lab_results_table(lab_, lab_.tables[t], results_);
+    const auto expected = csv_rows(to_csv(table));
+    const auto found = csv_rows(text);
+    if (found.size() != expected.size()) {
+      problem(file, "has " + std::to_string(found.size()) +
+                        " lines; the runs in the hand-in give " + std::to_string(expected.size()));
+      continue;
+    }
+    for (size_t r = 0; r < expected.size(); ++r)
+      for (size_t c = 0; c < expected[r].size(); ++c) {
+        ++verdict_.cells;
+        const std::string cell = c < found[r].size() ? found[r][c] : "";
+        if (cell == expected[r][c]) continue;
+        const std::string where =
+            r == 0 ? "its header, column " + std::to_string(c + 1)
+                   : "row \"" + expected[r][0] + "\", column \"" + expected[0][c] + "\"";
+        problem(file, where + " says \"" + cell + "\", but the runs in the hand-in give \"" +
+                          expected[r][c] + "\"");
+      }
+  }
+}
+
+void Verifier::replay() {
+  std::optional<data::MnistData> mnist;
+  RunControl own;
+  RunControl& control = control_ ? *control_ : own;
+  const json machine = read_json(dir_, "machine.json", verdict_.problems);
+  const std::string blas =
+      machine.is_object() ? machine.value("cpu", json::object()).value("blas", "") : "";
+  for (const HeldRun& held : runs_) {
+    if (held.reference || control.cancel.load()) continue;
+    if (held.run.info.value("config", json::object()).value("device", "cpu") != "cpu") {
+      verdict_.notes.push_back(held.folder + ": not replayed: not a CPU run");
+      continue;
+    }
+    if (!mnist) mnist = data::load_mnist(data::default_data_dir(options_.data_dir));
+    try {
+      const ReplayVerdict v = replay_run(held.run, options_.replay_steps, *mnist, blas, control);
+      ++verdict_.replayed;
+      if (v.agrees)
+        verdict_.notes.push_back(held.folder + ": replay " + v.text);
+      else
+        problem(held.folder + "/metrics.csv", "replay " + v.text);
+    } catch (const ConfigError& e) {
+      problem(held.folder, std::string("cannot be replayed: ") + e.what());
+    }
+  }
+}
+
+}  // namespace
+
+HandInVerdict verify_hand_in(const fs::path& dir, const VerifyOptions& options,
+                             RunControl* control) {
+  return Verifier(dir, options, control).run();
+}
+
+}  // namespace gpulab

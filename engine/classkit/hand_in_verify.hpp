@@ -1,0 +1,49 @@
+// engine/classkit: the instructor's side of the labs, over engine/labs. Verifying a hand-in:
+// every problem found as (file, what disagrees), so that `gpulab-cli lab verify` prints them and
+// a grader can verify each hand-in of a class with the same code.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpulab {
+
+struct RunControl;
+
+// One disagreement: the hand-in's file ("runs/lenet5-cpu/run.json", relative to the hand-in)
+// and what is wrong with it.
+struct HandInProblem {
+  std::string file;
+  std::string message;
+  std::string to_string() const { return file + ": " + message; }
+};
+
+struct VerifyOptions {
+  // The instructor's copy of the lab (a file or a built-in lab's name): the manifest's SHA-256
+  // must be its. Empty: the built-in lab of the manifest's name, where its SHA-256 matches.
+  std::string lab;
+  int64_t replay_steps = 0;  // > 0: retrain that many steps of each CPU run and compare losses
+  std::optional<std::filesystem::path> data_dir;  // MNIST for the replay (default_data_dir)
+};
+
+struct HandInVerdict {
+  std::vector<HandInProblem> problems;  // empty: the hand-in verifies
+  // What was checked, and what could not be ("results.csv not recomputed: ..."), one line each.
+  std::vector<std::string> notes;
+  std::string learner, lab;  // as manifest.json names them
+  int files = 0, runs = 0, cells = 0, replayed = 0;
+};
+
+// Checks the hand-in folder `dir`: manifest.json's hashes (missing, added and changed files);
+// the lab file's hash against options.lab; answers.json's scores against the lab's quiz; every
+// results table cell recomputed from the runs in the hand-in with the code that wrote it; each
+// run against itself and against its experiment's settings; two experiments holding one run;
+// and, with replay_steps, the first steps of each CPU run trained again. Never throws for what
+// is in the folder: a file that cannot be read is a problem naming it. `control` cancels a replay.
+HandInVerdict verify_hand_in(const std::filesystem::path& dir, const VerifyOptions& options,
+                             RunControl* control = nullptr);
+
+}  // namespace gpulab

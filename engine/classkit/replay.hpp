@@ -1,0 +1,34 @@
+// Replaying a CPU run: its first steps trained again on this machine with the recorded seed and
+// settings, and the losses compared, so figures a learner typed in cannot pass as a run.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "datasets/mnist.hpp"
+#include "engine/records/run_record.hpp"
+
+namespace gpulab {
+
+struct RunControl;
+
+// The largest relative difference between a recorded and a replayed loss that still agrees: a
+// different BLAS kernel set (another CPU, another OpenBLAS build) rounds sums in another order.
+inline constexpr double kReplayLossTolerance = 2e-3;
+
+struct ReplayVerdict {
+  bool agrees = false;
+  int64_t steps = 0;            // compared
+  double worst_difference = 0;  // the largest relative difference of a loss
+  int64_t worst_step = 0;
+  std::string text;  // one line: the verdict, the steps, the kernels on each side
+};
+
+// Trains the first `steps` steps of `run` (a CPU run) again with its model, seed and settings,
+// in a temporary folder, and compares each step's loss with metrics.csv's. `recorded_blas` is
+// the recorder's BLAS (machine.json), said beside this machine's. Throws ConfigError when the run
+// cannot be replayed (not a CPU run, settings that do not read, no steps recorded).
+ReplayVerdict replay_run(const RunData& run, int64_t steps, const data::MnistData& mnist,
+                         const std::string& recorded_blas, RunControl& control);
+
+}  // namespace gpulab

@@ -1,0 +1,29 @@
+// Whether a run's record agrees with itself and with the experiment it claims to be: what
+// `lab verify` checks of each run a hand-in holds.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/labs/lab.hpp"
+#include "engine/records/run_record.hpp"
+
+namespace gpulab {
+
+// The share of a run's training seconds its steps may miss or exceed: the steps' times are
+// measured inside the training time, which also holds the loop's own work between steps.
+inline constexpr double kStepTimeTolerance = 0.25;
+
+// Each disagreement of a record with itself as (the record's file name: "run.json",
+// "metrics.csv", "eval.csv"; what is wrong): metrics.csv's rows against the summary's steps, step
+// numbers and time stamps that do not increase, the steps' times against the training seconds,
+// images/s against images and seconds, eval.csv's last test accuracy against the summary's
+// (record_disagreements).
+std::vector<std::pair<std::string, std::string>> run_inconsistencies(const RunData& run);
+
+// Where the run's model and settings in run.json are not the lab experiment's, one line each (a
+// --quick run's shorter step budget and evaluation interval allowed).
+std::vector<std::string> setting_differences(const RunData& run, const LabExperiment& experiment);
+
+}  // namespace gpulab
