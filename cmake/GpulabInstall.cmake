@@ -82,7 +82,10 @@ set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME gpulab)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "${GPULAB_MAINTAINER}")
-set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+# The build's own prefix: paths compiled into the programs (default_data_dir's shared MNIST
+# folder) name it, so a package must install there. scripts/package configures /usr; lintian
+# refuses a package for /usr/local.
+set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "learn GPU-accelerated deep learning by measuring it")
 # The long description under the summary (CPack puts the summary first and indents each line).

@@ -65,6 +65,8 @@ case $mode in
     deb=$2 source=$3 app_id=$4
     [[ -f $deb ]] || skip "no package at $deb: scripts/package builds it"
     command -v dpkg-deb >/dev/null || skip "dpkg-deb not found (dpkg)"
+    # Relative to /usr: a package built for another prefix (whose programs would look for the
+    # shared MNIST folder there) has none of the files where they are looked for.
     list="$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./usr/||' | sort)"
     gui=OFF
     grep -qxF bin/gpulab <<<"$list" && gui=ON
