@@ -208,7 +208,9 @@ TEST(MnistLoad, MissingFolderSaysHowToGetData) {
   EXPECT_TRUE(contains(message, missing.string() + ": no such folder")) << message;
   EXPECT_TRUE(contains(message, "train-images-idx3-ubyte")) << message;
   EXPECT_TRUE(contains(message, "t10k-labels-idx1-ubyte")) << message;
-  EXPECT_TRUE(contains(message, "run gpulab-cli data fetch (or ./scripts/setup in a clone), or pass --data-dir DIR")) << message;
+  EXPECT_TRUE(contains(
+      message, "run gpulab-cli data fetch (or ./scripts/setup in a clone), or pass --data-dir DIR"))
+      << message;
 }
 
 TEST(MnistLoad, MissingFileIsNamed) {
@@ -220,7 +222,9 @@ TEST(MnistLoad, MissingFileIsNamed) {
                                     ": missing t10k-labels-idx1-ubyte (looked for "
                                     "t10k-labels-idx1-ubyte and t10k-labels-idx1-ubyte.gz)"))
       << message;
-  EXPECT_TRUE(contains(message, "run gpulab-cli data fetch (or ./scripts/setup in a clone), or pass --data-dir DIR")) << message;
+  EXPECT_TRUE(contains(
+      message, "run gpulab-cli data fetch (or ./scripts/setup in a clone), or pass --data-dir DIR"))
+      << message;
 }
 
 TEST(MnistLoad, EmptyFolderListsEveryFile) {
