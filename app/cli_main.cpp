@@ -11,6 +11,7 @@
 
 #include "app/blas_select.hpp"
 #include "app/cli_bench.hpp"
+#include "app/cli_data.hpp"
 #include "app/cli_bounds.hpp"
 #include "app/cli_export.hpp"
 #include "app/cli_inside.hpp"
@@ -520,13 +521,16 @@ int main(int argc, char** argv) {
   cli::LabFlags lab;
   const cli::LabCommands lab_commands = cli::add_lab_command(app, lab);
 
+  cli::DataFlags data_flags;
+  CLI::App* data_fetch = cli::add_data_command(app, data_flags);
+
   const std::string first = argc > 1 ? argv[1] : "";
   if (!first.empty() && first[0] != '-' && first != "devices" && first != "train" &&
       first != "eval" && first != "predict" && first != "export" && first != "bench" &&
-      first != "lab") {
+      first != "lab" && first != "data") {
     std::fprintf(stderr,
                  "gpulab-cli: unknown command \"%s\"; the commands are devices, train, eval, "
-                 "predict, export, bench, lab (see --help)\n",
+                 "predict, export, bench, lab, data (see --help)\n",
                  argv[1]);
     return 2;
   }
@@ -550,6 +554,7 @@ int main(int argc, char** argv) {
     if (bench_allreduce->parsed()) return cli::run_bench_allreduce(bench);
     if (bench_matmul->parsed()) return cli::run_bench_matmul(matmul);
     if (bench_inference->parsed()) return cli::run_bench_inference(inference);
+    if (data_fetch->parsed()) return cli::run_data_fetch(data_flags, argc, argv);
     if (lab_commands.list->parsed()) return cli::run_lab_list();
     if (lab_commands.check->parsed()) return cli::run_lab_check(lab);
     if (lab_commands.hand_in->parsed()) return cli::run_lab_hand_in(lab, argc, argv);

@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "datasets/idx.hpp"
+#include "datasets/mnist_files.hpp"
 
 namespace gpulab::data {
 
@@ -17,7 +18,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kHowToGetData = "run ./scripts/setup, or pass --data-dir DIR";
+constexpr const char* kHowToGetData =
+    "run gpulab-cli data fetch (or ./scripts/setup in a clone), or pass --data-dir DIR";
 
 }  // namespace
 
@@ -135,12 +137,26 @@ fs::path default_data_dir(const std::optional<fs::path>& flag) {
   if (flag && !flag->empty()) return *flag;
   if (std::string dir = env_value("GPULAB_DATA"); !dir.empty()) return dir;
   // The XDG spec says to ignore a relative XDG_DATA_HOME.
-  if (fs::path xdg = env_value("XDG_DATA_HOME"); xdg.is_absolute()) return xdg / "gpulab" / "mnist";
-  if (std::string home = env_value("HOME"); !home.empty())
-    return fs::path(home) / ".local" / "share" / "gpulab" / "mnist";
+  fs::path user;
+  if (fs::path xdg = env_value("XDG_DATA_HOME"); xdg.is_absolute())
+    user = xdg / "gpulab" / "mnist";
+  else if (std::string home = env_value("HOME"); !home.empty())
+    user = fs::path(home) / ".local" / "share" / "gpulab" / "mnist";
+  // A copy a site installed for every user, read while the user has none of their own (and
+  // never fetched into: a user's fetch goes to their own folder).
+  const fs::path shared = system_data_dir();
+  if (!shared.empty() && (user.empty() || !mnist_present(user)) && mnist_present(shared))
+    return shared;
+  if (!user.empty()) return user;
   throw DataError("(data folder)",
                   "cannot choose one: --data-dir, GPULAB_DATA, XDG_DATA_HOME and HOME are all "
                   "unset; pass --data-dir DIR");
+}
+
+fs::path system_data_dir() {
+  // GPULAB_SYSTEM_DATA (tests, or a site's own layout), else the installed prefix's folder.
+  if (const char* named = std::getenv("GPULAB_SYSTEM_DATA")) return named;
+  return GPULAB_SYSTEM_DATA_DIR;
 }
 
 void normalize_pixels(float* out, const uint8_t* pixels, size_t n) {

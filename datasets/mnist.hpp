@@ -30,8 +30,13 @@ struct MnistData {
 MnistData load_mnist(const std::filesystem::path& dir);
 
 // Where to look for the data, first that is set (and not empty): the flag, $GPULAB_DATA,
-// $XDG_DATA_HOME/gpulab/mnist, $HOME/.local/share/gpulab/mnist. Throws DataError if none is.
+// $XDG_DATA_HOME/gpulab/mnist, $HOME/.local/share/gpulab/mnist; but where that user folder
+// lacks MNIST and system_data_dir() holds it, that one. Throws DataError if none is set.
 std::filesystem::path default_data_dir(const std::optional<std::filesystem::path>& flag);
+
+// The shared read-only copy a site may install for every user: $GPULAB_SYSTEM_DATA when set
+// (empty: none), else <prefix>/share/gpulab/mnist (/usr/share/gpulab/mnist for the package).
+std::filesystem::path system_data_dir();
 
 // The usual MNIST statistics. Every backend and the PyTorch reference normalize with exactly
 // (p / 255 - mean) / std in float, so their inputs agree bit for bit.

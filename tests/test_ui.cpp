@@ -53,7 +53,7 @@
 #include "ui/setup/limited_spin_box.hpp"
 #include "ui/setup/race_panel.hpp"
 #include "ui/widgets/status_widgets.hpp"
-#include "ui/window/data_fetcher.hpp"
+#include "ui/fetch/data_fetcher.hpp"
 #include "ui/window/guarded_application.hpp"
 #include "ui/window/main_window.hpp"
 #include "ui/window/window_state.hpp"

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engine/base/errors.hpp"
+#include "engine/base/install_paths.hpp"
 #include "engine/labs/lab_progress.hpp"
 
 namespace gpulab {
@@ -53,7 +54,7 @@ std::string gpu_names(const RunData& run) {
 
 fs::path reference_runs_dir() {
   const char* named = std::getenv(kReferenceRunsVariable);
-  if (!named || !*named) return GPULAB_REFERENCE_RUNS_DIR;
+  if (!named || !*named) return installed_or_source("reference-runs", GPULAB_REFERENCE_RUNS_DIR);
   std::error_code error;
   if (!fs::is_directory(named, error))
     throw ConfigError(std::string(kReferenceRunsVariable) + "=" + named +

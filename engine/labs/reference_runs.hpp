@@ -17,8 +17,9 @@ namespace gpulab {
 // Names another folder of reference runs (the tests' fixtures, a course's own recordings).
 inline constexpr const char* kReferenceRunsVariable = "GPULAB_REFERENCE_RUNS";
 
-// $GPULAB_REFERENCE_RUNS when set and not empty, else the source tree's resources/reference-runs
-// (which may not exist: none is shipped until one is recorded on a GPU). Throws ConfigError
+// $GPULAB_REFERENCE_RUNS when set and not empty, else the installed copy beside the program
+// (<prefix>/share/gpulab/reference-runs) when there is one, else the source tree's
+// resources/reference-runs (a program run from its build folder). Throws ConfigError
 // ("GPULAB_REFERENCE_RUNS=DIR: not a folder; ...") when the variable names no folder.
 std::filesystem::path reference_runs_dir();
 

@@ -11,7 +11,7 @@
 #include "datasets/mnist_files.hpp"
 #include "ui/runs/run_controller.hpp"
 #include "ui/widgets/status_widgets.hpp"
-#include "ui/window/data_fetcher.hpp"
+#include "ui/fetch/data_fetcher.hpp"
 
 namespace gpulab::ui {
 

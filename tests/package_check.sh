@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# ctest's package checks (tests/CMakeLists.txt registers both):
+#   package_check.sh install BUILD SOURCE APP_ID GUI  the install rules of this build, into a
+#       temporary prefix: the file list, the installed program finding its data, the validators
+#   package_check.sh deb DEB SOURCE APP_ID            a package scripts/package built: its file
+#       list, its Depends (no CUDA library, the Qt and BLAS it links) and lintian's errors
+# Exits 77 (ctest: skipped), saying why, where what it needs is missing.
+set -euo pipefail
+mode=$1
+fail=0
+skip() { printf 'SKIPPED: %s\n' "$*"; exit 77; }
+bad() { printf 'FAIL: %s\n' "$*"; fail=1; }
+
+# The files every install holds, relative to the prefix; $1 is the list to look in.
+check_list() {
+  local list=$1 source=$2 app_id=$3 gui=$4
+  local want=(bin/gpulab-cli share/gpulab/cluster/gpulab.slurm share/gpulab/cluster/hostfile
+    share/man/man1/gpulab-cli.1.gz share/doc/gpulab/copyright share/doc/gpulab/changelog.gz)
+  for f in "$source"/resources/labs/*.md "$source"/resources/demos/*.json; do
+    want+=("share/gpulab/${f#"$source"/resources/}")
+  done
+  for f in "$source"/resources/reference-runs/*/run.json; do
+    want+=("share/gpulab/${f#"$source"/resources/}")
+  done
+  for page in "$source"/docs/man/gpulab-cli*.1; do want+=("share/man/man1/$(basename "$page").gz"); done
+  if [[ $gui == ON ]]; then
+    want+=(bin/gpulab share/man/man1/gpulab.1.gz "share/applications/$app_id.desktop"
+      "share/metainfo/$app_id.metainfo.xml" "share/icons/hicolor/scalable/apps/$app_id.svg")
+    for size in 16 32 48 64 128 256; do want+=("share/icons/hicolor/${size}x$size/apps/$app_id.png"); done
+  fi
+  for f in "${want[@]}"; do grep -qxF "$f" <<<"$list" || bad "$f is not installed"; done
+  grep -Eq '(^|/)lib(cuda|cublas|nccl|nvidia)' <<<"$list" && bad "a CUDA library is installed"
+  printf 'checked %d files of %d installed\n' "${#want[@]}" "$(wc -l <<<"$list")"
+}
+
+validate() {
+  local root=$1 app_id=$2
+  if command -v desktop-file-validate >/dev/null; then
+    desktop-file-validate "$root/share/applications/$app_id.desktop" || bad "the desktop entry is not valid"
+  else
+    printf 'desktop-file-validate not found (desktop-file-utils): the menu entry is not checked\n'
+  fi
+  if command -v appstreamcli >/dev/null; then
+    appstreamcli validate --no-net --pedantic "$root/share/metainfo/$app_id.metainfo.xml" ||
+      bad "the AppStream metadata is not valid"
+  else
+    printf 'appstreamcli not found (appstream): the AppStream metadata is not checked\n'
+  fi
+}
+
+case $mode in
+  install)
+    build=$2 source=$3 app_id=$4 gui=$5
+    prefix="$(mktemp -d)"
+    trap 'rm -rf "$prefix"' EXIT
+    cmake --install "$build" --prefix "$prefix" >/dev/null || { echo "FAIL: cmake --install"; exit 1; }
+    list="$(cd "$prefix" && find . -type f | sed 's|^\./||' | sort)"
+    check_list "$list" "$source" "$app_id" "$gui"
+    [[ -x $prefix/share/gpulab/cluster/gpulab.slurm ]] || bad "gpulab.slurm is not executable"
+    # The installed program runs from its prefix, and finds the labs and its data folder.
+    "$prefix/bin/gpulab-cli" lab list | grep -q cnn-on-gpu || bad "the installed gpulab-cli lists no labs"
+    [[ $gui == ON ]] && validate "$prefix" "$app_id"
+    ;;
+  deb)
+    deb=$2 source=$3 app_id=$4
+    [[ -f $deb ]] || skip "no package at $deb: scripts/package builds it"
+    command -v dpkg-deb >/dev/null || skip "dpkg-deb not found (dpkg)"
+    # Relative to /usr: a package built for another prefix (whose programs would look for the
+    # shared MNIST folder there) has none of the files where they are looked for.
+    list="$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./usr/||' | sort)"
+    gui=OFF
+    grep -qxF bin/gpulab <<<"$list" && gui=ON
+    check_list "$list" "$source" "$app_id" "$gui"
+    depends="$(dpkg-deb -f "$deb" Depends)"
+    printf 'Depends: %s\n' "$depends"
+    for lib in libc6 libstdc++6 libopenblas0 zlib1g libgomp1; do
+      grep -q "\\b$lib\\b" <<<"$depends" || bad "Depends does not name $lib"
+    done
+    [[ $gui == OFF ]] || grep -q 'libqt6widgets6' <<<"$depends" || bad "Depends does not name libqt6widgets6"
+    grep -qi 'cuda\|cublas\|nvidia' <<<"$depends" && bad "Depends names a CUDA package: $depends"
+    root="$(mktemp -d)"
+    trap 'rm -rf "$root"' EXIT
+    dpkg-deb -x "$deb" "$root"
+    [[ $gui == ON ]] && validate "$root/usr" "$app_id"
+    if command -v lintian >/dev/null; then
+      out="$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -v '^running with root privileges' || true)"
+      [[ -z $out ]] || printf '%s\n' "$out"
+      grep -q '^E: ' <<<"$out" && bad "lintian reports errors"
+    else
+      printf 'lintian not found: the package is not checked against Debian policy\n'
+    fi
+    ;;
+  *) echo "usage: package_check.sh install|deb ..."; exit 2 ;;
+esac
+((fail == 0)) && printf 'package check (%s): passed\n' "$mode"
+exit "$fail"
