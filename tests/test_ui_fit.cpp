@@ -36,6 +36,8 @@
 #include "engine/records/run_record.hpp"
 #include "recorded_runs.hpp"
 #include "test_support.hpp"
+#include "ui/charts/chart_bars.hpp"
+#include "ui/charts/chart_render.hpp"
 #include "ui/charts/chart_view.hpp"
 #include "ui/charts/replica_timeline.hpp"
 #include "ui/charts/scaling_chart.hpp"
@@ -819,6 +821,66 @@ TEST_F(Fit, TheScalingChartsLegendStaysInsideIt) {
           << size.width() << ": entry " << i << " ends at " << item->outerRect().right();
     }
     EXPECT_EQ(entries, 3);
+  }
+}
+
+// A bar panel whose every bar is empty says why once in its middle ("not reached (every run)"),
+// fitted to the panel: in presenter mode at 1024x768 under X it was cut at both ends ("o full
+// epoc"). A panel 90 px wide, in presenter type: every line of the note fits, and the words stay.
+TEST(EmptyNote, FitsAPanelNarrowerThanItsText) {
+  QCustomPlot plot;
+  plot.resize(130, 240);
+  plot.show();
+  plot.replot();
+  QCPAxisRect* rect = plot.axisRect();
+  ASSERT_LT(rect->width(), 110);
+  auto* note = new QCPItemText(&plot);
+  note->setClipAxisRect(rect);
+  note->setFont(scaled_font(1.8 * 0.9));
+  set_empty_note(note, "no full epoch\n(every run)");
+  const QFontMetricsF metrics(note->font());
+  ASSERT_GT(metrics.horizontalAdvance("no full epoch"), rect->width()) << "not narrow enough";
+  for (const QString& line : note->text().split('\n'))
+    EXPECT_LE(metrics.horizontalAdvance(line), rect->width() - 6) << line.toStdString();
+  EXPECT_TRUE(note->text().startsWith("no full")) << note->text().toStdString();
+  // Wider again (the window resized): the note is its whole text once more.
+  plot.resize(600, 240);
+  plot.replot();
+  fit_empty_note(note);
+  EXPECT_EQ(note->text(), "no full epoch\n(every run)");
+}
+
+// The same in the window, at 1024x768 with and without presenter mode (a guard: offscreen fonts
+// left the panels wide enough before the fix too).
+TEST_F(Fit, AnEmptyPanelsNoteFitsItsPanel) {
+  write_six_runs();
+  // The 2-replica run's twin on one replica: the scaling chart takes its share of the width.
+  test::write_run(runs_.path() / "r6", 6, 64, 120, 14, "2026-01-01T09:59:00Z", 1);
+  open_window();
+  window_->show_recent(7);
+  window_->show_tab("compare");
+  window_->compare()->target_box()->setValue(99.9);  // reached by no run
+  for (bool presenter : {false, true}) {
+    window_->set_presenter(presenter);
+    show_at(QSize(1024, 768));
+    wait_until([] { return false; }, 200ms);
+    int notes = 0;
+    for (QCustomPlot* plot : window_->compare()->findChildren<QCustomPlot*>()) {
+      if (!plot->isVisible()) continue;
+      plot->replot();
+      for (int i = 0; i < plot->itemCount(); ++i) {
+        auto* note = qobject_cast<QCPItemText*>(plot->item(i));
+        if (!note || !note->visible() || !note->clipAxisRect() ||
+            !note->property("whole_text").isValid())
+          continue;
+        ++notes;
+        for (const QString& line : note->text().split('\n'))
+          EXPECT_LE(QFontMetricsF(note->font()).horizontalAdvance(line),
+                    note->clipAxisRect()->width())
+              << (presenter ? "presenter: " : "") << line.toStdString();
+      }
+    }
+    EXPECT_GT(notes, 0) << "no panel said why its bars are empty";
   }
 }
 

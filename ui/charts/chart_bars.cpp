@@ -178,12 +178,39 @@ void update_bars(DrawnChart& drawn, const Chart& chart) {
     keep_labels_inside(bar_panel, value_axis);
     if (bar_panel.empty_note) {
       const std::string note = shared_empty_note(panel.bars[0]);
-      bar_panel.empty_note->setText(QString::fromStdString(note) + QObject::tr("\n(every run)"));
+      set_empty_note(bar_panel.empty_note,
+                     QString::fromStdString(note) + QObject::tr("\n(every run)"));
       bar_panel.empty_note->setVisible(!note.empty());
       if (!note.empty())
         for (QCPItemText* label : bar_panel.labels) label->setVisible(false);
     }
   }
+}
+
+void set_empty_note(QCPItemText* note, const QString& text) {
+  note->setProperty("whole_text", text);
+  fit_empty_note(note);
+}
+
+void fit_empty_note(QCPItemText* note) {
+  const QString text = note->property("whole_text").toString();
+  const QCPAxisRect* rect = note->clipAxisRect();
+  const double width = rect ? rect->width() - 6.0 : 0;
+  if (width <= 0) {  // not laid out yet: fitted again once it is
+    note->setText(text);
+    return;
+  }
+  const QFontMetricsF metrics(note->font());
+  QStringList lines;
+  for (const QString& line : text.split('\n')) {
+    if (metrics.horizontalAdvance(line) <= width) {
+      lines << line;
+      continue;
+    }
+    const QString wrapped = wrap_to(line, note->font(), width, 3);
+    lines << (wrapped.isEmpty() ? metrics.elidedText(line, Qt::ElideRight, width) : wrapped);
+  }
+  note->setText(lines.join('\n'));
 }
 
 }  // namespace gpulab::ui

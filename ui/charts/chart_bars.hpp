@@ -8,6 +8,7 @@
 #include "ui/charts/chart_render.hpp"
 
 class QCPAbstractPlottable;
+class QCPItemText;
 
 namespace gpulab::ui {
 
@@ -22,6 +23,12 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
 void fit_bar_axis(QCPAxis* y, double label_px = 0);
 // The room a panel's value labels take above its bars: none where they do not fit.
 double bar_labels_px(const DrawnChart::BarPanel& bar_panel);
+
+// A panel's empty note ("no full epoch (every run)") fitted to its panel's width: each line wider
+// than the panel wrapped (up to three lines) or elided; it was cut at both ends in narrow panels.
+// The note's whole text is kept on the item, so the fit can be made again for another width.
+void set_empty_note(QCPItemText* note, const QString& text);
+void fit_empty_note(QCPItemText* note);
 
 // A value label over a bar that reaches the top of its axis would be cut off by the panel: it
 // goes inside the top of the bar instead, so it stays visible.

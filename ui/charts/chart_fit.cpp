@@ -137,6 +137,8 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
     x->setTickLabelPadding(std::max(5, int(tick_h / 2) - 2));
   }
   lay_out();
+  for (DrawnChart::BarPanel& bar_panel : drawn.bar_panels)
+    if (bar_panel.empty_note) fit_empty_note(bar_panel.empty_note);
   for (QCPAxisRect* rect : drawn.rects) {
     QCPAxis* y = rect->axis(QCPAxis::atLeft);
     // A label longer than its panel is high: its unit alone, or nothing. It is centred on the
