@@ -1494,6 +1494,16 @@ const std::string kReferenceRunsTail =
     ": not a folder; set it to a folder of reference runs (run folders recorded on a GPU), or "
     "unset it to use gpulab's own";
 
+// A small MNIST folder and kCpuAndGpuLab as a lab file in `dir`: the reference-run tests' lab.
+std::pair<std::filesystem::path, std::filesystem::path> write_cpu_and_gpu_lab(
+    const std::filesystem::path& dir) {
+  const auto data = dir / "data";
+  test::write_mnist(data, test::synthetic_set(128, 1), test::synthetic_set(32, 2));
+  const auto lab = dir / "ref.md";
+  std::ofstream(lab) << kHeader << kCpuAndGpuLab;
+  return {data, lab};
+}
+
 DeviceList no_gpu() {
   DeviceList devices;
   devices.cpu = cpu_info();
@@ -1684,10 +1694,7 @@ TEST(LabCli, RunWithoutAGpuShowsTheReferenceRunMarkedRecordedOn) {
   if (!list_devices().gpus.empty())
     GTEST_SKIP() << "this machine has a GPU: the experiment runs, no reference run stands in";
   test::TempDir dir;
-  const auto data = dir.path() / "data";
-  test::write_mnist(data, test::synthetic_set(128, 1), test::synthetic_set(32, 2));
-  const auto lab = dir.path() / "ref.md";
-  std::ofstream(lab) << kHeader << kCpuAndGpuLab;
+  const auto [data, lab] = write_cpu_and_gpu_lab(dir.path());
   test::write_reference_run(dir.path() / "refs" / "on-a-gpu", "on a gpu · ref");
   auto lab_run = [&](const std::filesystem::path& refs, const std::filesystem::path& out) {
     return test::run_command(
@@ -1765,10 +1772,7 @@ TEST(LabCli, AnInstalledProgramReadsTheReferenceRunsInstalledBesideIt) {
   if (!list_devices().gpus.empty())
     GTEST_SKIP() << "this machine has a GPU: the experiment runs, no reference run stands in";
   test::TempDir dir;
-  const auto data = dir.path() / "data";
-  test::write_mnist(data, test::synthetic_set(128, 1), test::synthetic_set(32, 2));
-  const auto lab = dir.path() / "ref.md";
-  std::ofstream(lab) << kHeader << kCpuAndGpuLab;
+  const auto [data, lab] = write_cpu_and_gpu_lab(dir.path());
   const auto prefix = dir.path() / "prefix";
   std::filesystem::create_directories(prefix / "bin");
   std::filesystem::copy_file(GPULAB_CLI_PATH, prefix / "bin" / "gpulab-cli");
