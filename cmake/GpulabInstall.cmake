@@ -76,16 +76,19 @@ add_custom_target(gpulab_changelog ALL DEPENDS ${changelog})
 install(FILES ${changelog} DESTINATION ${doc_dir})
 
 # The package. Its Depends come from the libraries the programs link (dpkg-shlibdeps). It is made
-# from a build without CUDA (scripts/package configures one): a CUDA build links cuBLAS, which no
-# Debian package provides, so its programs would not start where the toolkit is missing.
+# from a build without CUDA (scripts/package configures one, or takes one with --from): a CUDA
+# build links cuBLAS, which no Debian package provides, so its programs would not start where the
+# toolkit is missing.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME gpulab)
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_CONTACT "${GPULAB_MAINTAINER}")
-# The build's own prefix: paths compiled into the programs (default_data_dir's shared MNIST
-# folder) name it, so a package must install there. scripts/package configures /usr; lintian
-# refuses a package for /usr/local.
-set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
+# A Debian package installs into /usr whatever the build's own prefix (lintian refuses
+# /usr/local): nothing compiled into the programs names the prefix, they find their files beside
+# themselves (io/install_paths), so any build without CUDA can be packaged.
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+# Read by scripts/package (CPackConfig.cmake), which refuses to package a CUDA build.
+set(CPACK_GPULAB_CUDA ${GPULAB_CUDA_ENABLED})
 set(CPACK_STRIP_FILES ON)
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "learn GPU-accelerated deep learning by measuring it")
 # The long description under the summary (CPack puts the summary first and indents each line).

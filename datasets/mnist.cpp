@@ -11,6 +11,7 @@
 
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
+#include "io/install_paths.hpp"
 
 namespace gpulab::data {
 
@@ -154,9 +155,12 @@ fs::path default_data_dir(const std::optional<fs::path>& flag) {
 }
 
 fs::path system_data_dir() {
-  // GPULAB_SYSTEM_DATA (tests, or a site's own layout), else the installed prefix's folder.
+  // GPULAB_SYSTEM_DATA (tests, or a site's own layout), else the folder beside the installed
+  // program (/usr/share/gpulab/mnist for /usr/bin/gpulab-cli); a program run from its build
+  // folder finds none there.
   if (const char* named = std::getenv("GPULAB_SYSTEM_DATA")) return named;
-  return GPULAB_SYSTEM_DATA_DIR;
+  const fs::path program = running_program();
+  return program.empty() ? fs::path() : installed_data_dir(program) / "mnist";
 }
 
 void normalize_pixels(float* out, const uint8_t* pixels, size_t n) {

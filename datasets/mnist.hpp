@@ -35,7 +35,8 @@ MnistData load_mnist(const std::filesystem::path& dir);
 std::filesystem::path default_data_dir(const std::optional<std::filesystem::path>& flag);
 
 // The shared read-only copy a site may install for every user: $GPULAB_SYSTEM_DATA when set
-// (empty: none), else <prefix>/share/gpulab/mnist (/usr/share/gpulab/mnist for the package).
+// (empty: none), else share/gpulab/mnist beside the running program's prefix
+// (/usr/share/gpulab/mnist for the package).
 std::filesystem::path system_data_dir();
 
 // The usual MNIST statistics. Every backend and the PyTorch reference normalize with exactly

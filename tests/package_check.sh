@@ -3,7 +3,9 @@
 #   package_check.sh install BUILD SOURCE APP_ID GUI  the install rules of this build, into a
 #       temporary prefix: the file list, the installed program finding its data, the validators
 #   package_check.sh deb DEB SOURCE APP_ID            a package scripts/package built: its file
-#       list, its Depends (no CUDA library, the Qt and BLAS it links) and lintian's errors
+#       list, its Depends (no CUDA library, the Qt and BLAS it links) and lintian's errors;
+#       $GPULAB_PACKAGE_DEB, when set, names the package instead of DEB (scripts/test sets it
+#       when it packages the build the tests ran on)
 # Exits 77 (ctest: skipped), saying why, where what it needs is missing.
 set -euo pipefail
 mode=$1
@@ -59,14 +61,24 @@ case $mode in
     [[ -x $prefix/share/gpulab/cluster/gpulab.slurm ]] || bad "gpulab.slurm is not executable"
     # The installed program runs from its prefix, and finds the labs and its data folder.
     "$prefix/bin/gpulab-cli" lab list | grep -q cnn-on-gpu || bad "the installed gpulab-cli lists no labs"
+    # A site's shared MNIST beside the installed program (share/gpulab/mnist under its prefix,
+    # whatever the prefix) is read by a user who has none: here four empty files, which training
+    # then refuses naming that folder.
+    mkdir -p "$prefix/share/gpulab/mnist" "$prefix/home"
+    for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+      : >"$prefix/share/gpulab/mnist/$f"
+    done
+    said="$(env -u GPULAB_DATA -u GPULAB_SYSTEM_DATA -u XDG_DATA_HOME HOME="$prefix/home" \
+      "$prefix/bin/gpulab-cli" train --steps 1 2>&1 || true)"
+    grep -qF "$prefix/share/gpulab/mnist" <<<"$said" ||
+      bad "the installed gpulab-cli does not read the shared MNIST beside it ($prefix/share/gpulab/mnist): it said: $said"
     [[ $gui == ON ]] && validate "$prefix" "$app_id"
     ;;
   deb)
-    deb=$2 source=$3 app_id=$4
+    deb=${GPULAB_PACKAGE_DEB:-$2} source=$3 app_id=$4
     [[ -f $deb ]] || skip "no package at $deb: scripts/package builds it"
     command -v dpkg-deb >/dev/null || skip "dpkg-deb not found (dpkg)"
-    # Relative to /usr: a package built for another prefix (whose programs would look for the
-    # shared MNIST folder there) has none of the files where they are looked for.
+    # Relative to /usr, where a Debian package installs.
     list="$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./usr/||' | sort)"
     gui=OFF
     grep -qxF bin/gpulab <<<"$list" && gui=ON

@@ -16,7 +16,7 @@
 #include "bad_inputs.hpp"
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
-#include "engine/base/install_paths.hpp"
+#include "io/install_paths.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/lab.hpp"

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "engine/base/errors.hpp"
-#include "engine/base/install_paths.hpp"
+#include "io/install_paths.hpp"
 #include "engine/labs/lab_progress.hpp"
 
 namespace gpulab {

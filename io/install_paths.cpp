@@ -1,5 +1,5 @@
 // Finding the data an installed gpulab ships, relative to the program's own path.
-#include "engine/base/install_paths.hpp"
+#include "io/install_paths.hpp"
 
 #include <system_error>
 
