@@ -22,6 +22,7 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
+#include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSpinBox>
@@ -445,6 +446,64 @@ TEST_F(Fit, LeavingPresenterModeGivesSizesFontsAndTheMaximizedStateBack) {
       if (!maximized) expect_no_sideways_scrolling(window_.get(), state + " after presenter mode");
       window_->showNormal();
     }
+}
+
+// The screen of kClassroomScreens named `name` (the test program's own screens).
+QScreen* classroom_screen(const QString& name) {
+  for (QScreen* screen : QGuiApplication::screens())
+    if (screen->name() == name) return screen;
+  return nullptr;
+}
+
+// On a real 1024x768 (and 1280x720) screen, as in a classroom: the window put on that screen,
+// presenter mode on from the View menu and off with F11, then maximized there. The window is the
+// screen's size, and Live and Labs neither scroll sideways nor put a control (Hand in…, Run all
+// experiments, the run controls) out of reach. Then maximized first and presenter mode on and off:
+// maximized again, the screen's size.
+TEST_F(Fit, PresenterOnAndOffThenMaximizedFitsTheScreen) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(6);
+  window_->show_tab("labs");
+  window_->labs()->list()->setCurrentItem(window_->labs()->list()->topLevelItem(0));
+  for (const char* name : {"1024x768", "1280x720"}) {
+    QScreen* screen = classroom_screen(name);
+    ASSERT_NE(screen, nullptr) << "the test program has no " << name << " screen";
+    window_->showNormal();
+    window_->setGeometry(QRect(screen->geometry().topLeft() + QPoint(20, 40), QSize(760, 560)));
+    ASSERT_TRUE(wait_until([&] { return window_->screen() == screen; }, 2s))
+        << "the window is on " << window_->screen()->name().toStdString() << ", not " << name;
+    const QRect room = screen->availableGeometry();
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+    ASSERT_TRUE(wait_until([&] { return window_->isFullScreen(); }, 5s)) << name;
+    wait_until([] { return false; }, 150ms);
+    EXPECT_EQ(window_->geometry(), screen->geometry()) << name << ": presenter mode is not it";
+    window_->activateWindow();
+    QTest::keyClick(window_.get(), Qt::Key_F11);
+    ASSERT_TRUE(wait_until([&] { return !window_->isFullScreen(); }, 5s)) << name;
+    window_->showMaximized();
+    ASSERT_TRUE(wait_until([&] { return window_->isMaximized(); }, 5s)) << name;
+    wait_until([] { return false; }, 200ms);
+    EXPECT_TRUE(room.contains(window_->frameGeometry()))
+        << name << ": maximized, the window is " << window_->frameGeometry().width() << "x"
+        << window_->frameGeometry().height() << " on a screen of " << room.width() << "x"
+        << room.height() << "; its least size is " << window_->minimumSizeHint().width() << "x"
+        << window_->minimumSizeHint().height();
+    expect_no_sideways_scrolling(window_.get(),
+                                 std::string(name) + ", presenter mode on and off, then maximized");
+    // And the other way round: maximized, presenter mode on and off, maximized again.
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+    ASSERT_TRUE(wait_until([&] { return window_->isFullScreen(); }, 5s)) << name;
+    wait_until([] { return false; }, 150ms);
+    window_->activateWindow();
+    QTest::keyClick(window_.get(), Qt::Key_F11);
+    ASSERT_TRUE(wait_until([&] { return window_->isMaximized() && !window_->isFullScreen(); }, 5s))
+        << name << ": leaving presenter mode did not give the maximized window back";
+    wait_until([] { return false; }, 200ms);
+    EXPECT_TRUE(room.contains(window_->frameGeometry())) << name;
+    expect_no_sideways_scrolling(window_.get(),
+                                 std::string(name) + ", maximized, presenter mode on and off");
+  }
 }
 
 // What is wrong with an axis's tick labels as last drawn: none, or two that run into each other.
@@ -974,5 +1033,6 @@ TEST_F(Fit, UntickAllAndShowOnlyTheLatestRuns) {
 }  // namespace gpulab::ui
 
 int main(int argc, char** argv) {
-  return gpulab::test::run_window_tests(argc, argv, /*qt_dialogs=*/true);
+  using gpulab::test::kClassroomScreens;
+  return gpulab::test::run_window_tests(argc, argv, /*qt_dialogs=*/true, kClassroomScreens);
 }

@@ -3,6 +3,8 @@
 // closed after each test.
 #pragma once
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include <gtest/gtest.h>
@@ -92,12 +94,34 @@ class WindowTest : public ::testing::Test {
   std::unique_ptr<ui::MainWindow> window_;
 };
 
+// The screens of a window test program with more than the offscreen platform's own: its 800x800
+// screen first (where windows open, as in every other program), then a projector's 1024x768 and
+// 1280x720 and a 1920x1080 monitor side by side, each a screen a window can be maximized on.
+inline constexpr const char* kClassroomScreens = R"({"screens": [
+  {"name": "offscreen", "x": 0, "y": 0, "width": 800, "height": 800, "logicalDpi": 96,
+   "logicalBaseDpi": 96, "dpr": 1},
+  {"name": "1024x768", "x": 800, "y": 0, "width": 1024, "height": 768, "logicalDpi": 96,
+   "logicalBaseDpi": 96, "dpr": 1},
+  {"name": "1280x720", "x": 1824, "y": 0, "width": 1280, "height": 720, "logicalDpi": 96,
+   "logicalBaseDpi": 96, "dpr": 1},
+  {"name": "1920x1080", "x": 3104, "y": 0, "width": 1920, "height": 1080, "logicalDpi": 96,
+   "logicalBaseDpi": 96, "dpr": 1}]})";
+
 // The main() of a window test program. No display needed: Qt draws offscreen. Settings
 // (remembered imports, the data folder) go to a throwaway folder, never the user's. qt_dialogs:
-// Qt's own file dialogs, which a test can close (a platform dialog could not be).
-inline int run_window_tests(int argc, char** argv, bool qt_dialogs = false) {
-  qputenv("QT_QPA_PLATFORM", "offscreen");
+// Qt's own file dialogs, which a test can close (a platform dialog could not be). screens: the
+// offscreen platform's screens as its configuration file gives them (kClassroomScreens), or none
+// for its one 800x800 screen.
+inline int run_window_tests(int argc, char** argv, bool qt_dialogs = false,
+                            const char* screens = nullptr) {
   TempDir config;
+  QByteArray platform = "offscreen";
+  if (screens) {
+    const std::filesystem::path file = config.path() / "screens.json";
+    std::ofstream(file) << screens;
+    platform += ":configfile=" + QByteArray::fromStdString(file.string());
+  }
+  qputenv("QT_QPA_PLATFORM", platform);
   qputenv("XDG_CONFIG_HOME", QByteArray::fromStdString(config.path().string()));
   if (qt_dialogs) QApplication::setAttribute(Qt::AA_DontUseNativeDialogs);
   ui::GuardedApplication app(argc, argv);  // the window's own, with its event boundary
