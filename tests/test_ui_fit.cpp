@@ -506,6 +506,43 @@ TEST_F(Fit, PresenterOnAndOffThenMaximizedFitsTheScreen) {
   }
 }
 
+// Presenter mode on a 1280x720 projector (the window is the screen) with six runs: both rows of
+// Live charts are on the screen whole, each plot inside its chart (a plot taller than the room
+// its chart was given is cut at its x axis) and inside the part of the tab on screen (README).
+TEST_F(Fit, PresenterModeShowsBothRowsOfLiveChartsOnA1280x720Screen) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(6);
+  QScreen* screen = classroom_screen("1280x720");
+  ASSERT_NE(screen, nullptr);
+  window_->showNormal();
+  window_->setGeometry(QRect(screen->geometry().topLeft() + QPoint(20, 40), QSize(900, 600)));
+  ASSERT_TRUE(wait_until([&] { return window_->screen() == screen; }, 2s));
+  window_->show_tab("live");
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+  ASSERT_TRUE(wait_until([&] { return window_->isFullScreen(); }, 5s));
+  // The charts' larger type asks for taller plots; the layouts around them hear it in turn.
+  auto* grid = window_->findChild<ChartGrid*>();
+  ASSERT_NE(grid, nullptr);
+  wait_until([&] { return grid->height() >= grid->minimumSizeHint().height(); }, 3s);
+  wait_until([] { return false; }, 200ms);
+  ASSERT_EQ(window_->geometry(), screen->geometry());
+  auto* center = window_->findChild<QScrollArea*>("center");
+  ASSERT_NE(center, nullptr);
+  const QRect seen(center->viewport()->mapTo(window_.get(), QPoint()), center->viewport()->size());
+  for (ChartView* chart : window_->live_charts()) {
+    const QRect box(chart->mapTo(window_.get(), QPoint()), chart->size());
+    const QRect plot(chart->plot()->mapTo(window_.get(), QPoint()), chart->plot()->size());
+    const std::string kind = chart_kind_name(chart->kind());
+    EXPECT_TRUE(box.contains(plot)) << kind << ": the plot is at y " << plot.top() << " to "
+                                    << plot.bottom() << ", its chart at " << box.top() << " to "
+                                    << box.bottom();
+    EXPECT_TRUE(seen.contains(plot))
+        << kind << "'s plot is at y " << plot.top() << " to " << plot.bottom()
+        << "; the tab is seen from y " << seen.top() << " to " << seen.bottom();
+  }
+}
+
 // What is wrong with an axis's tick labels as last drawn: none, or two that run into each other.
 QString tick_label_problem(QCPAxis* axis) {
   const QVector<double> ticks = axis->tickVector();

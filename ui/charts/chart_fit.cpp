@@ -19,6 +19,28 @@ QString short_label(const QString& label) {
   return open >= 0 && close > open ? label.mid(open + 1, close - open - 1) : QString();
 }
 
+// Fewer value ticks on `axis` (down to one) while the ticker, asked for its count, would set two
+// labels nearer than `apart` pixels: it rounds its step to a round number, which can give up to
+// twice the ticks asked for, so the count from the height alone let labels touch in large type.
+void thin_value_ticks(QCPAxis* axis, double apart) {
+  const QSharedPointer<QCPAxisTicker> ticker = axis->ticker();
+  if (qSharedPointerDynamicCast<QCPAxisTickerText>(ticker)) return;
+  for (int count = ticker->tickCount(); count > 1; --count) {
+    ticker->setTickCount(count);
+    QVector<double> ticks;
+    const QString format = axis->numberFormat();
+    ticker->generate(axis->range(), axis->parentPlot()->locale(),
+                     format.isEmpty() ? QChar('g') : format.at(0), axis->numberPrecision(), ticks,
+                     nullptr, nullptr);
+    double nearest = 1e9;
+    for (int i = 1; i < ticks.size(); ++i)
+      nearest = std::min(nearest,
+                         std::abs(axis->coordToPixel(ticks[i]) - axis->coordToPixel(ticks[i - 1])));
+    if (nearest >= apart) return;
+  }
+  ticker->setTickCount(1);
+}
+
 }  // namespace
 
 std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
@@ -153,6 +175,10 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
     }
   }
   lay_out();
+  for (QCPAxisRect* rect : drawn.rects) {
+    QCPAxis* y = rect->axis(QCPAxis::atLeft);
+    thin_value_ticks(y, 1.15 * QFontMetricsF(y->tickLabelFont()).height());
+  }
   // Bar value labels: only where they fit beside each other and above the bars.
   for (auto& bar_panel : drawn.bar_panels) {
     if (bar_panel.labels.empty()) continue;

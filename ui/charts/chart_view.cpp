@@ -54,7 +54,8 @@ ChartView::ChartView(ChartKind kind, QWidget* parent)
       this, {ExportFormat::Png, ExportFormat::Pdf, ExportFormat::Svg, ExportFormat::Csv},
       [this](ExportFormat format) { emit export_requested(this, format); });
 
-  auto* buttons = new QHBoxLayout;
+  tools_ = new QWidget(this);
+  auto* buttons = new QHBoxLayout(tools_);
   buttons->setContentsMargins(0, 0, 0, 0);
   buttons->addStretch();
   buttons->addWidget(fit);
@@ -62,7 +63,7 @@ ChartView::ChartView(ChartKind kind, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->setSpacing(0);
-  layout->addLayout(buttons);
+  layout->addWidget(tools_);
   layout->addWidget(plot_, 1);
 
   // Any zoom or drag by the user stops the autoscroll until Fit.
@@ -89,8 +90,14 @@ void ChartView::set_options(const ChartOptions& options) {
 
 void ChartView::set_theme(const PlotTheme& theme) {
   theme_ = theme;
-  // Larger type needs a taller plot before it is crushed: below that, the window scrolls.
-  plot_->setMinimumHeight(int(200 * std::max(1.0, theme.font_scale / 1.4)));
+  // Larger type needs a taller plot before it is crushed: below that, the window scrolls. Presenter
+  // type on a 720-line screen (a font scale of about 1.6) still draws in 200 px, so both rows of
+  // Live charts stay on a 1280x720 projector; at 1080 lines (about 2.4) a plot takes 300.
+  plot_->setMinimumHeight(int(200 * std::max(1.0, theme.font_scale / 1.6)));
+  // A room sees the plots, not the tools (as the setup and the runs list leave): their row would
+  // push the second row of Live charts off a 720-line projector. Double-click still fits a plot,
+  // Live's Fit all fits them all and File → Export all charts… exports.
+  tools_->setVisible(!theme.presenter);
   redraw();
 }
 

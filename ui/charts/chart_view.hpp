@@ -65,6 +65,7 @@ class ChartView : public QWidget {
   PlotTheme theme_;
   DrawnChart drawn_;
   QCustomPlot* plot_;
+  QWidget* tools_;  // Fit and Export, above the plot; hidden in presenter mode
   bool autoscroll_ = true;
   bool dirty_ = false;        // points arrived since the last draw
   bool bars_dirty_ = false;   // bar heights changed: they are not on the data layer
