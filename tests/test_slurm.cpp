@@ -84,5 +84,25 @@ TEST(Slurm, TheBatchScriptTrainsTwoRanksThroughBothLaunchers) {
   EXPECT_NE(left.exit_code, 0) << left.output;
 }
 
+// The script's own checks, before anything is started (no Slurm needed): a gpulab-cli that is not
+// there and a launcher it does not know are refused in one line saying what to set, exit 2.
+TEST(Slurm, TheBatchScriptRefusesWhatItCannotRun) {
+  const std::string script = " bash " + kSourceDir + "/resources/cluster/gpulab.slurm";
+  const struct {
+    std::string environment, message;
+  } cases[] = {
+      {"GPULAB=/nonexistent/gpulab-cli",
+       "gpulab.slurm: no gpulab-cli at /nonexistent/gpulab-cli: submit from the folder holding "
+       "build/, install gpulab, or set GPULAB\n"},
+      {"GPULAB=" + std::string(GPULAB_CLI_PATH) + " GPULAB_LAUNCHER=pmi",
+       "gpulab.slurm: GPULAB_LAUNCHER=pmi: give auto, srun or mpirun\n"},
+  };
+  for (const auto& c : cases) {
+    const CliResult r = test::run_command("env " + c.environment + script);
+    EXPECT_EQ(r.exit_code, 2) << c.environment << ": " << r.output;
+    EXPECT_EQ(r.output, c.message) << c.environment;
+  }
+}
+
 }  // namespace
 }  // namespace gpulab
