@@ -21,6 +21,7 @@
 #include "engine/base/errors.hpp"
 #include "engine/cpu/cpu_backend.hpp"
 #include "engine/devices/devices.hpp"
+#include "engine/devices/gpu_path.hpp"
 #include "engine/inside/model_weights.hpp"
 #include "engine/model/checkpoint.hpp"
 #include "engine/model/init.hpp"
@@ -72,7 +73,10 @@ int print_devices() {
   const CpuInfo& cpu = devices.cpu;
   std::printf("cpu: %s, %d logical cores, %s, %s\n", cpu.model.c_str(), cpu.logical_cores,
               cpu.simd.c_str(), cpu.blas.c_str());
+  const GpuPathFacts facts = gpu_path_facts(devices.driver_found, devices.driver_cuda);
+  std::printf("%s\n", cuda_versions_line(facts).c_str());
   if (devices.gpus.empty()) std::printf("no GPU: %s\n", devices.no_gpu_reason.c_str());
+  for (const std::string& line : devices.no_gpu_help) std::printf("  %s\n", line.c_str());
   for (const auto& gpu : devices.gpus)
     std::printf("cuda:%d: %s, %.1f GiB, compute %d.%d, driver %s, runtime %s\n", gpu.index,
                 gpu.name.c_str(), gpu.memory_bytes / (1 << 30), gpu.compute_major,

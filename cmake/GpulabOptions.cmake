@@ -21,11 +21,21 @@ function(_gpulab_unavailable name reason)
   endif()
 endfunction()
 
+# Sets GPULAB_CUDA_ENABLED, and for the programs (engine/base/cuda_build.hpp.in)
+# GPULAB_CUDA_TOOLKIT_VERSION (nvcc's) or GPULAB_NO_CUDA_REASON (why there is no CUDA backend).
 macro(gpulab_resolve_cuda)
   set(GPULAB_CUDA_ENABLED OFF)
+  set(GPULAB_CUDA_TOOLKIT_VERSION "")
+  set(GPULAB_NO_CUDA_REASON "")
   if(GPULAB_CUDA STREQUAL "OFF")
+    set(GPULAB_NO_CUDA_REASON "built without CUDA (GPULAB_CUDA=OFF)")
     _gpulab_unavailable(GPULAB_CUDA "")
   else()
+    # check_language caches a compiler it did not find, and would not look again after the toolkit
+    # is installed: forget that, so the next configure finds it.
+    if(DEFINED CACHE{CMAKE_CUDA_COMPILER} AND NOT CMAKE_CUDA_COMPILER)
+      unset(CMAKE_CUDA_COMPILER CACHE)
+    endif()
     if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
       set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
     endif()
@@ -47,12 +57,46 @@ macro(gpulab_resolve_cuda)
       enable_language(CUDA)
       find_package(CUDAToolkit REQUIRED)
       set(GPULAB_CUDA_ENABLED ON)
+      set(GPULAB_CUDA_TOOLKIT_VERSION "${CMAKE_CUDA_COMPILER_VERSION}")
       _gpulab_report(GPULAB_CUDA ON "nvcc ${CMAKE_CUDA_COMPILER_VERSION}, architectures ${CMAKE_CUDA_ARCHITECTURES}")
     else()
+      set(GPULAB_NO_CUDA_REASON "nvcc was not found when gpulab was built")
       _gpulab_unavailable(GPULAB_CUDA "no CUDA compiler (nvcc) found")
     endif()
   endif()
+  _gpulab_report_driver()
 endmacro()
+
+# One line on the NVIDIA driver beside the CUDA line: its version and the CUDA it supports, or that
+# there is none; a warning where the driver's CUDA is older than the toolkit's major release (the
+# programs would refuse the GPU), or where a driver waits for a toolkit.
+function(_gpulab_report_driver)
+  execute_process(COMMAND nvidia-smi RESULT_VARIABLE smi_rc OUTPUT_VARIABLE smi
+    ERROR_QUIET TIMEOUT 20)
+  if(NOT smi_rc EQUAL 0 OR NOT smi MATCHES "Driver Version: ([0-9.]+)")
+    message(STATUS "gpulab: NVIDIA driver: none here (nvidia-smi found none); the programs build "
+      "and say \"no GPU\" until one is installed")
+    return()
+  endif()
+  set(driver "${CMAKE_MATCH_1}")
+  set(driver_cuda "")
+  if(smi MATCHES "CUDA Version: ([0-9]+\\.[0-9]+)")
+    set(driver_cuda "${CMAKE_MATCH_1}")
+  endif()
+  message(STATUS "gpulab: NVIDIA driver ${driver} (supports CUDA ${driver_cuda})")
+  if(GPULAB_CUDA_ENABLED AND driver_cuda)
+    string(REGEX MATCH "^[0-9]+" nvcc_major "${CMAKE_CUDA_COMPILER_VERSION}")
+    string(REGEX MATCH "^[0-9]+" driver_major "${driver_cuda}")
+    if(driver_major LESS nvcc_major)
+      message(WARNING "gpulab: the NVIDIA driver ${driver} supports CUDA up to ${driver_cuda}, "
+        "older than nvcc ${CMAKE_CUDA_COMPILER_VERSION}: the programs will refuse the GPU. Update "
+        "the driver, or configure with a CUDA ${driver_cuda} toolkit (-DCMAKE_CUDA_COMPILER=...)")
+    endif()
+  elseif(NOT GPULAB_CUDA_ENABLED)
+    message(STATUS "gpulab: the driver is here but not the CUDA backend (${GPULAB_NO_CUDA_REASON}): "
+      "gpulab-cli devices says what to install for GPU training")
+  endif()
+endfunction()
 
 # NCCL is needed at build time for nccl.h alone: engine/cuda/nccl.cpp loads libnccl.so.2 at run time
 # (never linked), from the loader's path (LD_LIBRARY_PATH, the system's library folders).

@@ -503,6 +503,26 @@ TEST(GpuRanks, EachRankTakesAGpuOfItsHost) {
     unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
 }
 
+// What a Slurm job shows (tests/test_slurm.cpp's cluster, Slurm 22.05 and Open MPI 4.1): under
+// mpirun inside the allocation every rank inherits SLURM_LOCALID=0 from the step that started
+// Open MPI's daemon, and OMPI_COMM_WORLD_LOCAL_RANK holds the real one, so Open MPI's is read
+// first; under srun --mpi=pmix only SLURM_LOCALID is set, and it is the rank's own.
+TEST(GpuRanks, InASlurmJobTheLaunchersOwnLocalRankWins) {
+  const char* names[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"};
+  std::vector<std::pair<std::string, std::string>> saved;
+  for (const char* name : names)
+    if (const char* value = std::getenv(name)) saved.emplace_back(name, value);
+  for (const char* name : names) unsetenv(name);
+  setenv("SLURM_LOCALID", "0", 1);  // mpirun's ranks, both on one node
+  setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);
+  EXPECT_EQ(launcher_local_rank(), 1);
+  unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");  // srun's second task
+  setenv("SLURM_LOCALID", "1", 1);
+  EXPECT_EQ(launcher_local_rank(), 1);
+  for (const char* name : names) unsetenv(name);
+  for (const auto& [name, value] : saved) setenv(name.c_str(), value.c_str(), 1);
+}
+
 TEST(GpuRanks, ARankDrivesOneGpu) {
   EXPECT_EQ(mpi_device_problem("cuda"), "");
   EXPECT_EQ(mpi_device_problem("cuda:auto"), "");

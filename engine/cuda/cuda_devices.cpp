@@ -1,25 +1,12 @@
 // GPUs as the CUDA runtime sees them. cudaGetDeviceCount's error tells no driver, a driver too
 // old, or no device apart; NVML adds the driver's own version.
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
 
 #include "engine/devices/devices.hpp"
+#include "engine/devices/gpu_path.hpp"
 #include "engine/telemetry/nvml.hpp"
 
 namespace gpulab::detail {
-namespace {
-
-std::string cuda_version_text(int version) {  // 13000 -> "13.0"
-  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
-}
-
-bool driver_library_found() {
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (driver) dlclose(driver);
-  return driver != nullptr;
-}
-
-}  // namespace
 
 void list_cuda_gpus(DeviceList& list) {
   int runtime = 0;
@@ -27,9 +14,8 @@ void list_cuda_gpus(DeviceList& list) {
   const std::string runtime_version = cuda_version_text(runtime);
   const std::shared_ptr<Nvml> nvml = Nvml::load();
   std::string driver_version = nvml ? nvml->driver_version() : "";
-  int driver = 0;
-  if (driver_version.empty() && cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0)
-    driver_version = "supporting CUDA " + cuda_version_text(driver);
+  if (driver_version.empty() && list.driver_cuda > 0)
+    driver_version = "supporting CUDA " + cuda_version_text(list.driver_cuda);
 
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);
@@ -37,7 +23,7 @@ void list_cuda_gpus(DeviceList& list) {
     cudaGetLastError();  // not an error of anything that runs later
     list.no_gpu_reason = no_gpu_reason(
         error, std::string(cudaGetErrorName(error)) + ": " + cudaGetErrorString(error),
-        driver_library_found(), driver_version, runtime_version);
+        list.driver_found, nvml ? nvml->driver_version() : "", runtime_version, list.driver_cuda);
     return;
   }
   for (int i = 0; i < count; ++i) {

@@ -6,11 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 
 #include "engine/backend/backend.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/devices/gpu_path.hpp"
 #include "gpulab/build_config.hpp"
 #include "kernels/cpu/ops.hpp"
 
@@ -47,35 +49,56 @@ CpuInfo cpu_info() {
 }
 
 std::string no_gpu_reason(int cuda_error, const std::string& cuda_error_text, bool driver_found,
-                          const std::string& driver_version, const std::string& runtime_version) {
+                          const std::string& driver_version, const std::string& runtime_version,
+                          int driver_cuda) {
   const std::string driver = driver_version.empty() ? "" : " " + driver_version;
   constexpr int kInsufficientDriver = 35, kNoDevice = 100, kDriverMismatch = 803;
   if (!driver_found) return "no NVIDIA driver found (libcuda.so.1 is not installed)";
   if (cuda_error == 0 || cuda_error == kNoDevice)
     return "the NVIDIA driver" + driver + " is installed but sees no CUDA device";
-  if (cuda_error == kInsufficientDriver)
-    return "the NVIDIA driver" + driver + " is too old for CUDA runtime " + runtime_version +
-           "; update the driver";
+  if (cuda_error == kInsufficientDriver) {
+    const size_t dot = runtime_version.find('.');
+    const int runtime = dot == std::string::npos
+                            ? 0
+                            : std::atoi(runtime_version.c_str()) * 1000 +
+                                  std::atoi(runtime_version.c_str() + dot + 1) * 10;
+    return driver_too_old_reason(driver_version, driver_cuda, runtime);
+  }
   if (cuda_error == kDriverMismatch)
     return "the NVIDIA kernel module and driver library versions differ; reboot or reinstall "
            "the driver";
   return "CUDA could not start: " + cuda_error_text;
 }
 
+namespace {
+
+// The driver is looked for at run time, never linked, so a machine without one still starts; its
+// CUDA version needs no cuInit and no toolkit (a build without CUDA asks it too).
+void probe_driver(DeviceList& list) {
+  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  list.driver_found = driver != nullptr;
+  if (!driver) return;
+  using GetVersion = int (*)(int*);  // CUresult cuDriverGetVersion(int*)
+  if (auto get = reinterpret_cast<GetVersion>(dlsym(driver, "cuDriverGetVersion"))) {
+    int version = 0;
+    if (get(&version) == 0) list.driver_cuda = version;
+  }
+  dlclose(driver);
+}
+
+}  // namespace
+
 DeviceList list_devices() {
   DeviceList list;
   list.cpu = cpu_info();
+  probe_driver(list);
 #if GPULAB_CUDA_ENABLED
   detail::list_cuda_gpus(list);
 #else
-  // The driver is looked for at run time, never linked, so a machine without one still starts.
-  void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!driver) {
-    list.no_gpu_reason = "no NVIDIA driver found (libcuda.so.1 is not installed)";
-  } else {
-    dlclose(driver);
-    list.no_gpu_reason = "this build has no CUDA backend (nvcc was not found at configure time)";
-  }
+  std::vector<std::string> lines =
+      no_cuda_build_lines(gpu_path_facts(list.driver_found, list.driver_cuda));
+  list.no_gpu_reason = lines.front();
+  list.no_gpu_help.assign(lines.begin() + 1, lines.end());
 #endif
   return list;
 }

@@ -34,6 +34,11 @@ struct DeviceList {
   CpuInfo cpu;
   std::vector<GpuInfo> gpus;
   std::string no_gpu_reason;  // set when gpus is empty: "no NVIDIA driver found", ...
+  // Where a driver is here but this build has no CUDA: what to install, and that the rest works
+  // (engine/devices/gpu_path.hpp).
+  std::vector<std::string> no_gpu_help;
+  bool driver_found = false;  // libcuda.so.1 loads
+  int driver_cuda = 0;        // the CUDA version the driver supports (12020); 0 unknown
 };
 
 CpuInfo cpu_info();
@@ -42,9 +47,10 @@ DeviceList list_devices();
 // Why there is no usable GPU, in words for the learner, from what cudaGetDeviceCount returned
 // (its cudaError_t and text; 0 when it succeeded but counted no device), whether the driver
 // library (libcuda.so.1) loads, NVML's driver version ("" when unknown) and the runtime's
-// version ("13.0").
+// version ("13.0"); a driver too old says both versions, the driver's CUDA (12020) where known.
 std::string no_gpu_reason(int cuda_error, const std::string& cuda_error_text, bool driver_found,
-                          const std::string& driver_version, const std::string& runtime_version);
+                          const std::string& driver_version, const std::string& runtime_version,
+                          int driver_cuda = 0);
 
 // The GPU that a device name ("cuda:1") means; throws ConfigError "--device cuda:1: no GPU:
 // <reason>", or naming the GPUs there are, when it cannot be used.

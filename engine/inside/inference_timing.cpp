@@ -13,6 +13,7 @@
 #include "engine/base/flag_list.hpp"
 #include "engine/cpu/cpu_network.hpp"
 #include "engine/devices/devices.hpp"
+#include "engine/devices/gpu_path.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "gpulab/build_config.hpp"
 #include "kernels/cpu/ops.hpp"
@@ -93,9 +94,8 @@ std::vector<std::string> parse_inference_devices(const std::string& text) {
       throw ConfigError("--device: \"" + device +
                         "\" is not a device; give cpu or cuda:N, or a list like cpu,cuda:0");
     if (gpu && !GPULAB_CUDA_ENABLED)
-      throw ConfigError("--device " + device +
-                        ": no GPU: this build has no CUDA backend (nvcc was not found when it was "
-                        "configured); use --device cpu");
+      throw ConfigError("--device " + device + ": no GPU: " + no_cuda_backend_reason() +
+                        "; use --device cpu");
     if (gpu) require_gpu(device);  // "--device cuda:1: no GPU: <reason>"
     devices.push_back(device);
   }

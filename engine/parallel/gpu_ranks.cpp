@@ -86,6 +86,8 @@ std::vector<RankGpu> gather_rank_gpus(ProcessGroup& group, const RankGpu& mine) 
 }
 
 int launcher_local_rank() {
+  // Open MPI's first: under mpirun in a Slurm job every rank also has SLURM_LOCALID=0, its
+  // daemon's (tests/test_slurm.cpp's cluster shows it); under srun only SLURM_LOCALID is set.
   for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
     const char* value = std::getenv(name);
     if (!value || !*value) continue;

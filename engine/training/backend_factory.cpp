@@ -6,6 +6,7 @@
 
 #include "engine/base/errors.hpp"
 #include "engine/cpu/cpu_backend.hpp"
+#include "engine/devices/gpu_path.hpp"
 #include "engine/parallel/gpu_ranks.hpp"
 #include "engine/parallel/gradient_reducer.hpp"
 #include "engine/parallel/process_group.hpp"
@@ -37,9 +38,8 @@ void validate(const BackendOptions& options) {
         "memory to keep the data in; --data-on chooses how a GPU is fed (use it with --device "
         "cuda:0, or leave it out on the CPU)");
   if (gpu >= 0 && !GPULAB_CUDA_ENABLED)
-    throw ConfigError("--device " + options.device +
-                      ": no GPU: this build has no CUDA backend (nvcc was not found when it was "
-                      "configured); use --device cpu");
+    throw ConfigError("--device " + options.device + ": no GPU: " + no_cuda_backend_reason() +
+                      "; use --device cpu");
   if (options.replicas < 1) throw ConfigError("--replicas must be at least 1");
   if (options.replicas > options.batch)
     throw ConfigError("--replicas " + std::to_string(options.replicas) +
