@@ -394,6 +394,8 @@ void Verifier::check_runs() {
 void Verifier::check_tables() {
   for (size_t t = 0; t < lab_.tables.size(); ++t) {
     const std::string file = hand_in_table_file(t, "csv");
+    const LabResultsTable& table =
+        verdict_.tables.emplace_back(lab_results_table(lab_, lab_.tables[t], results_));
     std::string text;
     try {
       if (!read_record_file(dir_ / file, kMaxRunJsonBytes, &text)) {
@@ -404,7 +406,6 @@ void Verifier::check_tables() {
       problem(file, e.what());
       continue;
     }
-    const LabResultsTable table = lab_results_table(lab_, lab_.tables[t], results_);
     const auto expected = csv_rows(to_csv(table));
     const auto found = csv_rows(text);
     if (found.size() != expected.size()) {
