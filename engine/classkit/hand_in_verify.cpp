@@ -353,6 +353,7 @@ void Verifier::check_runs() {
       for (const auto& [file, message] : run_inconsistencies(run))
         problem(folder + "/" + file, message);
       const bool reference = entry.value("reference", false);
+      if (reference) verdict_.reference_experiments.push_back(name);
       // A reference run ships with gpulab and fills no figure of the learner's: where it was
       // recorded otherwise than the lab says, that is said, not held against the hand-in.
       for (const std::string& difference :

@@ -40,6 +40,8 @@ struct HandInVerdict {
   // The lab's tables as the runs in the hand-in give them (not as its results.csv says): what a
   // grader takes the key figures from. Empty when the lab was not found or is not the hand-in's.
   std::vector<LabResultsTable> tables;
+  // The experiments whose row a reference run fills: recorded elsewhere, not the learner's figure.
+  std::vector<std::string> reference_experiments;
 };
 
 // Checks the hand-in folder `dir`: manifest.json's hashes (missing, added and changed files);
