@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/classkit/hand_in_verify.hpp"
+#include "engine/classkit/hand_in_zip.hpp"
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/reference_runs.hpp"
@@ -489,6 +490,33 @@ TEST_F(Labs, HandInWritesTheReportWithTheAnswersIntoTheFolderChosen) {
                            [&] { click(page, page->hand_in_button()); });
   EXPECT_TRUE(tab()->message().contains("holds notes.txt")) << tab()->message().toStdString();
   EXPECT_EQ(read(folder / "notes.txt"), "mine");
+}
+
+// Hand in as .zip…: the folder as Hand in… writes it, and beside it LEARNER-LAB.zip holding that
+// folder as its one entry, which unpacks to a hand-in that verifies; the page says where it is.
+TEST_F(Labs, HandInAsZipWritesTheFolderAndItsZipBesideIt) {
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)));
+  LabPage* page = choose_lab("tiny-lab");
+  click(page, page->question(1)->choice_button(1));
+  give_name("Ada Lovelace");
+  const auto folder = labs_dir_.path() / "hand-in";
+  test::answer_file_dialog(QString::fromStdString(folder.string()),
+                           [&] { click(page, page->hand_in_zip_button()); });
+  const auto zip = labs_dir_.path() / "Ada-Lovelace-tiny-lab.zip";
+  ASSERT_TRUE(std::filesystem::is_regular_file(zip)) << tab()->message().toStdString();
+  EXPECT_TRUE(std::filesystem::exists(folder / "README.md"));
+  const auto unpacked = labs_dir_.path() / "unpacked";
+  EXPECT_EQ(unpack_hand_in_zip(zip, unpacked), "");
+  EXPECT_EQ(read(unpacked / "hand-in" / "answers.json"), read(folder / "answers.json"));
+  VerifyOptions check;
+  check.lab = (labs_dir_.path() / "tiny-lab.md").string();
+  const HandInVerdict verdict = verify_hand_in(unpacked / "hand-in", check);
+  for (const HandInProblem& p : verdict.problems) ADD_FAILURE() << p.to_string();
+  auto* said = page->findChild<QLabel*>("lab-hand-in-text");
+  ASSERT_NE(said, nullptr);
+  EXPECT_TRUE(said->text().contains("Packed into " + QString::fromStdString(zip.string())))
+      << said->text().toStdString();
 }
 
 // The learner's side of a checkable hand-in in the window: a wrong answer then the right one are
