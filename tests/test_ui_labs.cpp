@@ -34,6 +34,7 @@
 #include "reference_run_fixture.hpp"
 #include "test_support.hpp"
 #include "ui/charts/chart_view.hpp"
+#include "ui/classboard/class_board.hpp"
 #include "ui/labs/lab_page.hpp"
 #include "ui/labs/lab_progress.hpp"
 #include "ui/labs/lab_quiz.hpp"
@@ -517,6 +518,66 @@ TEST_F(Labs, HandInAsZipWritesTheFolderAndItsZipBesideIt) {
   ASSERT_NE(said, nullptr);
   EXPECT_TRUE(said->text().contains("Packed into " + QString::fromStdString(zip.string())))
       << said->text().toStdString();
+}
+
+// File → Open class folder…: a class graded by `gpulab-cli lab grade` (two hand-ins from this
+// window, one of them edited afterwards) shows as its table; clicking a learner's row shows their
+// hand-in and its problems; grading the class again with a third hand-in updates the open board.
+TEST_F(Labs, ClassBoardShowsTheGradedClassAndFollowsTheFolder) {
+  open_window();
+  const auto lab = write_lab("tiny-lab.md", kTinyLab);
+  ASSERT_TRUE(tab()->open_lab(lab));
+  choose_lab("tiny-lab");
+  const auto hand_ins = labs_dir_.path() / "hand-ins";
+  for (const char* learner : {"Ada", "Bob"}) {
+    give_name(learner);
+    ASSERT_TRUE(tab()->hand_in("tiny-lab", hand_ins / learner)) << tab()->message().toStdString();
+  }
+  std::ofstream(hand_ins / "Bob" / "README.md", std::ios::app) << "\nan extra line\n";
+  const auto graded = labs_dir_.path() / "graded";
+  const auto grade = [&] {
+    const test::CliResult r =
+        test::run_command(std::string(GPULAB_CLI_PATH) + " lab grade '" + hand_ins.string() +
+                          "' --out '" + graded.string() + "' --lab '" + lab.string() + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  };
+  grade();
+  test::answer_file_dialog(QString::fromStdString(graded.string()), [&] {
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open class folder"));
+  });
+  ClassBoard* board = window_->class_board();
+  ASSERT_NE(board, nullptr);
+  ASSERT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
+  QTableWidget* table = board->table();
+  ASSERT_EQ(table->rowCount(), 2);
+  EXPECT_EQ(cell(table, 0, "learner"), "Ada");
+  EXPECT_EQ(cell(table, 0, "verified"), "yes");
+  EXPECT_EQ(cell(table, 1, "learner"), "Bob");
+  EXPECT_EQ(cell(table, 1, "verified"), "no");
+  EXPECT_TRUE(board->summary().startsWith("2 learner-lab rows, 1 verified, 1 with problems"))
+      << board->summary().toStdString();
+  // A click on Bob's row: his problems, then his report, read-only.
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
+                    table->visualItemRect(table->item(1, 0)).center());
+  const QString shown = board->hand_in_view()->toPlainText();
+  EXPECT_TRUE(shown.contains("README.md: changed after the hand-in was written"))
+      << shown.toStdString();
+  EXPECT_TRUE(shown.contains("A tiny lab")) << shown.toStdString();
+  EXPECT_TRUE(board->hand_in_view()->isReadOnly());
+  // With GPULAB_SCREENSHOTS=DIR: the board at 1280x720 and 1920x1080.
+  if (const QString shots = qEnvironmentVariable("GPULAB_SCREENSHOTS"); !shots.isEmpty())
+    for (const QSize size : {QSize(1280, 720), QSize(1920, 1080)}) {
+      board->resize(size);
+      QTest::qWait(100);
+      board->grab().save(
+          shots + QString("/class-board-%1x%2.png").arg(size.width()).arg(size.height()));
+    }
+  // A third hand-in arrives and the class is graded again: the open board follows.
+  give_name("Cy");
+  ASSERT_TRUE(tab()->hand_in("tiny-lab", hand_ins / "Cy"));
+  grade();
+  EXPECT_TRUE(wait_until([&] { return table->rowCount() == 3; }, 10s)) << table->rowCount();
+  EXPECT_EQ(cell(table, 2, "learner"), "Cy");
 }
 
 // The learner's side of a checkable hand-in in the window: a wrong answer then the right one are

@@ -26,47 +26,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// The rows of a CSV file as to_csv writes it: cells quoted where they hold a comma, a quote or a
-// line break, a quote doubled inside.
-std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string cell;
-  bool quoted = false, any = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    any = true;
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        cell += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cell += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      row.push_back(std::move(cell));
-      cell.clear();
-    } else if (c == '\n') {
-      row.push_back(std::move(cell));
-      cell.clear();
-      rows.push_back(std::move(row));
-      row.clear();
-      any = false;
-    } else {
-      cell += c;
-    }
-  }
-  if (any) {
-    row.push_back(std::move(cell));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
 // A JSON file of the hand-in, or null with the problem said.
 json read_json(const fs::path& dir, const std::string& name, std::vector<HandInProblem>& problems) {
   std::string text;
