@@ -82,10 +82,10 @@ int run_lab_grade(const LabFlags& f, int argc, char** argv) {
   size_t verified = 0;
   for (const ClassRow& row : grade.rows) verified += row.verified();
   std::printf(
-      "graded %zu hand-ins: %zu learner-lab rows, %zu verified, %zu with problems, %zu "
+      "graded %zu hand-in%s: %zu learner-lab rows, %zu verified, %zu with problems, %zu "
       "earlier hand-ins replaced by a later one; %s\n",
-      found.size(), grade.rows.size(), verified, grade.rows.size() - verified, grade.earlier.size(),
-      (out / "class.csv").string().c_str());
+      found.size(), found.size() == 1 ? "" : "s", grade.rows.size(), verified,
+      grade.rows.size() - verified, grade.earlier.size(), (out / "class.csv").string().c_str());
   return 0;
 }
 

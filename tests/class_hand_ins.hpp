@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -44,6 +45,27 @@ inline void rehash(const fs::path& h, const std::string& file) {
   nlohmann::json manifest = nlohmann::json::parse(read(h / "manifest.json"));
   manifest["files"][file] = sha256_file(h / file);
   write(h / "manifest.json", manifest.dump(2));
+}
+
+// Types a loss into runs/mlp-cpu/metrics.csv's first step and re-hashes it: every file agrees
+// with it, and only a replay can tell.
+inline void forge_first_loss(const fs::path& h) {
+  const fs::path metrics = h / "runs" / "mlp-cpu" / "metrics.csv";
+  std::string csv = read(metrics);
+  std::istringstream lines(csv);
+  std::string header, first;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  ASSERT_GE(std::count(first.begin(), first.end(), ','), 4) << first;
+  // metrics.csv's fourth column is the loss.
+  size_t at = 0;
+  for (int i = 0; i < 3; ++i) at = first.find(',', at) + 1;
+  const size_t end = first.find(',', at);
+  std::string forged = first;
+  forged.replace(at, end - at, "0.5");
+  csv.replace(csv.find(first), first.size(), forged);
+  write(metrics, csv);
+  rehash(h, "runs/mlp-cpu/metrics.csv");
 }
 
 inline test::CliResult cli(const std::string& args) {

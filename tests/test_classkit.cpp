@@ -350,23 +350,7 @@ TEST_F(ClassKit, ReplayAgreesForAGenuineRunAndNotForEditedLosses) {
   // Losses typed in: every other file agrees with them once the manifest is rewritten.
   const fs::path h = copy_of("ada");
   const fs::path metrics = h / "runs" / "mlp-cpu" / "metrics.csv";
-  std::string csv = read(metrics);
-  std::istringstream lines(csv);
-  std::string header, first;
-  std::getline(lines, header);
-  std::getline(lines, first);
-  ASSERT_GE(std::count(first.begin(), first.end(), ','), 4) << first;
-  // metrics.csv's fourth column is the loss.
-  size_t at = 0;
-  for (int i = 0; i < 3; ++i) at = first.find(',', at) + 1;
-  const size_t end = first.find(',', at);
-  std::string forged = first;
-  forged.replace(at, end - at, "0.5");
-  csv.replace(csv.find(first), first.size(), forged);
-  write(metrics, csv);
-  json manifest = json::parse(read(h / "manifest.json"));
-  manifest["files"]["runs/mlp-cpu/metrics.csv"] = sha256_file(metrics);
-  write(h / "manifest.json", manifest.dump(2));
+  forge_first_loss(h);
   expect_caught(verify(h, " --replay 3" + data), metrics, "replay disagrees: 3 steps replayed");
 }
 

@@ -257,6 +257,23 @@ TEST_F(Grading, EachBadHandInIsARowNamingItsReasonAndGradingGoesOn) {
     EXPECT_NE(entry.path().filename().string().rfind(".grading", 0), 0u) << entry.path();
 }
 
+// Losses typed into a run pass every check but a replay: `--replay STEPS` goes through to verify.
+TEST_F(Grading, ReplayPassesThroughToVerify) {
+  const fs::path h = copy_of("ada");
+  forge_first_loss(h);
+  const test::CliResult plain = grade(h.string(), dir_.path() / "plain");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(row_of(read(dir_.path() / "plain" / "class.csv"), "ada").find(",yes,,"),
+            std::string::npos);
+  const test::CliResult replayed = grade(h.string(), dir_.path() / "replayed",
+                                         " --replay 3 --data-dir " + (root() / "data").string());
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.output;
+  const std::string row = row_of(read(dir_.path() / "replayed" / "class.csv"), "ada");
+  EXPECT_NE(row.find(",no,\"runs/mlp-cpu/metrics.csv: replay disagrees: 3 steps replayed"),
+            std::string::npos)
+      << row;
+}
+
 TEST_F(Grading, ZipLimitsBoundSizeAndEntries) {
   const fs::path zip = zip_of("ada", dir_.path() / "zips");
   ZipLimits small;
