@@ -57,6 +57,8 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   auto* top = new QSplitter(Qt::Horizontal, this);
   top->addWidget(table_);
   top->addWidget(chart_);
+  top->setStretchFactor(0, 3);  // the table's columns are many; the chart keeps its aspect
+  top->setStretchFactor(1, 2);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(top);
   split->addWidget(hand_in_);
