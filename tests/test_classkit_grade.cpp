@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "class_hand_ins.hpp"
+#include "engine/classkit/class_grade.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
 
 namespace gpulab {
@@ -284,6 +285,21 @@ TEST_F(Grading, ZipLimitsBoundSizeAndEntries) {
   few.max_entries = 3;
   EXPECT_EQ(unpack_hand_in_zip(zip, dir_.path() / "b", few),
             "holds more than 3 entries: refused as a zip bomb");
+  // A zip of something else, and one of two hand-ins: no hand-in to grade, said in the row.
+  write_zip(dir_.path() / "notes.zip", {{"notes/todo.txt", "hand in the lab"}});
+  const fs::path two = dir_.path() / "two";
+  fs::create_directories(two);
+  fs::copy(root() / "ada", two / "ada", fs::copy_options::recursive);
+  fs::copy(root() / "bob", two / "bob", fs::copy_options::recursive);
+  write_hand_in_zip(two, dir_.path() / "two.zip");
+  for (const char* zip : {"notes.zip", "two.zip"}) {
+    const ClassRow row = grade_hand_in(dir_.path() / zip, dir_.path() / "work", GradeOptions{});
+    ASSERT_EQ(row.problems.size(), 1u) << zip;
+    EXPECT_EQ(row.problems[0], std::string(zip) +
+                                   ": holds no hand-in: no manifest.json at its top or in one "
+                                   "folder there (as gpulab-cli lab hand-in --zip packs it)");
+    EXPECT_FALSE(fs::exists(dir_.path() / "work"));
+  }
   write_zip(dir_.path() / "twice.zip", {{"x/a", "1"}, {"x/a", "2"}});
   EXPECT_EQ(unpack_hand_in_zip(dir_.path() / "twice.zip", dir_.path() / "c"),
             "the entry \"x/a\" is there twice, or clashes with a folder of the zip");

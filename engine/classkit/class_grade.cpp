@@ -217,7 +217,8 @@ ClassRow grade_hand_in(const fs::path& path, const fs::path& work, const GradeOp
     dir = hand_in_in(work);
     if (dir.empty()) {
       row.problems.push_back(printable(path.filename().string()) +
-                             ": holds no hand-in (no folder with manifest.json)");
+                             ": holds no hand-in: no manifest.json at its top or in one "
+                             "folder there (as gpulab-cli lab hand-in --zip packs it)");
       fs::remove_all(work, error);
       return row;
     }
