@@ -564,20 +564,29 @@ TEST_F(Labs, ClassBoardShowsTheGradedClassAndFollowsTheFolder) {
       << shown.toStdString();
   EXPECT_TRUE(shown.contains("A tiny lab")) << shown.toStdString();
   EXPECT_TRUE(board->hand_in_view()->isReadOnly());
-  // With GPULAB_SCREENSHOTS=DIR: the board at 1280x720 and 1920x1080.
+  EXPECT_TRUE(board->chart()->pixmap().isNull());  // no runs yet: no figures to chart
+  // A third hand-in arrives, with its run (`lab run` on the command line), and the class is
+  // graded again: the open board follows, with the class chart of Cy's figures.
+  const test::CliResult ran =
+      test::run_command(std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() +
+                        "' --quiet --learner Cy --out '" + (hand_ins / "Cy").string() +
+                        "' --data-dir '" + data_.path().string() + "'");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  grade();
+  EXPECT_TRUE(wait_until([&] { return table->rowCount() == 3; }, 10s)) << table->rowCount();
+  EXPECT_EQ(cell(table, 2, "learner"), "Cy");
+  EXPECT_EQ(cell(table, 2, "verified"), "yes");
+  EXPECT_FALSE(cell(table, 2, "mlp cpu images/s").isEmpty());
+  EXPECT_TRUE(wait_until([&] { return !board->chart()->pixmap().isNull(); }, 10s));
+  // With GPULAB_SCREENSHOTS=DIR: the board at 1280x720 and 1920x1080, its chart and Bob's
+  // hand-in shown.
   if (const QString shots = qEnvironmentVariable("GPULAB_SCREENSHOTS"); !shots.isEmpty())
     for (const QSize size : {QSize(1280, 720), QSize(1920, 1080)}) {
       board->resize(size);
       QTest::qWait(100);
-      board->grab().save(
-          shots + QString("/class-board-%1x%2.png").arg(size.width()).arg(size.height()));
+      board->grab().save(shots +
+                         QString("/class-board-%1x%2.png").arg(size.width()).arg(size.height()));
     }
-  // A third hand-in arrives and the class is graded again: the open board follows.
-  give_name("Cy");
-  ASSERT_TRUE(tab()->hand_in("tiny-lab", hand_ins / "Cy"));
-  grade();
-  EXPECT_TRUE(wait_until([&] { return table->rowCount() == 3; }, 10s)) << table->rowCount();
-  EXPECT_EQ(cell(table, 2, "learner"), "Cy");
 }
 
 // The learner's side of a checkable hand-in in the window: a wrong answer then the right one are
