@@ -1,4 +1,4 @@
-// gpulab-cli lab list|check|run|hand-in.
+// gpulab-cli lab list|check|run|hand-in|verify (grade: app/cli_lab_grade.cpp).
 #include "app/cli_lab.hpp"
 
 #include <CLI/CLI.hpp>
@@ -14,6 +14,7 @@
 #include "datasets/mnist.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
+#include "engine/classkit/hand_in_zip.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
@@ -172,6 +173,9 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
       ->add_option("--learner", f.learner,
                    "the learner's name, as manifest.json and the report give it")
       ->required();
+  c.hand_in->add_flag("--zip", f.zip,
+                      "also pack the hand-in into LEARNER-LAB.zip beside the --out folder (the "
+                      "folder its one top-level entry), the file a course platform takes");
   c.run->add_option("--learner", f.learner,
                     "the learner's name for the hand-in's manifest.json (lab verify wants one)");
   c.verify = lab->add_subcommand(
@@ -185,6 +189,23 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
                    "train the first STEPS steps of each CPU run again and compare the losses")
       ->check(CLI::Range(int64_t(1), int64_t(100000)));
   c.verify->add_option("--data-dir", f.data_dir, "folder with the MNIST files (for --replay)");
+  c.grade = lab->add_subcommand(
+      "grade",
+      "grade a class: verify every hand-in (folders, .zip files, or a folder of them) "
+      "into class.csv, class.md and charts of what the class measured");
+  c.grade->add_option("paths", f.grade, "hand-in folders, .zip files, or folders holding them")
+      ->required()
+      ->expected(1, -1);
+  c.grade->add_option("--out", f.out, "folder for class.csv, class.md and the class charts")
+      ->required();
+  c.grade->add_option("--lab", f.lab_file,
+                      "the instructor's copy of the lab (FILE.md or a built-in lab's name): "
+                      "every hand-in's lab SHA-256 must be its");
+  c.grade
+      ->add_option("--replay", f.replay,
+                   "train the first STEPS steps of each CPU run again and compare the losses")
+      ->check(CLI::Range(int64_t(1), int64_t(100000)));
+  c.grade->add_option("--data-dir", f.data_dir, "folder with the MNIST files (for --replay)");
   return c;
 }
 
@@ -243,6 +264,14 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   fs::create_directories(out);
   h.charts_missing = write_charts(lab, results, out, argc, argv);
   write_hand_in(out, lab, h);
+  if (f.zip) {
+    // Beside the folder, never in it: the folder is the zip's one top-level entry.
+    fs::path folder = out.lexically_normal();
+    if (folder.filename().empty()) folder = folder.parent_path();
+    const fs::path zip = folder.parent_path() / hand_in_zip_name(learner, lab.name);
+    write_hand_in_zip(folder, zip);
+    std::printf("zip: %s\n", zip.string().c_str());
+  }
   int ran = 0;
   for (const LabRunResult& r : results)
     ran += (r.summary && r.recorded_on.empty()) || !r.matmul.empty();

@@ -562,6 +562,7 @@ int main(int argc, char** argv) {
     if (lab_commands.list->parsed()) return cli::run_lab_list();
     if (lab_commands.check->parsed()) return cli::run_lab_check(lab);
     if (lab_commands.hand_in->parsed()) return cli::run_lab_hand_in(lab, argc, argv);
+    if (lab_commands.grade->parsed()) return cli::run_lab_grade(lab, argc, argv);
     if (lab_commands.verify->parsed()) {
       RunControl control;
       g_control = &control;

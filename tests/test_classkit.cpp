@@ -16,8 +16,7 @@
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_progress.hpp"
-#include "temp_dir.hpp"
-#include "test_support.hpp"
+#include "class_hand_ins.hpp"
 
 namespace gpulab {
 namespace {
@@ -25,79 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-void write(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-// Replaces the first `from` in the file by `to`; fails the test when it is not there.
-void edit(const fs::path& path, const std::string& from, const std::string& to) {
-  std::string text = read(path);
-  const size_t at = text.find(from);
-  ASSERT_NE(at, std::string::npos) << path << " lacks " << from << "\n" << text;
-  text.replace(at, from.size(), to);
-  write(path, text);
-}
-
-test::CliResult cli(const std::string& args) {
-  return test::run_command(std::string(GPULAB_CLI_PATH) + " " + args);
-}
-
-// A CPU lab of two small experiments, a table, one quiz question and two written questions.
-const std::string kLab =
-    "---\ntitle: Two CPUs\nminutes: 5\nhardware: cpu\n---\n\n# Two CPUs\n\n"
-    "```experiment\nname: mlp cpu\nmodel: mlp\nbatch: 16\nsteps: 6\nseed: 3\nthreads: 1\n```\n"
-    "```experiment\nname: mlp again\nmodel: mlp\nbatch: 32\nsteps: 4\nseed: 5\nthreads: 1\n```\n"
-    "```table\ncolumns: experiment, steps, images/s, ms per step, speedup, test accuracy\n```\n"
-    "## Questions\n\n1. Which was faster?\n2. Why is that so?\n   Think of the batch.\n\n"
-    "## Quiz\n\n"
-    "```quiz\nquestion: A GPU has many cores.\nanswer: true\nwhy: It does.\n```\n";
-
-// Two learners' hand-ins of the same lab, made once for the suite by `lab run` (real runs on the
-// tiny IDX set) and copied fresh for each test that damages one.
-class ClassKit : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    root_ = new test::TempDir();
-    const fs::path root = root_->path();
-    test::write_mnist(root / "data", test::synthetic_set(128, 1), test::synthetic_set(32, 2));
-    write(root / "two-cpus.md", kLab);
-    for (const char* learner : {"ada", "bob"}) {
-      const test::CliResult r =
-          cli("lab run " + (root / "two-cpus.md").string() + " --quiet --learner " + learner +
-              " --out " + (root / learner).string() + " --data-dir " + (root / "data").string());
-      ASSERT_EQ(r.exit_code, 0) << r.output;
-    }
-  }
-  static void TearDownTestSuite() {
-    delete root_;
-    root_ = nullptr;
-  }
-  static fs::path root() { return root_->path(); }
-  static fs::path lab() { return root() / "two-cpus.md"; }
-
-  // A fresh copy of a learner's hand-in to damage.
-  fs::path copy_of(const std::string& learner) {
-    const fs::path to = dir_.path() / (learner + "-" + std::to_string(++copies_));
-    fs::copy(root() / learner, to, fs::copy_options::recursive);
-    return to;
-  }
-  test::CliResult verify(const fs::path& hand_in, const std::string& more = "") {
-    return cli("lab verify " + hand_in.string() + " --lab " + lab().string() + more);
-  }
-
-  static test::TempDir* root_;
-  test::TempDir dir_;
-  int copies_ = 0;
-};
-
-test::TempDir* ClassKit::root_ = nullptr;
 
 // Expects verify to fail with a line naming `file` (under the hand-in) and saying `words`.
 void expect_caught(const test::CliResult& r, const fs::path& file, const std::string& words) {
@@ -305,12 +231,6 @@ TEST_F(ClassKit, AFolderWithoutAManifestSaysWhatToDo) {
 // learner's name in answers.json, more attempts than the lab takes, a manifest pointing out of
 // the folder, a manifest that is not JSON, and a folder that is no hand-in at all.
 TEST_F(ClassKit, EachInconsistencyTheManifestCannotSeeIsNamed) {
-  // Rewrites the manifest's hash of `file` (relative), as a forger would.
-  const auto rehash = [](const fs::path& h, const std::string& file) {
-    json manifest = json::parse(read(h / "manifest.json"));
-    manifest["files"][file] = sha256_file(h / file);
-    write(h / "manifest.json", manifest.dump(2));
-  };
   {
     const fs::path h = copy_of("ada");
     const fs::path run_json = h / "runs" / "mlp-again" / "run.json";
@@ -430,23 +350,7 @@ TEST_F(ClassKit, ReplayAgreesForAGenuineRunAndNotForEditedLosses) {
   // Losses typed in: every other file agrees with them once the manifest is rewritten.
   const fs::path h = copy_of("ada");
   const fs::path metrics = h / "runs" / "mlp-cpu" / "metrics.csv";
-  std::string csv = read(metrics);
-  std::istringstream lines(csv);
-  std::string header, first;
-  std::getline(lines, header);
-  std::getline(lines, first);
-  ASSERT_GE(std::count(first.begin(), first.end(), ','), 4) << first;
-  // metrics.csv's fourth column is the loss.
-  size_t at = 0;
-  for (int i = 0; i < 3; ++i) at = first.find(',', at) + 1;
-  const size_t end = first.find(',', at);
-  std::string forged = first;
-  forged.replace(at, end - at, "0.5");
-  csv.replace(csv.find(first), first.size(), forged);
-  write(metrics, csv);
-  json manifest = json::parse(read(h / "manifest.json"));
-  manifest["files"]["runs/mlp-cpu/metrics.csv"] = sha256_file(metrics);
-  write(h / "manifest.json", manifest.dump(2));
+  forge_first_loss(h);
   expect_caught(verify(h, " --replay 3" + data), metrics, "replay disagrees: 3 steps replayed");
 }
 

@@ -27,12 +27,14 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/classkit/hand_in_verify.hpp"
+#include "engine/classkit/hand_in_zip.hpp"
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/reference_runs.hpp"
 #include "reference_run_fixture.hpp"
 #include "test_support.hpp"
 #include "ui/charts/chart_view.hpp"
+#include "ui/classboard/class_board.hpp"
 #include "ui/labs/lab_page.hpp"
 #include "ui/labs/lab_progress.hpp"
 #include "ui/labs/lab_quiz.hpp"
@@ -489,6 +491,102 @@ TEST_F(Labs, HandInWritesTheReportWithTheAnswersIntoTheFolderChosen) {
                            [&] { click(page, page->hand_in_button()); });
   EXPECT_TRUE(tab()->message().contains("holds notes.txt")) << tab()->message().toStdString();
   EXPECT_EQ(read(folder / "notes.txt"), "mine");
+}
+
+// Hand in as .zip…: the folder as Hand in… writes it, and beside it LEARNER-LAB.zip holding that
+// folder as its one entry, which unpacks to a hand-in that verifies; the page says where it is.
+TEST_F(Labs, HandInAsZipWritesTheFolderAndItsZipBesideIt) {
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)));
+  LabPage* page = choose_lab("tiny-lab");
+  click(page, page->question(1)->choice_button(1));
+  give_name("Ada Lovelace");
+  const auto folder = labs_dir_.path() / "hand-in";
+  test::answer_file_dialog(QString::fromStdString(folder.string()),
+                           [&] { click(page, page->hand_in_zip_button()); });
+  const auto zip = labs_dir_.path() / "Ada-Lovelace-tiny-lab.zip";
+  ASSERT_TRUE(std::filesystem::is_regular_file(zip)) << tab()->message().toStdString();
+  EXPECT_TRUE(std::filesystem::exists(folder / "README.md"));
+  const auto unpacked = labs_dir_.path() / "unpacked";
+  EXPECT_EQ(unpack_hand_in_zip(zip, unpacked), "");
+  EXPECT_EQ(read(unpacked / "hand-in" / "answers.json"), read(folder / "answers.json"));
+  VerifyOptions check;
+  check.lab = (labs_dir_.path() / "tiny-lab.md").string();
+  const HandInVerdict verdict = verify_hand_in(unpacked / "hand-in", check);
+  for (const HandInProblem& p : verdict.problems) ADD_FAILURE() << p.to_string();
+  auto* said = page->findChild<QLabel*>("lab-hand-in-text");
+  ASSERT_NE(said, nullptr);
+  EXPECT_TRUE(said->text().contains("Packed into " + QString::fromStdString(zip.string())))
+      << said->text().toStdString();
+}
+
+// File → Open class folder…: a class graded by `gpulab-cli lab grade` (two hand-ins from this
+// window, one of them edited afterwards) shows as its table; clicking a learner's row shows their
+// hand-in and its problems; grading the class again with a third hand-in updates the open board.
+TEST_F(Labs, ClassBoardShowsTheGradedClassAndFollowsTheFolder) {
+  open_window();
+  const auto lab = write_lab("tiny-lab.md", kTinyLab);
+  ASSERT_TRUE(tab()->open_lab(lab));
+  choose_lab("tiny-lab");
+  const auto hand_ins = labs_dir_.path() / "hand-ins";
+  for (const char* learner : {"Ada", "Bob"}) {
+    give_name(learner);
+    ASSERT_TRUE(tab()->hand_in("tiny-lab", hand_ins / learner)) << tab()->message().toStdString();
+  }
+  std::ofstream(hand_ins / "Bob" / "README.md", std::ios::app) << "\nan extra line\n";
+  const auto graded = labs_dir_.path() / "graded";
+  const auto grade = [&] {
+    const test::CliResult r =
+        test::run_command(std::string(GPULAB_CLI_PATH) + " lab grade '" + hand_ins.string() +
+                          "' --out '" + graded.string() + "' --lab '" + lab.string() + "'");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  };
+  grade();
+  test::answer_file_dialog(QString::fromStdString(graded.string()), [&] {
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open class folder"));
+  });
+  ClassBoard* board = window_->class_board();
+  ASSERT_NE(board, nullptr);
+  ASSERT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
+  QTableWidget* table = board->table();
+  ASSERT_EQ(table->rowCount(), 2);
+  EXPECT_EQ(cell(table, 0, "learner"), "Ada");
+  EXPECT_EQ(cell(table, 0, "verified"), "yes");
+  EXPECT_EQ(cell(table, 1, "learner"), "Bob");
+  EXPECT_EQ(cell(table, 1, "verified"), "no");
+  EXPECT_TRUE(board->summary().startsWith("2 learner-lab rows, 1 verified, 1 with problems"))
+      << board->summary().toStdString();
+  // A click on Bob's row: his problems, then his report, read-only.
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
+                    table->visualItemRect(table->item(1, 0)).center());
+  const QString shown = board->hand_in_view()->toPlainText();
+  EXPECT_TRUE(shown.contains("README.md: changed after the hand-in was written"))
+      << shown.toStdString();
+  EXPECT_TRUE(shown.contains("A tiny lab")) << shown.toStdString();
+  EXPECT_TRUE(board->hand_in_view()->isReadOnly());
+  EXPECT_TRUE(board->chart()->pixmap().isNull());  // no runs yet: no figures to chart
+  // A third hand-in arrives, with its run (`lab run` on the command line), and the class is
+  // graded again: the open board follows, with the class chart of Cy's figures.
+  const test::CliResult ran =
+      test::run_command(std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() +
+                        "' --quiet --learner Cy --out '" + (hand_ins / "Cy").string() +
+                        "' --data-dir '" + data_.path().string() + "'");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  grade();
+  EXPECT_TRUE(wait_until([&] { return table->rowCount() == 3; }, 10s)) << table->rowCount();
+  EXPECT_EQ(cell(table, 2, "learner"), "Cy");
+  EXPECT_EQ(cell(table, 2, "verified"), "yes");
+  EXPECT_FALSE(cell(table, 2, "mlp cpu images/s").isEmpty());
+  EXPECT_TRUE(wait_until([&] { return !board->chart()->pixmap().isNull(); }, 10s));
+  // With GPULAB_SCREENSHOTS=DIR: the board at 1280x720 and 1920x1080, its chart and Bob's
+  // hand-in shown.
+  if (const QString shots = qEnvironmentVariable("GPULAB_SCREENSHOTS"); !shots.isEmpty())
+    for (const QSize size : {QSize(1280, 720), QSize(1920, 1080)}) {
+      board->resize(size);
+      QTest::qWait(100);
+      board->grab().save(shots +
+                         QString("/class-board-%1x%2.png").arg(size.width()).arg(size.height()));
+    }
 }
 
 // The learner's side of a checkable hand-in in the window: a wrong answer then the right one are

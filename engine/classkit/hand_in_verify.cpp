@@ -26,47 +26,6 @@ using json = nlohmann::json;
 
 namespace {
 
-// The rows of a CSV file as to_csv writes it: cells quoted where they hold a comma, a quote or a
-// line break, a quote doubled inside.
-std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> row;
-  std::string cell;
-  bool quoted = false, any = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    any = true;
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        cell += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        cell += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      row.push_back(std::move(cell));
-      cell.clear();
-    } else if (c == '\n') {
-      row.push_back(std::move(cell));
-      cell.clear();
-      rows.push_back(std::move(row));
-      row.clear();
-      any = false;
-    } else {
-      cell += c;
-    }
-  }
-  if (any) {
-    row.push_back(std::move(cell));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
 // A JSON file of the hand-in, or null with the problem said.
 json read_json(const fs::path& dir, const std::string& name, std::vector<HandInProblem>& problems) {
   std::string text;
@@ -353,6 +312,7 @@ void Verifier::check_runs() {
       for (const auto& [file, message] : run_inconsistencies(run))
         problem(folder + "/" + file, message);
       const bool reference = entry.value("reference", false);
+      if (reference) verdict_.reference_experiments.push_back(name);
       // A reference run ships with gpulab and fills no figure of the learner's: where it was
       // recorded otherwise than the lab says, that is said, not held against the hand-in.
       for (const std::string& difference :
@@ -394,6 +354,8 @@ void Verifier::check_runs() {
 void Verifier::check_tables() {
   for (size_t t = 0; t < lab_.tables.size(); ++t) {
     const std::string file = hand_in_table_file(t, "csv");
+    const LabResultsTable& table =
+        verdict_.tables.emplace_back(lab_results_table(lab_, lab_.tables[t], results_));
     std::string text;
     try {
       if (!read_record_file(dir_ / file, kMaxRunJsonBytes, &text)) {
@@ -404,7 +366,6 @@ void Verifier::check_tables() {
       problem(file, e.what());
       continue;
     }
-    const LabResultsTable table = lab_results_table(lab_, lab_.tables[t], results_);
     const auto expected = csv_rows(to_csv(table));
     const auto found = csv_rows(text);
     if (found.size() != expected.size()) {

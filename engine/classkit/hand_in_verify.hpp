@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/labs/lab_results.hpp"
+
 namespace gpulab {
 
 struct RunControl;
@@ -35,6 +37,11 @@ struct HandInVerdict {
   std::vector<std::string> notes;
   std::string learner, lab;  // as manifest.json names them
   int files = 0, runs = 0, cells = 0, replayed = 0;
+  // The lab's tables as the runs in the hand-in give them (not as its results.csv says): what a
+  // grader takes the key figures from. Empty when the lab was not found or is not the hand-in's.
+  std::vector<LabResultsTable> tables;
+  // The experiments whose row a reference run fills: recorded elsewhere, not the learner's figure.
+  std::vector<std::string> reference_experiments;
 };
 
 // Checks the hand-in folder `dir`: manifest.json's hashes (missing, added and changed files);

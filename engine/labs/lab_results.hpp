@@ -93,6 +93,9 @@ LabRunResult lab_run_result(const std::string& experiment, const RunData& run);
 LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
                                   const std::vector<LabRunResult>& results);
 std::string to_csv(const LabResultsTable& table);
+// The rows of a CSV file as to_csv writes it (cells quoted where they hold a comma, a quote or a
+// line break, a quote doubled inside): what verify and the window's class board read back.
+std::vector<std::vector<std::string>> csv_rows(const std::string& text);
 std::string to_markdown(const LabResultsTable& table);
 
 }  // namespace gpulab

@@ -96,8 +96,15 @@ LabPage::LabPage(const Lab& lab, QWidget* parent) : QScrollArea(parent), lab_(la
   hand_in_->setToolTip(
       tr("Write a folder for your teacher: this lab's results, charts, your answers and score, "
          "and the machine the runs came from"));
-  connect(hand_in_, &QPushButton::clicked, this, &LabPage::hand_in_requested);
+  connect(hand_in_, &QPushButton::clicked, this, [this] { emit hand_in_requested(false); });
   heading->addWidget(hand_in_, 0, Qt::AlignTop);
+  hand_in_zip_ = new QPushButton(tr("Hand in as .zip…"), content);
+  hand_in_zip_->setObjectName("lab-hand-in-zip");
+  hand_in_zip_->setToolTip(
+      tr("The same folder, and beside it one .zip of it (YOUR-NAME-LAB.zip): the file a course "
+         "platform takes"));
+  connect(hand_in_zip_, &QPushButton::clicked, this, [this] { emit hand_in_requested(true); });
+  heading->addWidget(hand_in_zip_, 0, Qt::AlignTop);
   layout->addLayout(heading);
   hand_in_text_ = wrapped_label({}, content, Qt::PlainText);
   hand_in_text_->setObjectName("lab-hand-in-text");
@@ -266,7 +273,8 @@ void LabPage::set_results(const std::vector<LabRunResult>& results) {
     table->setColumnCount(int(t.header.size()));
     table->setRowCount(int(t.rows.size()));
     QStringList header;
-    for (const auto& h : t.titles.empty() ? t.header : t.titles) header << QString::fromStdString(h);
+    for (const auto& h : t.titles.empty() ? t.header : t.titles)
+      header << QString::fromStdString(h);
     table->setHorizontalHeaderLabels(header);
     for (size_t r = 0; r < t.rows.size(); ++r)
       for (size_t c = 0; c < t.rows[r].size(); ++c) {

@@ -56,6 +56,7 @@ class LabPage : public QScrollArea {
   QPushButton* run_button(const std::string& experiment) const;
   QPushButton* run_all_button() const { return run_all_; }
   QPushButton* hand_in_button() const { return hand_in_; }
+  QPushButton* hand_in_zip_button() const { return hand_in_zip_; }
   const std::vector<LabRunResult>& results() const { return results_; }  // as last set
   std::vector<int> answers() const;                                      // per question, -1 none
   void set_hand_in_text(const QString& text);  // under the heading: where the hand-in went
@@ -69,7 +70,7 @@ class LabPage : public QScrollArea {
   void run_requested(const QString& experiment);  // empty: every experiment this machine can run
   void answered(int question, int choice);
   void written(const QString& question, const QString& text);
-  void hand_in_requested();
+  void hand_in_requested(bool zip);  // zip: also pack the folder into LEARNER-LAB.zip beside it
   void live_requested();  // a running experiment's "watch it on the Live tab"
 
  private:
@@ -84,6 +85,7 @@ class LabPage : public QScrollArea {
   std::map<std::string, QLabel*> status_labels_;
   QPushButton* run_all_ = nullptr;
   QPushButton* hand_in_ = nullptr;
+  QPushButton* hand_in_zip_ = nullptr;
   QLabel* hand_in_text_ = nullptr;
   std::vector<LabRunResult> results_;
   std::vector<QTableWidget*> tables_;

@@ -21,6 +21,7 @@
 
 #include "engine/analysis/chart_builder.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/classkit/hand_in_zip.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_results.hpp"
@@ -255,7 +256,8 @@ void LabsTab::add_lab(Lab lab) {
   connect(page, &LabPage::run_requested, this, [this, source](const QString& experiment) {
     run_experiments(source, experiment.toStdString());
   });
-  connect(page, &LabPage::hand_in_requested, this, [this, source] { hand_in_dialog(source); });
+  connect(page, &LabPage::hand_in_requested, this,
+          [this, source](bool zip) { hand_in_dialog(source, zip); });
   connect(page, &LabPage::live_requested, this, [this] {
     if (context_.show_live) context_.show_live();
   });
@@ -319,7 +321,7 @@ void LabsTab::open_lab_dialog() {
   open_lab(path.toStdString());
 }
 
-void LabsTab::hand_in_dialog(const std::string& lab_name) {
+void LabsTab::hand_in_dialog(const std::string& lab_name, bool zip) {
   if (learner_->text().trimmed().isEmpty()) {
     bool given = false;
     const QString name = QInputDialog::getText(
@@ -331,20 +333,21 @@ void LabsTab::hand_in_dialog(const std::string& lab_name) {
     QSettings().setValue(kLearnerSetting, name.trimmed());
   }
   NewFolderDialog dialog(this,
-                        tr("Hand in: choose or name an empty folder (or the lab's earlier "
-                           "hand-in)"),
-                        hand_in_dir_);
+                         tr("Hand in: choose or name an empty folder (or the lab's earlier "
+                            "hand-in)"),
+                         hand_in_dir_);
   if (dialog.exec() != QDialog::Accepted) return;
   const QString dir = dialog.chosen();
   if (dir.isEmpty()) return;
   hand_in_dir_ = dir;
-  hand_in(lab_name, dir.toStdString());
+  hand_in(lab_name, dir.toStdString(), zip);
 }
 
-bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir) {
+bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir, bool zip) {
   LabPage* lab_page = page(lab_name);
   if (!lab_page) return false;
   const Lab& lab = lab_page->lab();
+  fs::path zip_file;
   try {
     if (learner_->text().trimmed().isEmpty())
       throw ConfigError(tr("type your name in \"Your name\" above the labs first: a hand-in "
@@ -378,6 +381,13 @@ bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir) {
       h.charts_missing.push_back(error.toStdString());
     }
     write_hand_in(dir, lab, h);
+    if (zip) {
+      // Beside the folder, never in it: the folder is the zip's one top-level entry.
+      fs::path folder = dir.lexically_normal();
+      if (folder.filename().empty()) folder = folder.parent_path();
+      zip_file = folder.parent_path() / hand_in_zip_name(h.learner, lab.name);
+      write_hand_in_zip(folder, zip_file);
+    }
   } catch (const std::exception& e) {
     report(tr("The lab was not handed in: %1").arg(QString::fromStdString(e.what())), true);
     return false;
@@ -385,8 +395,11 @@ bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir) {
   const QString readme = QString::fromStdString((dir / "README.md").string());
   lab_page->set_hand_in_text(
       tr("Handed in to %1: open README.md there for the report; answers.json, machine.json, "
-         "manifest.json, the tables, charts and runs are beside it.")
-          .arg(QString::fromStdString(dir.string())));
+         "manifest.json, the tables, charts and runs are beside it.%2")
+          .arg(QString::fromStdString(dir.string()),
+               zip_file.empty() ? QString()
+                                : tr(" Packed into %1 to upload.")
+                                      .arg(QString::fromStdString(zip_file.string()))));
   message_->add_message(Banner::Kind::Info, tr("Handed in: %1").arg(readme));
   return true;
 }

@@ -56,9 +56,10 @@ class LabsTab : public QWidget {
 
   // Writes the lab's hand-in folder (engine/labs/lab_hand_in) with its charts as the page draws
   // them, and says on the page where it went; a folder holding something else is refused, said
-  // in the tab's message bar. The dialog asks for the folder first.
-  bool hand_in(const std::string& lab_name, const std::filesystem::path& dir);
-  void hand_in_dialog(const std::string& lab_name);
+  // in the tab's message bar. The dialog asks for the folder first. With `zip`, the folder is
+  // also packed into LEARNER-LAB.zip beside it (engine/classkit/hand_in_zip).
+  bool hand_in(const std::string& lab_name, const std::filesystem::path& dir, bool zip = false);
+  void hand_in_dialog(const std::string& lab_name, bool zip);
 
   // Starts an experiment of the shown lab, or every one this machine can run (empty name).
   int run_experiments(const std::string& lab_name, const std::string& experiment);

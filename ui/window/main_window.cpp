@@ -3,6 +3,7 @@
 
 #include <QAction>
 #include <QCloseEvent>
+#include <QFileDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -18,6 +19,7 @@
 
 #include "datasets/mnist_files.hpp"
 #include "ui/charts/chart_view.hpp"
+#include "ui/classboard/class_board.hpp"
 #include "ui/compare/compare_view.hpp"
 #include "ui/inside/inside_tab.hpp"
 #include "ui/labs/labs_tab.hpp"
@@ -260,10 +262,22 @@ bool MainWindow::show_tab(const QString& name) {
   return false;
 }
 
+ClassBoard* MainWindow::open_class_folder(const std::filesystem::path& folder) {
+  if (class_board_) class_board_->deleteLater();
+  class_board_ = new ClassBoard(folder, this);
+  class_board_->show();
+  return class_board_;
+}
+
 void MainWindow::build_menus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   setup_files_->add_actions(file);
   file->addAction(tr("Open &lab…"), this, [this] { labs_->open_lab_dialog(); });
+  file->addAction(tr("Open &class folder…"), this, [this] {
+    const QString folder = QFileDialog::getExistingDirectory(
+        this, tr("Open class folder: the --out folder of gpulab-cli lab grade"));
+    if (!folder.isEmpty()) open_class_folder(folder.toStdString());
+  });
   file->addAction(tr("Open &weights…"), this, [this] {
     show_tab("inside");
     inside_->open_weights_dialog();

@@ -33,6 +33,7 @@ namespace gpulab::ui {
 
 class Banner;
 class ChartView;
+class ClassBoard;
 class CompareView;
 class DataBanner;
 class DataCache;
@@ -111,6 +112,10 @@ class MainWindow : public QMainWindow {
   RacePanel* race() { return race_; }
   LabsTab* labs() { return labs_; }
   InsideTab* inside() { return inside_; }
+  // File → Open class folder…: the class board over a folder `gpulab-cli lab grade` wrote (one
+  // board, shown again for another folder). null until opened.
+  ClassBoard* open_class_folder(const std::filesystem::path& folder);
+  ClassBoard* class_board() { return class_board_; }
   // Exports every live chart into `dir` as PNG, SVG, PDF and CSV.
   bool export_all(const QString& dir, QString* error);
 
@@ -152,6 +157,7 @@ class MainWindow : public QMainWindow {
   LiveTab* live_;
   CompareView* compare_;
   LabsTab* labs_;
+  ClassBoard* class_board_ = nullptr;
   InsideTab* inside_;
   RunsPanel* runs_panel_;
   QLabel* key_numbers_;  // presenter mode: images/s, ETA and speedup, large

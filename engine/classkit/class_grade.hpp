@@ -1,0 +1,64 @@
+// Grading a class: every hand-in found under the paths given (folders, .zip files, or a course
+// platform's download of them) verified with verify_hand_in, one row per learner and lab, the
+// last hand-in counting; and what the class measured, for class.csv, class.md and the charts
+// (engine/classkit/class_report).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/classkit/hand_in_zip.hpp"
+
+namespace gpulab {
+
+struct GradeOptions {
+  std::string lab;           // verify's --lab: the instructor's copy, for every hand-in
+  int64_t replay_steps = 0;  // > 0: verify's replay of each CPU run
+  std::optional<std::filesystem::path> data_dir;
+  ZipLimits zip_limits;
+};
+
+// One hand-in as graded.
+struct ClassRow {
+  std::string source;   // the folder or .zip it came from, as found (UTF-8, bad bytes as '?')
+  std::string learner;  // manifest.json's; the folder's name where there is none
+  std::string lab, submitted;  // manifest.json's "lab" and "handed_in"
+  int score = -1, first_attempt_score = -1, quiz_questions = 0;  // -1: no answers.json read
+  int written_answered = 0, written_questions = 0;
+  std::vector<std::string> problems;  // empty: verified; else "file: what disagrees", in order
+  std::string cpu, gpu;               // machine.json's CPU model and GPU names ("" for none)
+  // The lab's key figures, recomputed from the hand-in's runs: ("gpu speedup", 12.3), ...
+  std::vector<std::pair<std::string, double>> figures;
+  std::vector<std::string> run_hashes;  // SHA-256 of each of its own runs' run.json, metrics.csv
+  bool verified() const { return problems.empty(); }
+};
+
+struct ClassGrade {
+  std::vector<ClassRow> rows;     // one per learner and lab (its last hand-in), by lab then learner
+  std::vector<ClassRow> earlier;  // the hand-ins a later one of the same learner and lab replaced
+};
+
+// The hand-ins under `paths`: a hand-in folder (it holds manifest.json or answers.json), a .zip,
+// or a folder of those, possibly one level down ("Ada_123_assignsubmission_file/Ada.zip"). A
+// folder with none, or a file that is neither, is returned too and graded as a row saying so.
+// `skip` (the output folder) is never looked into.
+std::vector<std::filesystem::path> find_hand_ins(const std::vector<std::filesystem::path>& paths,
+                                                 const std::filesystem::path& skip);
+
+// Grades one hand-in folder or .zip; a zip is unpacked under `work` (removed after). Never throws
+// for what the hand-in holds: every problem is in the row.
+ClassRow grade_hand_in(const std::filesystem::path& path, const std::filesystem::path& work,
+                       const GradeOptions& options);
+
+// Grades every hand-in of `found` (progress(done, total) after each), keeps each learner's last
+// per lab, and flags rows of different learners that hold the same run.
+ClassGrade grade_class(const std::vector<std::filesystem::path>& found,
+                       const std::filesystem::path& work, const GradeOptions& options,
+                       const std::function<void(size_t, size_t)>& progress = {});
+
+}  // namespace gpulab

@@ -1,0 +1,334 @@
+// The instructor's side of the class kit: `lab hand-in --zip`, and `lab grade` over a class of
+// real hand-ins (folders, zips, a course platform's download of them) where each damaged,
+// forged or hostile one is a row naming its reason and grading goes on; nothing is ever
+// written outside the output folder.
+#include <archive.h>
+#include <archive_entry.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "class_hand_ins.hpp"
+#include "engine/classkit/class_grade.hpp"
+#include "engine/classkit/hand_in_zip.hpp"
+
+namespace gpulab {
+namespace {
+
+using json = nlohmann::json;
+
+struct ZipEntry {
+  ZipEntry(std::string n, std::string d, unsigned t = AE_IFREG, std::string l = "")
+      : name(std::move(n)), data(std::move(d)), type(t), symlink(std::move(l)) {}
+  std::string name;
+  std::string data;
+  unsigned type;
+  std::string symlink;  // AE_IFLNK's target
+};
+
+// A zip as a hostile or careless hand-in would be, written by libarchive with no checks.
+void write_zip(const fs::path& zip, const std::vector<ZipEntry>& entries) {
+  archive* a = archive_write_new();
+  archive_write_set_format_zip(a);
+  ASSERT_EQ(archive_write_open_filename(a, zip.c_str()), ARCHIVE_OK);
+  for (const ZipEntry& e : entries) {
+    archive_entry* entry = archive_entry_new();
+    archive_entry_set_pathname(entry, e.name.c_str());
+    archive_entry_set_filetype(entry, e.type);
+    archive_entry_set_perm(entry, 0644);
+    if (!e.symlink.empty()) archive_entry_set_symlink(entry, e.symlink.c_str());
+    archive_entry_set_size(entry, la_int64_t(e.data.size()));
+    ASSERT_EQ(archive_write_header(a, entry), ARCHIVE_OK) << archive_error_string(a);
+    if (!e.data.empty()) archive_write_data(a, e.data.data(), e.data.size());
+    archive_entry_free(entry);
+  }
+  archive_write_close(a);
+  archive_write_free(a);
+}
+
+// The line of class.csv whose first cell is `learner`, its doubled quotes read back as one; ""
+// when there is none.
+std::string row_of(const std::string& csv, const std::string& learner) {
+  std::istringstream lines(csv);
+  std::string line, found;
+  while (std::getline(lines, line))
+    if (line.rfind(learner + ",", 0) == 0 || line.rfind("\"" + learner + "\",", 0) == 0) {
+      EXPECT_TRUE(found.empty()) << "two rows of " << learner << ":\n" << csv;
+      found = line;
+    }
+  for (size_t at = found.find("\"\""); at != std::string::npos; at = found.find("\"\"", at + 1))
+    found.erase(at, 1);
+  return found;
+}
+
+size_t lines_in(const std::string& text) {
+  return size_t(std::count(text.begin(), text.end(), '\n'));
+}
+
+// More learners, each with runs of their own, for a class where only forged runs are shared.
+constexpr const char* kMoreLearners[] = {"cut", "nofile", "hash", "forger", "otherlab", "cy"};
+
+class Grading : public ClassKit {
+ protected:
+  static void SetUpTestSuite() {
+    ClassKit::SetUpTestSuite();
+    for (const char* learner : kMoreLearners) make_hand_in(learner);
+  }
+  // `lab hand-in --zip` from a learner's `lab run` folder: the zip beside the new folder.
+  fs::path zip_of(const std::string& learner, const fs::path& where) {
+    fs::create_directories(where);
+    const test::CliResult r = cli("lab hand-in " + lab().string() + " --learner " + learner +
+                                  " --runs-dir " + (root() / learner).string() + " --zip --out " +
+                                  (where / (learner + "-hand-in")).string());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    return where / (learner + "-two-cpus.zip");
+  }
+  test::CliResult grade(const std::string& paths, const fs::path& out,
+                        const std::string& more = "") {
+    return cli("lab grade " + paths + " --out " + out.string() + " --lab " + lab().string() + more);
+  }
+};
+
+TEST_F(Grading, HandInZipHoldsTheFolderAsItsOneEntryAndVerifiesUnpacked) {
+  const fs::path zip = zip_of("ada", dir_.path() / "out");
+  ASSERT_TRUE(fs::is_regular_file(zip));
+  // Only the folder and the zip beside it: no temporary file left.
+  size_t beside = 0;
+  for (const auto& entry : fs::directory_iterator(dir_.path() / "out")) (void)entry, ++beside;
+  EXPECT_EQ(beside, 2u);
+  const fs::path unpacked = dir_.path() / "unpacked";
+  EXPECT_EQ(unpack_hand_in_zip(zip, unpacked), "");
+  size_t top = 0;
+  for (const auto& entry : fs::directory_iterator(unpacked)) {
+    EXPECT_EQ(entry.path().filename(), "ada-hand-in");
+    ++top;
+  }
+  EXPECT_EQ(top, 1u);
+  EXPECT_EQ(read(unpacked / "ada-hand-in" / "manifest.json"),
+            read(dir_.path() / "out" / "ada-hand-in" / "manifest.json"));
+  const test::CliResult r = verify(unpacked / "ada-hand-in");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(hand_in_zip_name("Ada Lovelace", "cnn-on-gpu"), "Ada-Lovelace-cnn-on-gpu.zip");
+  EXPECT_EQ(hand_in_zip_name("a/b\\c\nd", "x"), "a-b-c-d-x.zip");
+}
+
+TEST_F(Grading, AGenuineClassIsGradedWithItsFiguresAndChart) {
+  const fs::path zip = zip_of("bob", dir_.path() / "bob");
+  const fs::path out = dir_.path() / "graded";
+  const test::CliResult r = grade((root() / "ada").string() + " " + zip.string(), out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("graded 2 of 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("graded 2 hand-ins: 2 learner-lab rows, 2 verified, 0 with problems"),
+            std::string::npos)
+      << r.output;
+  const std::string csv = read(out / "class.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')),
+            "learner,lab,submitted,first_attempt_score,final_score,quiz_questions,"
+            "written_answered,written_questions,verified,problems,cpu,gpu,source,"
+            "mlp cpu images/s,mlp cpu speedup,mlp again images/s,mlp again speedup");
+  EXPECT_EQ(lines_in(csv), 3u) << csv;
+  for (const char* learner : {"ada", "bob"}) {
+    const std::string row = row_of(csv, learner);
+    EXPECT_NE(row.find(",two-cpus,"), std::string::npos) << row;
+    EXPECT_NE(row.find(",0,0,1,0,2,yes,,"), std::string::npos)
+        << row;  // quiz 0 of 1, 0 of 2 written
+  }
+  const json manifest = json::parse(read(root() / "ada" / "manifest.json"));
+  EXPECT_NE(row_of(csv, "ada").find(manifest["handed_in"].get<std::string>()), std::string::npos);
+  const std::string md = read(out / "class.md");
+  EXPECT_NE(md.find("2 hand-ins graded (2 verified, 0 with problems)"), std::string::npos) << md;
+  // The class chart's points: one bar per learner and figure, labelled with the hardware.
+  const std::string chart = read(out / "class-two-cpus.csv");
+  EXPECT_NE(chart.find("ada · "), std::string::npos) << chart;
+  EXPECT_NE(chart.find("mlp again speedup"), std::string::npos) << chart;
+  EXPECT_EQ(chart.find("mlp cpu speedup"), std::string::npos) << "the baseline over itself\n"
+                                                              << chart;
+  // The zip was unpacked inside --out and nothing of it is left there.
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_NE(entry.path().filename().string().rfind(".grading", 0), 0u) << entry.path();
+}
+
+// A course platform's download: folders per submission, one level down, holding genuine,
+// damaged, forged and hostile hand-ins. Every one is a row with its reason; grading goes on.
+TEST_F(Grading, EachBadHandInIsARowNamingItsReasonAndGradingGoesOn) {
+  const fs::path course = dir_.path() / "course";
+  const auto submission = [&](const std::string& who) {
+    const fs::path folder = course / (who + "_1234_assignsubmission_file");
+    fs::create_directories(folder);
+    return folder;
+  };
+  const auto copy_as = [&](const std::string& learner, const std::string& as) {
+    const fs::path to = submission(as) / as;
+    fs::copy(root() / learner, to, fs::copy_options::recursive);
+    return to;
+  };
+  // Genuine: Ada as a zip one level down; Bob as a folder; Cy in a folder whose name is not UTF-8.
+  fs::copy(zip_of("ada", dir_.path() / "zips"), submission("Ada Lovelace") / "ada.zip");
+  copy_as("bob", "bob");
+  fs::copy(root() / "cy", course / "c\xffy", fs::copy_options::recursive);
+  // Ada handed in twice: the earlier one is listed, not graded as hers.
+  {
+    const fs::path h = copy_as("ada", "ada-early");
+    json manifest = json::parse(read(h / "manifest.json"));
+    manifest["handed_in"] = "2000-01-01T00:00:00Z";
+    write(h / "manifest.json", manifest.dump(2));
+  }
+  {  // half-copied: a run's metrics cut off
+    const fs::path metrics = copy_as("cut", "cut") / "runs" / "mlp-cpu" / "metrics.csv";
+    const std::string text = read(metrics);
+    write(metrics, text.substr(0, text.size() / 2));
+  }
+  fs::remove(copy_as("nofile", "nofile") / "results.csv");  // a missing file
+  edit(copy_as("hash", "hash") / "manifest.json", "\"README.md\": \"", "\"README.md\": \"0");
+  {  // a number edited in a run.json
+    const fs::path run_json = copy_as("forger", "forger") / "runs" / "mlp-cpu" / "run.json";
+    json info = json::parse(read(run_json));
+    info["summary"]["images"] = info["summary"]["images"].get<int64_t>() - 16;
+    write(run_json, info.dump(2));
+  }
+  {  // another lab's hand-in, or another version of it: the lab's hash is not --lab's
+    const fs::path h = copy_as("otherlab", "otherlab");
+    json manifest = json::parse(read(h / "manifest.json"));
+    manifest["lab_sha256"] = std::string(64, '0');
+    write(h / "manifest.json", manifest.dump(2));
+  }
+  {  // Eve hands in Bob's runs as her own (every file agrees with itself): both rows flagged.
+    const fs::path h = copy_as("bob", "eve");
+    json manifest = json::parse(read(h / "manifest.json"));
+    manifest["learner"] = "eve";
+    write(h / "manifest.json", manifest.dump(2));
+    edit(h / "answers.json", "\"learner\": \"bob\"", "\"learner\": \"eve\"");
+    rehash(h, "answers.json");
+  }
+  // Hostile and broken zips.
+  write_zip(submission("climber") / "climber.zip",
+            {{"climber/../../../escaped.txt", "out of the folder"}});
+  write_zip(submission("rooted") / "rooted.zip", {{"/tmp/gpulab-rooted.txt", "absolute"}});
+  write_zip(submission("linker") / "linker.zip",
+            {{"linker/", "", AE_IFDIR}, {"linker/passwd", "", AE_IFLNK, "/etc/passwd"}});
+  write_zip(submission("bomber") / "bomber.zip", {{"bomber/zeros", std::string(4 << 20, '\0')}});
+  write_zip(submission("latin") / "latin.zip", {{"latin/caf\xe9.txt", "x"}});
+  write(submission("notzip") / "notzip.zip", "this is not a zip\n");
+  write(submission("empty") / "notes.txt", "I forgot to attach it\n");
+
+  const fs::path out = dir_.path() / "graded";
+  const test::CliResult r = grade(course.string(), out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("graded 17 hand-ins: 16 learner-lab rows, 2 verified, 14 with problems, "
+                          "1 earlier hand-ins replaced by a later one"),
+            std::string::npos)
+      << r.output;
+  const std::string csv = read(out / "class.csv");
+  EXPECT_EQ(lines_in(csv), 17u) << csv;
+  const auto expect_row = [&](const std::string& learner, const std::string& reason) {
+    const std::string row = row_of(csv, learner);
+    EXPECT_NE(row.find(reason), std::string::npos) << learner << ": " << row;
+    return row;
+  };
+  EXPECT_NE(expect_row("ada", ",yes,,").find("ada.zip"), std::string::npos);
+  EXPECT_NE(expect_row("cy", ",yes,,").find("c?y"), std::string::npos);
+  expect_row("cut", "runs/mlp-cpu/metrics.csv: changed after the hand-in was written");
+  expect_row("nofile", "results.csv: listed in manifest.json but missing");
+  expect_row("hash", "README.md: changed after the hand-in was written: its SHA-256 is ");
+  expect_row("forger", "runs/mlp-cpu/run.json: changed after the hand-in was written");
+  expect_row("otherlab", "another version of the lab, or another lab");
+  expect_row("eve", "holds the same run as the hand-in of bob (");
+  expect_row("bob", "holds the same run as the hand-in of eve (");
+  expect_row("climber",
+             "climber.zip: the entry \"climber/../../../escaped.txt\" points outside "
+             "the zip's folder (\"..\")");
+  expect_row("rooted", "rooted.zip: the entry \"/tmp/gpulab-rooted.txt\" has an absolute path");
+  expect_row("linker", "linker.zip: the entry \"linker/passwd\" is a link");
+  expect_row("bomber",
+             "bomber.zip: unpacks to more than 200 times its size: refused as a zip bomb");
+  expect_row("latin", "latin.zip: an entry's name is not UTF-8 (byte 0xE9 at column 10)");
+  expect_row("notzip", "notzip.zip: not a zip file (");
+  expect_row("empty_1234_assignsubmission_file", "holds no hand-in (no manifest.json, no .zip)");
+  const std::string md = read(out / "class.md");
+  EXPECT_NE(md.find("- ada, two-cpus, submitted 2000-01-01T00:00:00Z: "), std::string::npos) << md;
+  EXPECT_NE(md.find("### forger (two-cpus)\n\n- runs/mlp-cpu/run.json: changed"), std::string::npos)
+      << md;
+  // Nothing was written outside --out, and nothing unpacked is left in it.
+  EXPECT_FALSE(fs::exists(out / "escaped.txt"));
+  EXPECT_FALSE(fs::exists(dir_.path() / "escaped.txt"));
+  EXPECT_FALSE(fs::exists("/tmp/gpulab-rooted.txt"));
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_NE(entry.path().filename().string().rfind(".grading", 0), 0u) << entry.path();
+}
+
+// Losses typed into a run pass every check but a replay: `--replay STEPS` goes through to verify.
+TEST_F(Grading, ReplayPassesThroughToVerify) {
+  const fs::path h = copy_of("ada");
+  forge_first_loss(h);
+  const test::CliResult plain = grade(h.string(), dir_.path() / "plain");
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(row_of(read(dir_.path() / "plain" / "class.csv"), "ada").find(",yes,,"),
+            std::string::npos);
+  const test::CliResult replayed = grade(h.string(), dir_.path() / "replayed",
+                                         " --replay 3 --data-dir " + (root() / "data").string());
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.output;
+  const std::string row = row_of(read(dir_.path() / "replayed" / "class.csv"), "ada");
+  EXPECT_NE(row.find(",no,\"runs/mlp-cpu/metrics.csv: replay disagrees: 3 steps replayed"),
+            std::string::npos)
+      << row;
+}
+
+TEST_F(Grading, ZipLimitsBoundSizeAndEntries) {
+  const fs::path zip = zip_of("ada", dir_.path() / "zips");
+  ZipLimits small;
+  small.max_total_bytes = 1000;
+  EXPECT_EQ(unpack_hand_in_zip(zip, dir_.path() / "a", small),
+            "unpacks to more than 0 MiB: refused as a zip bomb");
+  ZipLimits few;
+  few.max_entries = 3;
+  EXPECT_EQ(unpack_hand_in_zip(zip, dir_.path() / "b", few),
+            "holds more than 3 entries: refused as a zip bomb");
+  // A zip of something else, and one of two hand-ins: no hand-in to grade, said in the row.
+  write_zip(dir_.path() / "notes.zip", {{"notes/todo.txt", "hand in the lab"}});
+  const fs::path two = dir_.path() / "two";
+  fs::create_directories(two);
+  fs::copy(root() / "ada", two / "ada", fs::copy_options::recursive);
+  fs::copy(root() / "bob", two / "bob", fs::copy_options::recursive);
+  write_hand_in_zip(two, dir_.path() / "two.zip");
+  for (const char* zip : {"notes.zip", "two.zip"}) {
+    const ClassRow row = grade_hand_in(dir_.path() / zip, dir_.path() / "work", GradeOptions{});
+    ASSERT_EQ(row.problems.size(), 1u) << zip;
+    EXPECT_EQ(row.problems[0], std::string(zip) +
+                                   ": holds no hand-in: no manifest.json at its top or in one "
+                                   "folder there (as gpulab-cli lab hand-in --zip packs it)");
+    EXPECT_FALSE(fs::exists(dir_.path() / "work"));
+  }
+  write_zip(dir_.path() / "twice.zip", {{"x/a", "1"}, {"x/a", "2"}});
+  EXPECT_EQ(unpack_hand_in_zip(dir_.path() / "twice.zip", dir_.path() / "c"),
+            "the entry \"x/a\" is there twice, or clashes with a folder of the zip");
+}
+
+TEST_F(Grading, BadUsageAndAnUnwritableOutStopWithOneLine) {
+  const test::CliResult missing = grade((dir_.path() / "nothing").string(), dir_.path() / "o");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.output.find("gpulab-cli: " + (dir_.path() / "nothing").string() +
+                                ": no such file or folder; give hand-in folders, .zip files or "
+                                "a folder holding them"),
+            std::string::npos)
+      << missing.output;
+  write(dir_.path() / "file", "x");
+  const test::CliResult unwritable = grade((root() / "ada").string(), dir_.path() / "file");
+  EXPECT_EQ(unwritable.exit_code, 1);
+  EXPECT_NE(unwritable.output.find("gpulab-cli: --out " + (dir_.path() / "file").string() +
+                                   ": cannot be written ("),
+            std::string::npos)
+      << unwritable.output;
+  EXPECT_EQ(read(dir_.path() / "file"), "x");
+  fs::create_directories(dir_.path() / "bare");
+  const test::CliResult none = grade((dir_.path() / "bare").string(), dir_.path() / "o2");
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.output.find("no hand-in found in "), std::string::npos) << none.output;
+  const test::CliResult usage = cli("lab grade " + (root() / "ada").string());
+  EXPECT_NE(usage.exit_code, 0);
+  EXPECT_NE(usage.output.find("--out is required"), std::string::npos) << usage.output;
+}
+
+}  // namespace
+}  // namespace gpulab
