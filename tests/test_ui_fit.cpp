@@ -869,38 +869,6 @@ TEST_F(Fit, CompareChartTextFitsItsChart) {
   }
 }
 
-// Compare in presenter mode on a 1024x768 projector, with a scaling study under outside load
-// (its caption a long line): the speedup, step-time and scaling charts share the width alike, as
-// their equal stretch says. The scaling chart took 60 % and the bar charts' titles were cut to
-// "Compared …".
-TEST_F(Fit, CompareSharesItsWidthAlikeBetweenItsChartsInPresenterMode) {
-  write_six_runs();
-  test::write_run(runs_.path() / "r6", 6, 64, 120, 14, "2026-01-01T09:59:00Z", 1);
-  open_window();
-  window_->show_recent(7);
-  window_->show_tab("compare");
-  QScreen* screen = classroom_screen("1024x768");
-  ASSERT_NE(screen, nullptr);
-  window_->showNormal();
-  window_->setGeometry(QRect(screen->geometry().topLeft() + QPoint(20, 40), QSize(900, 600)));
-  ASSERT_TRUE(wait_until([&] { return window_->screen() == screen; }, 2s));
-  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
-  ASSERT_TRUE(wait_until([&] { return window_->isFullScreen(); }, 5s));
-  wait_until([] { return false; }, 300ms);
-  ScalingChart* scaling = window_->compare()->scaling_chart();
-  ASSERT_TRUE(scaling->isVisible()) << "no scaling study among the runs";
-  const std::vector<QWidget*> charts = {window_->compare()->speedup_chart(),
-                                        window_->compare()->step_time_chart(), scaling};
-  int narrowest = 1 << 20, widest = 0;
-  for (QWidget* chart : charts) {
-    narrowest = std::min(narrowest, chart->width());
-    widest = std::max(widest, chart->width());
-  }
-  EXPECT_LE(widest, narrowest * 5 / 4) << "the charts are " << charts[0]->width() << ", "
-                                       << charts[1]->width() << " and " << charts[2]->width()
-                                       << " px wide";
-}
-
 // At 1280x720 Compare's summary table shows every figure without scrolling sideways: the device,
 // the epoch time, the run's name and the all-reduce give way (elided, whole in their tips). "Time
 // to target" and the columns after it were cut off at the table's right edge.

@@ -69,10 +69,6 @@ ScalingChart::ScalingChart(QWidget* parent) : QWidget(parent) {
   setVisible(false);
 }
 
-QSize ScalingChart::sizeHint() const {
-  return {2 * plot_->minimumWidth(), QWidget::sizeHint().height()};
-}
-
 void ScalingChart::set_runs(const std::vector<const RunData*>& runs,
                             std::vector<std::string> names) {
   runs_ = runs;

@@ -43,9 +43,6 @@ class ScalingChart : public QWidget {
   // The chart as drawn (PNG, PDF, SVG; the widget's size when 0) or the study's numbers (CSV).
   bool export_to(const QString& path, ExportFormat format, QString* error, int width = 0,
                  int height = 0);
-  // As wide as a chart beside it asks: its wrapped caption's own hint, a long line, made Compare's
-  // splitter give it most of a 1024-pixel screen and cramp the bar charts.
-  QSize sizeHint() const override;
 
  private:
   void draw();
