@@ -26,6 +26,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "bad_inputs.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
 #include "engine/labs/lab.hpp"
@@ -523,6 +524,25 @@ TEST_F(Labs, HandInAsZipWritesTheFolderAndItsZipBesideIt) {
 // File → Open class folder…: a class graded by `gpulab-cli lab grade` (two hand-ins from this
 // window, one of them edited afterwards) shows as its table; clicking a learner's row shows their
 // hand-in and its problems; grading the class again with a third hand-in updates the open board.
+// A class folder whose class.csv is a FIFO (or a device) put there: the board says so in one line
+// at once; reading it would have hung the window.
+TEST_F(Labs, ClassBoardRefusesAClassCsvThatIsNoFile) {
+  open_window();
+  const auto folder = labs_dir_.path() / "class";
+  std::filesystem::create_directories(folder);
+  test::make_fifo(folder / "class.csv");
+  test::answer_file_dialog(QString::fromStdString(folder.string()), [&] {
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open class folder"));
+  });
+  ClassBoard* board = window_->class_board();
+  ASSERT_NE(board, nullptr);
+  ASSERT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
+  EXPECT_EQ(board->table()->rowCount(), 0);
+  EXPECT_TRUE(board->summary().contains((folder / "class.csv").string().c_str()) &&
+              board->summary().contains("FIFO"))
+      << board->summary().toStdString();
+}
+
 TEST_F(Labs, ClassBoardShowsTheGradedClassAndFollowsTheFolder) {
   open_window();
   const auto lab = write_lab("tiny-lab.md", kTinyLab);

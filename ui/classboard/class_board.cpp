@@ -8,10 +8,9 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "engine/labs/lab_results.hpp"
+#include "io/input_file.hpp"
 
 namespace gpulab::ui {
 
@@ -19,11 +18,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string file_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+// A file of the class folder or of a learner's hand-in, read as every file a user names is
+// (io/input_file): a FIFO or a device put there is refused at once instead of hanging the window,
+// and its size is bounded. Empty when it is missing; `problem` says why it could not be read.
+std::string class_file_text(const fs::path& path, std::string* problem) {
+  constexpr std::uintmax_t kLimit = std::uintmax_t(64) << 20;
+  std::string text;
+  try {
+    read_input_file(path, kLimit, "a file of the class folder", &text);
+  } catch (const InputFileError& error) {
+    *problem = error.what();
+    text.clear();
+  }
+  return text;
 }
 
 int column_of(const QTableWidget* table, const QString& name) {
@@ -83,14 +90,18 @@ void ClassBoard::watch() {
 
 void ClassBoard::reload() {
   watch();
-  const auto rows = csv_rows(file_text(folder_ / "class.csv"));
+  std::string problem;
+  const auto rows = csv_rows(class_file_text(folder_ / "class.csv", &problem));
   table_->clear();
   table_->setRowCount(0);
   if (rows.empty()) {
     table_->setColumnCount(0);
-    summary_->setText(tr("No class.csv in %1 yet: grade the class into it with gpulab-cli lab "
-                         "grade HAND-INS --out %1")
-                          .arg(QString::fromStdString(folder_.string())));
+    summary_->setText(
+        !problem.empty()
+            ? QString::fromStdString(problem)
+            : tr("No class.csv in %1 yet: grade the class into it with gpulab-cli lab "
+                 "grade HAND-INS --out %1")
+                  .arg(QString::fromStdString(folder_.string())));
     chart_->clear();
     return;
   }
@@ -145,9 +156,11 @@ void ClassBoard::open_hand_in(int row) {
                   ? tr("**Verified.**") + "\n\n"
                   : tr("**Problems:**") + "\n\n- " + problems.replace(" | ", "\n- ") + "\n\n";
   std::error_code error;
-  if (fs::is_regular_file(source / "README.md", error))
-    markdown += QString::fromStdString(file_text(source / "README.md"));
-  else
+  if (fs::is_regular_file(source / "README.md", error)) {
+    std::string unread;
+    markdown += QString::fromStdString(class_file_text(source / "README.md", &unread));
+    if (!unread.empty()) markdown += QString::fromStdString(unread);
+  } else
     markdown += tr("(%1 is not a hand-in folder here, e.g. a .zip: its report is not shown.)")
                     .arg(QString::fromStdString(source.string()));
   hand_in_->setMarkdown(markdown);
