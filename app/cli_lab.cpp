@@ -140,6 +140,15 @@ ReferenceRuns references_for(const Lab& lab) {
   return references;
 }
 
+// --replay and --data-dir, as verify and grade both take them (grade passes them to verify).
+void add_replay_options(CLI::App* command, LabFlags& f) {
+  command
+      ->add_option("--replay", f.replay,
+                   "train the first STEPS steps of each CPU run again and compare the losses")
+      ->check(CLI::Range(int64_t(1), int64_t(100000)));
+  command->add_option("--data-dir", f.data_dir, "folder with the MNIST files (for --replay)");
+}
+
 }  // namespace
 
 LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
@@ -184,11 +193,7 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
   c.verify->add_option("--lab", f.lab_file,
                        "the instructor's copy of the lab (FILE.md or a built-in lab's name): its "
                        "SHA-256 must be the manifest's");
-  c.verify
-      ->add_option("--replay", f.replay,
-                   "train the first STEPS steps of each CPU run again and compare the losses")
-      ->check(CLI::Range(int64_t(1), int64_t(100000)));
-  c.verify->add_option("--data-dir", f.data_dir, "folder with the MNIST files (for --replay)");
+  add_replay_options(c.verify, f);
   c.grade = lab->add_subcommand(
       "grade",
       "grade a class: verify every hand-in (folders, .zip files, or a folder of them) "
@@ -201,11 +206,7 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
   c.grade->add_option("--lab", f.lab_file,
                       "the instructor's copy of the lab (FILE.md or a built-in lab's name): "
                       "every hand-in's lab SHA-256 must be its");
-  c.grade
-      ->add_option("--replay", f.replay,
-                   "train the first STEPS steps of each CPU run again and compare the losses")
-      ->check(CLI::Range(int64_t(1), int64_t(100000)));
-  c.grade->add_option("--data-dir", f.data_dir, "folder with the MNIST files (for --replay)");
+  add_replay_options(c.grade, f);
   return c;
 }
 
