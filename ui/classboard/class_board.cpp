@@ -97,11 +97,10 @@ void ClassBoard::reload() {
   if (rows.empty()) {
     table_->setColumnCount(0);
     summary_->setText(
-        !problem.empty()
-            ? QString::fromStdString(problem)
-            : tr("No class.csv in %1 yet: grade the class into it with gpulab-cli lab "
-                 "grade HAND-INS --out %1")
-                  .arg(QString::fromStdString(folder_.string())));
+        !problem.empty() ? QString::fromStdString(problem)
+                         : tr("No class.csv in %1 yet: grade the class into it with gpulab-cli lab "
+                              "grade HAND-INS --out %1")
+                               .arg(QString::fromStdString(folder_.string())));
     chart_->clear();
     return;
   }
