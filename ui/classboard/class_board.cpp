@@ -9,6 +9,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "engine/classkit/class_grade.hpp"
+#include "engine/classkit/hand_in_answers.hpp"
 #include "engine/labs/lab_results.hpp"
 #include "io/input_file.hpp"
 
@@ -43,6 +45,7 @@ int column_of(const QTableWidget* table, const QString& name) {
 
 ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
     : QWidget(parent, Qt::Window), folder_(folder) {
+  setAttribute(Qt::WA_DeleteOnClose);  // and the zips it unpacked go with it
   setObjectName("class-board");
   setWindowTitle(tr("Class: %1").arg(QString::fromStdString(folder.string())));
   summary_ = new QLabel(this);
@@ -60,7 +63,27 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   hand_in_ = new QTextBrowser(this);
   hand_in_->setObjectName("class-hand-in");
   hand_in_->setReadOnly(true);
-  hand_in_->setPlaceholderText(tr("Click a learner's row to read their hand-in here."));
+  hand_in_->setPlaceholderText(
+      tr("Click a learner's row to read their hand-in here; double-click it to open its runs in "
+         "Compare."));
+  compare_ = new QPushButton(tr("Open in Compare"), this);
+  compare_->setObjectName("open-in-compare");
+  compare_->setToolTip(
+      tr("Show the selected learner's runs in the window's Compare tab, "
+         "read-only; Back to my runs returns to yours"));
+  compare_->setEnabled(false);
+  runs_line_ = new QLabel(this);
+  runs_line_->setObjectName("class-runs-line");
+  runs_line_->setWordWrap(true);
+  runs_line_->setTextFormat(Qt::PlainText);
+  auto* detail = new QWidget(this);
+  auto* actions = new QHBoxLayout;
+  actions->addWidget(compare_);
+  actions->addWidget(runs_line_, 1);
+  auto* detail_layout = new QVBoxLayout(detail);
+  detail_layout->setContentsMargins(0, 0, 0, 0);
+  detail_layout->addLayout(actions);
+  detail_layout->addWidget(hand_in_, 1);
   auto* top = new QSplitter(Qt::Horizontal, this);
   top->addWidget(table_);
   top->addWidget(chart_);
@@ -68,11 +91,19 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   top->setStretchFactor(1, 2);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(top);
-  split->addWidget(hand_in_);
+  split->addWidget(detail);
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(summary_);
   layout->addWidget(split, 1);
   connect(table_, &QTableWidget::cellClicked, this, [this](int row, int) { open_hand_in(row); });
+  connect(table_, &QTableWidget::cellDoubleClicked, this,
+          [this](int row, int) { open_in_compare(row); });
+  connect(table_, &QTableWidget::itemSelectionChanged, this,
+          [this] { compare_->setEnabled(!table_->selectedItems().isEmpty()); });
+  connect(compare_, &QPushButton::clicked, this, [this] {
+    if (const auto rows = table_->selectionModel()->selectedRows(); !rows.isEmpty())
+      open_in_compare(rows.front().row());
+  });
   // lab grade replaces class.csv by a rename: the folder's change is what is seen, and the file
   // is watched anew after each.
   connect(&watcher_, &QFileSystemWatcher::directoryChanged, this, [this] { reload(); });
@@ -94,6 +125,7 @@ void ClassBoard::reload() {
   const auto rows = csv_rows(class_file_text(folder_ / "class.csv", &problem));
   table_->clear();
   table_->setRowCount(0);
+  compare_->setEnabled(false);
   if (rows.empty()) {
     table_->setColumnCount(0);
     summary_->setText(
@@ -143,26 +175,87 @@ void ClassBoard::reload() {
   }
 }
 
+QString ClassBoard::text_at(int row, const char* column) const {
+  const int c = column_of(table_, column);
+  return c >= 0 && table_->item(row, c) ? table_->item(row, c)->text() : QString();
+}
+
+fs::path ClassBoard::hand_in_folder(int row, QString* problem) {
+  const fs::path source = text_at(row, "source").toStdString();
+  std::error_code error;
+  if (fs::is_directory(source, error)) return source;
+  // A zip is unpacked once per version of it (lab grade unpacked it only to grade it).
+  const auto time = fs::last_write_time(source, error);
+  const std::string key =
+      source.string() + "@" + std::to_string(error ? 0 : time.time_since_epoch().count());
+  if (const auto seen = opened_.find(key); seen != opened_.end()) return seen->second;
+  if (!unpacked_) unpacked_ = std::make_unique<QTemporaryDir>();
+  if (!unpacked_->isValid()) {
+    *problem = tr("%1 could not be unpacked: no temporary folder (%2)")
+                   .arg(QString::fromStdString(source.string()), unpacked_->errorString());
+    return {};
+  }
+  const fs::path work =
+      fs::path(unpacked_->path().toStdString()) / ("hand-in-" + std::to_string(opened_.size() + 1));
+  std::string refused;
+  const fs::path dir = gpulab::open_hand_in(source, work, ZipLimits{}, &refused);
+  if (dir.empty()) {
+    *problem = QString::fromStdString(refused);
+    return {};
+  }
+  opened_[key] = dir;
+  return dir;
+}
+
 void ClassBoard::open_hand_in(int row) {
-  const auto text_at = [&](const char* column) {
-    const int c = column_of(table_, column);
-    return c >= 0 && table_->item(row, c) ? table_->item(row, c)->text() : QString();
-  };
-  const fs::path source = text_at("source").toStdString();
-  QString problems = text_at("problems");
-  QString markdown = "# " + text_at("learner") + " — " + text_at("lab") + "\n\n";
+  QString problems = text_at(row, "problems");
+  QString markdown = "# " + text_at(row, "learner") + " — " + text_at(row, "lab") + "\n\n";
   markdown += problems.isEmpty()
                   ? tr("**Verified.**") + "\n\n"
                   : tr("**Problems:**") + "\n\n- " + problems.replace(" | ", "\n- ") + "\n\n";
-  std::error_code error;
-  if (fs::is_regular_file(source / "README.md", error)) {
+  QString unreadable;
+  const fs::path dir = hand_in_folder(row, &unreadable);
+  if (dir.empty()) {
+    markdown += tr("Its files cannot be shown: %1").arg(unreadable);
+    hand_in_->setMarkdown(markdown);
+    return;
+  }
+  for (const char* file : {"answers.json", "README.md"}) {
     std::string unread;
-    markdown += QString::fromStdString(class_file_text(source / "README.md", &unread));
-    if (!unread.empty()) markdown += QString::fromStdString(unread);
-  } else
-    markdown += tr("(%1 is not a hand-in folder here, e.g. a .zip: its report is not shown.)")
-                    .arg(QString::fromStdString(source.string()));
+    const std::string text = class_file_text(dir / file, &unread);
+    if (!unread.empty())
+      markdown += QString::fromStdString(unread) + "\n\n";
+    else if (text.empty())
+      markdown += tr("(%1 is missing.)").arg(file) + "\n\n";
+    else if (std::string(file) == "answers.json")
+      markdown += QString::fromStdString(hand_in_answers_markdown(text)) + "\n";
+    else
+      markdown += QString::fromStdString(text);
+  }
   hand_in_->setMarkdown(markdown);
+}
+
+void ClassBoard::open_in_compare(int row) {
+  const QString learner = text_at(row, "learner");
+  QString problem;
+  const fs::path dir = hand_in_folder(row, &problem);
+  if (dir.empty()) {
+    runs_line_->setText(tr("%1's runs cannot be opened: %2").arg(learner, problem));
+    return;
+  }
+  if (!open_runs_) {
+    runs_line_->setText(tr("%1's runs cannot be opened: no window to show them in").arg(learner));
+    return;
+  }
+  const RunsOpened opened = open_runs_({dir, learner, text_at(row, "lab")});
+  QStringList lines;
+  if (opened.runs > 0)
+    lines << tr("%1's hand-in: %2 in the window's Compare tab, read-only.")
+                 .arg(learner, opened.runs == 1 ? tr("1 run") : tr("%1 runs").arg(opened.runs));
+  else
+    lines << tr("%1's runs are not shown; the window shows its runs as before:").arg(learner);
+  for (const QString& p : opened.problems) lines << "⚠ " + p;
+  runs_line_->setText(lines.join("\n"));
 }
 
 }  // namespace gpulab::ui
