@@ -429,10 +429,9 @@ TEST(HandInAnswers, EveryAttemptBothScoresAndTheWrittenAnswersAreShown) {
   const std::string md = hand_in_answers_markdown(answers);
   for (const char* part :
        {"Quiz: 1 of 2 right in the end, 0 right at the first attempt.",
-        "1. A GPU has many cores.  \n   Final answer: True ✓\n",
-        "   - attempt 1: False ✗ (2026\\-11\\-27T08:00:00Z)\n",
-        "   - attempt 2: True ✓ (2026\\-11\\-27T08:01:00Z)\n",
-        "2. What dominates training?  \n   Not answered.\n", "### Written answers (1 of 2)",
+        "**1. A GPU has many cores.**\n\nFinal answer: True ✓ · attempts in order: False ✗ "
+        "(2026\\-11\\-27T08:00:00Z), True ✓ (2026\\-11\\-27T08:01:00Z)\n\n",
+        "**2. What dominates training?**\n\nNot answered.\n\n", "### Written answers (1 of 2)",
         "**Which was faster?**\n\n> The GPU &lt;b\\>by far&lt;/b\\>,\n> \\*10x\\*.\n",
         "**Why?**\n\n*Not answered.*"})
     EXPECT_NE(md.find(part), std::string::npos) << part << "\nin\n" << md;
@@ -448,7 +447,7 @@ TEST(HandInAnswers, EveryAttemptBothScoresAndTheWrittenAnswersAreShown) {
   EXPECT_NE(odd.find("Quiz: ? of ? right in the end, ? right at the first attempt."),
             std::string::npos)
       << odd;
-  EXPECT_NE(odd.find("1.   \n   Not answered.\n"), std::string::npos) << odd;
+  EXPECT_NE(odd.find("**1. **\n\nNot answered.\n\n"), std::string::npos) << odd;
 }
 
 TEST_F(ClassKit, HandInWithoutALearnerIsRefusedNamingTheFlag) {

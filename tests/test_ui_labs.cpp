@@ -713,8 +713,9 @@ TEST_F(Labs, ClassBoardOpensALearnersRunsInCompareReadOnly) {
   // A click on Bob's row (a zip): his answers, read from the zip unpacked again.
   click_row("Bob", false);
   const QString shown = board->hand_in_view()->toPlainText();
-  for (const char* part : {"Answers (answers.json)", "Quiz: 1 of 2 right in the end",
-                           "Final answer: Matrix multiplication ✓", "attempt 1: Matrix"})
+  for (const char* part :
+       {"Answers (answers.json)", "Quiz: 1 of 2 right in the end",
+        "Final answer: Matrix multiplication ✓", "attempts in order: Matrix multiplication ✓"})
     EXPECT_TRUE(shown.contains(part)) << part << " in " << shown.toStdString();
   // A double-click on it: his runs in Compare, ticked, his name over them.
   click_row("Bob", true);

@@ -71,20 +71,22 @@ std::string hand_in_answers_markdown(const std::string& answers_json) {
     for (size_t q = 0; q < quiz.size(); ++q) {
       const json& item = quiz[q];
       const json final_answer = item.is_object() ? item.value("answer", json()) : json();
-      md += std::to_string(q + 1) + ". " + md_text(answer_string(item, "question")) + "  \n";
+      // Paragraphs, not a list: Qt's Markdown reads an indented line under an item as an item.
+      md +=
+          "**" + std::to_string(q + 1) + ". " + md_text(answer_string(item, "question")) + "**\n\n";
       md += final_answer.is_string()
-                ? "   Final answer: " + md_text(final_answer.get<std::string>()) + right_mark(item)
-                : std::string("   Not answered.");
-      md += "\n";
+                ? "Final answer: " + md_text(final_answer.get<std::string>()) + right_mark(item)
+                : std::string("Not answered.");
       const json attempts = item.is_object() ? item.value("attempts", json::array()) : json();
-      if (attempts.is_array())
+      if (attempts.is_array() && !attempts.empty()) {
+        md += " · attempts in order: ";
         for (size_t a = 0; a < attempts.size(); ++a) {
           const std::string time = answer_string(attempts[a], "time");
-          md += "   - attempt " + std::to_string(a + 1) + ": " +
-                md_text(answer_string(attempts[a], "answer")) + right_mark(attempts[a]) +
-                (time.empty() ? "" : " (" + md_text(time) + ")") + "\n";
+          md += (a ? ", " : "") + md_text(answer_string(attempts[a], "answer")) +
+                right_mark(attempts[a]) + (time.empty() ? "" : " (" + md_text(time) + ")");
         }
-      md += "\n";
+      }
+      md += "\n\n";
     }
   const json written = answers.value("written", json::array());
   if (written.is_array() && !written.empty()) {
