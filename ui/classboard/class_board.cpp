@@ -60,6 +60,9 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   chart_->setObjectName("class-chart");
   chart_->setAlignment(Qt::AlignCenter);
   chart_->setMinimumWidth(320);
+  // The picture is scaled to the room the splitter gives (fit_chart), never the other way: at its
+  // own size it took half a 1280-pixel board from the table.
+  chart_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
   hand_in_ = new QTextBrowser(this);
   hand_in_->setObjectName("class-hand-in");
   hand_in_->setReadOnly(true);
@@ -92,10 +95,17 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(top);
   split->addWidget(detail);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  connect(top, &QSplitter::splitterMoved, this, [this] { fit_chart(); });
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(summary_);
   layout->addWidget(split, 1);
   connect(table_, &QTableWidget::cellClicked, this, [this](int row, int) { open_hand_in(row); });
+  // The arrow keys move through the learners as clicks do.
+  connect(table_, &QTableWidget::currentCellChanged, this, [this](int row, int, int previous, int) {
+    if (row >= 0 && row != previous) open_hand_in(row);
+  });
   connect(table_, &QTableWidget::cellDoubleClicked, this,
           [this](int row, int) { open_in_compare(row); });
   connect(table_, &QTableWidget::itemSelectionChanged, this,
@@ -134,6 +144,7 @@ void ClassBoard::reload() {
                               "grade HAND-INS --out %1")
                                .arg(QString::fromStdString(folder_.string())));
     chart_->clear();
+    chart_picture_ = {};
     return;
   }
   const auto& header = rows.front();
@@ -150,7 +161,26 @@ void ClassBoard::reload() {
     const int v = column_of(table_, "verified");
     verified += v >= 0 && table_->item(row, v) && table_->item(row, v)->text() == "yes";
   }
+  // Whether each learner verified, and why not, right after their name: the columns lab grade
+  // writes before them are many, and would push these out of view.
+  QHeaderView* header_view = table_->horizontalHeader();
+  int place = 1;
+  for (const char* name : {"verified", "problems"})
+    if (const int c = column_of(table_, name); c >= 0)
+      header_view->moveSection(header_view->visualIndex(c), place++);
+  if (const int v = column_of(table_, "verified"); v >= 0)
+    for (int row = 0; row < table_->rowCount(); ++row)
+      if (QTableWidgetItem* item = table_->item(row, v))
+        item->setForeground(item->text() == "yes" ? QColor(0x1B, 0x7F, 0x3B)
+                                                  : QColor(0xC0, 0x20, 0x20));
   table_->resizeColumnsToContents();
+  // A row's problems can be long: the column stays readable, its whole text in the tip.
+  if (const int p = column_of(table_, "problems"); p >= 0) {
+    table_->setColumnWidth(p,
+                           std::min(table_->columnWidth(p), 28 * fontMetrics().averageCharWidth()));
+    for (int row = 0; row < table_->rowCount(); ++row)
+      if (QTableWidgetItem* item = table_->item(row, p)) item->setToolTip(item->text());
+  }
   summary_->setText(tr("%1 learner-lab rows, %2 verified, %3 with problems (class.csv in %4; "
                        "reread whenever lab grade writes it again)")
                         .arg(table_->rowCount())
@@ -167,10 +197,11 @@ void ClassBoard::reload() {
   }
   std::sort(charts.begin(), charts.end());
   if (charts.empty()) {
+    chart_picture_ = {};
     chart_->setText(tr("No class chart: no hand-in had key figures."));
   } else {
-    const QPixmap picture(QString::fromStdString(charts.front().string()));
-    chart_->setPixmap(picture.scaled(640, 400, Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    chart_picture_ = QPixmap(QString::fromStdString(charts.front().string()));
+    fit_chart();
     chart_->setToolTip(QString::fromStdString(charts.front().string()));
   }
 }
@@ -205,6 +236,17 @@ fs::path ClassBoard::hand_in_folder(int row, QString* problem) {
   }
   opened_[key] = dir;
   return dir;
+}
+
+void ClassBoard::fit_chart() {
+  if (chart_picture_.isNull()) return;
+  chart_->setPixmap(chart_picture_.scaled(chart_->size().expandedTo(QSize(320, 200)),
+                                          Qt::KeepAspectRatio, Qt::SmoothTransformation));
+}
+
+void ClassBoard::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fit_chart();
 }
 
 void ClassBoard::open_hand_in(int row) {

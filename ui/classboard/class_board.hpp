@@ -5,6 +5,7 @@
 
 #include <QFileSystemWatcher>
 #include <QLabel>
+#include <QPixmap>
 #include <QPushButton>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -57,6 +58,8 @@ class ClassBoard : public QWidget {
 
  private:
   void watch();
+  void fit_chart();  // the class chart scaled to the room it has
+  void resizeEvent(QResizeEvent* event) override;
   QString text_at(int row, const char* column) const;
   // The row's hand-in folder to read: its source folder, or its .zip unpacked once (through the
   // engine's open_hand_in) into the board's temporary folder; "" with `problem` set.
@@ -66,6 +69,7 @@ class ClassBoard : public QWidget {
   QLabel* summary_ = nullptr;
   QTableWidget* table_ = nullptr;
   QLabel* chart_ = nullptr;
+  QPixmap chart_picture_;  // as lab grade drew it
   QTextBrowser* hand_in_ = nullptr;
   QPushButton* compare_ = nullptr;
   QLabel* runs_line_ = nullptr;
