@@ -840,16 +840,26 @@ TEST_F(Labs, ClassBoardOpensALearnersRunsInCompareReadOnly) {
   ASSERT_EQ(window_->compare()->runs().size(), 1u);
   EXPECT_EQ(window_->compare()->runs()[0]->data.dir, runs_.path() / "mine");
 
-  // Bob's again, then the board closes: his runs leave the window, and his unpacked zip is gone.
+  // Bob's again; a run of the user's started meanwhile brings their runs back, to watch it train.
   click_row("Bob", true);
   ASSERT_NE(hand_in->store(), nullptr);
   EXPECT_EQ(window_->compare()->runs()[0]->data.dir.parent_path(), unpacked.parent_path());
+  small_setup(6);
+  ASSERT_EQ(window_->start_training(), 1) << window_->message().toStdString();
+  EXPECT_TRUE(wait_until([&] { return hand_in->store() == nullptr; }, 30s));
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  EXPECT_EQ(window_->store()->entries().size(), 2u);
+  EXPECT_EQ(run_folders(runs_.path()).size(), 2u);  // the new run, in the user's folder
+  // Bob's once more, then the board closes: his runs leave the window, his unpacked zip is gone.
+  click_row("Bob", true);
+  ASSERT_NE(hand_in->store(), nullptr);
   board->close();
   ASSERT_TRUE(wait_until([&] { return window_->class_board() == nullptr; }, 5s));
   EXPECT_EQ(hand_in->store(), nullptr);
   EXPECT_FALSE(std::filesystem::exists(unpacked));
-  ASSERT_EQ(window_->compare()->runs().size(), 1u);
-  EXPECT_EQ(window_->compare()->runs()[0]->data.dir, runs_.path() / "mine");
+  EXPECT_EQ(window_->shown_runs_panel(), window_->runs_panel());
+  for (RunEntry* run : window_->compare()->runs())
+    EXPECT_EQ(run->data.dir.parent_path(), runs_.path());
 }
 
 // The learner's side of a checkable hand-in in the window: a wrong answer then the right one are

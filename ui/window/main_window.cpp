@@ -174,6 +174,8 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   connect(scheduler_, &RunScheduler::paused_changed, controls_, &RunControls::update);
   connect(scheduler_, &RunScheduler::error, this,
           [this](const QString& text) { message_->show_message(Banner::Kind::Error, text); });
+  // A run of the user's starting brings their runs back: the charts would not show it otherwise.
+  connect(board_, &LiveBoard::plans_arrived, hand_in_, &HandInView::close);
   connect(board_, &LiveBoard::plans_arrived, this, &MainWindow::refresh_run_views);
   connect(board_, &LiveBoard::data_missing, data_banner_, [this] { data_banner_->check(true); });
   connect(store_, &RunStore::runs_changed, this, &MainWindow::refresh_run_views);
