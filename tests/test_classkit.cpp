@@ -9,14 +9,15 @@
 #include <sstream>
 #include <string>
 
+#include "class_hand_ins.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/sha256.hpp"
+#include "engine/classkit/hand_in_answers.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_progress.hpp"
-#include "class_hand_ins.hpp"
 
 namespace gpulab {
 namespace {
@@ -410,6 +411,43 @@ TEST_F(ClassKit, AWrongThenRightAnswerScoresWrongFirstAndRightFinal) {
   EXPECT_FALSE(record_quiz_answer(once, single, q, "True", "t2"));
   EXPECT_EQ(single.answers.at(q), "False");
   EXPECT_EQ(quiz_attempts_left(once, &single, q), 0);
+}
+
+// answers.json as the class board shows it: the scores, each attempt in order with its time and
+// mark, the final answer, and the written answers with the learner's markup shown as text.
+TEST(HandInAnswers, EveryAttemptBothScoresAndTheWrittenAnswersAreShown) {
+  const std::string answers = R"({"format": "gpulab-hand-in/2", "score": 1, "questions": 2,
+    "first_attempt_score": 0, "written_answered": 1,
+    "answers": [
+      {"question": "A GPU has many cores.", "answer": "True", "correct": true,
+       "attempts": [{"answer": "False", "time": "2026-11-27T08:00:00Z", "correct": false},
+                    {"answer": "True", "time": "2026-11-27T08:01:00Z", "correct": true}]},
+      {"question": "What dominates training?", "answer": null, "correct": false,
+       "attempts": []}],
+    "written": [{"question": "Which was faster?", "answer": "The GPU <b>by far</b>,\n*10x*."},
+                {"question": "Why?", "answer": null}]})";
+  const std::string md = hand_in_answers_markdown(answers);
+  for (const char* part :
+       {"Quiz: 1 of 2 right in the end, 0 right at the first attempt.",
+        "**1. A GPU has many cores.**\n\nFinal answer: True ✓ · attempts in order: False ✗ "
+        "(2026\\-11\\-27T08:00:00Z), True ✓ (2026\\-11\\-27T08:01:00Z)\n\n",
+        "**2. What dominates training?**\n\nNot answered.\n\n", "### Written answers (1 of 2)",
+        "**Which was faster?**\n\n> The GPU &lt;b\\>by far&lt;/b\\>,\n> \\*10x\\*.\n",
+        "**Why?**\n\n*Not answered.*"})
+    EXPECT_NE(md.find(part), std::string::npos) << part << "\nin\n" << md;
+  // Damaged or of another shape: one line, and what to do.
+  EXPECT_EQ(hand_in_answers_markdown("[1, 2]"),
+            "answers.json holds no object of answers; lab verify names what is wrong with it.\n");
+  const std::string cut = hand_in_answers_markdown("{\"score\": ");
+  EXPECT_EQ(cut.rfind("answers.json could not be read (", 0), 0u) << cut;
+  EXPECT_EQ(std::count(cut.begin(), cut.end(), '\n'), 1);
+  // Fields of the wrong type are shown as unknown, never thrown on.
+  const std::string odd = hand_in_answers_markdown(
+      R"({"score": "ten", "answers": [{"question": 3, "attempts": "none"}], "written": 7})");
+  EXPECT_NE(odd.find("Quiz: ? of ? right in the end, ? right at the first attempt."),
+            std::string::npos)
+      << odd;
+  EXPECT_NE(odd.find("**1. **\n\nNot answered.\n\n"), std::string::npos) << odd;
 }
 
 TEST_F(ClassKit, HandInWithoutALearnerIsRefusedNamingTheFlag) {

@@ -305,6 +305,108 @@ TEST_F(Grading, ZipLimitsBoundSizeAndEntries) {
             "the entry \"x/a\" is there twice, or clashes with a folder of the zip");
 }
 
+// Hard links. libarchive's zip writer cannot make one, so two real archives that say "hard link"
+// stand in. A tar holding a hard-link entry (written by libarchive's tar writer, and read back
+// to show the entry is there) and named .zip: the unpacker reads zips only, so it is refused as
+// no zip before any entry is looked at, and nothing is unpacked.
+TEST(ZipLinks, ATarWithAHardLinkNamedZipIsRefusedAsNoZip) {
+  test::TempDir dir;
+  const fs::path tar = dir.path() / "linked.zip";
+  {
+    archive* a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    ASSERT_EQ(archive_write_open_filename(a, tar.c_str()), ARCHIVE_OK);
+    const std::string manifest = "{}\n";
+    archive_entry* entry = archive_entry_new();
+    archive_entry_set_pathname(entry, "linked/manifest.json");
+    archive_entry_set_filetype(entry, AE_IFREG);
+    archive_entry_set_perm(entry, 0644);
+    archive_entry_set_size(entry, la_int64_t(manifest.size()));
+    ASSERT_EQ(archive_write_header(a, entry), ARCHIVE_OK) << archive_error_string(a);
+    archive_write_data(a, manifest.data(), manifest.size());
+    archive_entry_clear(entry);
+    archive_entry_set_pathname(entry, "linked/answers.json");
+    archive_entry_set_filetype(entry, AE_IFREG);
+    archive_entry_set_perm(entry, 0644);
+    archive_entry_set_hardlink(entry, "/etc/passwd");
+    archive_entry_set_size(entry, 0);
+    ASSERT_EQ(archive_write_header(a, entry), ARCHIVE_OK) << archive_error_string(a);
+    archive_entry_free(entry);
+    archive_write_close(a);
+    archive_write_free(a);
+  }
+  {  // The archive does hold a hard link: libarchive's tar reader says so.
+    archive* a = archive_read_new();
+    archive_read_support_format_tar(a);
+    ASSERT_EQ(archive_read_open_filename(a, tar.c_str(), 1 << 16), ARCHIVE_OK);
+    std::vector<std::string> links;
+    archive_entry* entry = nullptr;
+    while (archive_read_next_header(a, &entry) == ARCHIVE_OK)
+      if (const char* link = archive_entry_hardlink(entry)) links.push_back(link);
+    archive_read_free(a);
+    ASSERT_EQ(links, std::vector<std::string>{"/etc/passwd"});
+  }
+  EXPECT_EQ(unpack_hand_in_zip(tar, dir.path() / "into"),
+            "not a zip file (Unrecognized archive format)");
+  EXPECT_TRUE(fs::is_empty(dir.path() / "into"));
+  const ClassRow row = grade_hand_in(tar, dir.path() / "work", GradeOptions{});
+  ASSERT_EQ(row.problems.size(), 1u);
+  EXPECT_EQ(row.problems[0], "linked.zip: not a zip file (Unrecognized archive format)");
+  EXPECT_FALSE(fs::exists(dir.path() / "work"));
+}
+
+// The zip bytes of one stored entry, with `extra` as its extra field in both headers and `mode`
+// (a Unix st_mode) in its external attributes, as a Unix zip tool writes them.
+std::string zip_with_extra(const std::string& name, const std::string& data,
+                           const std::string& extra, uint32_t mode) {
+  uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char byte : data) {
+    crc ^= byte;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  crc = ~crc;
+  std::string out;
+  const auto u16 = [&](uint32_t v) { out += char(v & 0xFF), out += char((v >> 8) & 0xFF); };
+  const auto u32 = [&](uint32_t v) { u16(v & 0xFFFF), u16(v >> 16); };
+  const auto common = [&] {
+    u16(10), u16(0), u16(0), u16(0), u16(0x21);  // version, flags, stored, time, date
+    u32(crc), u32(uint32_t(data.size())), u32(uint32_t(data.size()));
+    u16(uint32_t(name.size())), u16(uint32_t(extra.size()));
+  };
+  u32(0x04034b50);
+  common();
+  out += name + extra + data;
+  const uint32_t central = uint32_t(out.size());
+  u32(0x02014b50), u16((3u << 8) | 30u);  // made by Unix
+  common();
+  u16(0), u16(0), u16(0), u32(mode << 16), u32(0);
+  out += name + extra;
+  const uint32_t central_size = uint32_t(out.size()) - central;
+  u32(0x06054b50), u16(0), u16(0), u16(1), u16(1), u32(central_size), u32(central), u16(0);
+  return out;
+}
+
+// A zip cannot say "hard link" to libarchive: PKWARE's Unix extra field (0x000d) carries a hard
+// link's target after its fixed part, which libarchive's zip reader passes over, so the entry
+// unpacks as the plain file it also is, never a link to the target. (A symbolic link, which zips
+// do express, is refused: Grading.EachBadHandInIsARowNamingItsReasonAndGradingGoesOn's linker.)
+TEST(ZipLinks, AHardLinkInPkwaresUnixFieldUnpacksAsAPlainFile) {
+  test::TempDir dir;
+  const std::string target = "/etc/passwd";
+  std::string extra = {'\x0d', '\x00', char(12 + target.size()), '\x00'};
+  extra += std::string(12, '\0') + target;  // atime, mtime, uid, gid, then the link's target
+  const fs::path zip = dir.path() / "pk.zip";
+  write(zip, zip_with_extra("pk/answers.json", "{}\n", extra, 0100644));
+  const fs::path into = dir.path() / "into";
+  ASSERT_EQ(unpack_hand_in_zip(zip, into), "");
+  const fs::path file = into / "pk" / "answers.json";
+  EXPECT_FALSE(fs::is_symlink(file));
+  ASSERT_TRUE(fs::is_regular_file(file));
+  EXPECT_EQ(fs::hard_link_count(file), 1u);
+  EXPECT_EQ(read(file), "{}\n");
+  EXPECT_NE(read("/etc/passwd"), "{}\n");
+}
+
 TEST_F(Grading, BadUsageAndAnUnwritableOutStopWithOneLine) {
   const test::CliResult missing = grade((dir_.path() / "nothing").string(), dir_.path() / "o");
   EXPECT_EQ(missing.exit_code, 1);

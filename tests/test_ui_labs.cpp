@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
 
+#include <QContextMenuEvent>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
 #include <QInputDialog>
@@ -24,6 +25,7 @@
 #include <QTreeWidget>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "bad_inputs.hpp"
@@ -32,17 +34,22 @@
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/reference_runs.hpp"
+#include "recorded_runs.hpp"
 #include "reference_run_fixture.hpp"
 #include "test_support.hpp"
 #include "ui/charts/chart_view.hpp"
 #include "ui/classboard/class_board.hpp"
+#include "ui/compare/compare_view.hpp"
 #include "ui/labs/lab_page.hpp"
 #include "ui/labs/lab_progress.hpp"
 #include "ui/labs/lab_quiz.hpp"
 #include "ui/labs/lab_written.hpp"
 #include "ui/labs/labs_tab.hpp"
 #include "ui/runs/run_store.hpp"
+#include "ui/runs/runs_panel.hpp"
 #include "ui/setup/experiment_panel.hpp"
+#include "ui/widgets/status_widgets.hpp"
+#include "ui/window/hand_in_view.hpp"
 #include "ui/window/main_window.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
@@ -607,6 +614,252 @@ TEST_F(Labs, ClassBoardShowsTheGradedClassAndFollowsTheFolder) {
       board->grab().save(shots +
                          QString("/class-board-%1x%2.png").arg(size.width()).arg(size.height()));
     }
+}
+
+// Every file under `dir` with its bytes: a folder's contents, to see that nothing changed.
+std::map<std::string, std::string> files_under(const std::filesystem::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    files[entry.path().string()] = {std::istreambuf_iterator<char>(in), {}};
+  }
+  return files;
+}
+
+// The class board opens a learner's hand-in read-only: a click on their row shows answers.json's
+// answers; a double-click on a zip's row (unpacked again into the board's own folder) or Open in
+// Compare on a folder's shows their runs in Compare, ticked, under a line naming the learner,
+// never mixed into the user's runs; rename and delete are refused and the hand-in's files stay
+// as they were; Back to my runs is one click. A hand-in with a damaged run.json shows its other
+// run and says which; one without runs/ says so and leaves the window as it was. Closing the
+// board removes what it unpacked.
+TEST_F(Labs, ClassBoardOpensALearnersRunsInCompareReadOnly) {
+  using std::filesystem::path;
+  // The user's own run, ticked in the list with a click, as Compare's one run.
+  test::write_run(runs_.path() / "mine", 1, 64, 20, 5, "2026-01-01T10:00:00Z");
+  open_window();
+  QTreeWidget* own_list = window_->runs_panel()->tree();
+  ASSERT_EQ(own_list->topLevelItemCount(), 1);
+  test::click_check_box(own_list, own_list->model()->index(0, 0));
+  ASSERT_TRUE(wait_until([&] { return window_->compare()->runs().size() == 1u; }, 5s));
+  const auto own_runs = run_folders(runs_.path());
+
+  // A lab of two experiments; Ada and Bob hand it in with real runs (Bob as a zip, as a course
+  // platform takes it); Cy's run.json of one run is damaged; Dee's runs/ is gone.
+  std::string text = kTinyLab;
+  text.insert(text.find("```bash"),
+              "```experiment\nname: mlp b64\nmodel: mlp\ndevice: cpu\nthreads: 1\nbatch: 64\n"
+              "steps: 6\n```\n\n");
+  const auto lab = write_lab("tiny-lab.md", text);
+  const auto hand_ins = labs_dir_.path() / "hand-ins";
+  const path given = labs_dir_.path() / "given.json";
+  std::ofstream(given) << R"({"answers": [{"question": "What dominates training?",
+                               "answer": "Matrix multiplication"}]})";
+  for (const char* learner : {"Ada", "Bob"}) {
+    const test::CliResult ran = test::run_command(
+        std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() + "' --quiet --learner " +
+        learner + " --answers '" + given.string() + "' --out '" + (hand_ins / learner).string() +
+        "' --data-dir '" + data_.path().string() + "'");
+    ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  }
+  write_hand_in_zip(hand_ins / "Bob", hand_ins / "Bob.zip");
+  std::filesystem::remove_all(hand_ins / "Bob");
+  for (const char* learner : {"Cy", "Dee"}) {
+    std::filesystem::copy(hand_ins / "Ada", hand_ins / learner,
+                          std::filesystem::copy_options::recursive);
+    nlohmann::json manifest = nlohmann::json::parse(read(hand_ins / learner / "manifest.json"));
+    manifest["learner"] = learner;
+    std::ofstream(hand_ins / learner / "manifest.json") << manifest.dump(2);
+  }
+  std::ofstream(hand_ins / "Cy" / "runs" / "mlp-cpu" / "run.json") << "{\"created\": ";
+  std::filesystem::remove_all(hand_ins / "Dee" / "runs");
+  const auto graded = labs_dir_.path() / "graded";
+  const test::CliResult r =
+      test::run_command(std::string(GPULAB_CLI_PATH) + " lab grade '" + hand_ins.string() +
+                        "' --out '" + graded.string() + "' --lab '" + lab.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  test::answer_file_dialog(QString::fromStdString(graded.string()), [&] {
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open class folder"));
+  });
+  ClassBoard* board = window_->class_board();
+  ASSERT_NE(board, nullptr);
+  ASSERT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
+  QTableWidget* table = board->table();
+  ASSERT_EQ(table->rowCount(), 4);
+  const auto row_of = [&](const QString& learner) {
+    for (int row = 0; row < table->rowCount(); ++row)
+      if (cell(table, row, "learner") == learner) return row;
+    ADD_FAILURE() << "no row of " << learner.toStdString();
+    return 0;
+  };
+  // A click on a learner's row, or a double-click as a mouse makes one: press and release, then
+  // the second press (Qt's double-click event) and its release. QTest's mouseDClick alone sends
+  // only the second press, which a view takes as a double-click only after a first.
+  const auto click_row = [&](const QString& learner, bool twice) {
+    const QPoint at = table->visualItemRect(table->item(row_of(learner), 0)).center();
+    QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, at);
+    if (!twice) return;
+    QTest::mouseDClick(table->viewport(), Qt::LeftButton, {}, at);
+    QTest::mouseRelease(table->viewport(), Qt::LeftButton, {}, at);
+  };
+  const auto ada_files = files_under(hand_ins / "Ada");
+  HandInView* hand_in = window_->hand_in();
+  auto* line = window_->findChild<Banner*>("hand-in-line");
+  ASSERT_NE(line, nullptr);
+  EXPECT_FALSE(line->isVisible());
+  EXPECT_FALSE(board->compare_button()->isEnabled());  // no row chosen yet
+
+  // A click on Bob's row (a zip): his answers, read from the zip unpacked again.
+  click_row("Bob", false);
+  const QString shown = board->hand_in_view()->toPlainText();
+  for (const char* part :
+       {"Answers (answers.json)", "Quiz: 1 of 2 right in the end",
+        "Final answer: Matrix multiplication ✓", "attempts in order: Matrix multiplication ✓"})
+    EXPECT_TRUE(shown.contains(part)) << part << " in " << shown.toStdString();
+  // A double-click on it: his runs in Compare, ticked, his name over them.
+  click_row("Bob", true);
+  ASSERT_NE(hand_in->store(), nullptr) << board->runs_line().toStdString();
+  EXPECT_EQ(window_->tabs()->currentWidget(), window_->compare());
+  EXPECT_TRUE(line->isVisible());
+  EXPECT_TRUE(line->text().startsWith("Bob's hand-in (read-only): tiny-lab, 2 runs"))
+      << line->text().toStdString();
+  EXPECT_EQ(board->runs_line(), "Bob's hand-in: 2 runs in the window's Compare tab, read-only.");
+  ASSERT_EQ(window_->compare()->runs().size(), 2u);
+  const path unpacked = window_->compare()->runs()[0]->data.dir;
+  EXPECT_FALSE(unpacked.string().starts_with(hand_ins.string())) << unpacked;
+  EXPECT_EQ(window_->shown_runs_panel(), hand_in->panel());
+  EXPECT_TRUE(hand_in->panel()->isVisible());
+  EXPECT_FALSE(window_->runs_panel()->isVisible());
+  const auto series = [&] {
+    window_->compare()->refresh(true);
+    std::vector<std::string> names = window_->compare()->speedup_chart()->chart().runs;
+    for (std::string& name : names)  // a run measured under other programs' load is marked
+      if (name.ends_with(" ⚠")) name.resize(name.size() - std::string(" ⚠").size());
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  EXPECT_EQ(series(), (std::vector<std::string>{"mlp b64 · tiny-lab", "mlp cpu · tiny-lab"}));
+
+  // Ada's row chosen with a click, then Open in Compare.
+  click_row("Ada", false);
+  ASSERT_TRUE(board->compare_button()->isEnabled());
+  QTest::mouseClick(board->compare_button(), Qt::LeftButton);
+  EXPECT_TRUE(line->text().startsWith("Ada's hand-in (read-only): tiny-lab, 2 runs"))
+      << line->text().toStdString();
+  ASSERT_EQ(window_->compare()->runs().size(), 2u);
+  for (RunEntry* run : window_->compare()->runs())
+    EXPECT_EQ(run->data.dir.parent_path(), hand_ins / "Ada" / "runs");
+  EXPECT_EQ(series(), (std::vector<std::string>{"mlp b64 · tiny-lab", "mlp cpu · tiny-lab"}));
+  QTreeWidget* list = hand_in->panel()->tree();
+  ASSERT_EQ(list->topLevelItemCount(), 2);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(list->topLevelItem(i)->checkState(0), Qt::Checked);
+
+  // Read-only: the list's Rename… and Delete… are there but disabled, and clicking them does
+  // nothing; the store refuses both too. Not a byte of the hand-in changes.
+  QStringList entries;
+  int tried = 0;
+  QTimer::singleShot(300, [&] {
+    auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget());
+    if (!menu) return;
+    for (QAction* action : menu->actions()) {
+      if (action->isSeparator()) continue;
+      entries << test::plain_text(action->text()) + (action->isEnabled() ? "" : " [off]");
+      if (action->text().startsWith("Rename") || action->text().startsWith("Delete")) {
+        QTest::mouseClick(menu, Qt::LeftButton, {}, menu->actionGeometry(action).center());
+        ++tried;
+      }
+    }
+    menu->close();
+  });
+  const QPoint at = list->visualItemRect(list->topLevelItem(0)).center();
+  QContextMenuEvent right_click(QContextMenuEvent::Mouse, at, list->viewport()->mapToGlobal(at));
+  QApplication::sendEvent(list->viewport(), &right_click);
+  ASSERT_TRUE(wait_until([&] { return tried == 2; }, 5s)) << entries.join(", ").toStdString();
+  EXPECT_TRUE(entries.contains("Rename (read-only: Ada's hand-in) [off]"))
+      << entries.join(", ").toStdString();
+  EXPECT_TRUE(entries.contains("Delete (read-only: Ada's hand-in) [off]"))
+      << entries.join(", ").toStdString();
+  test::DialogCloser closer;  // a rename or delete dialog would be a failure: closed, counted
+  QString error;
+  RunEntry* first = hand_in->store()->entries().front();
+  EXPECT_FALSE(hand_in->store()->rename(first->id, "renamed", &error));
+  EXPECT_EQ(error,
+            "the runs of Ada's hand-in are opened read-only: nothing is renamed, deleted "
+            "or added there; use Back to my runs for your own runs");
+  EXPECT_FALSE(hand_in->store()->remove(first->id, &error));
+  QStringList import_problems;
+  EXPECT_EQ(hand_in->store()->import_folder(runs_.path(), &import_problems), 0);
+  QTest::qWait(100);
+  EXPECT_EQ(closer.closed(), 0);
+  EXPECT_EQ(files_under(hand_ins / "Ada"), ada_files);
+  EXPECT_EQ(hand_in->store()->entries().size(), 2u);
+  // Not mixed into the user's runs: their folder, their list and the remembered imports.
+  EXPECT_EQ(run_folders(runs_.path()), own_runs);
+  EXPECT_EQ(window_->store()->entries().size(), 1u);
+  EXPECT_FALSE(QSettings()
+                   .value("runs/imports")
+                   .toStringList()
+                   .join("\n")
+                   .contains(QString::fromStdString(hand_ins.string())));
+
+  // Back to my runs: one click (on the line's button of the hand-in shown now).
+  const auto back = [&] {
+    auto* button = line->findChild<QPushButton*>("back-to-my-runs");
+    ASSERT_NE(button, nullptr);
+    ASSERT_TRUE(wait_until([&] { return button->isVisible(); }, 5s));
+    QTest::mouseClick(button, Qt::LeftButton);
+  };
+  back();
+  EXPECT_EQ(hand_in->store(), nullptr);
+  EXPECT_FALSE(line->isVisible());
+  ASSERT_EQ(window_->compare()->runs().size(), 1u);
+  EXPECT_EQ(window_->compare()->runs()[0]->data.dir, runs_.path() / "mine");
+  EXPECT_TRUE(window_->runs_panel()->isVisible());
+
+  // Cy: one run.json damaged: the other run is shown and the board names the damaged file.
+  click_row("Cy", true);
+  ASSERT_NE(hand_in->store(), nullptr) << board->runs_line().toStdString();
+  EXPECT_EQ(window_->compare()->runs().size(), 1u);
+  const QString cy = board->runs_line();
+  EXPECT_TRUE(cy.startsWith("Cy's hand-in: 1 run in the window's Compare tab, read-only.\n⚠ "))
+      << cy.toStdString();
+  EXPECT_TRUE(cy.contains(
+      QString::fromStdString((hand_ins / "Cy" / "runs" / "mlp-cpu" / "run.json").string())))
+      << cy.toStdString();
+  EXPECT_EQ(cy.count('\n'), 1) << cy.toStdString();
+  back();
+  // Dee: no runs/: said in one line, and the window keeps the user's runs.
+  click_row("Dee", true);
+  EXPECT_EQ(hand_in->store(), nullptr);
+  EXPECT_EQ(board->runs_line(),
+            "Dee's runs are not shown; the window shows its runs as before:\n⚠ " +
+                QString::fromStdString((hand_ins / "Dee" / "runs").string()) +
+                ": missing: Dee's hand-in holds no runs to compare (lab verify names what else "
+                "is missing)");
+  ASSERT_EQ(window_->compare()->runs().size(), 1u);
+  EXPECT_EQ(window_->compare()->runs()[0]->data.dir, runs_.path() / "mine");
+
+  // Bob's again; a run of the user's started meanwhile brings their runs back, to watch it train.
+  click_row("Bob", true);
+  ASSERT_NE(hand_in->store(), nullptr);
+  EXPECT_EQ(window_->compare()->runs()[0]->data.dir.parent_path(), unpacked.parent_path());
+  small_setup(6);
+  ASSERT_EQ(window_->start_training(), 1) << window_->message().toStdString();
+  EXPECT_TRUE(wait_until([&] { return hand_in->store() == nullptr; }, 30s));
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  EXPECT_EQ(window_->store()->entries().size(), 2u);
+  EXPECT_EQ(run_folders(runs_.path()).size(), 2u);  // the new run, in the user's folder
+  // Bob's once more, then the board closes: his runs leave the window, his unpacked zip is gone.
+  click_row("Bob", true);
+  ASSERT_NE(hand_in->store(), nullptr);
+  board->close();
+  ASSERT_TRUE(wait_until([&] { return window_->class_board() == nullptr; }, 5s));
+  EXPECT_EQ(hand_in->store(), nullptr);
+  EXPECT_FALSE(std::filesystem::exists(unpacked));
+  EXPECT_EQ(window_->shown_runs_panel(), window_->runs_panel());
+  for (RunEntry* run : window_->compare()->runs())
+    EXPECT_EQ(run->data.dir.parent_path(), runs_.path());
 }
 
 // The learner's side of a checkable hand-in in the window: a wrong answer then the right one are

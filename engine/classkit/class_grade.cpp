@@ -199,39 +199,49 @@ std::vector<fs::path> find_hand_ins(const std::vector<fs::path>& paths, const fs
   return found;
 }
 
+fs::path open_hand_in(const fs::path& path, const fs::path& work, const ZipLimits& limits,
+                      std::string* problem) {
+  std::error_code error;
+  if (fs::is_regular_file(path, error) && is_zip(path)) {
+    fs::remove_all(work, error);
+    const std::string name = printable(path.filename().string());
+    const std::string refused = unpack_hand_in_zip(path, work, limits);
+    const fs::path dir = refused.empty() ? hand_in_in(work) : fs::path();
+    if (dir.empty()) {
+      *problem = name + ": " +
+                 (!refused.empty() ? printable(refused)
+                                   : "holds no hand-in: no manifest.json at its top or in one "
+                                     "folder there (as gpulab-cli lab hand-in --zip packs it)");
+      fs::remove_all(work, error);
+    }
+    return dir;
+  }
+  if (!fs::is_directory(path, error)) {
+    *problem = printable(path.string()) +
+               ": neither a hand-in folder nor a .zip; give hand-ins as gpulab-cli lab hand-in "
+               "writes them";
+    return {};
+  }
+  if (!is_hand_in_folder(path)) {
+    *problem = printable(path.string()) + ": holds no hand-in (no manifest.json, no .zip)";
+    return {};
+  }
+  return path;
+}
+
 ClassRow grade_hand_in(const fs::path& path, const fs::path& work, const GradeOptions& options) {
   ClassRow row;
   row.source = printable(path.string());
   row.learner = printable((is_zip(path) ? path.stem() : path.filename()).string());
-  std::error_code error;
-  fs::path dir = path;
-  std::string prefix;  // where a problem's file is, for a zip: inside it
-  if (fs::is_regular_file(path, error) && is_zip(path)) {
-    fs::remove_all(work, error);
-    const std::string refused = unpack_hand_in_zip(path, work, options.zip_limits);
-    if (!refused.empty()) {
-      row.problems.push_back(printable(path.filename().string()) + ": " + printable(refused));
-      fs::remove_all(work, error);
-      return row;
-    }
-    dir = hand_in_in(work);
-    if (dir.empty()) {
-      row.problems.push_back(printable(path.filename().string()) +
-                             ": holds no hand-in: no manifest.json at its top or in one "
-                             "folder there (as gpulab-cli lab hand-in --zip packs it)");
-      fs::remove_all(work, error);
-      return row;
-    }
-    prefix = dir == work ? "" : printable(dir.filename().string()) + "/";
-  } else if (!fs::is_directory(path, error)) {
-    row.problems.push_back(row.source +
-                           ": neither a hand-in folder nor a .zip; give hand-ins "
-                           "as gpulab-cli lab hand-in writes them");
-    return row;
-  } else if (!is_hand_in_folder(path)) {
-    row.problems.push_back(row.source + ": holds no hand-in (no manifest.json, no .zip)");
+  std::string problem;
+  const fs::path dir = open_hand_in(path, work, options.zip_limits, &problem);
+  if (dir.empty()) {
+    row.problems.push_back(problem);
     return row;
   }
+  // Where a problem's file is: for a zip, inside its top folder.
+  const std::string prefix =
+      dir == path || dir == work ? "" : printable(dir.filename().string()) + "/";
   VerifyOptions verify;
   verify.lab = options.lab;
   verify.replay_steps = options.replay_steps;
@@ -246,6 +256,7 @@ ClassRow grade_hand_in(const fs::path& path, const fs::path& work, const GradeOp
     row.problems.push_back(printable(prefix + p.file + ": " + p.message));
   read_facts(row, dir);
   row.figures = key_figures(verdict);
+  std::error_code error;
   if (dir != path) fs::remove_all(work, error);
   return row;
 }

@@ -50,6 +50,15 @@ struct ClassGrade {
 std::vector<std::filesystem::path> find_hand_ins(const std::vector<std::filesystem::path>& paths,
                                                  const std::filesystem::path& skip);
 
+// The folder of the hand-in at `path`, to read: `path` itself for a hand-in folder; for a .zip,
+// the hand-in it holds, unpacked into `work` (emptied first) through unpack_hand_in_zip. "" with
+// `problem` set to the one line saying why there is none ("ada.zip: the entry \"../x\" points
+// outside the zip's folder (\"..\")"); then nothing unpacked is left in `work`. lab grade and
+// the window's class board open hand-ins through it.
+std::filesystem::path open_hand_in(const std::filesystem::path& path,
+                                   const std::filesystem::path& work, const ZipLimits& limits,
+                                   std::string* problem);
+
 // Grades one hand-in folder or .zip; a zip is unpacked under `work` (removed after). Never throws
 // for what the hand-in holds: every problem is in the row.
 ClassRow grade_hand_in(const std::filesystem::path& path, const std::filesystem::path& work,

@@ -9,6 +9,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "engine/classkit/class_grade.hpp"
+#include "engine/classkit/hand_in_answers.hpp"
 #include "engine/labs/lab_results.hpp"
 #include "io/input_file.hpp"
 
@@ -43,6 +45,7 @@ int column_of(const QTableWidget* table, const QString& name) {
 
 ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
     : QWidget(parent, Qt::Window), folder_(folder) {
+  setAttribute(Qt::WA_DeleteOnClose);  // and the zips it unpacked go with it
   setObjectName("class-board");
   setWindowTitle(tr("Class: %1").arg(QString::fromStdString(folder.string())));
   summary_ = new QLabel(this);
@@ -57,10 +60,33 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   chart_->setObjectName("class-chart");
   chart_->setAlignment(Qt::AlignCenter);
   chart_->setMinimumWidth(320);
+  // The picture is scaled to the room the splitter gives (fit_chart), never the other way: at its
+  // own size it took half a 1280-pixel board from the table.
+  chart_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
   hand_in_ = new QTextBrowser(this);
   hand_in_->setObjectName("class-hand-in");
   hand_in_->setReadOnly(true);
-  hand_in_->setPlaceholderText(tr("Click a learner's row to read their hand-in here."));
+  hand_in_->setPlaceholderText(
+      tr("Click a learner's row to read their hand-in here; double-click it to open its runs in "
+         "Compare."));
+  compare_ = new QPushButton(tr("Open in Compare"), this);
+  compare_->setObjectName("open-in-compare");
+  compare_->setToolTip(
+      tr("Show the selected learner's runs in the window's Compare tab, "
+         "read-only; Back to my runs returns to yours"));
+  compare_->setEnabled(false);
+  runs_line_ = new QLabel(this);
+  runs_line_->setObjectName("class-runs-line");
+  runs_line_->setWordWrap(true);
+  runs_line_->setTextFormat(Qt::PlainText);
+  auto* detail = new QWidget(this);
+  auto* actions = new QHBoxLayout;
+  actions->addWidget(compare_);
+  actions->addWidget(runs_line_, 1);
+  auto* detail_layout = new QVBoxLayout(detail);
+  detail_layout->setContentsMargins(0, 0, 0, 0);
+  detail_layout->addLayout(actions);
+  detail_layout->addWidget(hand_in_, 1);
   auto* top = new QSplitter(Qt::Horizontal, this);
   top->addWidget(table_);
   top->addWidget(chart_);
@@ -68,11 +94,26 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   top->setStretchFactor(1, 2);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(top);
-  split->addWidget(hand_in_);
+  split->addWidget(detail);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  connect(top, &QSplitter::splitterMoved, this, [this] { fit_chart(); });
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(summary_);
   layout->addWidget(split, 1);
   connect(table_, &QTableWidget::cellClicked, this, [this](int row, int) { open_hand_in(row); });
+  // The arrow keys move through the learners as clicks do.
+  connect(table_, &QTableWidget::currentCellChanged, this, [this](int row, int, int previous, int) {
+    if (row >= 0 && row != previous) open_hand_in(row);
+  });
+  connect(table_, &QTableWidget::cellDoubleClicked, this,
+          [this](int row, int) { open_in_compare(row); });
+  connect(table_, &QTableWidget::itemSelectionChanged, this,
+          [this] { compare_->setEnabled(!table_->selectedItems().isEmpty()); });
+  connect(compare_, &QPushButton::clicked, this, [this] {
+    if (const auto rows = table_->selectionModel()->selectedRows(); !rows.isEmpty())
+      open_in_compare(rows.front().row());
+  });
   // lab grade replaces class.csv by a rename: the folder's change is what is seen, and the file
   // is watched anew after each.
   connect(&watcher_, &QFileSystemWatcher::directoryChanged, this, [this] { reload(); });
@@ -94,6 +135,7 @@ void ClassBoard::reload() {
   const auto rows = csv_rows(class_file_text(folder_ / "class.csv", &problem));
   table_->clear();
   table_->setRowCount(0);
+  compare_->setEnabled(false);
   if (rows.empty()) {
     table_->setColumnCount(0);
     summary_->setText(
@@ -102,6 +144,7 @@ void ClassBoard::reload() {
                               "grade HAND-INS --out %1")
                                .arg(QString::fromStdString(folder_.string())));
     chart_->clear();
+    chart_picture_ = {};
     return;
   }
   const auto& header = rows.front();
@@ -118,7 +161,26 @@ void ClassBoard::reload() {
     const int v = column_of(table_, "verified");
     verified += v >= 0 && table_->item(row, v) && table_->item(row, v)->text() == "yes";
   }
+  // Whether each learner verified, and why not, right after their name: the columns lab grade
+  // writes before them are many, and would push these out of view.
+  QHeaderView* header_view = table_->horizontalHeader();
+  int place = 1;
+  for (const char* name : {"verified", "problems"})
+    if (const int c = column_of(table_, name); c >= 0)
+      header_view->moveSection(header_view->visualIndex(c), place++);
+  if (const int v = column_of(table_, "verified"); v >= 0)
+    for (int row = 0; row < table_->rowCount(); ++row)
+      if (QTableWidgetItem* item = table_->item(row, v))
+        item->setForeground(item->text() == "yes" ? QColor(0x1B, 0x7F, 0x3B)
+                                                  : QColor(0xC0, 0x20, 0x20));
   table_->resizeColumnsToContents();
+  // A row's problems can be long: the column stays readable, its whole text in the tip.
+  if (const int p = column_of(table_, "problems"); p >= 0) {
+    table_->setColumnWidth(p,
+                           std::min(table_->columnWidth(p), 28 * fontMetrics().averageCharWidth()));
+    for (int row = 0; row < table_->rowCount(); ++row)
+      if (QTableWidgetItem* item = table_->item(row, p)) item->setToolTip(item->text());
+  }
   summary_->setText(tr("%1 learner-lab rows, %2 verified, %3 with problems (class.csv in %4; "
                        "reread whenever lab grade writes it again)")
                         .arg(table_->rowCount())
@@ -135,34 +197,107 @@ void ClassBoard::reload() {
   }
   std::sort(charts.begin(), charts.end());
   if (charts.empty()) {
+    chart_picture_ = {};
     chart_->setText(tr("No class chart: no hand-in had key figures."));
   } else {
-    const QPixmap picture(QString::fromStdString(charts.front().string()));
-    chart_->setPixmap(picture.scaled(640, 400, Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    chart_picture_ = QPixmap(QString::fromStdString(charts.front().string()));
+    fit_chart();
     chart_->setToolTip(QString::fromStdString(charts.front().string()));
   }
 }
 
+QString ClassBoard::text_at(int row, const char* column) const {
+  const int c = column_of(table_, column);
+  return c >= 0 && table_->item(row, c) ? table_->item(row, c)->text() : QString();
+}
+
+fs::path ClassBoard::hand_in_folder(int row, QString* problem) {
+  const fs::path source = text_at(row, "source").toStdString();
+  std::error_code error;
+  if (fs::is_directory(source, error)) return source;
+  // A zip is unpacked once per version of it (lab grade unpacked it only to grade it).
+  const auto time = fs::last_write_time(source, error);
+  const std::string key =
+      source.string() + "@" + std::to_string(error ? 0 : time.time_since_epoch().count());
+  if (const auto seen = opened_.find(key); seen != opened_.end()) return seen->second;
+  if (!unpacked_) unpacked_ = std::make_unique<QTemporaryDir>();
+  if (!unpacked_->isValid()) {
+    *problem = tr("%1 could not be unpacked: no temporary folder (%2)")
+                   .arg(QString::fromStdString(source.string()), unpacked_->errorString());
+    return {};
+  }
+  const fs::path work =
+      fs::path(unpacked_->path().toStdString()) / ("hand-in-" + std::to_string(opened_.size() + 1));
+  std::string refused;
+  const fs::path dir = gpulab::open_hand_in(source, work, ZipLimits{}, &refused);
+  if (dir.empty()) {
+    *problem = QString::fromStdString(refused);
+    return {};
+  }
+  opened_[key] = dir;
+  return dir;
+}
+
+void ClassBoard::fit_chart() {
+  if (chart_picture_.isNull()) return;
+  chart_->setPixmap(chart_picture_.scaled(chart_->size().expandedTo(QSize(320, 200)),
+                                          Qt::KeepAspectRatio, Qt::SmoothTransformation));
+}
+
+void ClassBoard::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  fit_chart();
+}
+
 void ClassBoard::open_hand_in(int row) {
-  const auto text_at = [&](const char* column) {
-    const int c = column_of(table_, column);
-    return c >= 0 && table_->item(row, c) ? table_->item(row, c)->text() : QString();
-  };
-  const fs::path source = text_at("source").toStdString();
-  QString problems = text_at("problems");
-  QString markdown = "# " + text_at("learner") + " — " + text_at("lab") + "\n\n";
+  QString problems = text_at(row, "problems");
+  QString markdown = "# " + text_at(row, "learner") + " — " + text_at(row, "lab") + "\n\n";
   markdown += problems.isEmpty()
                   ? tr("**Verified.**") + "\n\n"
                   : tr("**Problems:**") + "\n\n- " + problems.replace(" | ", "\n- ") + "\n\n";
-  std::error_code error;
-  if (fs::is_regular_file(source / "README.md", error)) {
+  QString unreadable;
+  const fs::path dir = hand_in_folder(row, &unreadable);
+  if (dir.empty()) {
+    markdown += tr("Its files cannot be shown: %1").arg(unreadable);
+    hand_in_->setMarkdown(markdown);
+    return;
+  }
+  for (const char* file : {"answers.json", "README.md"}) {
     std::string unread;
-    markdown += QString::fromStdString(class_file_text(source / "README.md", &unread));
-    if (!unread.empty()) markdown += QString::fromStdString(unread);
-  } else
-    markdown += tr("(%1 is not a hand-in folder here, e.g. a .zip: its report is not shown.)")
-                    .arg(QString::fromStdString(source.string()));
+    const std::string text = class_file_text(dir / file, &unread);
+    if (!unread.empty())
+      markdown += QString::fromStdString(unread) + "\n\n";
+    else if (text.empty())
+      markdown += tr("(%1 is missing.)").arg(file) + "\n\n";
+    else if (std::string(file) == "answers.json")
+      markdown += QString::fromStdString(hand_in_answers_markdown(text)) + "\n";
+    else
+      markdown += QString::fromStdString(text);
+  }
   hand_in_->setMarkdown(markdown);
+}
+
+void ClassBoard::open_in_compare(int row) {
+  const QString learner = text_at(row, "learner");
+  QString problem;
+  const fs::path dir = hand_in_folder(row, &problem);
+  if (dir.empty()) {
+    runs_line_->setText(tr("%1's runs cannot be opened: %2").arg(learner, problem));
+    return;
+  }
+  if (!open_runs_) {
+    runs_line_->setText(tr("%1's runs cannot be opened: no window to show them in").arg(learner));
+    return;
+  }
+  const RunsOpened opened = open_runs_({dir, learner, text_at(row, "lab")});
+  QStringList lines;
+  if (opened.runs > 0)
+    lines << tr("%1's hand-in: %2 in the window's Compare tab, read-only.")
+                 .arg(learner, opened.runs == 1 ? tr("1 run") : tr("%1 runs").arg(opened.runs));
+  else
+    lines << tr("%1's runs are not shown; the window shows its runs as before:").arg(learner);
+  for (const QString& p : opened.problems) lines << "⚠ " + p;
+  runs_line_->setText(lines.join("\n"));
 }
 
 }  // namespace gpulab::ui

@@ -104,6 +104,11 @@ QStringList RunStore::load_all() {
   sort_newest_first(runs);
   for (RunData& run : runs) add(std::move(run));
   for (const auto& e : errors) problems << QString::fromStdString(e);
+  if (read_only()) {  // a hand-in's runs: nothing made, watched or remembered
+    emit runs_changed();
+    if (!large.empty()) load_in_background(std::move(large));
+    return problems;
+  }
   watch_runs_dir();
   QSettings settings;
   for (const QString& folder : settings.value("runs/imports").toStringList()) {
@@ -154,7 +159,17 @@ void RunStore::load_in_background(std::vector<fs::path> folders) {
   });
 }
 
+QString RunStore::read_only_refusal() const {
+  return tr("the runs of %1 are opened read-only: nothing is renamed, deleted or added there; "
+            "use Back to my runs for your own runs")
+      .arg(owner_);
+}
+
 int RunStore::import_folder(const fs::path& folder, QStringList* problems) {
+  if (read_only()) {
+    if (problems) *problems << read_only_refusal();
+    return 0;
+  }
   int added = 0;
   std::vector<RunData> runs;
   if (holds_run(folder)) {
@@ -263,6 +278,10 @@ void RunStore::finish(int id, RunStatus status, const std::string& message) {
 bool RunStore::rename(int id, const QString& name, QString* error) {
   RunEntry* entry = find(id);
   if (!entry) return false;
+  if (read_only()) {
+    if (error) *error = read_only_refusal();
+    return false;
+  }
   const QString trimmed = name.trimmed();
   if (trimmed.isEmpty()) {
     if (error) *error = tr("a run needs a name");
@@ -290,6 +309,10 @@ bool RunStore::rename(int id, const QString& name, QString* error) {
 bool RunStore::remove(int id, QString* error) {
   auto it = std::find_if(entries_.begin(), entries_.end(), [&](const auto& e) { return e->id == id; });
   if (it == entries_.end()) return false;
+  if (read_only()) {
+    if (error) *error = read_only_refusal();
+    return false;
+  }
   if ((*it)->live) {
     if (error) *error = tr("this run is still training: stop it first");
     return false;
@@ -366,6 +389,7 @@ RunEntry* RunStore::find_dir(const fs::path& dir) {
 }
 
 void RunStore::rescan() {
+  if (!watcher_) return;  // a hand-in's runs, never watched: they do not change
   // A run whose folder was deleted or moved away (by hand, by another program) leaves the list,
   // as a deleted import is forgotten at start; one still training here stays.
   bool changed = false;

@@ -47,6 +47,13 @@ class RunStore : public QObject {
   ~RunStore() override;
 
   const std::filesystem::path& runs_dir() const { return runs_dir_; }
+  // Makes this a store of runs that are not the user's (a learner's hand-in opened from the class
+  // board), `owner` naming them ("Ada's hand-in"); called before load_all. They are listed, ticked
+  // and compared as any run but never written to: rename, remove and import refuse, saying so;
+  // the folder is neither made nor watched, and no import is remembered.
+  void set_read_only(const QString& owner) { owner_ = owner; }
+  bool read_only() const { return !owner_.isEmpty(); }
+  const QString& owner() const { return owner_; }
   // The runs folder and every remembered import; problems (unreadable records) are returned.
   // Large records are loaded in the background afterwards (background_loading tells).
   QStringList load_all();
@@ -103,7 +110,11 @@ class RunStore : public QObject {
   int free_color_slot(const RunEntry* except, bool among_checked) const;
   void set_color_slot(RunEntry& entry, int slot);
 
+  // Why a read-only store refuses a change, in one line naming the owner.
+  QString read_only_refusal() const;
+
   std::filesystem::path runs_dir_;
+  QString owner_;  // empty: the user's own runs
   std::vector<std::unique_ptr<RunEntry>> entries_;
   std::vector<std::filesystem::path> imports_;
   int next_id_ = 1;

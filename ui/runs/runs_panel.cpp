@@ -75,6 +75,14 @@ RunsPanel::RunsPanel(RunStore* store, QWidget* parent) : QWidget(parent), store_
   show->setMenu(new QMenu(show));
   add_show_actions(show->menu(), store_);
 
+  // A hand-in's runs (a read-only store): nothing to import into it, and the hint says whose.
+  if (store_->read_only()) {
+    import->hide();
+    hint->setText(tr("The runs of %1, read-only: tick runs to compare them; they are not "
+                     "renamed or deleted.")
+                      .arg(store_->owner()));
+  }
+
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(hint, 1);
   buttons->addWidget(show);
@@ -282,7 +290,7 @@ void RunsPanel::show_menu(const QPoint& pos) {
   menu.addAction(tr("Make baseline"), this, [this, id] { set_baseline(id); });
   menu.addAction(tr("Use this setup"), this, [this, id] { emit use_setup_requested(id); });
   menu.addSeparator();
-  menu.addAction(tr("Rename…"), this, [this, id] { rename_run(id); });
+  QAction* rename = menu.addAction(tr("Rename…"), this, [this, id] { rename_run(id); });
   QAction* open = menu.addAction(tr("Open folder"), this, [entry] {
     QDesktopServices::openUrl(QUrl::fromLocalFile(QString::fromStdString(entry->data.dir.string())));
   });
@@ -292,6 +300,14 @@ void RunsPanel::show_menu(const QPoint& pos) {
   const bool elsewhere = !entry->live && entry->data.written_elsewhere();
   remove->setEnabled(!entry->live && !elsewhere);
   if (elsewhere) remove->setText(tr("Delete… (another process is still writing this run)"));
+  // A learner's hand-in is the instructor's to read, never to change (the store refuses too).
+  if (store_->read_only()) {
+    const QString why = tr(" (read-only: %1)").arg(store_->owner());
+    rename->setEnabled(false);
+    rename->setText(rename->text() + why);
+    remove->setEnabled(false);
+    remove->setText(tr("Delete…") + why);
+  }
   menu.exec(tree_->viewport()->mapToGlobal(pos));
 }
 

@@ -11,6 +11,7 @@
 #include <QScreen>
 #include <QScrollArea>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTabWidget>
 #include <QTimer>
 #include <QToolButton>
@@ -33,6 +34,7 @@
 #include "ui/widgets/floating_bar.hpp"
 #include "ui/widgets/status_widgets.hpp"
 #include "ui/window/data_banner.hpp"
+#include "ui/window/hand_in_view.hpp"
 #include "ui/window/kept_state.hpp"
 #include "ui/window/live_board.hpp"
 #include "ui/window/live_tab.hpp"
@@ -119,7 +121,9 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   center_scroll->setFrameShape(QFrame::NoFrame);
   center_split_ = new QSplitter(Qt::Vertical, this);
   center_split_->addWidget(center_scroll);
-  center_split_->addWidget(runs_panel_);
+  runs_lists_ = new QStackedWidget(this);
+  runs_lists_->addWidget(runs_panel_);
+  center_split_->addWidget(runs_lists_);
   center_split_->setStretchFactor(0, 4);
   center_split_->setStretchFactor(1, 1);
   center_split_->setCollapsible(0, false);
@@ -129,6 +133,10 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   center_layout->addLayout(controls_->layout());
   center_layout->addWidget(share_);
   center_layout->addWidget(data_);
+  auto* hand_in_line = new Banner(this);
+  hand_in_line->setObjectName("hand-in-line");
+  center_layout->addWidget(hand_in_line);
+  hand_in_ = new HandInView(runs_lists_, hand_in_line, this);
   center_layout->addWidget(center_split_, 1);
   controls_->follow_width(center);
   // Messages ("Saved…", a failed run) float over the bottom of the column: above the tabs they
@@ -166,10 +174,14 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   connect(scheduler_, &RunScheduler::paused_changed, controls_, &RunControls::update);
   connect(scheduler_, &RunScheduler::error, this,
           [this](const QString& text) { message_->show_message(Banner::Kind::Error, text); });
+  // A run of the user's starting brings their runs back: the charts would not show it otherwise.
+  connect(board_, &LiveBoard::plans_arrived, hand_in_, &HandInView::close);
   connect(board_, &LiveBoard::plans_arrived, this, &MainWindow::refresh_run_views);
   connect(board_, &LiveBoard::data_missing, data_banner_, [this] { data_banner_->check(true); });
   connect(store_, &RunStore::runs_changed, this, &MainWindow::refresh_run_views);
   connect(runs_panel_, &RunsPanel::baseline_changed, this, &MainWindow::refresh_run_views);
+  connect(hand_in_, &HandInView::changed, this, &MainWindow::refresh_run_views);
+  connect(hand_in_, &HandInView::baseline_changed, this, &MainWindow::refresh_run_views);
   // The run clicked in the list shows its model on the Inside tab, where it saved one (a click,
   // not the current row, which moves as the list is rebuilt).
   connect(runs_panel_->tree(), &QTreeWidget::itemClicked, this, [this](QTreeWidgetItem* item) {
@@ -181,8 +193,9 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   connect(runs_panel_, &RunsPanel::message, this,
           [this](const QString& text) { message_->show_message(Banner::Kind::Info, text); });
   // Queued: the new baseline refills the comparison's own combo box, which is still emitting.
-  connect(compare_, &CompareView::baseline_chosen, runs_panel_, &RunsPanel::set_baseline,
-          Qt::QueuedConnection);
+  connect(
+      compare_, &CompareView::baseline_chosen, this,
+      [this](int id) { shown_runs_panel()->set_baseline(id); }, Qt::QueuedConnection);
   connect(tabs_, &QTabWidget::currentChanged, this, [this] {
     if (tabs_->currentWidget() == compare_) compare_->refresh(true);
   });
@@ -223,6 +236,8 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
 }
 
 MainWindow::~MainWindow() {
+  // The board first, while the views its hand-in leaves are all here.
+  delete class_board_.data();
   kept_->save();
   kept_->save_setup();
   // Controllers join their threads as they go; the runs are recorded as cancelled.
@@ -265,8 +280,27 @@ bool MainWindow::show_tab(const QString& name) {
 ClassBoard* MainWindow::open_class_folder(const std::filesystem::path& folder) {
   if (class_board_) class_board_->deleteLater();
   class_board_ = new ClassBoard(folder, this);
+  // A learner's runs in Compare, as the board asks; they leave with the board, whose temporary
+  // folder holds an unpacked zip's.
+  class_board_->set_runs_opener([this](const ClassBoard::HandInRuns& runs) {
+    ClassBoard::RunsOpened opened;
+    opened.runs = hand_in_->open(runs.folder, runs.learner, runs.lab, &opened.problems);
+    if (opened.runs > 0) {
+      show_tab("compare");
+      raise();
+      activateWindow();
+    }
+    return opened;
+  });
+  connect(class_board_, &QObject::destroyed, hand_in_, &HandInView::close);
   class_board_->show();
   return class_board_;
+}
+
+ClassBoard* MainWindow::class_board() { return class_board_.data(); }
+
+RunsPanel* MainWindow::shown_runs_panel() {
+  return hand_in_->panel() ? hand_in_->panel() : runs_panel_;
 }
 
 void MainWindow::build_menus() {
@@ -348,16 +382,22 @@ void MainWindow::update_run_lines() {
 }
 
 void MainWindow::refresh_run_views() {
-  const std::vector<RunEntry*> checked = store_->checked();
+  // A learner's hand-in, while one is open, is what the charts and Compare show; the user's runs
+  // and what is kept of them stay as they were.
+  RunStore* shown = hand_in_->store() ? hand_in_->store() : store_;
+  RunsPanel* panel = shown_runs_panel();
+  const std::vector<RunEntry*> checked = shown->checked();
+  if (shown != shown_store_) shown_ids_.clear();  // ids are per store
+  shown_store_ = shown;
   // A baseline the user unticks leaves the comparison (one chosen unticked from Compare's list
   // joins it, and stays until it is ticked and unticked).
   std::set<int> checked_ids;
   for (RunEntry* entry : checked) checked_ids.insert(entry->id);
-  const int chosen_baseline = runs_panel_->baseline();
+  const int chosen_baseline = panel->baseline();
   if (chosen_baseline != 0 && shown_ids_.count(chosen_baseline) &&
       !checked_ids.count(chosen_baseline)) {
     shown_ids_ = checked_ids;
-    runs_panel_->set_baseline(0);  // refreshes the views again
+    panel->set_baseline(0);  // refreshes the views again
     return;
   }
   shown_ids_ = checked_ids;
@@ -370,15 +410,16 @@ void MainWindow::refresh_run_views() {
   live_->set_runs(data, colors);
   apply_chart_theme();
   // The baseline may be any run; one not ticked joins the comparison, first.
-  RunEntry* baseline = store_->find(runs_panel_->baseline());
+  RunEntry* baseline = shown->find(panel->baseline());
   if (!baseline && !checked.empty()) baseline = checked.front();
   std::vector<RunEntry*> compared = checked;
   if (baseline && std::find(compared.begin(), compared.end(), baseline) == compared.end())
     compared.insert(compared.begin(), baseline);
   const int baseline_id = baseline ? baseline->id : 0;
-  compare_->set_runs(compared, store_->entries(), baseline_id);
-  fill_runs_menu(controls_->runs_button()->menu(), store_);
+  compare_->set_runs(compared, shown->entries(), baseline_id);
+  fill_runs_menu(controls_->runs_button()->menu(), shown);
   board_->update_key_numbers(true);  // the headline lists the runs shown
+  if (shown != store_) return;
   kept_->set_baseline(baseline_id);
   kept_->save();
 }
@@ -387,7 +428,7 @@ void MainWindow::set_presenter(bool on) {
   presenter_ = on;
   presenter_action_->setChecked(on);
   setup_column_->setVisible(!on);
-  runs_panel_->setVisible(!on);
+  runs_lists_->setVisible(!on);
   set_presenter_style(this, on, normal_font_);
   apply_chart_theme();
   if (on) fit_headline();

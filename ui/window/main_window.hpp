@@ -7,6 +7,7 @@
 
 #include <QFont>
 #include <QMainWindow>
+#include <QPointer>
 #include <QRect>
 #include <filesystem>
 #include <memory>
@@ -25,6 +26,7 @@ class QAction;
 class QLabel;
 class QPushButton;
 class QSplitter;
+class QStackedWidget;
 class QTabWidget;
 class QTimer;
 class QToolButton;
@@ -39,6 +41,7 @@ class DataBanner;
 class DataCache;
 class DevicePicker;
 class ExperimentPanel;
+class HandInView;
 class KeptState;
 class InsideTab;
 class LabsTab;
@@ -114,8 +117,14 @@ class MainWindow : public QMainWindow {
   InsideTab* inside() { return inside_; }
   // File → Open class folder…: the class board over a folder `gpulab-cli lab grade` wrote (one
   // board, shown again for another folder). null until opened.
+  // The board closes with Close (deleted then, with the hand-ins it unpacked); a learner's runs it
+  // opened in the window leave with it.
   ClassBoard* open_class_folder(const std::filesystem::path& folder);
-  ClassBoard* class_board() { return class_board_; }
+  ClassBoard* class_board();
+  // A learner's hand-in opened from the board (its runs in place of the user's, read-only).
+  HandInView* hand_in() { return hand_in_; }
+  // The runs list shown: the user's, or a hand-in's.
+  RunsPanel* shown_runs_panel();
   // Exports every live chart into `dir` as PNG, SVG, PDF and CSV.
   bool export_all(const QString& dir, QString* error);
 
@@ -157,7 +166,9 @@ class MainWindow : public QMainWindow {
   LiveTab* live_;
   CompareView* compare_;
   LabsTab* labs_;
-  ClassBoard* class_board_ = nullptr;
+  QPointer<ClassBoard> class_board_;
+  HandInView* hand_in_;
+  QStackedWidget* runs_lists_;  // the user's runs list, or a hand-in's
   InsideTab* inside_;
   RunsPanel* runs_panel_;
   QLabel* key_numbers_;  // presenter mode: images/s, ETA and speedup, large
@@ -171,6 +182,7 @@ class MainWindow : public QMainWindow {
   QFont normal_font_;
   PlotTheme chart_theme_;    // the charts' now
   std::set<int> shown_ids_;  // the runs ticked at the last refresh
+  const RunStore* shown_store_ = nullptr;  // whose runs they were
 };
 
 }  // namespace gpulab::ui
