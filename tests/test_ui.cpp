@@ -684,6 +684,37 @@ TEST(ChartText, LabelsStayInsideThePanelAndAxesKeepTheirTicks) {
   }
 }
 
+// A bar's value is written as a number a class reads: 60012 images/s, never "6e+04" (the class
+// chart of `lab grade` and the window's class board showed its throughputs so).
+TEST(ChartText, BarValuesOfThousandsAreWholeNumbersAndSmallOnesKeepThreeDigits) {
+  Chart chart;
+  chart.kind = ChartKind::Speedup;
+  chart.title = "What the class measured";
+  chart.runs = {"Ada", "Bob", "Cy"};
+  chart.flags = {"", "", ""};
+  for (const char* unit : {"images/s", "speedup"}) {
+    Panel panel;
+    panel.title = unit;
+    panel.y_label = unit;
+    BarSet bars;
+    bars.label = unit;
+    bars.values = std::string(unit) == "images/s" ? std::vector<double>{60012.4, 1337.0, 999.5}
+                                                   : std::vector<double>{1.17, 0.6, 12.345};
+    bars.notes = {"", "", ""};
+    panel.bars.push_back(bars);
+    chart.panels.push_back(panel);
+  }
+  QCustomPlot plot;
+  plot.resize(900, 600);
+  const DrawnChart drawn =
+      draw_chart(plot, chart, {Qt::red, Qt::blue, Qt::green}, PlotTheme{1.0, false});
+  QStringList labels;
+  for (const auto& bars : drawn.bar_panels)
+    for (QCPItemText* label : bars.labels) labels << label->text();
+  EXPECT_EQ(labels, QStringList({"60012", "1337", "1000", "1.17", "0.6", "12.3"}))
+      << labels.join(" | ").toStdString();
+}
+
 // A learning rate changed at step 100 of a 200-step run (100 steps an epoch) is drawn in every
 // line panel at its place on each axis (step 100, epoch 1.0, the time it took effect), with its
 // label shown once, in the top panel; the exported SVG carries it too.

@@ -15,6 +15,8 @@ namespace {
 QString bar_label(const QString& unit, double value) {
   if (unit == QStringLiteral("×")) return QString::number(value, 'f', 2) + "×";
   if (unit == QStringLiteral("s")) return QString::number(value, 'g', 3) + " s";
+  // Three significant digits, but never an exponent: a class reads 60012 images/s, not "6e+04".
+  if (std::abs(value) >= 999.5) return QString::number(value, 'f', 0);
   return QString::number(value, 'g', 3);
 }
 
