@@ -97,7 +97,7 @@ QSize ScalingChart::sizeHint() const {
 }
 
 void ScalingChart::size_details() {
-  details_->setFixedHeight(kDetailLines * model_->fontMetrics().lineSpacing() + 4);
+  details_->setFixedHeight(kDetailLines * model_->fontMetrics().lineSpacing());  // whole lines
 }
 
 bool ScalingChart::eventFilter(QObject* watched, QEvent* event) {
