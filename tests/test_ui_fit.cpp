@@ -1048,7 +1048,8 @@ TEST_F(Fit, CompareInPresenterModeAt1024x768ShowsEveryTitleCaptionAndWarningWhol
   test::TempDir out;
   QString error;
   const QString file = QString::fromStdString((out.path() / "scaling.png").string());
-  ASSERT_TRUE(scaling->export_to(file, ExportFormat::Png, &error, 1200, 750)) << error.toStdString();
+  ASSERT_TRUE(scaling->export_to(file, ExportFormat::Png, &error, 1200, 750))
+      << error.toStdString();
   EXPECT_EQ(QImage(file).size(), QSize(1200, 750));
   EXPECT_EQ(plot->size(), plot_size);
   EXPECT_EQ(in_chart(caption), caption_at);
