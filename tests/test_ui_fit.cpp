@@ -18,6 +18,7 @@
 #include <QFileInfo>
 #include <QFontInfo>
 #include <QHeaderView>
+#include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenu>
@@ -918,6 +919,143 @@ TEST_F(Fit, TheScalingChartsLegendStaysInsideIt) {
     }
     EXPECT_EQ(entries, 3);
   }
+}
+
+// Compare in presenter mode on a 1024x768 projector, maximized there first, with seven runs ticked
+// (a 2-replica run and its 1-replica twin, which ran under outside load): the three charts share
+// the row fairly; each bar chart's title is drawn whole, wrapped rather than elided (they were cut
+// to "Compared …" while the scaling chart took 452 of 1000 px); the scaling chart's caption, its
+// model box and both its panels lie inside it without overlapping, each panel at least three
+// tick labels tall (in a third, its caption wrapped to eight lines and crushed the panels into
+// each other), and its ⚠ (the caption's and those over the flagged baseline's points) is seen.
+TEST_F(Fit, CompareInPresenterModeAt1024x768ShowsEveryTitleCaptionAndWarningWhole) {
+  write_six_runs();
+  const auto twin = test::write_run(runs_.path() / "r6", 6, 64, 120, 14, "2026-01-01T09:59:00Z", 1);
+  nlohmann::json info = nlohmann::json::parse(std::ifstream(twin / "run.json"));
+  info["outside_load"] = {{"under_load", true}, {"mean_cores", 1.2}, {"cores", 2}};
+  std::ofstream(twin / "run.json") << info.dump();
+  open_window();
+  window_->show_recent(7);
+  window_->show_tab("compare");
+  QScreen* screen = classroom_screen("1024x768");
+  ASSERT_NE(screen, nullptr);
+  window_->showNormal();
+  window_->setGeometry(QRect(screen->geometry().topLeft() + QPoint(20, 40), QSize(900, 600)));
+  ASSERT_TRUE(wait_until([&] { return window_->screen() == screen; }, 2s));
+  window_->showMaximized();
+  ASSERT_TRUE(wait_until([&] { return window_->isMaximized(); }, 5s));
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+  ASSERT_TRUE(wait_until([&] { return window_->isFullScreen(); }, 5s));
+  wait_until([] { return false; }, 300ms);
+  ASSERT_EQ(window_->geometry(), screen->geometry());
+
+  CompareView* compare = window_->compare();
+  ScalingChart* scaling = compare->scaling_chart();
+  ASSERT_TRUE(scaling->isVisible()) << "no scaling study among the runs";
+  ASSERT_FALSE(scaling->study()->baseline_warning().empty()) << "the baseline is not flagged";
+  // A fair share: no chart more than a quarter wider than another.
+  const std::vector<QWidget*> charts = {compare->speedup_chart(), compare->step_time_chart(),
+                                        scaling};
+  int narrowest = 1 << 20, widest = 0;
+  for (QWidget* chart : charts) {
+    narrowest = std::min(narrowest, chart->width());
+    widest = std::max(widest, chart->width());
+  }
+  EXPECT_LE(widest, narrowest * 5 / 4)
+      << "the charts are " << charts[0]->width() << ", " << charts[1]->width() << " and "
+      << charts[2]->width() << " px wide";
+
+  // Each bar chart's title: the chart's or its one panel's, every word of it, inside the plot.
+  for (ChartView* view : {compare->speedup_chart(), compare->step_time_chart()}) {
+    view->plot()->replot(QCustomPlot::rpImmediateRefresh);
+    auto* title = qobject_cast<QCPTextElement*>(view->plot()->plotLayout()->elementAt(0));
+    ASSERT_NE(title, nullptr);
+    const QString drawn = title->text();
+    const QString whole = QString(drawn).replace('\n', ' ');
+    bool known = whole == QString::fromStdString(view->chart().title);
+    for (const Panel& panel : view->chart().panels)
+      known |= whole == QString::fromStdString(panel.title);
+    EXPECT_TRUE(known) << "the title is drawn as \"" << drawn.toStdString() << "\"";
+    EXPECT_FALSE(drawn.contains(QChar(0x2026))) << drawn.toStdString();
+    for (const QString& line : drawn.split('\n'))
+      EXPECT_LE(QFontMetricsF(title->font()).horizontalAdvance(line), view->plot()->width())
+          << line.toStdString();
+    EXPECT_TRUE(view->plot()->rect().contains(title->outerRect())) << drawn.toStdString();
+  }
+  const QString baseline = compare->findChild<QComboBox*>("baseline")->currentText();
+  QString speedup_title =
+      qobject_cast<QCPTextElement*>(compare->speedup_chart()->plot()->plotLayout()->elementAt(0))
+          ->text();
+  EXPECT_TRUE(speedup_title.replace('\n', ' ').contains(baseline))
+      << speedup_title.toStdString() << " does not name " << baseline.toStdString();
+
+  // Both panels of the scaling chart inside its plot, apart, and not crushed.
+  QCustomPlot* plot = scaling->plot();
+  plot->replot(QCustomPlot::rpImmediateRefresh);
+  const QList<QCPAxisRect*> panels = plot->axisRects();
+  ASSERT_EQ(panels.size(), 2);
+  const double tick_h = QFontMetricsF(panels[0]->axis(QCPAxis::atLeft)->tickLabelFont()).height();
+  for (QCPAxisRect* panel : panels) {
+    EXPECT_GE(panel->height(), 3 * tick_h) << "a panel is " << panel->height() << " px high";
+    EXPECT_TRUE(plot->rect().contains(panel->outerRect()));
+  }
+  EXPECT_FALSE(panels[0]->outerRect().intersects(panels[1]->outerRect()))
+      << "the panels overlap: " << panels[0]->outerRect().bottom() << " below "
+      << panels[1]->outerRect().top();
+  int marks = 0;
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    auto* mark = qobject_cast<QCPItemText*>(plot->item(i));
+    if (!mark || mark->text() != QStringLiteral("⚠")) continue;
+    ++marks;
+    const QRectF drawn(mark->topLeft->pixelPosition(), mark->bottomRight->pixelPosition());
+    EXPECT_TRUE(QRectF(mark->clipAxisRect()->rect()).contains(drawn))
+        << "a ⚠ at " << drawn.top() << " to " << drawn.bottom() << " is cut by its panel, "
+        << mark->clipAxisRect()->top() << " to " << mark->clipAxisRect()->bottom();
+  }
+  EXPECT_EQ(marks, 2) << "the flagged baseline is marked in both panels";
+
+  // The scaling chart: its caption whole, above the plot, and its model's box below it, each
+  // inside the chart and none over another.
+  auto* caption = scaling->findChild<QLabel*>("scaling-runs");
+  auto* details = scaling->findChild<QWidget*>("scaling-details");
+  ASSERT_NE(caption, nullptr);
+  ASSERT_NE(details, nullptr);
+  auto in_chart = [&](QWidget* w) { return QRect(w->mapTo(scaling, QPoint()), w->size()); };
+  for (QWidget* part : {static_cast<QWidget*>(caption), details, static_cast<QWidget*>(plot)}) {
+    EXPECT_TRUE(part->isVisible()) << part->objectName().toStdString();
+    EXPECT_TRUE(scaling->rect().contains(in_chart(part)))
+        << part->objectName().toStdString() << " is outside the chart";
+  }
+  EXPECT_GE(caption->height(), caption->heightForWidth(caption->width()))
+      << "the caption is cut: " << caption->text().toStdString();
+  EXPECT_TRUE(caption->text().contains("⚠")) << caption->text().toStdString();
+  EXPECT_FALSE(in_chart(caption).intersects(in_chart(plot)));
+  EXPECT_FALSE(in_chart(details).intersects(in_chart(plot)));
+  // And the caption on the screen, inside the part of the tab it is seen through.
+  const QRect caption_on_screen(caption->mapTo(window_.get(), QPoint()), caption->size());
+  EXPECT_TRUE(window_->rect().contains(caption_on_screen));
+  for (QWidget* at = caption->parentWidget(); at && at != window_.get(); at = at->parentWidget()) {
+    auto* area = qobject_cast<QAbstractScrollArea*>(at->parentWidget());
+    if (area && area->viewport() == at) {
+      EXPECT_TRUE(QRect(at->mapTo(window_.get(), QPoint()), at->size()).contains(caption_on_screen))
+          << "the caption is scrolled out of " << area->objectName().toStdString();
+    }
+  }
+
+  // Exported, the chart is drawn for the file's size, and then for the window as it was.
+  const QSize plot_size = plot->size();
+  const QRect caption_at = in_chart(caption);
+  test::TempDir out;
+  QString error;
+  const QString file = QString::fromStdString((out.path() / "scaling.png").string());
+  ASSERT_TRUE(scaling->export_to(file, ExportFormat::Png, &error, 1200, 750))
+      << error.toStdString();
+  EXPECT_EQ(QImage(file).size(), QSize(1200, 750));
+  EXPECT_EQ(plot->size(), plot_size);
+  EXPECT_EQ(in_chart(caption), caption_at);
+  plot->replot(QCustomPlot::rpImmediateRefresh);
+  EXPECT_EQ(plot->axisRects().size(), 2);
+  EXPECT_TRUE(plot->rect().contains(plot->axisRects()[1]->outerRect()));
 }
 
 // A bar panel whose every bar is empty says why once in its middle ("not reached (every run)"),

@@ -41,15 +41,34 @@ void thin_value_ticks(QCPAxis* axis, double apart) {
   ticker->setTickCount(1);
 }
 
+// The lines a title takes at `width` (fit_title).
+int title_lines(const std::string& text, const QFont& font, double width) {
+  return int(fit_title(QString::fromStdString(text), font, width).count('\n')) + 1;
+}
+
 }  // namespace
+
+QString fit_title(const QString& text, const QFont& font, double width) {
+  const QString wrapped = wrap_to(text, font, width, 3);
+  return wrapped.isEmpty() ? QFontMetricsF(font).elidedText(text, Qt::ElideRight, width) : wrapped;
+}
 
 std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
                                   const PlotTheme& theme) {
   std::vector<bool> shown;
   for (const Panel& panel : chart.panels) shown.push_back(panel.visible);
   const double tick_h = QFontMetricsF(scaled_font(theme.font_scale * 0.9)).height();
-  const double title_h = QFontMetricsF(scaled_font(theme.font_scale * 1.15, true)).height() + 8;
-  const double heading_h = QFontMetricsF(scaled_font(theme.font_scale * 0.95, true)).height() + 8;
+  // Titles and headings wrapped to the width take their lines' height.
+  const QFont title_font = scaled_font(theme.font_scale * 1.15, true);
+  const QFont heading_font = scaled_font(theme.font_scale * 0.95, true);
+  auto title_h = [&](const std::string& text) {
+    return title_lines(text, title_font, plot.width() - 8) * QFontMetricsF(title_font).height() + 8;
+  };
+  auto heading_h = [&](const std::string& text) {
+    return title_lines(text, heading_font, plot.width() - 8) *
+               QFontMetricsF(heading_font).height() +
+           8;
+  };
   // The legend: runs, or the parts of a stacked bar, as many a row as the width holds.
   QStringList entries;
   for (const Panel& panel : chart.panels)
@@ -96,12 +115,16 @@ std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
             QFontMetricsF(key_font).height();
   }
   auto needed = [&] {
-    double h = title_h + legend_h + key_h + tick_h + 6;  // the x axis label
     const bool one = std::count(shown.begin(), shown.end(), true) == 1;
+    // One panel lends the chart its title (draw_chart).
+    const std::string* title = &chart.title;
+    for (size_t p = 0; p < shown.size(); ++p)
+      if (one && shown[p] && !chart.panels[p].title.empty()) title = &chart.panels[p].title;
+    double h = title_h(*title) + legend_h + key_h + tick_h + 6;  // the x axis label
     for (size_t p = 0; p < shown.size(); ++p)
       if (shown[p])
-        h += (chart.panels[p].title.empty() || one ? 0 : heading_h) + 18 + panel_h +
-             (chart.panels[p].is_bars() ? name_lines : 1) * tick_h;
+        h += (chart.panels[p].title.empty() || one ? 0 : heading_h(chart.panels[p].title)) + 18 +
+             panel_h + (chart.panels[p].is_bars() ? name_lines : 1) * tick_h;
     return h;
   };
   // The order to leave panels out in.
@@ -126,14 +149,27 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
     plot.plotLayout()->update(QCPLayoutElement::upLayout);
   };
   lay_out();
-  // Titles: elided to the width rather than cut at both ends.
+  // Titles: wrapped to the width (elided where they cannot be), rather than cut at both ends.
+  // Elided in a third of a 1024-pixel screen, Compare's titles lost the baseline's name.
+  std::vector<std::pair<QCPTextElement*, QString>> wrapped;  // and their text on one line
   for (int i = 0; i < plot.plotLayout()->elementCount(); ++i)
     if (auto* text = qobject_cast<QCPTextElement*>(plot.plotLayout()->elementAt(i))) {
       if (text->text().contains('\n')) continue;
-      const QFontMetricsF metrics(text->font());
-      if (metrics.horizontalAdvance(text->text()) > plot.width() - 8)
-        text->setText(metrics.elidedText(text->text(), Qt::ElideRight, plot.width() - 8));
+      const QString fitted = fit_title(text->text(), text->font(), plot.width() - 8);
+      if (fitted.contains('\n')) wrapped.emplace_back(text, text->text());
+      text->setText(fitted);
     }
+  if (!wrapped.empty()) {
+    // On one line, elided, where the plot is too low for the lines (a Live chart in presenter
+    // mode, 200 px high): the layout squeezed the title below its text and cut it.
+    lay_out();
+    for (const auto& [text, line] : wrapped) {
+      const int needs = static_cast<QCPLayoutElement*>(text)->minimumOuterSizeHint().height();
+      if (text->outerRect().height() < needs)
+        text->setText(
+            QFontMetricsF(text->font()).elidedText(line, Qt::ElideRight, plot.width() - 8));
+    }
+  }
   for (QCPAxisRect* rect : drawn.rects) {
     QCPAxis* y = rect->axis(QCPAxis::atLeft);
     QCPAxis* x = rect->axis(QCPAxis::atBottom);

@@ -9,6 +9,10 @@
 
 namespace gpulab::ui {
 
+// A title or heading in lines of at most `width` pixels (three at most, broken at spaces), or
+// elided to one line where it cannot be: never cut off at its ends.
+QString fit_title(const QString& text, const QFont& font, double width);
+
 // Which panels to draw: those with data, less the ones that would be crushed at this size, least
 // telling first (a simpler chart rather than an unreadable one).
 std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,

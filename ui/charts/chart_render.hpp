@@ -97,9 +97,10 @@ struct DrawnChart {
 DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<QColor>& colors,
                       const PlotTheme& theme);
 
-// Fits the text to the plot's size, as laid out now: titles elided, as many ticks as there is
-// room for, a y label too long for its panel shortened to its unit, bar value labels shown only
-// where they fit. draw_chart calls it; call it again after a resize.
+// Fits the text to the plot's size, as laid out now: titles wrapped (elided where they cannot
+// be), as many ticks as there is room for, a y label too long for its panel shortened to its
+// unit, bar value labels shown only where they fit. draw_chart calls it; call it again after a
+// resize.
 void fit_text(QCustomPlot& plot, DrawnChart& drawn);
 
 // Hands the graphs the points the chart gained since they were drawn, and the bars their new

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QMenu>
 #include <QMessageBox>
+#include <QScrollArea>
 #include <QStringList>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -40,10 +41,26 @@ ScalingChart::ScalingChart(QWidget* parent) : QWidget(parent) {
   title_->setObjectName("scaling-title");
   // A long study name wraps rather than widen Compare past a 1024-pixel screen.
   title_->setWordWrap(true);
-  model_ = new QLabel(this);
+  // Which run stands for each replica count, and every ⚠: whole at any width, above the plot.
+  caption_ = new QLabel(this);
+  caption_->setObjectName("scaling-runs");
+  caption_->setWordWrap(true);
+  caption_->setTextFormat(Qt::RichText);
+  // The model behind the lines, in a box of fixed height that scrolls: wrapped whole in a third
+  // of a 1024-pixel screen it took eight lines and crushed the panels into each other. Whole in
+  // its tip and in the exported files.
+  model_ = new QLabel;
   model_->setObjectName("scaling-model");
   model_->setWordWrap(true);
+  model_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
   model_->setStyleSheet("color: palette(dark)");
+  details_ = new QScrollArea(this);
+  details_->setObjectName("scaling-details");
+  details_->setWidget(model_);
+  details_->setWidgetResizable(true);
+  details_->setFrameShape(QFrame::NoFrame);
+  details_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  details_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
   auto* save = new QToolButton(this);
   save->setText(tr("Export"));
   save->setPopupMode(QToolButton::InstantPopup);
@@ -58,15 +75,36 @@ ScalingChart::ScalingChart(QWidget* parent) : QWidget(parent) {
   plot_->setMinimumSize(160, 260);
   plot_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(plot_, &QWidget::customContextMenuRequested, this, &ScalingChart::show_menu);
+  plot_->installEventFilter(this);
+  model_->installEventFilter(this);
   auto* header = new QHBoxLayout;
   header->addWidget(title_, 1);
   header->addWidget(save);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addLayout(header);
+  layout->addWidget(caption_);
   layout->addWidget(plot_, 1);
-  layout->addWidget(model_);
+  layout->addWidget(details_);
+  size_details();
   setVisible(false);
+}
+
+QSize ScalingChart::sizeHint() const {
+  // As wide as a chart beside it asks, whatever its text: the wrapped labels' own hints, long
+  // lines, made Compare's splitter give this chart most of a 1024-pixel screen.
+  return {2 * plot_->minimumWidth(), QWidget::sizeHint().height()};
+}
+
+void ScalingChart::size_details() {
+  details_->setFixedHeight(kDetailLines * model_->fontMetrics().lineSpacing());  // whole lines
+}
+
+bool ScalingChart::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == model_ && event->type() == QEvent::FontChange) size_details();
+  if (watched == plot_ && event->type() == QEvent::Resize && study_ && plot_->size() != drawn_size_)
+    draw();
+  return QWidget::eventFilter(watched, event);
 }
 
 void ScalingChart::set_runs(const std::vector<const RunData*>& runs,
@@ -111,31 +149,6 @@ void ScalingChart::show_menu(const QPoint& at) {
   menu.exec(plot_->mapToGlobal(at));
 }
 
-QString ScalingChart::runs_text() const {
-  if (!study_) return {};
-  // Only what the plot cannot say: flagged points, and where a run was chosen among several.
-  QStringList parts;
-  for (const ScalingPoint& p : study_->points) {
-    if (p.flags.empty() && p.others.empty()) continue;
-    QString part = tr("R = %1").arg(p.replicas);
-    if (!p.flags.empty()) {
-      QStringList flags;
-      for (const std::string& flag : p.flags) flags << QString::fromStdString(flag_headline(flag));
-      part += tr(" ⚠ %1").arg(flags.join("; "));
-    }
-    if (!p.others.empty())
-      part += p.picked ? tr(" (%1, picked over %2 other run(s))")
-                             .arg(QString::fromStdString(names_[size_t(p.run)]))
-                             .arg(p.others.size())
-                       : tr(" (%1 of %2 runs: %3; right-click to pick another)")
-                             .arg(QString::fromStdString(names_[size_t(p.run)]))
-                             .arg(p.others.size() + 1)
-                             .arg(QString::fromStdString(p.chosen_because));
-    parts << part;
-  }
-  return parts.isEmpty() ? QString() : parts.join("; ") + ".";
-}
-
 void ScalingChart::set_theme(const PlotTheme& theme) {
   theme_ = theme;
   if (study_) draw();
@@ -155,93 +168,29 @@ void ScalingChart::refresh() {
   if (study_) draw();
 }
 
-QString ScalingChart::model_text() const {
-  if (!study_) return {};
-  const ScalingModel& m = study_->model;
-  // H(R), the hardware at R replicas over the base's, as the records give it.
-  const QString unit = study_->label.find("cuda") != std::string::npos ? tr("GPUs") : tr("cores");
-  const QString base = QString::number(m.base_replicas);
-  QString ideal, shard;
-  switch (m.hardware_growth()) {
-    case ScalingModel::HardwareGrowth::Shared:
-      ideal = tr("the %1-replica images/s: every run has the same %2 %3, which more replicas "
-                 "only split")
-                  .arg(base)
-                  .arg(m.hardware.front().second)
-                  .arg(unit);
-      shard = tr("%1 ms").arg(m.shard_ms, 0, 'f', 2);
-      break;
-    case ScalingModel::HardwareGrowth::Unknown:
-    case ScalingModel::HardwareGrowth::PerReplica:
-      ideal = tr("R / %1 × the %1-replica images/s, each replica with its own %2%3")
-                  .arg(base, unit,
-                       m.hardware_growth() == ScalingModel::HardwareGrowth::Unknown
-                           ? tr(" (taken: the records do not say)")
-                           : QString());
-      shard = tr("%1 ms × %2 / R").arg(m.shard_ms, 0, 'f', 2).arg(base);
-      break;
-    case ScalingModel::HardwareGrowth::Measured: {
-      QStringList at, ratio;
-      for (const auto& [replicas, units] : m.hardware) {
-        at << QString::number(replicas);
-        ratio << QString::number(m.hardware_ratio(replicas), 'g', 3);
-      }
-      ideal = tr("H × the %1-replica images/s, H = the %2 of a run over the %1-replica run's: %3 "
-                 "at R = %4")
-                  .arg(base, unit, ratio.join(", "), at.join(", "));
-      shard = tr("%1 ms / H").arg(m.shard_ms, 0, 'f', 2);
-      break;
-    }
-  }
-  QString text = tr("Ideal: %1. Predicted step: %2 (shards) + %3 ms (optimizer, loop) + "
-                    "2 (R − 1) / R × %4 ms (all-reduce)")
-                     .arg(ideal, shard)
-                     .arg(m.fixed_ms, 0, 'f', 2)
-                     .arg(m.transfer_ms, 0, 'f', 3);
-  if (std::isfinite(m.bandwidth_gb_per_s()))
-    text += tr(": %1 GB/s for %2 MB of gradients")
-                .arg(m.bandwidth_gb_per_s(), 0, 'f', 2)
-                .arg(m.gradient_bytes / 1e6, 0, 'f', 2);
-  return text + ".";
-}
-
-void ScalingChart::resizeEvent(QResizeEvent* event) {
-  QWidget::resizeEvent(event);
-  if (!legend_) return;
-  wrap_legend(legend_, plot_->width());
-  plot_->replot(QCustomPlot::rpQueuedReplot);
-}
-
-void ScalingChart::draw() {
+void ScalingChart::draw(bool file) {
   const ScalingStudy& study = *study_;
   const ScalingModel& m = study.model;
+  const QSize size = drawn_size_ = plot_->size();
   title_->setText(
       tr("<b>Scaling</b>: %1").arg(QString::fromStdString(study.label).toHtmlEscaped()));
-  model_->setText((runs_text().isEmpty() ? QString() : runs_text() + " ") + model_text());
+  caption_->setText(caption_html());
+  caption_->setVisible(!caption_->text().isEmpty());
+  model_->setText(model_text());
+  details_->setToolTip(model_->text());
   plot_->clearPlottables();
   plot_->clearItems();
   plot_->plotLayout()->clear();
   legend_ = nullptr;
-  // A flagged baseline is said inside the plot, so an exported file says it too.
-  const QString warning = QString::fromStdString(study.baseline_warning());
+  marks_.clear();
+  // A file has no caption beside it: a flagged baseline is said above the plot, and what the
+  // window's caption and details say below it, each wrapped to the file's width.
+  const QString warning = file ? QString::fromStdString(study.baseline_warning()) : QString();
+  const double text_width = std::max(120, size.width() - 12);
   int row = 0;
   if (!warning.isEmpty()) {
-    // Each line wrapped to the plot's width, so a narrow chart shows all of it.
     const QFont note_font = scaled_font(theme_.font_scale * 0.9);
-    const QFontMetricsF metrics(note_font);
-    QStringList lines;
-    for (const QString& line : warning.split('\n')) {
-      QString wrapped;
-      for (const QString& word : line.split(' ')) {
-        const QString longer = wrapped.isEmpty() ? word : wrapped + ' ' + word;
-        const int last = int(longer.lastIndexOf('\n')) + 1;
-        wrapped = metrics.horizontalAdvance(longer.mid(last)) <= std::max(120, plot_->width() - 12)
-                      ? longer
-                      : wrapped + '\n' + word;
-      }
-      lines << wrapped;
-    }
-    auto* note = new QCPTextElement(plot_, lines.join('\n'), note_font);
+    auto* note = new QCPTextElement(plot_, wrap_words(warning, note_font, text_width), note_font);
     note->setTextColor(QColor(0xA0, 0x40, 0x00));
     note->setObjectName("scaling-baseline-warning");
     plot_->plotLayout()->addElement(row++, 0, note);
@@ -258,6 +207,9 @@ void ScalingChart::draw() {
   speed->axis(QCPAxis::atLeft)->setLabel(tr("images/s"));
   efficiency->axis(QCPAxis::atLeft)->setLabel(tr("scaling efficiency (%)"));
   efficiency->axis(QCPAxis::atBottom)->setLabel(tr("replicas"));
+  // The panels share their x axis: its numbers once, under the lower one, leave the upper one a
+  // line taller in a low chart (a third of a 1024x768 screen in presenter mode).
+  speed->axis(QCPAxis::atBottom)->setTickLabels(false);
   auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
   ticker->setTickStep(1);
   ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
@@ -308,26 +260,69 @@ void ScalingChart::draw() {
       mark->setText(QStringLiteral("⚠"));
       mark->setColor(QColor(0xA0, 0x40, 0x00));
       mark->setFont(scaled_font(theme_.font_scale * 1.2, true));
+      marks_.push_back(mark);
     }
   }
 
   // Wrapped to the plot's width (and again when it is resized): at 1024x768 one row cut off
   // "predicted" and "measured".
-  legend_ = add_legend(*plot_, row + 2, {plot_->graph(0), plot_->graph(1), plot_->graph(2)},
-                       theme_);
+  legend_ =
+      add_legend(*plot_, row + 2, {plot_->graph(0), plot_->graph(1), plot_->graph(2)}, theme_);
+  wrap_legend(legend_, size.width());
   plot_->plotLayout()->setRowStretchFactor(row + 2, 0.001);
   if (row > 0) plot_->plotLayout()->setRowStretchFactor(0, 0.001);
+  if (file) {
+    const QFont font = scaled_font(theme_.font_scale * 0.8);
+    const QString said = (runs_text().isEmpty() ? QString() : runs_text() + " ") + model_text();
+    auto* caption = new QCPTextElement(plot_, wrap_words(said, font, text_width), font);
+    caption->setTextFlags(Qt::AlignLeft | Qt::AlignTop);
+    caption->setTextColor(QColor(0x50, 0x50, 0x50));
+    caption->setObjectName("scaling-caption");
+    plot_->plotLayout()->addElement(row + 3, 0, caption);
+    plot_->plotLayout()->setRowStretchFactor(row + 3, 0.001);
+  }
 
   speed->axis(QCPAxis::atBottom)->setRange(m.base_replicas - 0.3, last + 0.3);
   double top = ideal.back();
   for (double v : measured)
     if (std::isfinite(v)) top = std::max(top, v);
-  speed->axis(QCPAxis::atLeft)->setRange(0, top * 1.08);
   double eff_top = 110;
   for (double v : measured_eff)
     if (std::isfinite(v)) eff_top = std::max(eff_top, v * 1.08);
-  efficiency->axis(QCPAxis::atLeft)->setRange(0, eff_top);
+  tops_ = {{speed->axis(QCPAxis::atLeft), top * 1.08},
+           {efficiency->axis(QCPAxis::atLeft), eff_top}};
+  // Ticks, and axis labels too long for a low panel, fitted as every chart's are.
+  DrawnChart drawn;
+  drawn.rects = {speed, efficiency};
+  fit_text(*plot_, drawn);
+  // Every replica count where the labels, a digit or two, have room: fit_text allows for longer
+  // numbers and left R = 1, the baseline, without its tick in a third of a 1024-pixel screen.
+  const double label_w = QFontMetricsF(speed->axis(QCPAxis::atBottom)->tickLabelFont())
+                             .horizontalAdvance(QString::number(last) + "  ");
+  ticker->setTickCount(
+      std::clamp(int(speed->width() / std::max(1.0, label_w)), 2, last - m.base_replicas + 1));
+  keep_marks_inside();
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void ScalingChart::keep_marks_inside() {
+  for (const auto& [axis, top] : tops_) axis->setRange(0, top);
+  if (marks_.empty()) return;
+  // As laid out now, each panel's top is raised until the ⚠ over a flagged point fits under it:
+  // over the highest point it was clipped in a low panel.
+  plot_->setViewport(plot_->rect());
+  plot_->plotLayout()->setOuterRect(plot_->viewport());
+  for (auto pass :
+       {QCPLayoutElement::upPreparation, QCPLayoutElement::upMargins, QCPLayoutElement::upLayout})
+    plot_->plotLayout()->update(pass);
+  for (QCPItemText* mark : marks_) {
+    QCPAxis* y = mark->clipAxisRect()->axis(QCPAxis::atLeft);
+    const double value = mark->position->coords().y(), high = mark->clipAxisRect()->height();
+    const double mark_px = QFontMetricsF(mark->font()).height() + mark->padding().bottom() + 2;
+    // Values start at 0: `value` sits at value / top of the height, the mark above it.
+    const double top = high > 2 * mark_px ? value * high / (high - mark_px) : 2 * value;
+    if (top > y->range().upper) y->setRange(0, top);
+  }
 }
 
 bool ScalingChart::export_to(const QString& path, ExportFormat format, QString* error, int width,
@@ -341,8 +336,18 @@ bool ScalingChart::export_to(const QString& path, ExportFormat format, QString* 
     write_scaling_csv(*study_, names_, out);
     return save_text(path, out.str(), error);
   }
-  return save_plot(*plot_, path, format, width > 0 ? width : plot_->width(),
-                   height > 0 ? height : plot_->height(), error);
+  // Drawn for the file's size, with what the window says beside the plot; then for the window
+  // again.
+  const QSize shown = plot_->size();
+  const QSize size(width > 0 ? width : shown.width(), height > 0 ? height : shown.height());
+  plot_->removeEventFilter(this);
+  plot_->resize(size);
+  draw(true);
+  const bool saved = save_plot(*plot_, path, format, size.width(), size.height(), error);
+  plot_->resize(shown);
+  plot_->installEventFilter(this);
+  draw();
+  return saved;
 }
 
 void ScalingChart::export_dialog(ExportFormat format) {

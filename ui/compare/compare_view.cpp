@@ -77,13 +77,13 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   controls->addWidget(target_);
   controls->addStretch();
 
-  auto* charts = new QSplitter(Qt::Horizontal, this);
-  charts->addWidget(speedup_);
-  charts->addWidget(step_time_);
-  charts->addWidget(scaling_);
-  for (int i = 0; i < charts->count(); ++i) charts->setStretchFactor(i, 1);  // equal widths
+  charts_ = new QSplitter(Qt::Horizontal, this);
+  charts_->addWidget(speedup_);
+  charts_->addWidget(step_time_);
+  charts_->addWidget(scaling_);
+  for (int i = 0; i < charts_->count(); ++i) charts_->setStretchFactor(i, 1);  // equal widths
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(charts);
+  split->addWidget(charts_);
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
@@ -126,8 +126,14 @@ void CompareView::set_runs(const std::vector<RunEntry*>& runs, const std::vector
   speedup_->set_runs(data_, colors);
   step_time_->set_runs(data_, colors);
   // The scaling chart's names are the ticked runs', index for index.
+  const bool scaling_shown = scaling_->isVisibleTo(this);
   scaling_->set_runs(data_, display_run_names(data_));
+  if (scaling_->isVisibleTo(this) != scaling_shown) share_chart_widths();
   apply_options();
+}
+
+void CompareView::share_chart_widths() {
+  charts_->setSizes(QList<int>(charts_->count(), 1000));  // shares: hidden ones take none
 }
 
 void CompareView::apply_options() {
@@ -264,6 +270,7 @@ void CompareView::set_theme(PlotTheme theme) {
   speedup_->set_theme(theme);
   step_time_->set_theme(theme);
   scaling_->set_theme(theme);
+  share_chart_widths();
 }
 
 }  // namespace gpulab::ui

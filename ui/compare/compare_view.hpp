@@ -12,6 +12,7 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QSplitter;
 class QTableWidget;
 
 namespace gpulab::ui {
@@ -57,6 +58,11 @@ class CompareView : public QWidget {
   // down to 8 characters each (elided, whole in their tips), so the figures stay in view.
   void fit_table_columns();
   void resizeEvent(QResizeEvent* event) override;
+  // The charts side by side in equal widths, as their equal stretch means: a splitter keeps the
+  // shares it had, and the scaling chart, shown after the others were laid out, kept most of the
+  // width (60 % in presenter mode at 1024x768). Done when the scaling chart appears or the theme
+  // changes; a width the user dragged stays until then.
+  void share_chart_widths();
 
   std::vector<RunEntry*> runs_;
   std::vector<const RunData*> data_;
@@ -66,6 +72,7 @@ class CompareView : public QWidget {
   ChartView* speedup_;
   ChartView* step_time_;
   ScalingChart* scaling_;  // shown for runs that differ only in replicas
+  QSplitter* charts_;
   QTableWidget* table_;
 };
 
