@@ -8,6 +8,7 @@
 #include <QContextMenuEvent>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
@@ -634,6 +635,36 @@ std::map<std::string, std::string> files_under(const std::filesystem::path& dir)
 // as they were; Back to my runs is one click. A hand-in with a damaged run.json shows its other
 // run and says which; one without runs/ says so and leaves the window as it was. Closing the
 // board removes what it unpacked.
+// Export all charts… while a learner's hand-in is shown exports the hand-in's charts, its scaling
+// chart and replica timeline too (they were drawn from the user's own ticked runs), and the
+// user's again once Back to my runs is chosen.
+TEST_F(Labs, ExportAllChartsExportsTheHandInShown) {
+  test::write_run(runs_.path() / "mine", 1, 64, 60, 10, "2026-01-01T10:00:00Z", 1);
+  test::TempDir hand_in;
+  test::write_run(hand_in.path() / "runs" / "two", 6, 64, 120, 13, "2026-01-01T10:05:00Z", 2);
+  test::write_run(hand_in.path() / "runs" / "one", 6, 64, 120, 14, "2026-01-01T09:59:00Z", 1);
+  open_window();
+  QStringList problems;
+  ASSERT_EQ(window_->hand_in()->open(hand_in.path(), "Ada", "two-cpus", &problems), 2)
+      << problems.join("\n").toStdString();
+  const auto exported = [&](const test::TempDir& dir, const char* file) {
+    return QFileInfo(QString::fromStdString((dir.path() / file).string())).size() > 0;
+  };
+  test::TempDir ada;
+  QString error;
+  ASSERT_TRUE(window_->export_all(QString::fromStdString(ada.path().string()), &error))
+      << error.toStdString();
+  for (const char* file : {"scaling.png", "scaling.csv", "replica-timeline.png", "loss.png"})
+    EXPECT_TRUE(exported(ada, file)) << file << " of the hand-in";
+  window_->hand_in()->close();
+  test::TempDir mine;
+  ASSERT_TRUE(window_->export_all(QString::fromStdString(mine.path().string()), &error))
+      << error.toStdString();
+  EXPECT_TRUE(exported(mine, "loss.png"));
+  for (const char* file : {"scaling.png", "replica-timeline.png"})
+    EXPECT_FALSE(exported(mine, file)) << file << ": the user's one run has no replicas";
+}
+
 TEST_F(Labs, ClassBoardOpensALearnersRunsInCompareReadOnly) {
   using std::filesystem::path;
   // The user's own run, ticked in the list with a click, as Compare's one run.

@@ -66,9 +66,11 @@ bool ReportActions::export_all(const QString& dir, QString* error) {
                                               export_format_name(format));
       if (!view->export_to(path, format, error, kExportWidth, kExportHeight)) return false;
     }
-  // And the charts the runs may make besides: the scaling chart and the replica timeline.
+  // And the charts the runs may make besides: the scaling chart and the replica timeline, of the
+  // runs shown (a learner's hand-in while one is open; the window's own store drew a hand-in's
+  // charts beside the user's scaling chart).
   std::vector<const RunData*> runs;
-  for (RunEntry* entry : parts_.store->checked()) runs.push_back(&entry->data);
+  for (RunEntry* entry : parts_.compare->runs()) runs.push_back(&entry->data);
   return export_study_charts(dir, runs, error);
 }
 
