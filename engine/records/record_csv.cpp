@@ -34,20 +34,10 @@ const std::string& metrics_header_without_hidden() {
   static const std::string header = header_with(kMetricsLeadingColumns, kStepPhases);
   return header;
 }
-const std::string& metrics_header() {
-  static const std::string header = metrics_header_without_hidden() + ",allreduce_hidden_ms";
-  return header;
-}
-
 const std::string& replicas_header_without_hidden() {
   static const std::string header = header_with("step,replica", kReplicaPhases);
   return header;
 }
-const std::string& replicas_header() {
-  static const std::string header = replicas_header_without_hidden() + ",hidden_ms";
-  return header;
-}
-
 constexpr const char* kEvalHeader = "step,epoch,time_s,split,loss,accuracy,train_s";
 constexpr const char* kEvalHeaderWithoutTrainS = "step,epoch,time_s,split,loss,accuracy";
 constexpr const char* kTelemetryHeader =
@@ -204,8 +194,14 @@ DeviceSample parse_sample(const std::vector<std::string>& f) {
 
 }  // namespace
 
-const std::string& metrics_csv_header() { return metrics_header(); }
-const std::string& replicas_csv_header() { return replicas_header(); }
+const std::string& metrics_csv_header() {
+  static const std::string header = metrics_header_without_hidden() + ",allreduce_hidden_ms";
+  return header;
+}
+const std::string& replicas_csv_header() {
+  static const std::string header = replicas_header_without_hidden() + ",hidden_ms";
+  return header;
+}
 const std::string& eval_csv_header() {
   static const std::string header = kEvalHeader;
   return header;
@@ -255,11 +251,12 @@ std::string telemetry_csv_row(const DeviceSample& s) {
 }
 
 std::vector<StepMetrics> read_metrics_csv(const fs::path& path) {
-  return read_csv<StepMetrics>(path, metrics_header(), metrics_header_without_hidden(), parse_step);
+  return read_csv<StepMetrics>(path, metrics_csv_header(), metrics_header_without_hidden(),
+                               parse_step);
 }
 
 std::vector<ReplicaStep> read_replicas_csv(const fs::path& path) {
-  return read_csv<ReplicaStep>(path, replicas_header(), replicas_header_without_hidden(),
+  return read_csv<ReplicaStep>(path, replicas_csv_header(), replicas_header_without_hidden(),
                                parse_replica_step);
 }
 
