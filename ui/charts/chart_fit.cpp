@@ -61,13 +61,8 @@ std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
   // Titles and headings wrapped to the width take their lines' height.
   const QFont title_font = scaled_font(theme.font_scale * 1.15, true);
   const QFont heading_font = scaled_font(theme.font_scale * 0.95, true);
-  auto title_h = [&](const std::string& text) {
-    return title_lines(text, title_font, plot.width() - 8) * QFontMetricsF(title_font).height() + 8;
-  };
-  auto heading_h = [&](const std::string& text) {
-    return title_lines(text, heading_font, plot.width() - 8) *
-               QFontMetricsF(heading_font).height() +
-           8;
+  auto wrapped_h = [&](const std::string& text, const QFont& font) {
+    return title_lines(text, font, plot.width() - 8) * QFontMetricsF(font).height() + 8;
   };
   // The legend: runs, or the parts of a stacked bar, as many a row as the width holds.
   QStringList entries;
@@ -120,11 +115,13 @@ std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
     const std::string* title = &chart.title;
     for (size_t p = 0; p < shown.size(); ++p)
       if (one && shown[p] && !chart.panels[p].title.empty()) title = &chart.panels[p].title;
-    double h = title_h(*title) + legend_h + key_h + tick_h + 6;  // the x axis label
+    double h = wrapped_h(*title, title_font) + legend_h + key_h + tick_h + 6;  // the x axis label
     for (size_t p = 0; p < shown.size(); ++p)
       if (shown[p])
-        h += (chart.panels[p].title.empty() || one ? 0 : heading_h(chart.panels[p].title)) + 18 +
-             panel_h + (chart.panels[p].is_bars() ? name_lines : 1) * tick_h;
+        h += (chart.panels[p].title.empty() || one
+                  ? 0
+                  : wrapped_h(chart.panels[p].title, heading_font)) +
+             18 + panel_h + (chart.panels[p].is_bars() ? name_lines : 1) * tick_h;
     return h;
   };
   // The order to leave panels out in.
