@@ -19,6 +19,7 @@
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/labs/lab_charts.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/lab_results.hpp"
@@ -49,18 +50,9 @@ std::vector<std::string> write_charts(const Lab& lab, const std::vector<LabRunRe
   std::vector<std::string> missing(lab.charts.size());
   for (size_t i = 0; i < lab.charts.size(); ++i) {
     const LabChart& chart = lab.charts[i];
-    ExportFlags x;
+    ExportFlags x;  // the options lab_chart draws with: its points are the hand-in's CSV
     x.chart = chart.kind;
-    for (const auto& r : results) {
-      const LabExperiment* e = lab.experiment(r.experiment);
-      const bool wanted =
-          chart.experiments.empty() || std::find(chart.experiments.begin(), chart.experiments.end(),
-                                                 r.experiment) != chart.experiments.end();
-      // A reference run is not drawn: a chart's legend could not mark it as recorded elsewhere.
-      if (wanted && e && e->bench.empty() && r.summary && !r.run_dir.empty() &&
-          r.recorded_on.empty())
-        x.runs.push_back(r.run_dir.string());
-    }
+    for (size_t r : lab_chart_results(lab, i, results)) x.runs.push_back(results[r].run_dir.string());
     if (x.runs.empty()) {
       std::printf("chart %s: no runs to draw\n", chart.kind.c_str());
       missing[i] = "no finished runs to draw";
@@ -188,7 +180,7 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
   c.run->add_option("--learner", f.learner,
                     "the learner's name for the hand-in's manifest.json (lab verify wants one)");
   c.verify = lab->add_subcommand(
-      "verify", "check a hand-in: its manifest, its tables against its runs, each run, replays");
+      "verify", "check a hand-in: its manifest, its tables and charts against its runs, each run, replays");
   c.verify->add_option("handin", f.verify, "the hand-in folder")->required();
   c.verify->add_option("--lab", f.lab_file,
                        "the instructor's copy of the lab (FILE.md or a built-in lab's name): its "

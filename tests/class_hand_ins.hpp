@@ -47,8 +47,11 @@ inline void rehash(const fs::path& h, const std::string& file) {
   write(h / "manifest.json", manifest.dump(2));
 }
 
-// Types a loss into runs/mlp-cpu/metrics.csv's first step and re-hashes it: every file agrees
-// with it, and only a replay can tell.
+inline test::CliResult cli(const std::string& args);
+
+// Types a loss into runs/mlp-cpu/metrics.csv's first step, draws the loss chart's points again
+// from the runs as `gpulab-cli export` does, and re-hashes both: every file agrees with it, and
+// only a replay can tell.
 inline void forge_first_loss(const fs::path& h) {
   const fs::path metrics = h / "runs" / "mlp-cpu" / "metrics.csv";
   std::string csv = read(metrics);
@@ -66,18 +69,25 @@ inline void forge_first_loss(const fs::path& h) {
   csv.replace(csv.find(first), first.size(), forged);
   write(metrics, csv);
   rehash(h, "runs/mlp-cpu/metrics.csv");
+  const test::CliResult r =
+      cli("export --chart loss --runs " + (h / "runs" / "mlp-cpu").string() + " " +
+          (h / "runs" / "mlp-again").string() + " --out " + (h / "chart-1-loss.csv").string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  rehash(h, "chart-1-loss.csv");
 }
 
 inline test::CliResult cli(const std::string& args) {
   return test::run_command(std::string(GPULAB_CLI_PATH) + " " + args);
 }
 
-// A CPU lab of two small experiments, a table, one quiz question and two written questions.
+// A CPU lab of two small experiments, a table, a chart, one quiz question and two written
+// questions.
 inline const std::string kLab =
     "---\ntitle: Two CPUs\nminutes: 5\nhardware: cpu\n---\n\n# Two CPUs\n\n"
     "```experiment\nname: mlp cpu\nmodel: mlp\nbatch: 16\nsteps: 6\nseed: 3\nthreads: 1\n```\n"
     "```experiment\nname: mlp again\nmodel: mlp\nbatch: 32\nsteps: 4\nseed: 5\nthreads: 1\n```\n"
     "```table\ncolumns: experiment, steps, images/s, ms per step, speedup, test accuracy\n```\n"
+    "```chart\nkind: loss\n```\n"
     "## Questions\n\n1. Which was faster?\n2. Why is that so?\n   Think of the batch.\n\n"
     "## Quiz\n\n"
     "```quiz\nquestion: A GPU has many cores.\nanswer: true\nwhy: It does.\n```\n";

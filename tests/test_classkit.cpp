@@ -96,7 +96,11 @@ TEST_F(ClassKit, AGenuineHandInVerifies) {
   EXPECT_EQ(manifest["files"]["runs/mlp-cpu/run.json"],
             sha256_file(root() / "ada" / "runs" / "mlp-cpu" / "run.json"));
   EXPECT_TRUE(manifest["files"].contains("results.csv"));
+  EXPECT_TRUE(manifest["files"].contains("chart-1-loss.csv"));
   EXPECT_FALSE(manifest["files"].contains("manifest.json"));
+  // Both runs' losses, one point a step (6 and 4 steps), and each run's test loss at its end.
+  EXPECT_NE(r.output.find(" and 12 chart points recomputed from them"), std::string::npos)
+      << r.output;
   const json answers = json::parse(read(root() / "ada" / "answers.json"));
   EXPECT_EQ(answers["format"], "gpulab-hand-in/2");
   EXPECT_EQ(answers["learner"], "ada");
@@ -144,6 +148,60 @@ TEST_F(ClassKit, ANumberEditedInResultsCsvIsCaught) {
   expect_caught(verify(h), h / "results.csv",
                 "row \"mlp again\", column \"steps\" says \"400\", but the runs in the hand-in "
                 "give \"4\"");
+}
+
+// A chart's CSV holds the points its PNG and SVG draw: those `gpulab-cli export` draws from the
+// hand-in's runs with its default options, as the Labs tab does.
+TEST_F(ClassKit, AChartsPointsAreTheOnesExportDrawsFromTheHandInsRuns) {
+  const fs::path h = root() / "ada";
+  const fs::path out = dir_.path() / "loss.csv";
+  const test::CliResult r = cli("export --chart loss --runs " + (h / "runs" / "mlp-cpu").string() +
+                                " " + (h / "runs" / "mlp-again").string() + " --out " +
+                                out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read(h / "chart-1-loss.csv"), read(out));
+  EXPECT_NE(read(h / "README.md").find("[its points (CSV)](chart-1-loss.csv)"), std::string::npos)
+      << read(h / "README.md");
+}
+
+TEST_F(ClassKit, APointEditedInAChartCsvIsCaught) {
+  const fs::path h = copy_of("ada");
+  const std::string csv = read(h / "chart-1-loss.csv");
+  // The second run's first step: its loss made smaller, as a learner who wanted a lower curve.
+  // (Its name ends in " ⚠" where other programs loaded this machine while it trained.)
+  const size_t row = csv.find(",loss,,1,", csv.find("\nloss,mlp again · two-cpus"));
+  ASSERT_NE(row, std::string::npos) << csv;
+  const size_t value = row + std::string(",loss,,1,").size();
+  const size_t comma = csv.find(',', value);
+  std::string edited = csv;
+  const std::string given = csv.substr(value, comma - value);
+  edited.replace(value, comma - value, "0.125");
+  write(h / "chart-1-loss.csv", edited);
+  rehash(h, "chart-1-loss.csv");
+  const test::CliResult r = verify(h);
+  expect_caught(r, h / "chart-1-loss.csv",
+                "line 9 (loss, mlp again · two-cpus");
+  EXPECT_NE(r.output.find(", loss at 1), column \"value\" says \"0.125\", but the runs in the "
+                          "hand-in give \"" + given + "\""),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("results.csv"), std::string::npos) << r.output;  // only the chart
+}
+
+TEST_F(ClassKit, AChartsPointsRemovedOrAddedAreCaught) {
+  const fs::path h = copy_of("ada");
+  fs::remove(h / "chart-1-loss.csv");
+  json manifest = json::parse(read(h / "manifest.json"));
+  manifest["files"].erase("chart-1-loss.csv");
+  write(h / "manifest.json", manifest.dump(2));
+  expect_caught(verify(h), h / "chart-1-loss.csv", "missing; the runs in the hand-in draw this chart");
+  // Points of a chart the lab's runs do not draw: the matrix-multiply chart of a lab without one.
+  write(h / "chart-1-loss.csv", read(root() / "ada" / "chart-1-loss.csv"));
+  write(h / "chart-matmul.csv", "panel,run,series,device,step,value,smoothed\n");
+  rehash(h, "chart-1-loss.csv");
+  rehash(h, "chart-matmul.csv");
+  expect_caught(verify(h), h / "chart-matmul.csv",
+                "points of a chart the runs in the hand-in do not draw");
 }
 
 TEST_F(ClassKit, AnAnswerEditedInAnswersJsonIsCaught) {

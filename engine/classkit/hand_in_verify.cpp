@@ -1,8 +1,10 @@
-// Verifying a hand-in: its manifest, its answers, each of its runs, its tables recomputed from
-// those runs with the code that wrote them, and a replay of its CPU runs.
+// Verifying a hand-in: its manifest, its answers, each of its runs, its tables and charts
+// recomputed from those runs with the code that wrote them, and a replay of its CPU runs.
 #include "engine/classkit/hand_in_verify.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -14,8 +16,10 @@
 #include "engine/classkit/replay.hpp"
 #include "engine/classkit/run_consistency.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
+#include "engine/labs/lab_charts.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/matmul_chart.hpp"
 #include "engine/labs/reference_runs.hpp"
 #include "engine/records/record_reader.hpp"
 #include "engine/training/trainer.hpp"
@@ -57,6 +61,19 @@ int choice_of(const QuizQuestion& q, const json& answer) {
   return -1;
 }
 
+// Two cells of a chart's CSV agree: the same text, or numbers within a part in a million (the
+// CSV keeps nine digits, and another compiler or CPU may round the last of them otherwise).
+bool same_point(const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  if (a.empty() || b.empty()) return false;
+  char* end_a = nullptr;
+  char* end_b = nullptr;
+  const double x = std::strtod(a.c_str(), &end_a);
+  const double y = std::strtod(b.c_str(), &end_b);
+  if (*end_a != '\0' || *end_b != '\0' || !std::isfinite(x) || !std::isfinite(y)) return false;
+  return std::abs(x - y) <= 1e-6 * std::max(std::abs(x), std::abs(y));
+}
+
 class Verifier {
  public:
   Verifier(const fs::path& dir, const VerifyOptions& options, RunControl* control)
@@ -72,6 +89,8 @@ class Verifier {
   void check_answers();
   void check_runs();
   void check_tables();
+  void check_charts();
+  void check_chart(const std::string& file, const std::string& expected);
   void replay();
 
   fs::path dir_;
@@ -116,13 +135,15 @@ HandInVerdict Verifier::run() {
   check_answers();
   check_runs();
   if (have_lab_) check_tables();
+  if (have_lab_) check_charts();
   if (options_.replay_steps > 0) replay();
   verdict_.notes.insert(
       verdict_.notes.begin(),
       "checked " + std::to_string(verdict_.files) + " files against manifest.json, " +
           std::to_string(verdict_.runs) + " runs against themselves" +
           (have_lab_ ? " and the lab's settings, " + std::to_string(verdict_.cells) +
-                           " table cells recomputed from them"
+                           " table cells and " + std::to_string(verdict_.points) +
+                           " chart points recomputed from them"
                      : "") +
           (verdict_.replayed ? ", " + std::to_string(verdict_.replayed) + " CPU runs replayed"
                              : ""));
@@ -385,6 +406,72 @@ void Verifier::check_tables() {
                           expected[r][c] + "\"");
       }
   }
+}
+
+void Verifier::check_charts() {
+  for (size_t c = 0; c < lab_.charts.size(); ++c) {
+    std::vector<const RunData*> runs;
+    for (size_t i : lab_chart_results(lab_, c, results_)) {
+      const auto held = std::find_if(runs_.begin(), runs_.end(), [&](const HeldRun& r) {
+        return r.experiment == results_[i].experiment;
+      });
+      if (held != runs_.end()) runs.push_back(&held->run);
+    }
+    const std::string file = hand_in_chart_file(lab_, c, "csv");
+    check_chart(file, runs.empty() ? "" : chart_points_csv(lab_chart(lab_, c, runs)));
+  }
+  const Chart matmul = matmul_chart(lab_, results_);
+  check_chart(kMatmulChartStem + std::string(".csv"),
+              matmul.runs.empty() ? "" : chart_points_csv(matmul));
+}
+
+// `expected` empty: the runs draw no such chart, and the hand-in should hold no points for it.
+void Verifier::check_chart(const std::string& file, const std::string& expected) {
+  std::string text;
+  try {
+    if (!read_record_file(dir_ / file, kMaxRunJsonBytes, &text)) {
+      if (!expected.empty())
+        problem(file, "missing; the runs in the hand-in draw this chart, and its points are kept "
+                      "beside its picture");
+      return;
+    }
+  } catch (const RecordError& e) {
+    problem(file, e.what());
+    return;
+  }
+  if (expected.empty()) {
+    problem(file, "points of a chart the runs in the hand-in do not draw");
+    return;
+  }
+  const auto want = csv_rows(expected);
+  const auto found = csv_rows(text);
+  if (found.size() != want.size()) {
+    problem(file, "has " + std::to_string(found.size()) + " lines; the runs in the hand-in give " +
+                      std::to_string(want.size()));
+    return;
+  }
+  // A point is a row: its panel, run, series and x say which. Three are named, then a count.
+  int wrong = 0;
+  for (size_t r = 0; r < want.size(); ++r) {
+    verdict_.points += r > 0;
+    for (size_t c = 0; c < want[r].size(); ++c) {
+      const std::string cell = c < found[r].size() ? found[r][c] : "";
+      if (same_point(cell, want[r][c])) continue;
+      if (++wrong <= 3) {
+        const auto& row = want[r];
+        const std::string where =
+            r == 0 ? "its header, column " + std::to_string(c + 1)
+                   : "line " + std::to_string(r + 1) + " (" + row[0] + ", " + row[1] + ", " +
+                         row[2] + (row.size() > 4 && !row[4].empty() ? " at " + row[4] : "") +
+                         "), column \"" + want[0][c] + "\"";
+        problem(file, where + " says \"" + cell + "\", but the runs in the hand-in give \"" +
+                          want[r][c] + "\"");
+      }
+      break;  // one problem a point
+    }
+  }
+  if (wrong > 3)
+    problem(file, std::to_string(wrong - 3) + " more points disagree with the runs in the hand-in");
 }
 
 void Verifier::replay() {

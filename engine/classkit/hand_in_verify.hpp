@@ -36,7 +36,7 @@ struct HandInVerdict {
   // What was checked, and what could not be ("results.csv not recomputed: ..."), one line each.
   std::vector<std::string> notes;
   std::string learner, lab;  // as manifest.json names them
-  int files = 0, runs = 0, cells = 0, replayed = 0;
+  int files = 0, runs = 0, cells = 0, points = 0, replayed = 0;
   // The lab's tables as the runs in the hand-in give them (not as its results.csv says): what a
   // grader takes the key figures from. Empty when the lab was not found or is not the hand-in's.
   std::vector<LabResultsTable> tables;
@@ -46,10 +46,11 @@ struct HandInVerdict {
 
 // Checks the hand-in folder `dir`: manifest.json's hashes (missing, added and changed files);
 // the lab file's hash against options.lab; answers.json's scores against the lab's quiz; every
-// results table cell recomputed from the runs in the hand-in with the code that wrote it; each
-// run against itself and against its experiment's settings; two experiments holding one run;
-// and, with replay_steps, the first steps of each CPU run trained again. Never throws for what
-// is in the folder: a file that cannot be read is a problem naming it. `control` cancels a replay.
+// results table cell and chart point (chart-N-KIND.csv) recomputed from the runs in the hand-in
+// with the code that wrote it; each run against itself and against its experiment's settings;
+// two experiments holding one run; and, with replay_steps, the first steps of each CPU run
+// trained again. Never throws for what is in the folder: a file that cannot be read is a problem
+// naming it. `control` cancels a replay.
 HandInVerdict verify_hand_in(const std::filesystem::path& dir, const VerifyOptions& options,
                              RunControl* control = nullptr);
 

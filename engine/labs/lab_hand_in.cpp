@@ -9,6 +9,7 @@
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
+#include "engine/labs/lab_charts.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/matmul_chart.hpp"
 #include "engine/records/output_paths.hpp"
@@ -61,7 +62,7 @@ const char* kReferenceNote =
     "are not measurements of this machine, and no speedup is taken between them and its runs.\n";
 
 // A name a hand-in writes: README.md, answers.json, machine.json, manifest.json,
-// results[-N].csv|md, chart-N-KIND.png|svg; and runs/ (where `lab run` records its runs) and
+// results[-N].csv|md, chart-N-KIND.png|svg|csv; and runs/ (where `lab run` records its runs) and
 // reference-runs/.
 bool hand_in_name(const std::string& name, bool is_folder) {
   if (is_folder) return name == kHandInRuns || name == kHandInReferenceRuns;
@@ -73,7 +74,8 @@ bool hand_in_name(const std::string& name, bool is_folder) {
            name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
   };
   if (name.rfind("results", 0) == 0) return ends_with(".csv") || ends_with(".md");
-  if (name.rfind("chart-", 0) == 0) return ends_with(".png") || ends_with(".svg");
+  if (name.rfind("chart-", 0) == 0)
+    return ends_with(".png") || ends_with(".svg") || ends_with(".csv");
   return false;
 }
 
@@ -316,11 +318,18 @@ std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
     const std::string title = chart.title.empty() ? chart.kind : chart.title;
     md += "\n### " + title + "\n\n";
     const std::string missing = c < h.charts_missing.size() ? h.charts_missing[c] : "not drawn";
+    const bool points = !lab_chart_results(lab, c, h.results).empty();
     if (missing.empty())
       md += "![" + title + "](" + hand_in_chart_file(lab, c, "png") + ")\n\n[SVG](" +
-            hand_in_chart_file(lab, c, "svg") + ")\n";
+            hand_in_chart_file(lab, c, "svg") + ")" +
+            (points ? " · [its points (CSV)](" + hand_in_chart_file(lab, c, "csv") + ")" : "") +
+            "\n";
     else
-      md += "Not drawn: " + missing + ".\n";
+      md += "Not drawn: " + missing + "." +
+            (points ? " Its points: [" + hand_in_chart_file(lab, c, "csv") + "](" +
+                          hand_in_chart_file(lab, c, "csv") + ")."
+                    : "") +
+            "\n";
   }
 
   if (!lab.quiz.empty()) {
@@ -455,6 +464,37 @@ std::string hand_in_machine_json(const LabHandIn& h) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+// Each chart's points beside its pictures, built from the runs as copied into the hand-in, as
+// `lab verify` rebuilds them: chart-N-KIND.csv, and chart-matmul.csv from the benchmarks'
+// timings. A chart without runs has none; a previous hand-in's is removed.
+template <class Write>
+void write_chart_points(const fs::path& dir, const Lab& lab, const LabHandIn& h,
+                        const std::vector<std::string>& folders, Write& write) {
+  std::error_code error;
+  for (size_t c = 0; c < lab.charts.size(); ++c) {
+    const std::string file = hand_in_chart_file(lab, c, "csv");
+    std::vector<RunData> loaded;
+    for (size_t i : lab_chart_results(lab, c, h.results))
+      if (!folders.at(i).empty()) loaded.push_back(load_run(dir / folders[i]));
+    if (loaded.empty()) {
+      fs::remove(dir / file, error);
+      continue;
+    }
+    std::vector<const RunData*> runs;
+    for (const RunData& run : loaded) runs.push_back(&run);
+    write(file, chart_points_csv(lab_chart(lab, c, runs)));
+  }
+  const std::string matmul = kMatmulChartStem + std::string(".csv");
+  if (const Chart chart = matmul_chart(lab, h.results); !chart.runs.empty())
+    write(matmul, chart_points_csv(chart));
+  else
+    fs::remove(dir / matmul, error);
+}
+
+}  // namespace
+
 std::vector<fs::path> write_hand_in(const fs::path& dir, const Lab& lab, const LabHandIn& h) {
   std::error_code error;
   fs::create_directories(dir, error);
@@ -494,6 +534,7 @@ std::vector<fs::path> write_hand_in(const fs::path& dir, const Lab& lab, const L
   // The runs, then the manifest over everything: the last file written, so its hashes are of
   // the files as they stand.
   const std::vector<std::string> folders = copy_hand_in_runs(dir, h.results);
+  write_chart_points(dir, lab, h, folders, write);
   write_manifest(dir, lab, h.learner, h.date, manifest_experiments(h.results, folders));
   written.push_back(dir / kManifestFile);
   return written;
