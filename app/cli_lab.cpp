@@ -52,7 +52,8 @@ std::vector<std::string> write_charts(const Lab& lab, const std::vector<LabRunRe
     const LabChart& chart = lab.charts[i];
     ExportFlags x;  // the options lab_chart draws with: its points are the hand-in's CSV
     x.chart = chart.kind;
-    for (size_t r : lab_chart_results(lab, i, results)) x.runs.push_back(results[r].run_dir.string());
+    for (size_t r : lab_chart_results(lab, i, results))
+      x.runs.push_back(results[r].run_dir.string());
     if (x.runs.empty()) {
       std::printf("chart %s: no runs to draw\n", chart.kind.c_str());
       missing[i] = "no finished runs to draw";
@@ -180,7 +181,8 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
   c.run->add_option("--learner", f.learner,
                     "the learner's name for the hand-in's manifest.json (lab verify wants one)");
   c.verify = lab->add_subcommand(
-      "verify", "check a hand-in: its manifest, its tables and charts against its runs, each run, replays");
+      "verify",
+      "check a hand-in: its manifest, its tables and charts against its runs, each run, replays");
   c.verify->add_option("handin", f.verify, "the hand-in folder")->required();
   c.verify->add_option("--lab", f.lab_file,
                        "the instructor's copy of the lab (FILE.md or a built-in lab's name): its "

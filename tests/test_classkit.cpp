@@ -155,9 +155,9 @@ TEST_F(ClassKit, ANumberEditedInResultsCsvIsCaught) {
 TEST_F(ClassKit, AChartsPointsAreTheOnesExportDrawsFromTheHandInsRuns) {
   const fs::path h = root() / "ada";
   const fs::path out = dir_.path() / "loss.csv";
-  const test::CliResult r = cli("export --chart loss --runs " + (h / "runs" / "mlp-cpu").string() +
-                                " " + (h / "runs" / "mlp-again").string() + " --out " +
-                                out.string());
+  const test::CliResult r =
+      cli("export --chart loss --runs " + (h / "runs" / "mlp-cpu").string() + " " +
+          (h / "runs" / "mlp-again").string() + " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(read(h / "chart-1-loss.csv"), read(out));
   EXPECT_NE(read(h / "README.md").find("[its points (CSV)](chart-1-loss.csv)"), std::string::npos)
@@ -179,10 +179,10 @@ TEST_F(ClassKit, APointEditedInAChartCsvIsCaught) {
   write(h / "chart-1-loss.csv", edited);
   rehash(h, "chart-1-loss.csv");
   const test::CliResult r = verify(h);
-  expect_caught(r, h / "chart-1-loss.csv",
-                "line 9 (loss, mlp again · two-cpus");
+  expect_caught(r, h / "chart-1-loss.csv", "line 9 (loss, mlp again · two-cpus");
   EXPECT_NE(r.output.find(", loss at 1), column \"value\" says \"0.125\", but the runs in the "
-                          "hand-in give \"" + given + "\""),
+                          "hand-in give \"" +
+                          given + "\""),
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("results.csv"), std::string::npos) << r.output;  // only the chart
@@ -194,7 +194,8 @@ TEST_F(ClassKit, AChartsPointsRemovedOrAddedAreCaught) {
   json manifest = json::parse(read(h / "manifest.json"));
   manifest["files"].erase("chart-1-loss.csv");
   write(h / "manifest.json", manifest.dump(2));
-  expect_caught(verify(h), h / "chart-1-loss.csv", "missing; the runs in the hand-in draw this chart");
+  expect_caught(verify(h), h / "chart-1-loss.csv",
+                "missing; the runs in the hand-in draw this chart");
   // Points of a chart the lab's runs do not draw: the matrix-multiply chart of a lab without one.
   write(h / "chart-1-loss.csv", read(root() / "ada" / "chart-1-loss.csv"));
   write(h / "chart-matmul.csv", "panel,run,series,device,step,value,smoothed\n");

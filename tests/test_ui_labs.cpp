@@ -617,6 +617,75 @@ TEST_F(Labs, ClassBoardShowsTheGradedClassAndFollowsTheFolder) {
     }
 }
 
+// File → Open class folder… on a class's hand-ins (no lab grade run): the board grades them itself
+// into the folder's graded/, and again by itself as each new hand-in arrives (one from the
+// window's Hand in…, one from `lab run` with its run, whose figures make the class chart); Lab
+// file… checks them against the instructor's copy from then on. Closing the board while it
+// grades stops the grade.
+TEST_F(Labs, ClassBoardGradesAClassFolderAsHandInsArrive) {
+  open_window();
+  const auto lab = write_lab("tiny-lab.md", kTinyLab);
+  ASSERT_TRUE(tab()->open_lab(lab));
+  choose_lab("tiny-lab");
+  const auto hand_ins = labs_dir_.path() / "class";
+  give_name("Ada");
+  ASSERT_TRUE(tab()->hand_in("tiny-lab", hand_ins / "Ada")) << tab()->message().toStdString();
+  test::answer_file_dialog(QString::fromStdString(hand_ins.string()), [&] {
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open class folder"));
+  });
+  ClassBoard* board = window_->class_board();
+  ASSERT_NE(board, nullptr);
+  ASSERT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
+  EXPECT_TRUE(board->grades());
+  EXPECT_EQ(board->report_folder(), hand_ins / "graded");
+  QTableWidget* table = board->table();
+  ASSERT_TRUE(wait_until([&] { return table->rowCount() == 1 && !board->grading(); }, 20s))
+      << board->summary().toStdString();
+  EXPECT_EQ(cell(table, 0, "learner"), "Ada");
+  EXPECT_EQ(cell(table, 0, "verified"), "yes");
+  EXPECT_TRUE(std::filesystem::exists(hand_ins / "graded" / "class.csv"));
+  EXPECT_TRUE(board->summary().contains("graded again as they arrive"))
+      << board->summary().toStdString();
+  EXPECT_TRUE(board->summary().contains("the built-in labs")) << board->summary().toStdString();
+
+  // Bob hands in from the window, Cy with `lab run`: the board grades each without being asked.
+  give_name("Bob");
+  ASSERT_TRUE(tab()->hand_in("tiny-lab", hand_ins / "Bob")) << tab()->message().toStdString();
+  ASSERT_TRUE(wait_until([&] { return table->rowCount() == 2 && !board->grading(); }, 20s))
+      << board->summary().toStdString();
+  EXPECT_EQ(cell(table, 1, "learner"), "Bob");
+  const test::CliResult ran =
+      test::run_command(std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() +
+                        "' --quiet --learner Cy --out '" + (hand_ins / "Cy").string() +
+                        "' --data-dir '" + data_.path().string() + "'");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  ASSERT_TRUE(wait_until([&] { return table->rowCount() == 3 && !board->grading(); }, 20s))
+      << board->summary().toStdString();
+  EXPECT_EQ(cell(table, 2, "learner"), "Cy");
+  EXPECT_EQ(cell(table, 2, "verified"), "yes");
+
+  // The instructor's copy of the lab, chosen with Lab file…: named above the table, and the key
+  // figures recomputed from each hand-in's runs against it make the class chart.
+  test::answer_file_dialog(QString::fromStdString(lab.string()), [&] {
+    QTest::mouseClick(board->lab_button(), Qt::LeftButton);
+  });
+  ASSERT_TRUE(wait_until(
+      [&] { return !board->grading() && board->summary().contains(lab.string().c_str()); }, 20s))
+      << board->summary().toStdString();
+  EXPECT_EQ(table->rowCount(), 3);
+  EXPECT_EQ(cell(table, 2, "verified"), "yes");
+  EXPECT_FALSE(cell(table, 2, "mlp cpu images/s").isEmpty());
+  EXPECT_FALSE(board->chart()->pixmap().isNull());
+  EXPECT_TRUE(std::filesystem::exists(hand_ins / "graded" / "class-tiny-lab.png"));
+  // Grade again, then close at once: the grade under way stops, and nothing is left unpacked.
+  QTest::mouseClick(board->grade_button(), Qt::LeftButton);
+  EXPECT_TRUE(board->grading());
+  board->close();
+  ASSERT_TRUE(wait_until([&] { return window_->class_board() == nullptr; }, 10s));
+  for (const auto& entry : std::filesystem::directory_iterator(hand_ins / "graded"))
+    EXPECT_NE(entry.path().filename().string().rfind(".grading-", 0), 0u) << entry.path();
+}
+
 // Every file under `dir` with its bytes: a folder's contents, to see that nothing changed.
 std::map<std::string, std::string> files_under(const std::filesystem::path& dir) {
   std::map<std::string, std::string> files;

@@ -286,6 +286,7 @@ ClassGrade grade_class(const std::vector<fs::path>& found, const fs::path& work,
     }
   }
   ClassGrade grade;
+  grade.hand_ins = all.size();
   for (size_t i = 0; i < all.size(); ++i)
     (counts[i] ? grade.rows : grade.earlier).push_back(std::move(all[i]));
   // Two learners holding one run: flagged on both rows.
@@ -308,6 +309,27 @@ ClassGrade grade_class(const std::vector<fs::path>& found, const fs::path& work,
   std::stable_sort(grade.rows.begin(), grade.rows.end(), order);
   std::stable_sort(grade.earlier.begin(), grade.earlier.end(), order);
   return grade;
+}
+
+ClassGrade grade_into(const std::vector<fs::path>& paths, const fs::path& out,
+                      const GradeOptions& options,
+                      const std::function<void(size_t, size_t)>& progress) {
+  std::error_code error;
+  fs::create_directories(out, error);
+  // Zips are unpacked here, inside `out`, and nowhere else; removed when grading is done.
+  std::string work = (out / ".grading-XXXXXX").string();
+  if (error || !mkdtemp(work.data()))
+    throw ConfigError(out.string() + ": cannot be written (" +
+                      (error ? error.message() : std::string("no folder can be made in it")) +
+                      "); give a folder you can write");
+  try {
+    ClassGrade grade = grade_class(find_hand_ins(paths, out), work, options, progress);
+    fs::remove_all(work, error);
+    return grade;
+  } catch (...) {
+    fs::remove_all(work, error);
+    throw;
+  }
 }
 
 }  // namespace gpulab

@@ -41,6 +41,7 @@ struct ClassRow {
 struct ClassGrade {
   std::vector<ClassRow> rows;     // one per learner and lab (its last hand-in), by lab then learner
   std::vector<ClassRow> earlier;  // the hand-ins a later one of the same learner and lab replaced
+  size_t hand_ins = 0;            // the hand-ins found and graded (rows + earlier)
 };
 
 // The hand-ins under `paths`: a hand-in folder (it holds manifest.json or answers.json), a .zip,
@@ -69,5 +70,13 @@ ClassRow grade_hand_in(const std::filesystem::path& path, const std::filesystem:
 ClassGrade grade_class(const std::vector<std::filesystem::path>& found,
                        const std::filesystem::path& work, const GradeOptions& options,
                        const std::function<void(size_t, size_t)>& progress = {});
+
+// `lab grade` whole: finds the hand-ins under `paths` (never looking into `out`), unpacks zips into
+// a work folder made inside `out` (removed afterwards, also when `progress` throws to stop) and
+// grades them. No hand-in found is an empty grade. Throws ConfigError when `out` cannot be made or
+// written.
+ClassGrade grade_into(const std::vector<std::filesystem::path>& paths,
+                      const std::filesystem::path& out, const GradeOptions& options,
+                      const std::function<void(size_t, size_t)>& progress = {});
 
 }  // namespace gpulab

@@ -6,8 +6,12 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
 
+#include "engine/analysis/chart_csv.hpp"
 #include "engine/backend/metrics.hpp"
+#include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
 
 namespace gpulab {
@@ -157,6 +161,30 @@ std::vector<std::pair<std::string, Chart>> class_charts(const ClassGrade& grade)
     if (!chart.panels.empty()) charts.emplace_back(lab, std::move(chart));
   }
   return charts;
+}
+
+ClassReportFiles write_class_report(const std::filesystem::path& out, const ClassGrade& grade,
+                                    const ChartDrawer& draw) {
+  ClassReportFiles files;
+  for (const auto& [lab, chart] : class_charts(grade)) {
+    const std::string stem = class_chart_stem(lab);
+    std::ostringstream csv;
+    write_chart_csv(chart, csv);
+    write_file_atomically(out / (stem + ".csv"), csv.str());
+    files.charts.push_back(stem + ".csv");
+    for (const char* format : {".png", ".svg"}) {
+      try {
+        draw(chart, out / (stem + format));
+        files.charts.push_back(stem + format);
+      } catch (const ConfigError& e) {  // a build without Qt draws no charts; the CSV is there
+        files.not_drawn.push_back(stem + format + ": " + e.what());
+        break;
+      }
+    }
+  }
+  write_file_atomically(out / "class.csv", to_csv(class_table(grade)));
+  write_file_atomically(out / "class.md", class_markdown(grade, files.charts));
+  return files;
 }
 
 }  // namespace gpulab

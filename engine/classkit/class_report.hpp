@@ -3,6 +3,8 @@
 // hardware they ran on (drawn by the chart code `export` uses; its CSV by write_chart_csv).
 #pragma once
 
+#include <filesystem>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,5 +33,21 @@ std::vector<std::pair<std::string, Chart>> class_charts(const ClassGrade& grade)
 
 // "class-cnn-on-gpu": a lab's chart file stem in the --out folder.
 std::string class_chart_stem(const std::string& lab);
+
+// Draws a chart to a file (.png or .svg by its name); throws ConfigError where it cannot draw at
+// all (a build without Qt), RecordError where the file cannot be written.
+using ChartDrawer = std::function<void(const Chart&, const std::filesystem::path&)>;
+
+struct ClassReportFiles {
+  std::vector<std::string> charts;     // the chart files written, as class.md lists them
+  std::vector<std::string> not_drawn;  // "class-cnn-on-gpu.png: <why>", one a chart not drawn
+};
+
+// Writes what `lab grade` writes into `out`, each file atomically: per lab with key figures its
+// chart's points (class-LAB.csv) and, through `draw`, the chart as class-LAB.png and .svg (where
+// it cannot draw, the CSV stays and not_drawn says why); then class.csv and class.md, last, so
+// that a board watching the folder rereads a whole report.
+ClassReportFiles write_class_report(const std::filesystem::path& out, const ClassGrade& grade,
+                                    const ChartDrawer& draw);
 
 }  // namespace gpulab

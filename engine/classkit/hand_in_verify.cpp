@@ -431,8 +431,9 @@ void Verifier::check_chart(const std::string& file, const std::string& expected)
   try {
     if (!read_record_file(dir_ / file, kMaxRunJsonBytes, &text)) {
       if (!expected.empty())
-        problem(file, "missing; the runs in the hand-in draw this chart, and its points are kept "
-                      "beside its picture");
+        problem(file,
+                "missing; the runs in the hand-in draw this chart, and its points are kept "
+                "beside its picture");
       return;
     }
   } catch (const RecordError& e) {

@@ -1,7 +1,10 @@
 // The class board: class.csv as a table (its columns as lab grade wrote them), the class chart's
-// PNG beside it, the selected learner's hand-in below, all reread when the folder changes.
+// PNG beside it, the selected learner's hand-in below; a class's hand-ins graded here as they
+// arrive, a graded folder reread when it changes.
 #include "ui/classboard/class_board.hpp"
 
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QPixmap>
@@ -9,10 +12,14 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "engine/base/errors.hpp"
 #include "engine/classkit/class_grade.hpp"
+#include "engine/classkit/class_report.hpp"
 #include "engine/classkit/hand_in_answers.hpp"
+#include "engine/labs/lab.hpp"
 #include "engine/labs/lab_results.hpp"
 #include "io/input_file.hpp"
+#include "ui/charts/chart_export.hpp"
 
 namespace gpulab::ui {
 
@@ -35,6 +42,9 @@ std::string class_file_text(const fs::path& path, std::string* problem) {
   return text;
 }
 
+// Thrown from the grade's progress to stop it when the board closes.
+struct GradeStopped {};
+
 int column_of(const QTableWidget* table, const QString& name) {
   for (int c = 0; c < table->columnCount(); ++c)
     if (table->horizontalHeaderItem(c) && table->horizontalHeaderItem(c)->text() == name) return c;
@@ -43,14 +53,48 @@ int column_of(const QTableWidget* table, const QString& name) {
 
 }  // namespace
 
+// What the board's thread hands back: the class graded, or why it could not be.
+struct ClassGradeDone {
+  ClassGrade grade;
+  std::string error;
+};
+
 ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
-    : QWidget(parent, Qt::Window), folder_(folder) {
+    : QWidget(parent, Qt::Window), folder_(folder), report_(folder) {
   setAttribute(Qt::WA_DeleteOnClose);  // and the zips it unpacked go with it
   setObjectName("class-board");
   setWindowTitle(tr("Class: %1").arg(QString::fromStdString(folder.string())));
+  std::error_code error;
+  // A folder lab grade wrote holds class.csv (even one that is no file: said when read).
+  grades_ = !fs::exists(fs::symlink_status(folder / "class.csv", error));
+  if (grades_) {
+    report_ = folder / "graded";
+    fs::create_directories(report_, error);
+    if (error || !QFileInfo(QString::fromStdString(report_.string())).isWritable()) {
+      report_temporary_ = std::make_unique<QTemporaryDir>();
+      report_note_ = tr("%1 cannot be written (%2), so the grades are in %3 until the board "
+                        "closes")
+                         .arg(QString::fromStdString(report_.string()),
+                              error ? QString::fromStdString(error.message()) : tr("no permission"),
+                              report_temporary_->path());
+      report_ = report_temporary_->path().toStdString();
+    }
+  }
   summary_ = new QLabel(this);
   summary_->setObjectName("class-summary");
   summary_->setWordWrap(true);
+  regrade_ = new QPushButton(tr("Grade again"), this);
+  regrade_->setObjectName("class-grade-again");
+  regrade_->setToolTip(
+      tr("Verify every hand-in in the folder again (the board does so by itself "
+         "when one arrives)"));
+  lab_button_ = new QPushButton(tr("Lab file…"), this);
+  lab_button_->setObjectName("class-lab-file");
+  lab_button_->setToolTip(
+      tr("Your copy of the lab as you handed it out: each hand-in's lab must be this one, and its "
+         "tables and settings are checked against it (without it, only the built-in labs are)"));
+  regrade_->setVisible(grades_);
+  lab_button_->setVisible(grades_);
   table_ = new QTableWidget(this);
   table_->setObjectName("class-table");
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -99,7 +143,11 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   split->setStretchFactor(1, 2);
   connect(top, &QSplitter::splitterMoved, this, [this] { fit_chart(); });
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(summary_);
+  auto* heading = new QHBoxLayout;
+  heading->addWidget(summary_, 1);
+  heading->addWidget(lab_button_);
+  heading->addWidget(regrade_);
+  layout->addLayout(heading);
   layout->addWidget(split, 1);
   connect(table_, &QTableWidget::cellClicked, this, [this](int row, int) { open_hand_in(row); });
   // The arrow keys move through the learners as clicks do.
@@ -118,8 +166,121 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   // is watched anew after each.
   connect(&watcher_, &QFileSystemWatcher::directoryChanged, this, [this] { reload(); });
   connect(&watcher_, &QFileSystemWatcher::fileChanged, this, [this] { reload(); });
-  reload();
+  settle_.setSingleShot(true);
+  settle_.setInterval(1500);
+  connect(&settle_, &QTimer::timeout, this, &ClassBoard::grade);
+  connect(&class_watcher_, &QFileSystemWatcher::directoryChanged, this, [this] {
+    watch_class();  // a learner's new folder is watched too
+    settle_.start();
+  });
+  connect(regrade_, &QPushButton::clicked, this, &ClassBoard::grade);
+  connect(lab_button_, &QPushButton::clicked, this, [this] {
+    const QString file = QFileDialog::getOpenFileName(
+        this, tr("Your copy of the lab, as you handed it out"),
+        QString::fromStdString(folder_.string()), tr("Labs (*.md);;All files (*)"));
+    if (!file.isEmpty()) set_lab_file(file.toStdString());
+  });
   resize(1200, 760);
+  if (grades_) {
+    watch_class();
+    grade();
+  } else {
+    reload();
+  }
+}
+
+ClassBoard::~ClassBoard() {
+  cancel_ = true;  // the grade stops after the hand-in it is verifying
+  if (worker_.joinable()) worker_.join();
+}
+
+void ClassBoard::watch_class() {
+  QStringList paths{QString::fromStdString(folder_.string())};
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(folder_, error)) {
+    std::error_code e;
+    if (entry.is_directory(e) && !entry.is_symlink(e) && entry.path() != report_)
+      paths << QString::fromStdString(entry.path().string());
+  }
+  const QStringList watched = class_watcher_.directories();
+  for (const QString& path : paths)
+    if (!watched.contains(path)) class_watcher_.addPath(path);
+}
+
+void ClassBoard::grade() {
+  if (!grades_) return;
+  settle_.stop();
+  if (worker_.joinable()) {
+    pending_ = true;  // graded again once this one is done
+    return;
+  }
+  pending_ = false;
+  GradeOptions options;
+  options.lab = lab_file_.string();
+  regrade_->setEnabled(false);
+  summary_->setText(
+      tr("Grading the hand-ins in %1…").arg(QString::fromStdString(folder_.string())));
+  cancel_ = false;
+  worker_ = std::thread([this, options, folder = folder_, out = report_] {
+    auto done = std::make_shared<ClassGradeDone>();
+    try {
+      done->grade = grade_into({folder}, out, options, [this](size_t graded, size_t total) {
+        if (cancel_) throw GradeStopped{};
+        QMetaObject::invokeMethod(
+            this,
+            [this, graded, total] {
+              summary_->setText(tr("Grading the hand-ins in %1: %2 of %3…")
+                                    .arg(QString::fromStdString(folder_.string()))
+                                    .arg(graded)
+                                    .arg(total));
+            },
+            Qt::QueuedConnection);
+      });
+    } catch (const GradeStopped&) {
+      return;
+    } catch (const std::exception& e) {
+      done->error = e.what();
+    }
+    QMetaObject::invokeMethod(
+        this, [this, done] { graded(done); }, Qt::QueuedConnection);
+  });
+}
+
+void ClassBoard::graded(const std::shared_ptr<ClassGradeDone>& done) {
+  if (worker_.joinable()) worker_.join();  // it has posted this, its last act
+  regrade_->setEnabled(true);
+  QString problem = QString::fromStdString(done->error);
+  if (problem.isEmpty()) {
+    try {
+      write_class_report(report_, done->grade, [](const Chart& chart, const fs::path& file) {
+        QString error;
+        const ExportFormat format =
+            file.extension() == ".svg" ? ExportFormat::Svg : ExportFormat::Png;
+        if (!export_built_chart(chart, QString::fromStdString(file.string()), format, &error))
+          throw RecordError(error.toStdString());
+      });
+    } catch (const std::exception& e) {
+      problem = QString::fromStdString(e.what());
+    }
+  }
+  reload();
+  if (!problem.isEmpty())
+    summary_->setText(tr("The hand-ins in %1 could not be graded: %2")
+                          .arg(QString::fromStdString(folder_.string()), problem));
+  if (pending_) grade();
+}
+
+bool ClassBoard::set_lab_file(const fs::path& lab) {
+  const Lab loaded = load_lab(lab.string());
+  if (!loaded.ok()) {
+    summary_->setText(tr("%1 is not used to check the hand-ins: %2")
+                          .arg(QString::fromStdString(lab.string()),
+                               QString::fromStdString(loaded.problems.front().to_string())));
+    return false;
+  }
+  lab_file_ = lab;
+  grade();
+  return true;
 }
 
 void ClassBoard::watch() {
@@ -130,9 +291,9 @@ void ClassBoard::watch() {
 }
 
 void ClassBoard::reload() {
-  watch();
+  if (!grades_) watch();  // a board that grades rereads what it wrote itself
   std::string problem;
-  const auto rows = csv_rows(class_file_text(folder_ / "class.csv", &problem));
+  const auto rows = csv_rows(class_file_text(report_ / "class.csv", &problem));
   table_->clear();
   table_->setRowCount(0);
   compare_->setEnabled(false);
@@ -140,9 +301,13 @@ void ClassBoard::reload() {
     table_->setColumnCount(0);
     summary_->setText(
         !problem.empty() ? QString::fromStdString(problem)
-                         : tr("No class.csv in %1 yet: grade the class into it with gpulab-cli lab "
-                              "grade HAND-INS --out %1")
-                               .arg(QString::fromStdString(folder_.string())));
+        : grades_ ? tr("No hand-in in %1 yet: each is graded here as it arrives (a folder or "
+                       ".zip, or a folder of them per learner, as a course platform gives "
+                       "them).")
+                        .arg(QString::fromStdString(folder_.string()))
+                  : tr("No class.csv in %1 yet: grade the class into it with gpulab-cli lab "
+                       "grade HAND-INS --out %1")
+                        .arg(QString::fromStdString(folder_.string())));
     chart_->clear();
     chart_picture_ = {};
     return;
@@ -181,16 +346,25 @@ void ClassBoard::reload() {
     for (int row = 0; row < table_->rowCount(); ++row)
       if (QTableWidgetItem* item = table_->item(row, p)) item->setToolTip(item->text());
   }
-  summary_->setText(tr("%1 learner-lab rows, %2 verified, %3 with problems (class.csv in %4; "
-                       "reread whenever lab grade writes it again)")
-                        .arg(table_->rowCount())
-                        .arg(verified)
-                        .arg(table_->rowCount() - verified)
-                        .arg(QString::fromStdString(folder_.string())));
+  const QString counts = tr("%1 learner-lab rows, %2 verified, %3 with problems")
+                             .arg(table_->rowCount())
+                             .arg(verified)
+                             .arg(table_->rowCount() - verified);
+  if (!grades_)
+    summary_->setText(tr("%1 (class.csv in %2; reread whenever lab grade writes it again)")
+                          .arg(counts, QString::fromStdString(folder_.string())));
+  else
+    summary_->setText(
+        tr("%1: the hand-ins in %2, graded again as they arrive; checked against %3. class.csv, "
+           "class.md and the chart are in %4.")
+            .arg(counts, QString::fromStdString(folder_.string()),
+                 lab_file_.empty() ? tr("the built-in labs (Lab file… for yours)")
+                                   : QString::fromStdString(lab_file_.string()),
+                 report_note_.isEmpty() ? QString::fromStdString(report_.string()) : report_note_));
   // The first lab's chart, as lab grade drew it.
   std::vector<fs::path> charts;
   std::error_code error;
-  for (const auto& entry : fs::directory_iterator(folder_, error)) {
+  for (const auto& entry : fs::directory_iterator(report_, error)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("class-", 0) == 0 && entry.path().extension() == ".png")
       charts.push_back(entry.path());

@@ -309,7 +309,8 @@ void MainWindow::build_menus() {
   file->addAction(tr("Open &lab…"), this, [this] { labs_->open_lab_dialog(); });
   file->addAction(tr("Open &class folder…"), this, [this] {
     const QString folder = QFileDialog::getExistingDirectory(
-        this, tr("Open class folder: the --out folder of gpulab-cli lab grade"));
+        this,
+        tr("Open class folder: a class's hand-ins, or the --out folder of gpulab-cli lab grade"));
     if (!folder.isEmpty()) open_class_folder(folder.toStdString());
   });
   file->addAction(tr("Open &weights…"), this, [this] {
