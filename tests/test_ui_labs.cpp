@@ -647,13 +647,20 @@ TEST_F(Labs, ClassBoardGradesAClassFolderAsHandInsArrive) {
   EXPECT_TRUE(board->summary().contains("graded again as they arrive"))
       << board->summary().toStdString();
   EXPECT_TRUE(board->summary().contains("the built-in labs")) << board->summary().toStdString();
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
+                    table->visualItemRect(table->item(0, 0)).center());
+  EXPECT_TRUE(board->hand_in_view()->toPlainText().contains("Ada"));
 
-  // Bob hands in from the window, Cy with `lab run`: the board grades each without being asked.
+  // Bob hands in from the window, Cy with `lab run`: the board grades each without being asked,
+  // and Ada, being read, stays selected.
   give_name("Bob");
   ASSERT_TRUE(tab()->hand_in("tiny-lab", hand_ins / "Bob")) << tab()->message().toStdString();
   ASSERT_TRUE(wait_until([&] { return table->rowCount() == 2 && !board->grading(); }, 20s))
       << board->summary().toStdString();
   EXPECT_EQ(cell(table, 1, "learner"), "Bob");
+  EXPECT_EQ(table->currentRow(), 0);
+  EXPECT_TRUE(board->compare_button()->isEnabled());
+  EXPECT_TRUE(board->hand_in_view()->toPlainText().contains("Ada"));
   const test::CliResult ran =
       test::run_command(std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() +
                         "' --quiet --learner Cy --out '" + (hand_ins / "Cy").string() +

@@ -103,6 +103,7 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   chart_ = new QLabel(this);
   chart_->setObjectName("class-chart");
   chart_->setAlignment(Qt::AlignCenter);
+  chart_->setWordWrap(true);  // its note where there is no chart
   chart_->setMinimumWidth(320);
   // The picture is scaled to the room the splitter gives (fit_chart), never the other way: at its
   // own size it took half a 1280-pixel board from the table.
@@ -294,6 +295,10 @@ void ClassBoard::reload() {
   if (!grades_) watch();  // a board that grades rereads what it wrote itself
   std::string problem;
   const auto rows = csv_rows(class_file_text(report_ / "class.csv", &problem));
+  // The learner being read stays selected when the class is read again.
+  const int selected = table_->currentRow();
+  const QString learner = selected >= 0 ? text_at(selected, "learner") : QString();
+  const QString lab = selected >= 0 ? text_at(selected, "lab") : QString();
   table_->clear();
   table_->setRowCount(0);
   compare_->setEnabled(false);
@@ -370,9 +375,19 @@ void ClassBoard::reload() {
       charts.push_back(entry.path());
   }
   std::sort(charts.begin(), charts.end());
+  if (!learner.isEmpty())
+    for (int row = 0; row < table_->rowCount(); ++row)
+      if (text_at(row, "learner") == learner && text_at(row, "lab") == lab) {
+        table_->setCurrentCell(row, 0);  // and their hand-in read again: it may be a newer one
+        table_->selectRow(row);
+        break;
+      }
   if (charts.empty()) {
     chart_picture_ = {};
-    chart_->setText(tr("No class chart: no hand-in had key figures."));
+    chart_->setText(grades_ && lab_file_.empty()
+                        ? tr("No class chart: no hand-in had key figures. A lab that is not built "
+                             "in has them once you give its file: Lab file…")
+                        : tr("No class chart: no hand-in had key figures."));
   } else {
     chart_picture_ = QPixmap(QString::fromStdString(charts.front().string()));
     fit_chart();
