@@ -28,6 +28,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "bad_inputs.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
@@ -699,7 +700,9 @@ std::map<std::string, std::string> files_under(const std::filesystem::path& dir)
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     if (!entry.is_regular_file()) continue;
     std::ifstream in(entry.path(), std::ios::binary);
-    files[entry.path().string()] = {std::istreambuf_iterator<char>(in), {}};
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    files[entry.path().string()] = std::move(bytes).str();
   }
   return files;
 }

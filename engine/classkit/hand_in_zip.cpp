@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <sstream>
 #include <system_error>
 #include <vector>
 
@@ -95,7 +96,9 @@ void write_hand_in_zip(const fs::path& dir, const fs::path& zip) {
     std::string data;
     if (file) {
       std::ifstream in(dir / *file, std::ios::binary);
-      data.assign(std::istreambuf_iterator<char>(in), {});
+      std::ostringstream bytes;  // whole, not a character at a time
+      bytes << in.rdbuf();
+      data = std::move(bytes).str();
       if (!in.good() && !in.eof()) fail((dir / *file).string() + " could not be read");
       archive_entry_set_filetype(entry.get(), AE_IFREG);
       archive_entry_set_perm(entry.get(), 0644);
