@@ -36,6 +36,15 @@ QString wrap_to(const QString& text, const QFont& font, double width, int max_li
   return lines.size() <= max_lines ? lines.join('\n') : QString();
 }
 
+QString wrap_words(const QString& text, const QFont& font, double width) {
+  QStringList lines;
+  for (const QString& line : text.split('\n')) {
+    const QString wrapped = wrap_to(line, font, width, 1000);
+    lines << (wrapped.isEmpty() ? line : wrapped);  // empty: a word wider than the width
+  }
+  return lines.join('\n');
+}
+
 std::vector<QString> legend_names(const std::vector<std::string>& runs, const QFont& font,
                                   double width) {
   std::vector<QString> names;

@@ -18,6 +18,9 @@ namespace gpulab::ui {
 // `text` broken into lines of at most `width` pixels, at ", " or else at spaces; empty when it
 // takes more than `max_lines` lines or a word is wider than `width` on its own.
 QString wrap_to(const QString& text, const QFont& font, double width, int max_lines);
+// `text` wrapped at spaces to lines of at most `width` pixels, each of its own lines apart, as
+// many lines as it takes (a word wider stays whole on its line).
+QString wrap_words(const QString& text, const QFont& font, double width);
 
 // Legend names: the runs' names, or, where they would take more than a row, only the parts of
 // them ("lenet5 cpu, 4 threads, b64" split at ", ") that are not the same for every run; a run's

@@ -83,7 +83,4 @@ class ScalingChart : public QWidget {
   QSize drawn_size_;                               // the plot's size when last drawn
 };
 
-// `text` wrapped at spaces to lines of at most `width` pixels (a word wider stays whole).
-QString wrap_words(const QString& text, const QFont& font, double width);
-
 }  // namespace gpulab::ui

@@ -101,13 +101,4 @@ QString ScalingChart::caption_html() const {
   return parts.join(' ');
 }
 
-QString wrap_words(const QString& text, const QFont& font, double width) {
-  QStringList lines;
-  for (const QString& line : text.split('\n')) {
-    const QString wrapped = wrap_to(line, font, width, 1000);
-    lines << (wrapped.isEmpty() ? line : wrapped);  // empty: a word wider than the width
-  }
-  return lines.join('\n');
-}
-
 }  // namespace gpulab::ui
