@@ -3,7 +3,10 @@
 // Shared by tests/test_classkit.cpp (verify) and tests/test_classkit_grade.cpp (zip, grade).
 #pragma once
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -92,30 +95,54 @@ inline const std::string kLab =
     "## Quiz\n\n"
     "```quiz\nquestion: A GPU has many cores.\nanswer: true\nwhy: It does.\n```\n";
 
-// Two learners' hand-ins of the same lab, made once for the suite by `lab run` (real runs on the
-// tiny IDX set) and copied fresh for each test that damages one.
+// The learners whose hand-ins the suites use: ada and bob for verify (tests/test_classkit.cpp),
+// and more, each with runs of their own, for a class where only forged runs are shared
+// (tests/test_classkit_grade.cpp).
+inline constexpr const char* kLearners[] = {"ada",  "bob",    "cut",      "nofile",
+                                            "hash", "forger", "otherlab", "cy"};
+
+// The learners' hand-ins of the same lab, made by `lab run` (real runs on the tiny IDX set) and
+// copied fresh for each test that damages one. ctest runs each test as a process of its own, so
+// they are made once per build, not once per test: into tests/class-hand-ins/KEY of the build
+// folder, by the first test process to need them, under a lock the others wait on; KEY changes
+// with gpulab-cli's file and the lab, and an older KEY's folder is removed then. A process killed
+// while making them leaves no ".complete", and the next one makes them again.
 class ClassKit : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    root_ = new test::TempDir();
-    const fs::path root = root_->path();
-    test::write_mnist(root / "data", test::synthetic_set(128, 1), test::synthetic_set(32, 2));
-    write(root / "two-cpus.md", kLab);
-    for (const char* learner : {"ada", "bob"}) make_hand_in(learner);
+    const fs::path cli_path = GPULAB_CLI_PATH;
+    std::error_code error;
+    const std::string stamp =
+        std::to_string(fs::file_size(cli_path, error)) + ":" +
+        std::to_string(fs::last_write_time(cli_path, error).time_since_epoch().count());
+    std::string learners;
+    for (const char* learner : kLearners) learners += std::string(learner) + ",";
+    const std::string key = sha256_hex(kLab + "\n" + stamp + "\n" + learners).substr(0, 16);
+    const fs::path base = cli_path.parent_path().parent_path() / "tests" / "class-hand-ins";
+    fs::create_directories(base);
+    root_ = base / key;
+    const int lock = ::open((base / ".lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    ASSERT_GE(lock, 0) << base / ".lock";
+    ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+    if (!fs::exists(root_ / ".complete")) {
+      for (const auto& entry : fs::directory_iterator(base))
+        if (entry.is_directory()) fs::remove_all(entry.path());  // an older key's, or half made
+      fs::create_directories(root_);
+      test::write_mnist(root_ / "data", test::synthetic_set(128, 1), test::synthetic_set(32, 2));
+      write(root_ / "two-cpus.md", kLab);
+      for (const char* learner : kLearners) make_hand_in(learner);
+      if (!HasFatalFailure()) write(root_ / ".complete", stamp + "\n");
+    }
+    ::close(lock);  // and the lock with it
   }
   // A learner's own hand-in (real runs of their own) in root()/LEARNER.
   static void make_hand_in(const std::string& learner) {
-    const fs::path root = root_->path();
     const test::CliResult r =
-        cli("lab run " + (root / "two-cpus.md").string() + " --quiet --learner " + learner +
-            " --out " + (root / learner).string() + " --data-dir " + (root / "data").string());
+        cli("lab run " + (root_ / "two-cpus.md").string() + " --quiet --learner " + learner +
+            " --out " + (root_ / learner).string() + " --data-dir " + (root_ / "data").string());
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
-  static void TearDownTestSuite() {
-    delete root_;
-    root_ = nullptr;
-  }
-  static fs::path root() { return root_->path(); }
+  static fs::path root() { return root_; }
   static fs::path lab() { return root() / "two-cpus.md"; }
 
   // A fresh copy of a learner's hand-in to damage.
@@ -128,7 +155,7 @@ class ClassKit : public ::testing::Test {
     return cli("lab verify " + hand_in.string() + " --lab " + lab().string() + more);
   }
 
-  static inline test::TempDir* root_ = nullptr;
+  static inline fs::path root_;
   test::TempDir dir_;
   int copies_ = 0;
 };
