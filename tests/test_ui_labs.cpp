@@ -119,6 +119,17 @@ class Labs : public test::WindowTest {
     return path;
   }
   LabsTab* tab() { return window_->labs(); }
+  // File → Open class folder… by the menu bar, `folder` typed into its dialog: the board, once
+  // shown; null (the test failing) where none opened.
+  ClassBoard* open_class_folder(const std::filesystem::path& folder) {
+    test::answer_file_dialog(QString::fromStdString(folder.string()), [&] {
+      EXPECT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open class folder"));
+    });
+    ClassBoard* board = window_->class_board();
+    EXPECT_NE(board, nullptr);
+    if (board) EXPECT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
+    return board && board->isVisible() ? board : nullptr;
+  }
   // The row of the first lab opened from a file: after the built-in labs.
   QTreeWidgetItem* opened_lab_row() {
     return tab()->list()->topLevelItem(int(builtin_lab_names().size()));
@@ -540,12 +551,8 @@ TEST_F(Labs, ClassBoardRefusesAClassCsvThatIsNoFile) {
   const auto folder = labs_dir_.path() / "class";
   std::filesystem::create_directories(folder);
   test::make_fifo(folder / "class.csv");
-  test::answer_file_dialog(QString::fromStdString(folder.string()), [&] {
-    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open class folder"));
-  });
-  ClassBoard* board = window_->class_board();
+  ClassBoard* board = open_class_folder(folder);
   ASSERT_NE(board, nullptr);
-  ASSERT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
   EXPECT_EQ(board->table()->rowCount(), 0);
   EXPECT_TRUE(board->summary().contains((folder / "class.csv").string().c_str()) &&
               board->summary().contains("FIFO"))
@@ -571,12 +578,8 @@ TEST_F(Labs, ClassBoardShowsTheGradedClassAndFollowsTheFolder) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
   };
   grade();
-  test::answer_file_dialog(QString::fromStdString(graded.string()), [&] {
-    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open class folder"));
-  });
-  ClassBoard* board = window_->class_board();
+  ClassBoard* board = open_class_folder(graded);
   ASSERT_NE(board, nullptr);
-  ASSERT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
   QTableWidget* table = board->table();
   ASSERT_EQ(table->rowCount(), 2);
   EXPECT_EQ(cell(table, 0, "learner"), "Ada");
@@ -631,12 +634,8 @@ TEST_F(Labs, ClassBoardGradesAClassFolderAsHandInsArrive) {
   const auto hand_ins = labs_dir_.path() / "class";
   give_name("Ada");
   ASSERT_TRUE(tab()->hand_in("tiny-lab", hand_ins / "Ada")) << tab()->message().toStdString();
-  test::answer_file_dialog(QString::fromStdString(hand_ins.string()), [&] {
-    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open class folder"));
-  });
-  ClassBoard* board = window_->class_board();
+  ClassBoard* board = open_class_folder(hand_ins);
   ASSERT_NE(board, nullptr);
-  ASSERT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
   EXPECT_TRUE(board->grades());
   EXPECT_EQ(board->report_folder(), hand_ins / "graded");
   QTableWidget* table = board->table();
@@ -789,12 +788,8 @@ TEST_F(Labs, ClassBoardOpensALearnersRunsInCompareReadOnly) {
       test::run_command(std::string(GPULAB_CLI_PATH) + " lab grade '" + hand_ins.string() +
                         "' --out '" + graded.string() + "' --lab '" + lab.string() + "'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  test::answer_file_dialog(QString::fromStdString(graded.string()), [&] {
-    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open class folder"));
-  });
-  ClassBoard* board = window_->class_board();
+  ClassBoard* board = open_class_folder(graded);
   ASSERT_NE(board, nullptr);
-  ASSERT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
   QTableWidget* table = board->table();
   ASSERT_EQ(table->rowCount(), 4);
   const auto row_of = [&](const QString& learner) {

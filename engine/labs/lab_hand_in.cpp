@@ -473,17 +473,20 @@ template <class Write>
 void write_chart_points(const fs::path& dir, const Lab& lab, const LabHandIn& h,
                         const std::vector<std::string>& folders, Write& write) {
   std::error_code error;
+  std::map<size_t, RunData> loaded;  // by result: read once, however many charts draw it
   for (size_t c = 0; c < lab.charts.size(); ++c) {
     const std::string file = hand_in_chart_file(lab, c, "csv");
-    std::vector<RunData> loaded;
-    for (size_t i : lab_chart_results(lab, c, h.results))
-      if (!folders.at(i).empty()) loaded.push_back(load_run(dir / folders[i]));
-    if (loaded.empty()) {
+    std::vector<const RunData*> runs;
+    for (size_t i : lab_chart_results(lab, c, h.results)) {
+      if (folders.at(i).empty()) continue;
+      auto run = loaded.find(i);
+      if (run == loaded.end()) run = loaded.emplace(i, load_run(dir / folders[i])).first;
+      runs.push_back(&run->second);
+    }
+    if (runs.empty()) {
       fs::remove(dir / file, error);
       continue;
     }
-    std::vector<const RunData*> runs;
-    for (const RunData& run : loaded) runs.push_back(&run);
     write(file, chart_points_csv(lab_chart(lab, c, runs)));
   }
   const std::string matmul = kMatmulChartStem + std::string(".csv");

@@ -254,10 +254,10 @@ void ClassBoard::graded(const std::shared_ptr<ClassGradeDone>& done) {
   if (problem.isEmpty()) {
     try {
       write_class_report(report_, done->grade, [](const Chart& chart, const fs::path& file) {
+        const QString path = QString::fromStdString(file.string());
+        const auto format = export_format_from_name(QFileInfo(path).suffix());
         QString error;
-        const ExportFormat format =
-            file.extension() == ".svg" ? ExportFormat::Svg : ExportFormat::Png;
-        if (!export_built_chart(chart, QString::fromStdString(file.string()), format, &error))
+        if (!export_built_chart(chart, path, format.value_or(ExportFormat::Png), &error))
           throw RecordError(error.toStdString());
       });
     } catch (const std::exception& e) {
