@@ -693,6 +693,64 @@ TEST_F(Labs, ClassBoardGradesAClassFolderAsHandInsArrive) {
     EXPECT_NE(entry.path().filename().string().rfind(".grading-", 0), 0u) << entry.path();
 }
 
+// A class folder whose graded/ cannot be made (a file of that name stands there; a permission
+// would not stop root, as CI runs) is graded into a temporary folder, said above the table, and
+// that folder goes when the board closes. Lab file… given a file that is no lab names the file and
+// its first problem, and the board keeps grading with the lab it had.
+TEST_F(Labs, ClassBoardGradesElsewhereWhereGradedCannotBeWrittenAndKeepsItsLabOverANonLab) {
+  open_window();
+  const auto lab = write_lab("tiny-lab.md", kTinyLab);
+  const auto hand_ins = labs_dir_.path() / "class";
+  const test::CliResult ran =
+      test::run_command(std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() +
+                        "' --quiet --learner Ada --out '" + (hand_ins / "Ada").string() +
+                        "' --data-dir '" + data_.path().string() + "'");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  std::ofstream(hand_ins / "graded") << "not a folder\n";
+  ClassBoard* board = open_class_folder(hand_ins);
+  ASSERT_NE(board, nullptr);
+  const std::filesystem::path temporary = board->report_folder();
+  EXPECT_NE(temporary, hand_ins / "graded");
+  QTableWidget* table = board->table();
+  ASSERT_TRUE(wait_until([&] { return table->rowCount() == 1 && !board->grading(); }, 20s))
+      << board->summary().toStdString();
+  EXPECT_EQ(cell(table, 0, "verified"), "yes");
+  const QString said = board->summary();
+  EXPECT_TRUE(said.contains((hand_ins / "graded").string().c_str()) &&
+              said.contains("cannot be written") && said.contains(temporary.string().c_str()) &&
+              said.contains("until the board closes"))
+      << said.toStdString();
+  EXPECT_TRUE(std::filesystem::exists(temporary / "class.csv"));
+  EXPECT_EQ(read(hand_ins / "graded"), "not a folder\n");
+
+  test::answer_file_dialog(QString::fromStdString(lab.string()), [&] {
+    QTest::mouseClick(board->lab_button(), Qt::LeftButton);
+  });
+  ASSERT_TRUE(wait_until(
+      [&] { return !board->grading() && board->summary().contains(lab.string().c_str()); }, 20s))
+      << board->summary().toStdString();
+  ASSERT_FALSE(cell(table, 0, "mlp cpu images/s").startsWith("(no column"));
+  const auto not_a_lab = write_lab("notes.md", "Remember to bring the projector.\n");
+  test::answer_file_dialog(QString::fromStdString(not_a_lab.string()), [&] {
+    QTest::mouseClick(board->lab_button(), Qt::LeftButton);
+  });
+  const QString refused = board->summary();
+  EXPECT_TRUE(refused.contains(not_a_lab.string().c_str()) &&
+              refused.contains("is not used to check the hand-ins"))
+      << refused.toStdString();
+  EXPECT_FALSE(board->grading());
+  // Graded again, the class is checked against the lab it had.
+  QTest::mouseClick(board->grade_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until(
+      [&] { return !board->grading() && board->summary().contains(lab.string().c_str()); }, 20s))
+      << board->summary().toStdString();
+  EXPECT_FALSE(board->summary().contains(not_a_lab.string().c_str()));
+  EXPECT_FALSE(cell(table, 0, "mlp cpu images/s").isEmpty());
+  board->close();
+  ASSERT_TRUE(wait_until([&] { return window_->class_board() == nullptr; }, 10s));
+  EXPECT_FALSE(std::filesystem::exists(temporary));
+}
+
 // Every file under `dir` with its bytes: a folder's contents, to see that nothing changed.
 std::map<std::string, std::string> files_under(const std::filesystem::path& dir) {
   std::map<std::string, std::string> files;
