@@ -723,17 +723,15 @@ TEST_F(Labs, ClassBoardGradesElsewhereWhereGradedCannotBeWrittenAndKeepsItsLabOv
   EXPECT_TRUE(std::filesystem::exists(temporary / "class.csv"));
   EXPECT_EQ(read(hand_ins / "graded"), "not a folder\n");
 
-  test::answer_file_dialog(QString::fromStdString(lab.string()), [&] {
-    QTest::mouseClick(board->lab_button(), Qt::LeftButton);
-  });
+  test::answer_file_dialog(QString::fromStdString(lab.string()),
+                           [&] { QTest::mouseClick(board->lab_button(), Qt::LeftButton); });
   ASSERT_TRUE(wait_until(
       [&] { return !board->grading() && board->summary().contains(lab.string().c_str()); }, 20s))
       << board->summary().toStdString();
   ASSERT_FALSE(cell(table, 0, "mlp cpu images/s").startsWith("(no column"));
   const auto not_a_lab = write_lab("notes.md", "Remember to bring the projector.\n");
-  test::answer_file_dialog(QString::fromStdString(not_a_lab.string()), [&] {
-    QTest::mouseClick(board->lab_button(), Qt::LeftButton);
-  });
+  test::answer_file_dialog(QString::fromStdString(not_a_lab.string()),
+                           [&] { QTest::mouseClick(board->lab_button(), Qt::LeftButton); });
   const QString refused = board->summary();
   EXPECT_TRUE(refused.contains(not_a_lab.string().c_str()) &&
               refused.contains("is not used to check the hand-ins"))
