@@ -13,6 +13,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
+#include <QShowEvent>
 #include <QStackedWidget>
 #include <QTimer>
 #include <QTreeWidget>
@@ -163,10 +164,7 @@ LabsTab::LabsTab(LabsContext context, QWidget* parent)
   layout->addLayout(name_row);
   layout->addWidget(list_);
   layout->addWidget(stack_, 1);
-  connect(list_, &QTreeWidget::currentItemChanged, this, [this] {
-    const int row = list_->indexOfTopLevelItem(list_->currentItem());
-    if (row >= 0) stack_->setCurrentIndex(row);
-  });
+  connect(list_, &QTreeWidget::currentItemChanged, this, &LabsTab::show_chosen);
 
   std::string problem;
   progress_ = load_lab_progress(context_.store->runs_dir(), &problem);
@@ -251,8 +249,35 @@ void LabsTab::add_lab(Lab lab) {
   auto same = std::find_if(labs_.begin(), labs_.end(),
                            [&](const Lab& l) { return l.source == lab.source; });
   const size_t index = size_t(same - labs_.begin());
-  auto* page = new LabPage(lab, stack_);
-  const std::string source = lab.source;
+  QTreeWidgetItem* item;
+  if (same != labs_.end()) {  // opened again: the file as it is now, its page made afresh
+    *same = std::move(lab);
+    if (LabPage* old = pages_[index]) {
+      stack_->removeWidget(old);
+      old->deleteLater();
+      pages_[index] = nullptr;
+    }
+    item = list_->topLevelItem(int(index));
+  } else {
+    labs_.push_back(std::move(lab));
+    pages_.push_back(nullptr);
+    item = new QTreeWidgetItem(list_);
+  }
+  const Lab& added = labs_[index];
+  fit_list();
+  item->setText(kTitle, QString::fromStdString(added.title));
+  item->setToolTip(kTitle, QString::fromStdString(added.source));
+  item->setText(kMinutes, QString::number(added.minutes));
+  item->setTextAlignment(kMinutes, Qt::AlignRight | Qt::AlignVCenter);
+  item->setText(kHardware, QString::fromStdString(added.hardware_text()));
+  refresh_lab(index);
+  if (list_->currentItem() == item) show_chosen();
+}
+
+LabPage* LabsTab::page_at(size_t index) {
+  if (pages_[index]) return pages_[index];
+  auto* page = new LabPage(labs_[index], stack_);
+  const std::string source = labs_[index].source;
   connect(page, &LabPage::run_requested, this, [this, source](const QString& experiment) {
     run_experiments(source, experiment.toStdString());
   });
@@ -269,28 +294,20 @@ void LabsTab::add_lab(Lab lab) {
     for (size_t i = 0; i < labs_.size(); ++i)
       if (labs_[i].source == source) answer(i, question, choice);
   });
-  QTreeWidgetItem* item;
-  if (same != labs_.end()) {  // opened again: the file as it is now
-    *same = std::move(lab);
-    stack_->removeWidget(pages_[index]);
-    pages_[index]->deleteLater();
-    pages_[index] = page;
-    stack_->insertWidget(int(index), page);
-    item = list_->topLevelItem(int(index));
-  } else {
-    labs_.push_back(std::move(lab));
-    pages_.push_back(page);
-    stack_->addWidget(page);
-    item = new QTreeWidgetItem(list_);
-  }
-  const Lab& added = labs_[index];
-  fit_list();
-  item->setText(kTitle, QString::fromStdString(added.title));
-  item->setToolTip(kTitle, QString::fromStdString(added.source));
-  item->setText(kMinutes, QString::number(added.minutes));
-  item->setTextAlignment(kMinutes, Qt::AlignRight | Qt::AlignVCenter);
-  item->setText(kHardware, QString::fromStdString(added.hardware_text()));
+  stack_->addWidget(page);
+  pages_[index] = page;
   refresh_lab(index);
+  return page;
+}
+
+void LabsTab::show_chosen() {
+  const int row = list_->indexOfTopLevelItem(list_->currentItem());
+  if (row >= 0 && isVisible()) stack_->setCurrentWidget(page_at(size_t(row)));
+}
+
+void LabsTab::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  show_chosen();
 }
 
 bool LabsTab::open_lab(const fs::path& path) {
@@ -413,13 +430,19 @@ bool LabsTab::select_lab(const std::string& name) {
   return false;
 }
 
-LabPage* LabsTab::page(const std::string& name) const {
+LabPage* LabsTab::page(const std::string& name) {
   for (size_t i = labs_.size(); i-- > 0;)
-    if (labs_[i].source == name || labs_[i].name == name) return pages_[i];
+    if (labs_[i].source == name || labs_[i].name == name) return page_at(i);
   return nullptr;
 }
 
-LabPage* LabsTab::current_page() const { return qobject_cast<LabPage*>(stack_->currentWidget()); }
+LabPage* LabsTab::current_page() {
+  const int row = list_->indexOfTopLevelItem(list_->currentItem());
+  if (row < 0) return nullptr;
+  LabPage* page = page_at(size_t(row));
+  stack_->setCurrentWidget(page);
+  return page;
+}
 
 int LabsTab::run_experiments(const std::string& lab_name, const std::string& experiment) {
   const auto it = std::find_if(labs_.begin(), labs_.end(), [&](const Lab& l) {
@@ -551,7 +574,7 @@ void LabsTab::refresh_lab(size_t index) {
         done += result.summary->status == RunStatus::Finished;
       }
     }
-    if (!have && !state.missing.empty()) {
+    if (page && !have && !state.missing.empty()) {
       // The learner's own run always wins; without one, a run recorded on a GPU elsewhere.
       if (auto reference = reference_result(lab, e, references_)) {
         result = std::move(*reference);
@@ -564,9 +587,12 @@ void LabsTab::refresh_lab(size_t index) {
     if (have || !result.skipped.empty()) results.push_back(std::move(result));
     states.push_back(std::move(state));
   }
-  page->set_states(states, context_.busy() || bench_.joinable());
-  page->set_results(results);
-  for (size_t c = 0; c < lab.charts.size(); ++c) {
+  // A lab whose page is not made yet has only its progress column to show.
+  if (page) {
+    page->set_states(states, context_.busy() || bench_.joinable());
+    page->set_results(results);
+  }
+  for (size_t c = 0; page && c < lab.charts.size(); ++c) {
     std::vector<const RunData*> runs;
     std::vector<QColor> colors;
     for (const LabExperiment& e : lab.experiments) {
@@ -584,12 +610,14 @@ void LabsTab::refresh_lab(size_t index) {
   const std::vector<int> answers = quiz_answers(lab, record);
   const int answered =
       int(std::count_if(answers.begin(), answers.end(), [](int a) { return a >= 0; }));
-  page->set_answers(answers);
-  std::vector<bool> open;
-  for (const QuizQuestion& q : lab.quiz)
-    open.push_back(quiz_attempts_left(lab, record, q.question) != 0);
-  page->set_quiz_open(open);
-  page->set_written(record ? record->written : std::map<std::string, std::string>{});
+  if (page) {
+    page->set_answers(answers);
+    std::vector<bool> open;
+    for (const QuizQuestion& q : lab.quiz)
+      open.push_back(quiz_attempts_left(lab, record, q.question) != 0);
+    page->set_quiz_open(open);
+    page->set_written(record ? record->written : std::map<std::string, std::string>{});
+  }
   QString progress = tr("%1 of %2 experiments run").arg(done).arg(lab.experiments.size());
   if (!lab.quiz.empty()) {
     progress += tr(" · quiz %1 of %2 right (%3 answered)")

@@ -66,13 +66,18 @@ class LabsTab : public QWidget {
 
   QTreeWidget* list() const { return list_; }
   QLineEdit* learner() const { return learner_; }    // the learner's name, kept in the settings
-  LabPage* page(const std::string& lab_name) const;  // null when not loaded
-  LabPage* current_page() const;
+  // A lab's page is made the first time it is shown or asked for: a page is hundreds of widgets,
+  // and a session looks at few of the labs.
+  LabPage* page(const std::string& lab_name);  // null when no such lab is loaded
+  LabPage* current_page();                     // the chosen lab's, shown in the tab
   QString message() const;  // the tab's message bar: problems of lab files, refusals
   const std::vector<Lab>& labs() const { return labs_; }
 
  private:
   void add_lab(Lab lab);
+  LabPage* page_at(size_t index);  // made, filled and added to the stack when first needed
+  void show_chosen();              // the chosen lab's page, once the tab is on screen
+  void showEvent(QShowEvent* event) override;
   void fit_list();
   bool eventFilter(QObject* watched, QEvent* event) override;
   void refresh();  // every lab's states, results, charts and progress column
@@ -84,7 +89,7 @@ class LabsTab : public QWidget {
 
   LabsContext context_;
   std::vector<Lab> labs_;
-  std::vector<LabPage*> pages_;
+  std::vector<LabPage*> pages_;  // one per lab, null until made (page_at)
   LabProgress progress_;
   // Runs recorded on a GPU elsewhere, shown where this machine cannot run an experiment
   // (engine/labs/reference_runs); read once, when the tab is made.
