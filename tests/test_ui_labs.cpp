@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QPointer>
 #include <QPushButton>
 #include <QRadioButton>
 #include <QScrollBar>
@@ -1136,6 +1137,43 @@ TEST_F(Labs, ALabFileWithAnErrorIsReportedAtItsLineAndTheOthersLoad) {
   EXPECT_EQ(tab()->labs().size(), builtin_lab_names().size());
   EXPECT_EQ(tab()->list()->topLevelItemCount(), int(builtin_lab_names().size()));
   EXPECT_NE(choose_lab("cnn-on-gpu"), nullptr);
+}
+
+// A lab's page is made when it is first shown (the window starts with none of them), and a lab
+// file opened again while its page is shown is shown as the file is now, in a page made afresh.
+TEST_F(Labs, APageIsMadeWhenShownAndALabOpenedAgainIsShownAsItIsNow) {
+  const auto path = write_lab("tiny-lab.md", kTinyLab);
+  open_window();
+  EXPECT_TRUE(tab()->findChildren<LabPage*>().isEmpty());
+  LabPage* first = choose_lab("cnn-on-gpu");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(tab()->findChildren<LabPage*>().size(), 1);
+  test::answer_file_dialog(QString::fromStdString(path.string()), [&] {
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open lab"));
+  });
+  LabPage* before = tab()->current_page();
+  ASSERT_NE(before, nullptr);
+  EXPECT_EQ(before->lab().title, "A tiny lab");
+  const QPointer<LabPage> old = before;
+
+  std::string edited = kTinyLab;
+  edited.replace(edited.find("title: A tiny lab"), 17, "title: A tiny lab, edited");
+  std::ofstream(path) << edited;
+  test::answer_file_dialog(QString::fromStdString(path.string()), [&] {
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open lab"));
+  });
+  // The old page goes once the event loop deletes what was left to it.
+  QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
+  EXPECT_TRUE(old.isNull());
+  // The page on screen is the file as it is now.
+  LabPage* after = nullptr;
+  for (LabPage* page : tab()->findChildren<LabPage*>())
+    if (page->isVisible()) after = page;
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(after->lab().title, "A tiny lab, edited");
+  EXPECT_EQ(tab()->current_page(), after);
+  EXPECT_EQ(tab()->labs().size(), builtin_lab_names().size() + 1);
+  EXPECT_EQ(opened_lab_row()->text(0), "A tiny lab, edited");
 }
 
 // A remembered lab file that grew past the limits (2 MB of one-line paragraphs froze the window
