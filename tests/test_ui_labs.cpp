@@ -1159,9 +1159,10 @@ TEST_F(Labs, APageIsMadeWhenShownAndALabOpenedAgainIsShownAsItIsNow) {
   std::string edited = kTinyLab;
   edited.replace(edited.find("title: A tiny lab"), 17, "title: A tiny lab, edited");
   std::ofstream(path) << edited;
-  test::answer_file_dialog(QString::fromStdString(path.string()), [&] {
-    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open lab"));
-  });
+  // Opened again as File → Open lab opens it (the dialog, answered above, is not asked again: in
+  // its own folder, with the file chosen before, it keeps every folder of the typed path selected
+  // on a slow machine, and the test would be testing the dialog).
+  ASSERT_TRUE(tab()->open_lab(path));
   // The old page goes once the event loop deletes what was left to it.
   QCoreApplication::sendPostedEvents(nullptr, QEvent::DeferredDelete);
   EXPECT_TRUE(old.isNull());
