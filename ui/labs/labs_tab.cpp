@@ -169,11 +169,9 @@ LabsTab::LabsTab(LabsContext context, QWidget* parent)
   std::string problem;
   progress_ = load_lab_progress(context_.store->runs_dir(), &problem);
   if (!problem.empty()) report(QString::fromStdString(problem), false);
+  // Where the reference runs are is said now; they are read when a lab's page first shows.
   try {
-    ReferenceRuns references = load_reference_runs(reference_runs_dir());
-    references_ = std::move(references.runs);
-    for (const std::string& left_out : references.problems)
-      report(tr("A reference run is left out: %1").arg(QString::fromStdString(left_out)), false);
+    references_dir_ = reference_runs_dir();
   } catch (const ConfigError& error) {
     report(QString::fromStdString(error.what()), true);
   }
@@ -274,8 +272,23 @@ void LabsTab::add_lab(Lab lab) {
   if (list_->currentItem() == item) show_chosen();
 }
 
+void LabsTab::read_references() {
+  if (references_read_) return;
+  references_read_ = true;
+  if (references_dir_.empty()) return;
+  try {
+    ReferenceRuns references = load_reference_runs(references_dir_);
+    references_ = std::move(references.runs);
+    for (const std::string& left_out : references.problems)
+      report(tr("A reference run is left out: %1").arg(QString::fromStdString(left_out)), false);
+  } catch (const ConfigError& error) {
+    report(QString::fromStdString(error.what()), true);
+  }
+}
+
 LabPage* LabsTab::page_at(size_t index) {
   if (pages_[index]) return pages_[index];
+  read_references();  // the page's rows of GPU experiments may show one
   auto* page = new LabPage(labs_[index], stack_);
   const std::string source = labs_[index].source;
   connect(page, &LabPage::run_requested, this, [this, source](const QString& experiment) {

@@ -92,7 +92,10 @@ class LabsTab : public QWidget {
   std::vector<LabPage*> pages_;  // one per lab, null until made (page_at)
   LabProgress progress_;
   // Runs recorded on a GPU elsewhere, shown where this machine cannot run an experiment
-  // (engine/labs/reference_runs); read once, when the tab is made.
+  // (engine/labs/reference_runs); read once, when the first page is made (read_references).
+  void read_references();
+  std::filesystem::path references_dir_;  // empty where $GPULAB_REFERENCE_RUNS names no folder
+  bool references_read_ = false;
   std::vector<RunData> references_;
   Banner* message_;
   QTreeWidget* list_;
