@@ -120,6 +120,14 @@ class Labs : public test::WindowTest {
     return path;
   }
   LabsTab* tab() { return window_->labs(); }
+  // A learner's hand-in made on the command line, as a learner without the window makes one:
+  // `gpulab-cli lab run LAB --learner LEARNER --out OUT` on the fixture's data, `more` added.
+  test::CliResult lab_run(const std::filesystem::path& lab, const std::string& learner,
+                          const std::filesystem::path& out, const std::string& more = "") {
+    return test::run_command(std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() +
+                             "' --quiet --learner " + learner + more + " --out '" + out.string() +
+                             "' --data-dir '" + data_.path().string() + "'");
+  }
   // File → Open class folder… by the menu bar, `folder` typed into its dialog: the board, once
   // shown; null (the test failing) where none opened.
   ClassBoard* open_class_folder(const std::filesystem::path& folder) {
@@ -600,10 +608,7 @@ TEST_F(Labs, ClassBoardShowsTheGradedClassAndFollowsTheFolder) {
   EXPECT_TRUE(board->chart()->pixmap().isNull());  // no runs yet: no figures to chart
   // A third hand-in arrives, with its run (`lab run` on the command line), and the class is
   // graded again: the open board follows, with the class chart of Cy's figures.
-  const test::CliResult ran =
-      test::run_command(std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() +
-                        "' --quiet --learner Cy --out '" + (hand_ins / "Cy").string() +
-                        "' --data-dir '" + data_.path().string() + "'");
+  const test::CliResult ran = lab_run(lab, "Cy", hand_ins / "Cy");
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
   grade();
   EXPECT_TRUE(wait_until([&] { return table->rowCount() == 3; }, 10s)) << table->rowCount();
@@ -662,10 +667,7 @@ TEST_F(Labs, ClassBoardGradesAClassFolderAsHandInsArrive) {
   EXPECT_EQ(table->currentRow(), 0);
   EXPECT_TRUE(board->compare_button()->isEnabled());
   EXPECT_TRUE(board->hand_in_view()->toPlainText().contains("Ada"));
-  const test::CliResult ran =
-      test::run_command(std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() +
-                        "' --quiet --learner Cy --out '" + (hand_ins / "Cy").string() +
-                        "' --data-dir '" + data_.path().string() + "'");
+  const test::CliResult ran = lab_run(lab, "Cy", hand_ins / "Cy");
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
   ASSERT_TRUE(wait_until([&] { return table->rowCount() == 3 && !board->grading(); }, 20s))
       << board->summary().toStdString();
@@ -702,10 +704,7 @@ TEST_F(Labs, ClassBoardGradesElsewhereWhereGradedCannotBeWrittenAndKeepsItsLabOv
   open_window();
   const auto lab = write_lab("tiny-lab.md", kTinyLab);
   const auto hand_ins = labs_dir_.path() / "class";
-  const test::CliResult ran =
-      test::run_command(std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() +
-                        "' --quiet --learner Ada --out '" + (hand_ins / "Ada").string() +
-                        "' --data-dir '" + data_.path().string() + "'");
+  const test::CliResult ran = lab_run(lab, "Ada", hand_ins / "Ada");
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
   std::ofstream(hand_ins / "graded") << "not a folder\n";
   ClassBoard* board = open_class_folder(hand_ins);
@@ -823,10 +822,8 @@ TEST_F(Labs, ClassBoardOpensALearnersRunsInCompareReadOnly) {
   std::ofstream(given) << R"({"answers": [{"question": "What dominates training?",
                                "answer": "Matrix multiplication"}]})";
   for (const char* learner : {"Ada", "Bob"}) {
-    const test::CliResult ran = test::run_command(
-        std::string(GPULAB_CLI_PATH) + " lab run '" + lab.string() + "' --quiet --learner " +
-        learner + " --answers '" + given.string() + "' --out '" + (hand_ins / learner).string() +
-        "' --data-dir '" + data_.path().string() + "'");
+    const test::CliResult ran =
+        lab_run(lab, learner, hand_ins / learner, " --answers '" + given.string() + "'");
     ASSERT_EQ(ran.exit_code, 0) << ran.output;
   }
   write_hand_in_zip(hand_ins / "Bob", hand_ins / "Bob.zip");

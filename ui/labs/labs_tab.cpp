@@ -276,14 +276,10 @@ void LabsTab::read_references() {
   if (references_read_) return;
   references_read_ = true;
   if (references_dir_.empty()) return;
-  try {
-    ReferenceRuns references = load_reference_runs(references_dir_);
-    references_ = std::move(references.runs);
-    for (const std::string& left_out : references.problems)
-      report(tr("A reference run is left out: %1").arg(QString::fromStdString(left_out)), false);
-  } catch (const ConfigError& error) {
-    report(QString::fromStdString(error.what()), true);
-  }
+  ReferenceRuns references = load_reference_runs(references_dir_);
+  references_ = std::move(references.runs);
+  for (const std::string& left_out : references.problems)
+    report(tr("A reference run is left out: %1").arg(QString::fromStdString(left_out)), false);
 }
 
 LabPage* LabsTab::page_at(size_t index) {
@@ -314,8 +310,7 @@ LabPage* LabsTab::page_at(size_t index) {
 }
 
 void LabsTab::show_chosen() {
-  const int row = list_->indexOfTopLevelItem(list_->currentItem());
-  if (row >= 0 && isVisible()) stack_->setCurrentWidget(page_at(size_t(row)));
+  if (isVisible()) current_page();
 }
 
 void LabsTab::showEvent(QShowEvent* event) {
@@ -600,30 +595,28 @@ void LabsTab::refresh_lab(size_t index) {
     if (have || !result.skipped.empty()) results.push_back(std::move(result));
     states.push_back(std::move(state));
   }
-  // A lab whose page is not made yet has only its progress column to show.
-  if (page) {
-    page->set_states(states, context_.busy() || bench_.joinable());
-    page->set_results(results);
-  }
-  for (size_t c = 0; page && c < lab.charts.size(); ++c) {
-    std::vector<const RunData*> runs;
-    std::vector<QColor> colors;
-    for (const LabExperiment& e : lab.experiments) {
-      const auto& wanted = lab.charts[c].experiments;
-      if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), e.name) == wanted.end())
-        continue;
-      if (const auto run = finished_runs.find(e.name); run != finished_runs.end()) {
-        runs.push_back(&run->second->data);
-        colors.push_back(run->second->color);
-      }
-    }
-    page->set_chart_runs(c, std::move(runs), std::move(colors));
-  }
   // Answers kept by their text, shown as the choices they name.
   const std::vector<int> answers = quiz_answers(lab, record);
   const int answered =
       int(std::count_if(answers.begin(), answers.end(), [](int a) { return a >= 0; }));
+  // A lab whose page is not made yet has only its progress column to show.
   if (page) {
+    page->set_states(states, context_.busy() || bench_.joinable());
+    page->set_results(results);
+    for (size_t c = 0; c < lab.charts.size(); ++c) {
+      std::vector<const RunData*> runs;
+      std::vector<QColor> colors;
+      for (const LabExperiment& e : lab.experiments) {
+        const auto& wanted = lab.charts[c].experiments;
+        if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), e.name) == wanted.end())
+          continue;
+        if (const auto run = finished_runs.find(e.name); run != finished_runs.end()) {
+          runs.push_back(&run->second->data);
+          colors.push_back(run->second->color);
+        }
+      }
+      page->set_chart_runs(c, std::move(runs), std::move(colors));
+    }
     page->set_answers(answers);
     std::vector<bool> open;
     for (const QuizQuestion& q : lab.quiz)
