@@ -61,7 +61,7 @@ bool save_text(const QString& path, const std::string& text, QString* error) {
 namespace {
 
 // The plot as `format` in memory, as QCustomPlot's own savePng and savePdf draw it (96 dpi; a
-// page of width x height points): the bytes then go to the file in one atomic write, since Qt's
+// PDF page of width x height points, drawn as the PNG is): the bytes then go to the file in one atomic write, since Qt's
 // writers fill the file in place and say nothing of a full disk.
 QByteArray plot_bytes(QCustomPlot& plot, ExportFormat format, int width, int height) {
   QBuffer buffer;
@@ -77,6 +77,10 @@ QByteArray plot_bytes(QCustomPlot& plot, ExportFormat format, int width, int hei
     }
     case ExportFormat::Pdf: {
       QPdfWriter pdf(&buffer);
+      // At the PNG's 96 dpi, so that a font's points become as many logical units as on screen:
+      // at QPdfWriter's own 1200 dpi, a 10 pt font was 167 units on a page `width` units wide,
+      // text about 16 times too large, overlapping into noise.
+      pdf.setResolution(96);
       pdf.setPageLayout(QPageLayout(
           QPageSize(QSize(width, height), QPageSize::Point, QString(), QPageSize::ExactMatch),
           QPageLayout::Portrait, QMarginsF(0, 0, 0, 0)));
