@@ -35,6 +35,37 @@ check_list() {
   printf 'checked %d files of %d installed\n' "${#want[@]}" "$(wc -l <<<"$list")"
 }
 
+# The licence, said alike everywhere: the copyright file (DEP-5) gives gpulab's files ("Files: *")
+# GPL-3+ with its text's paragraph, names QCustomPlot's, and gives every licence it uses a
+# paragraph; AppStream's project_license is the same licence in SPDX's words; LICENSE in the source
+# is the GPL's version 3. $1 is the prefix (share/ under it), $3 ON where the window is installed.
+check_licence() {
+  local root=$1 source=$2 gui=$3 copyright=$1/share/doc/gpulab/copyright licence name
+  local project="(no window installed)"
+  [[ -f $copyright ]] || { bad "no copyright file at ${copyright#"$root"/}"; return; }
+  head -n 1 "$copyright" |
+    grep -qxF 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+    bad "the copyright file is not machine-readable (no DEP-5 Format line)"
+  licence="$(awk '/^Files: \*$/ {f = 1; next} f && /^License: / {print $2; exit} /^$/ {f = 0}' "$copyright")"
+  [[ $licence == GPL-3+ ]] || bad "the copyright file's Files: * has License '$licence', not GPL-3+"
+  grep -A3 'QCustomPlot' "$copyright" | grep -q 'GPL' || bad "the copyright file does not name QCustomPlot's licence"
+  # A stand-alone paragraph (its first line "License: NAME", its text below) for every licence used.
+  local standalone
+  standalone="$(awk 'prev == "" && /^License: / {print $2} {prev = $0}' "$copyright" | sort -u)"
+  for name in $(awk '/^License: / {print $2}' "$copyright" | sort -u); do
+    grep -qxF "$name" <<<"$standalone" || bad "the copyright file uses $name with no paragraph holding its text"
+  done
+  grep -qi 'unspecified' "$copyright" && bad "the copyright file still says a licence is unspecified"
+  if [[ $gui == ON ]]; then
+    project="$(sed -n 's|.*<project_license>\(.*\)</project_license>.*|\1|p' "$root"/share/metainfo/*.metainfo.xml)"
+    [[ $project == GPL-3.0-or-later ]] ||
+      bad "AppStream's project_license is '$project', not GPL-3.0-or-later (the copyright file's GPL-3+)"
+  fi
+  { grep -q 'GNU GENERAL PUBLIC LICENSE' "$source/LICENSE" && grep -q 'Version 3, 29 June 2007' "$source/LICENSE"; } 2>/dev/null ||
+    bad "LICENSE in the source is not the GPL's version 3"
+  printf 'licence: the copyright file says %s, AppStream %s\n' "$licence" "${project:-(no window installed)}"
+}
+
 validate() {
   local root=$1 app_id=$2
   if command -v desktop-file-validate >/dev/null; then
@@ -72,6 +103,7 @@ case $mode in
       "$prefix/bin/gpulab-cli" train --steps 1 2>&1 || true)"
     grep -qF "$prefix/share/gpulab/mnist" <<<"$said" ||
       bad "the installed gpulab-cli does not read the shared MNIST beside it ($prefix/share/gpulab/mnist): it said: $said"
+    check_licence "$prefix" "$source" "$gui"
     [[ $gui == ON ]] && validate "$prefix" "$app_id"
     ;;
   deb)
@@ -93,6 +125,7 @@ case $mode in
     root="$(mktemp -d)"
     trap 'rm -rf "$root"' EXIT
     dpkg-deb -x "$deb" "$root"
+    check_licence "$root/usr" "$source" "$gui"
     [[ $gui == ON ]] && validate "$root/usr" "$app_id"
     if command -v lintian >/dev/null; then
       out="$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -v '^running with root privileges' || true)"
