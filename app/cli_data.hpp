@@ -12,6 +12,7 @@ namespace gpulab::cli {
 
 struct DataFlags {
   std::string data_dir;  // empty: the folder training reads (default_data_dir)
+  bool shared = false;   // into the machine's shared copy (system_data_dir), for every user
   bool quiet = false;
 };
 

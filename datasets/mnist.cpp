@@ -11,7 +11,6 @@
 
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
-#include "io/install_paths.hpp"
 
 namespace gpulab::data {
 
@@ -155,12 +154,10 @@ fs::path default_data_dir(const std::optional<fs::path>& flag) {
 }
 
 fs::path system_data_dir() {
-  // GPULAB_SYSTEM_DATA (tests, or a site's own layout), else the folder beside the installed
-  // program (/usr/share/gpulab/mnist for /usr/bin/gpulab-cli); a program run from its build
-  // folder finds none there.
+  // GPULAB_SYSTEM_DATA (tests, or a site's own layout), else /var/lib/gpulab/mnist: a folder no
+  // package owns, so removing or purging gpulab leaves a site's copy alone and warns of nothing.
   if (const char* named = std::getenv("GPULAB_SYSTEM_DATA")) return named;
-  const fs::path program = running_program();
-  return program.empty() ? fs::path() : installed_data_dir(program) / "mnist";
+  return kSharedDataDir;
 }
 
 void normalize_pixels(float* out, const uint8_t* pixels, size_t n) {

@@ -34,9 +34,9 @@ MnistData load_mnist(const std::filesystem::path& dir);
 // lacks MNIST and system_data_dir() holds it, that one. Throws DataError if none is set.
 std::filesystem::path default_data_dir(const std::optional<std::filesystem::path>& flag);
 
-// The shared read-only copy a site may install for every user: $GPULAB_SYSTEM_DATA when set
-// (empty: none), else share/gpulab/mnist beside the running program's prefix
-// (/usr/share/gpulab/mnist for the package).
+// The shared read-only copy a site may install for every user (gpulab-cli data fetch --shared):
+// $GPULAB_SYSTEM_DATA when set (empty: none), else kSharedDataDir.
+inline constexpr const char* kSharedDataDir = "/var/lib/gpulab/mnist";
 std::filesystem::path system_data_dir();
 
 // The usual MNIST statistics. Every backend and the PyTorch reference normalize with exactly

@@ -2,8 +2,10 @@
 # ctest's package checks (tests/CMakeLists.txt registers both):
 #   package_check.sh install BUILD SOURCE APP_ID GUI  the install rules of this build, into a
 #       temporary prefix: the file list, the installed program finding its data, the validators
-#   package_check.sh deb DEB SOURCE APP_ID            a package scripts/package built: its file
-#       list, its Depends (no CUDA library, the Qt and BLAS it links) and lintian's errors;
+#   package_check.sh deb DEB SOURCE APP_ID VERSION    a package scripts/package built: its file
+#       list, its version (the project's and the Debian revision: VERSION, where DEB is the one
+#       this build names), its Depends (no CUDA library, the Qt and BLAS it links) and lintian's
+#       errors;
 #       $GPULAB_PACKAGE_DEB, when set, names the package instead of DEB (scripts/test sets it
 #       when it packages the build the tests ran on)
 # Exits 77 (ctest: skipped), saying why, where what it needs is missing.
@@ -17,7 +19,8 @@ bad() { printf 'FAIL: %s\n' "$*"; fail=1; }
 check_list() {
   local list=$1 source=$2 app_id=$3 gui=$4
   local want=(bin/gpulab-cli share/gpulab/cluster/gpulab.slurm share/gpulab/cluster/hostfile
-    share/man/man1/gpulab-cli.1.gz share/doc/gpulab/copyright share/doc/gpulab/changelog.gz)
+    share/man/man1/gpulab-cli.1.gz share/doc/gpulab/copyright share/doc/gpulab/changelog.Debian.gz share/doc/gpulab/README.md)
+  for f in "$source"/docs/*.md; do want+=("share/doc/gpulab/docs/${f#"$source"/docs/}"); done
   for f in "$source"/resources/labs/*.md "$source"/resources/demos/*.json; do
     want+=("share/gpulab/${f#"$source"/resources/}")
   done
@@ -33,6 +36,37 @@ check_list() {
   for f in "${want[@]}"; do grep -qxF "$f" <<<"$list" || bad "$f is not installed"; done
   grep -Eq '(^|/)lib(cuda|cublas|nccl|nvidia)' <<<"$list" && bad "a CUDA library is installed"
   printf 'checked %d files of %d installed\n' "${#want[@]}" "$(wc -l <<<"$list")"
+}
+
+# The licence, said alike everywhere: the copyright file (DEP-5) gives gpulab's files ("Files: *")
+# GPL-3+ with its text's paragraph, names QCustomPlot's, and gives every licence it uses a
+# paragraph; AppStream's project_license is the same licence in SPDX's words; LICENSE in the source
+# is the GPL's version 3. $1 is the prefix (share/ under it), $3 ON where the window is installed.
+check_licence() {
+  local root=$1 source=$2 gui=$3 copyright=$1/share/doc/gpulab/copyright licence name
+  local project="(no window installed)"
+  [[ -f $copyright ]] || { bad "no copyright file at ${copyright#"$root"/}"; return; }
+  head -n 1 "$copyright" |
+    grep -qxF 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' ||
+    bad "the copyright file is not machine-readable (no DEP-5 Format line)"
+  licence="$(awk '/^Files: \*$/ {f = 1; next} f && /^License: / {print $2; exit} /^$/ {f = 0}' "$copyright")"
+  [[ $licence == GPL-3+ ]] || bad "the copyright file's Files: * has License '$licence', not GPL-3+"
+  grep -A3 'QCustomPlot' "$copyright" | grep -q 'GPL' || bad "the copyright file does not name QCustomPlot's licence"
+  # A stand-alone paragraph (its first line "License: NAME", its text below) for every licence used.
+  local standalone
+  standalone="$(awk 'prev == "" && /^License: / {print $2} {prev = $0}' "$copyright" | sort -u)"
+  while read -r name; do
+    grep -qxF "$name" <<<"$standalone" || bad "the copyright file uses $name with no paragraph holding its text"
+  done < <(awk '/^License: / {print $2}' "$copyright" | sort -u)
+  grep -qi 'unspecified' "$copyright" && bad "the copyright file still says a licence is unspecified"
+  if [[ $gui == ON ]]; then
+    project="$(sed -n 's|.*<project_license>\(.*\)</project_license>.*|\1|p' "$root"/share/metainfo/*.metainfo.xml)"
+    [[ $project == GPL-3.0-or-later ]] ||
+      bad "AppStream's project_license is '$project', not GPL-3.0-or-later (the copyright file's GPL-3+)"
+  fi
+  { grep -q 'GNU GENERAL PUBLIC LICENSE' "$source/LICENSE" && grep -q 'Version 3, 29 June 2007' "$source/LICENSE"; } 2>/dev/null ||
+    bad "LICENSE in the source is not the GPL's version 3"
+  printf 'licence: the copyright file says %s, AppStream %s\n' "$licence" "${project:-(no window installed)}"
 }
 
 validate() {
@@ -61,21 +95,28 @@ case $mode in
     [[ -x $prefix/share/gpulab/cluster/gpulab.slurm ]] || bad "gpulab.slurm is not executable"
     # The installed program runs from its prefix, and finds the labs and its data folder.
     "$prefix/bin/gpulab-cli" lab list | grep -q cnn-on-gpu || bad "the installed gpulab-cli lists no labs"
-    # A site's shared MNIST beside the installed program (share/gpulab/mnist under its prefix,
-    # whatever the prefix) is read by a user who has none: here four empty files, which training
-    # then refuses naming that folder.
-    mkdir -p "$prefix/share/gpulab/mnist" "$prefix/home"
+    # A site's shared MNIST is read from /var/lib/gpulab/mnist ($GPULAB_SYSTEM_DATA here), a folder
+    # no package owns, and never from share/gpulab/mnist beside the program, which the package
+    # owns (purging it would leave 55 MB and a warning): with four empty files in each, training
+    # refuses the shared copy's, naming that folder.
+    mkdir -p "$prefix/share/gpulab/mnist" "$prefix/var/lib/gpulab/mnist" "$prefix/home"
     for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
       : >"$prefix/share/gpulab/mnist/$f"
+      : >"$prefix/var/lib/gpulab/mnist/$f"
     done
-    said="$(env -u GPULAB_DATA -u GPULAB_SYSTEM_DATA -u XDG_DATA_HOME HOME="$prefix/home" \
+    said="$(env -u GPULAB_DATA -u XDG_DATA_HOME GPULAB_SYSTEM_DATA="$prefix/var/lib/gpulab/mnist" \
+      HOME="$prefix/home" "$prefix/bin/gpulab-cli" train --steps 1 2>&1 || true)"
+    grep -qF "$prefix/var/lib/gpulab/mnist" <<<"$said" ||
+      bad "the installed gpulab-cli does not read the shared MNIST in \$GPULAB_SYSTEM_DATA: it said: $said"
+    said="$(env -u GPULAB_DATA -u XDG_DATA_HOME -u GPULAB_SYSTEM_DATA HOME="$prefix/home" \
       "$prefix/bin/gpulab-cli" train --steps 1 2>&1 || true)"
-    grep -qF "$prefix/share/gpulab/mnist" <<<"$said" ||
-      bad "the installed gpulab-cli does not read the shared MNIST beside it ($prefix/share/gpulab/mnist): it said: $said"
+    grep -qF "$prefix/share/gpulab/mnist" <<<"$said" &&
+      bad "the installed gpulab-cli reads MNIST from share/gpulab/mnist, a folder the package owns: $said"
+    check_licence "$prefix" "$source" "$gui"
     [[ $gui == ON ]] && validate "$prefix" "$app_id"
     ;;
   deb)
-    deb=${GPULAB_PACKAGE_DEB:-$2} source=$3 app_id=$4
+    deb=${GPULAB_PACKAGE_DEB:-$2} source=$3 app_id=$4 version=${5:-}
     [[ -f $deb ]] || skip "no package at $deb: scripts/package builds it"
     command -v dpkg-deb >/dev/null || skip "dpkg-deb not found (dpkg)"
     # Relative to /usr, where a Debian package installs.
@@ -83,6 +124,13 @@ case $mode in
     gui=OFF
     grep -qxF bin/gpulab <<<"$list" && gui=ON
     check_list "$list" "$source" "$app_id" "$gui"
+    got_version="$(dpkg-deb -f "$deb" Version)"
+    [[ $got_version =~ ^[0-9][0-9.]*-[0-9][A-Za-z0-9.+~]*$ ]] ||
+      bad "Version $got_version is not <version>-<Debian revision>"
+    [[ -n ${GPULAB_PACKAGE_DEB:-} || -z $version || $got_version == "$version" ]] ||
+      bad "Version is $got_version, not this build's $version"
+    [[ $(basename "$deb") == "gpulab_${got_version}_amd64.deb" ]] ||
+      bad "the file $(basename "$deb") is not named for its version $got_version"
     depends="$(dpkg-deb -f "$deb" Depends)"
     printf 'Depends: %s\n' "$depends"
     for lib in libc6 libstdc++6 libopenblas0 zlib1g libgomp1; do
@@ -93,6 +141,7 @@ case $mode in
     root="$(mktemp -d)"
     trap 'rm -rf "$root"' EXIT
     dpkg-deb -x "$deb" "$root"
+    check_licence "$root/usr" "$source" "$gui"
     [[ $gui == ON ]] && validate "$root/usr" "$app_id"
     if command -v lintian >/dev/null; then
       out="$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -v '^running with root privileges' || true)"

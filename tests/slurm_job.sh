@@ -101,9 +101,11 @@ SlurmctldLogFile=$WORK/log/slurmctld.log
 SlurmdLogFile=$WORK/log/slurmd.log
 # The job's temporaries (PMIx's folders among them) apart from another cluster's with the same ids.
 TmpFS=$WORK/tmp
-# No cgroups: a container may not let slurmd have them, and one job needs no confinement.
+# No cgroups: a container may not let slurmd have them, and one job needs no confinement. Tasks
+# are bound to their CPUs (task/affinity: sched_setaffinity), as a site's Slurm binds them, so
+# the test sees what each rank may run on.
 ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+TaskPlugin=task/affinity
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none

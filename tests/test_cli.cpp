@@ -1253,6 +1253,32 @@ TEST(CliDataFetch, AFolderThatCannotBeMadeIsNamed) {
       << r.output;
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
 }
+
+// --shared fetches into the machine's copy ($GPULAB_SYSTEM_DATA standing in for
+// /var/lib/gpulab/mnist), whatever $GPULAB_DATA says, and what training then reads for a user who
+// has none of their own.
+TEST(CliDataFetch, SharedFetchesIntoTheMachinesCopy) {
+  test::TempDir dir;
+  const auto shared = dir.path() / "var-lib" / "mnist", home = dir.path() / "home";
+  const std::string env =
+      offline_sources(dir.path() / "no-mirror") + " GPULAB_SYSTEM_DATA=" + shared.string() +
+      " GPULAB_DATA=" + (dir.path() / "own").string() + " HOME=" + home.string();
+  const Result failed = cli("data fetch --shared --quiet", env);
+  EXPECT_EQ(failed.exit_code, 1) << failed.output;
+  EXPECT_NE(failed.output.find("copy the four files into " + shared.string() + " and try again"),
+            std::string::npos)
+      << failed.output;
+  EXPECT_TRUE(std::filesystem::is_empty(shared));  // made, readable by all, and nothing in it
+  EXPECT_EQ(std::filesystem::status(shared).permissions() & std::filesystem::perms::others_read,
+            std::filesystem::perms::others_read);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "own"));
+
+  test::write_mnist(shared, test::synthetic_set(16, 1), test::synthetic_set(8, 2));
+  const Result r = cli("data fetch --shared", env);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output, "fetching MNIST into " + shared.string() + "\nMNIST is already in " +
+                          shared.string() + "\n");
+}
 #else
 TEST(CliDataFetch, ABuildWithoutQtSaysHowElseToGetTheData) {
   test::TempDir dir;
@@ -1261,6 +1287,21 @@ TEST(CliDataFetch, ABuildWithoutQtSaysHowElseToGetTheData) {
   EXPECT_NE(r.output.find("built without Qt 6"), std::string::npos) << r.output;
 }
 #endif
+
+// --shared and --data-dir name two folders; an empty GPULAB_SYSTEM_DATA means no shared copy.
+TEST(CliDataFetch, SharedIsRefusedWithAFolderOrWithNoSharedCopy) {
+  test::TempDir dir;
+  const Result both = cli("data fetch --shared --data-dir " + dir.path().string());
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("--data-dir excludes --shared"), std::string::npos) << both.output;
+  const Result none = cli("data fetch --shared", "env GPULAB_SYSTEM_DATA=");
+  EXPECT_EQ(none.exit_code, 1) << none.output;
+  EXPECT_NE(none.output.find("GPULAB_SYSTEM_DATA is empty, which means no shared copy; unset it "
+                             "for /var/lib/gpulab/mnist"),
+            std::string::npos)
+      << none.output;
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
 
 TEST(CliDataFetch, DataWithoutASubcommandIsRefused) {
   const Result r = cli("data");

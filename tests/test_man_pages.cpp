@@ -1,8 +1,11 @@
 // The manual pages (docs/man/*.1) against the programs' --help: every flag a command's --help
 // lists is in its page and every flag a page documents is in --help, for gpulab-cli, each of its
-// commands and their subcommands, and the window.
+// commands and their subcommands, and the window; and every page as man renders it: no control
+// byte in its source, no warning from groff.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -127,6 +130,67 @@ TEST(ManPages, TheWindowsPageDocumentsExactlyTheFlagsItsHelpLists) {
   EXPECT_GT(help.flags.size(), 5u);
   EXPECT_EQ(difference(help.flags, parse_page(kManDir / "gpulab.1", "gpulab")["gpulab"]), "");
 #endif
+}
+
+// Every page in docs/man, in name order.
+std::vector<std::filesystem::path> man_pages() {
+  std::vector<std::filesystem::path> pages;
+  for (const auto& entry : std::filesystem::directory_iterator(kManDir))
+    if (entry.path().extension() == ".1") pages.push_back(entry.path());
+  std::sort(pages.begin(), pages.end());
+  return pages;
+}
+
+// "page:line: byte 0x0c" for each control byte (other than the line's end) in a page's source: a
+// form feed byte where the escape \fI, \fB or \fR was meant renders as "I/usr/share/...R".
+std::string control_bytes(const std::filesystem::path& page) {
+  std::ifstream in(page, std::ios::binary);
+  std::string line, found;
+  for (int number = 1; std::getline(in, line); ++number)
+    for (const char c : line) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 || byte == 0x7f) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", byte);
+        found += page.filename().string() + ":" + std::to_string(number) + ": byte " + hex + "\n";
+      }
+    }
+  return found;
+}
+
+// groff's warnings (all of them: -ww) for one page; "" when none. On its default device: the utf8
+// one man uses on a terminal passes a form feed through without a word.
+gpulab::test::CliResult groff_warnings(const std::filesystem::path& page) {
+  return gpulab::test::run_command("groff -man -ww -z '" + page.string() + "'");
+}
+
+bool groff_found() { return gpulab::test::run_command("command -v groff").exit_code == 0; }
+
+TEST(ManPages, NoPageHoldsAControlByte) {
+  const auto pages = man_pages();
+  ASSERT_GE(pages.size(), 10u) << kManDir;
+  for (const auto& page : pages) EXPECT_EQ(control_bytes(page), "") << page;
+}
+
+TEST(ManPages, EveryPageRendersWithoutAWarning) {
+  if (!groff_found())
+    GTEST_SKIP() << "groff not found: install groff-base (scripts/setup --tests does)";
+  for (const auto& page : man_pages()) {
+    const gpulab::test::CliResult r = groff_warnings(page);
+    EXPECT_EQ(r.exit_code, 0) << page << ": " << r.output;
+    EXPECT_EQ(r.output, "") << page;
+  }
+}
+
+// The two checks above catch the fault they are for: a page with a form feed where \fI belongs.
+TEST(ManPages, AFormFeedInAPageIsCaughtByBothChecks) {
+  gpulab::test::TempDir dir;
+  const auto page = dir.path() / "broken.1";
+  std::ofstream(page) << ".TH BROKEN 1\n.SH NAME\nbroken \\- a page\n.SH FILES\n"
+                      << "\fI/usr/share/gpulab\fR\n";
+  EXPECT_EQ(control_bytes(page), "broken.1:5: byte 0x0c\nbroken.1:5: byte 0x0c\n");
+  if (!groff_found()) GTEST_SKIP() << "groff not found: install groff-base";
+  EXPECT_NE(groff_warnings(page).output.find("warning"), std::string::npos);
 }
 
 // The comparison itself: a flag missing from a page, and one a page has that --help does not.

@@ -299,7 +299,7 @@ TEST(MnistDataDir, EmptyValuesAndRelativeXdgAreSkipped) {
 }
 
 // A site installs one read-only copy for every user (GPULAB_SYSTEM_DATA stands in for
-// /usr/share/gpulab/mnist): read while a user has none of their own, never over theirs.
+// /var/lib/gpulab/mnist): read while a user has none of their own, never over theirs.
 TEST(MnistDataDir, ASharedCopyServesAUserWhoHasNoneOfTheirOwn) {
   TempDir dir;
   const fs::path shared = dir.path() / "shared", home = dir.path() / "home";
@@ -324,6 +324,21 @@ TEST(MnistDataDir, ASharedCopyServesAUserWhoHasNoneOfTheirOwn) {
   ScopedEnv none("GPULAB_SYSTEM_DATA", "");  // empty: no shared copy
   fs::remove_all(own);
   EXPECT_EQ(default_data_dir(std::nullopt), own);
+}
+
+// The shared copy's folder is one no package owns (purging gpulab leaves it alone), the same
+// wherever the program is installed; GPULAB_SYSTEM_DATA names another, empty none.
+TEST(MnistDataDir, TheSharedCopyIsInVarLibGpulab) {
+  {
+    ScopedEnv system("GPULAB_SYSTEM_DATA", nullptr);
+    EXPECT_EQ(system_data_dir(), fs::path("/var/lib/gpulab/mnist"));
+  }
+  {
+    ScopedEnv system("GPULAB_SYSTEM_DATA", "/srv/mnist");
+    EXPECT_EQ(system_data_dir(), fs::path("/srv/mnist"));
+  }
+  ScopedEnv system("GPULAB_SYSTEM_DATA", "");
+  EXPECT_EQ(system_data_dir(), fs::path());
 }
 
 TEST(MnistDataDir, NothingSetIsAnError) {
