@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "app/cli_png.hpp"
+#include "engine/analysis/chart_csv.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
 #include "engine/inside/confusion.hpp"
@@ -30,13 +31,6 @@ bool is_mistakes_file(const std::string& name) {
   static const std::regex ours(
       R"(([0-9]+_true[0-9]+_pred[0-9]+\.png|index\.csv)(\.[0-9]+-[0-9]+\.tmp)?)");
   return std::regex_match(name, ours);
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
 }
 
 std::string probability(float p) {

@@ -12,6 +12,7 @@
 #include "app/cli_export.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/mnist.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
@@ -35,6 +36,20 @@ namespace gpulab::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A lab run's pace as its row in the lab's table gives it: "N images/s", at the median step.
+std::string lab_pace_text(const LabRunResult& result) {
+  const RunSummary& s = *result.summary;
+  const double ms = result.readings.median_step_ms;
+  const double pace = pace_images_per_second(double(s.images), double(s.steps), ms);
+  char text[96];
+  if (std::isfinite(pace))
+    std::snprintf(text, sizeof text, "%.0f images/s", pace);
+  else
+    std::snprintf(text, sizeof text, "%.0f images/s over the whole run",
+                  s.train_seconds > 0 ? double(s.images) / s.train_seconds : 0.0);
+  return text;
+}
 
 // --quick: a smoke test of every experiment, a few steps each and the small matrices only.
 constexpr int64_t kQuickSteps = 3;
@@ -407,9 +422,9 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
                         100.0 * s.test_accuracy);
         std::printf(
             "not run here: %s\n  reference run, recorded on %s (not measured on this "
-            "machine): %lld steps in %.1f s (%.0f images/s)%s\n",
+            "machine): %lld steps in %.1f s (%s)%s\n",
             why.c_str(), result.recorded_on.c_str(), static_cast<long long>(s.steps),
-            s.train_seconds, s.train_seconds > 0 ? s.images / s.train_seconds : 0.0, accuracy);
+            s.train_seconds, lab_pace_text(result).c_str(), accuracy);
       } else {
         result.skipped = why;
         std::printf("skipped: %s\n", why.c_str());
@@ -457,10 +472,9 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
         failed = true;
         std::printf("  failed: %s\n", summary.message.c_str());
       } else {
-        std::printf("  %s after %lld steps in %.1f s (%.0f images/s)\n",
-                    run_status_name(summary.status), static_cast<long long>(summary.steps),
-                    summary.train_seconds,
-                    summary.train_seconds > 0 ? summary.images / summary.train_seconds : 0.0);
+        std::printf("  %s after %lld steps in %.1f s (%s)\n", run_status_name(summary.status),
+                    static_cast<long long>(summary.steps), summary.train_seconds,
+                    lab_pace_text(result).c_str());
       }
     }
     std::fflush(stdout);

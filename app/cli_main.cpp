@@ -304,9 +304,9 @@ int run_train(const TrainFlags& flags) {
     mpi_abort("gpulab-cli: " + message, 130);
   }
   if (rank != 0) return 0;
-  std::printf("%s after %lld steps in %.1f s (%.0f images/s)", run_status_name(summary.status),
+  std::printf("%s after %lld steps in %.1f s (%s)", run_status_name(summary.status),
               static_cast<long long>(summary.steps), summary.train_seconds,
-              summary.train_seconds > 0 ? summary.images / summary.train_seconds : 0.0);
+              cli::pace_text(progress.run_dir(), summary).c_str());
   if (std::isfinite(summary.test_accuracy))
     std::printf("; test loss %.4f, accuracy %.2f%%", summary.test_loss, 100 * summary.test_accuracy);
   std::printf("\n");

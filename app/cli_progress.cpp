@@ -6,6 +6,8 @@
 #include <cmath>
 #include <string>
 
+#include "engine/analysis/run_figures.hpp"
+
 namespace gpulab::cli {
 namespace {
 
@@ -21,6 +23,22 @@ std::string duration_text(double seconds) {
 }
 
 }  // namespace
+
+std::string pace_text(const std::filesystem::path& run_dir, const RunSummary& summary) {
+  char text[96];
+  double pace = kNoValue;
+  if (!run_dir.empty()) try {
+      pace = run_images_per_second(load_run(run_dir));
+    } catch (const std::exception&) {  // said below: the figure it has instead
+    }
+  if (std::isfinite(pace)) {
+    std::snprintf(text, sizeof text, "%.0f images/s", pace);
+  } else {
+    std::snprintf(text, sizeof text, "%.0f images/s over the whole run",
+                  summary.train_seconds > 0 ? double(summary.images) / summary.train_seconds : 0.0);
+  }
+  return text;
+}
 
 ProgressPrinter::ProgressPrinter(std::FILE* out, bool quiet)
     : out_(out), terminal_(isatty(fileno(out)) != 0), quiet_(quiet) {}

@@ -8,6 +8,12 @@
 
 namespace gpulab::cli {
 
+// A finished run's pace for its last line: "N images/s", the figure the window and the lab tables
+// give (run_images_per_second, at the median step), read back from its record in `run_dir`;
+// where that cannot be read, the summary's images over its training seconds, named "over the
+// whole run".
+std::string pace_text(const std::filesystem::path& run_dir, const RunSummary& summary);
+
 class ProgressPrinter final : public RunObserver {
  public:
   ProgressPrinter(std::FILE* out, bool quiet);

@@ -172,13 +172,14 @@ int main(int argc, char** argv) {
       return fail("--device " + missing.join(", --device ") +
                   ": not on this machine (see gpulab-cli devices)");
     if (!missing.isEmpty())
-      window.show_warning(
-          QString("Not on this machine: %1 (%2); training on the others.")
-              .arg(missing.join(", "),
-                   window.device_picker()->has_gpu()
-                       ? QString("see gpulab-cli devices")
-                       : "no GPU: " + QString::fromStdString(
-                                          window.device_picker()->devices().no_gpu_reason)));
+      window.show_warning(QString("Not on this machine: %1; training on the others. %2")
+                              .arg(missing.join(", "),
+                                   window.device_picker()->has_gpu()
+                                       ? QString("See gpulab-cli devices.")
+                                       : "No GPU: " +
+                                             QString::fromStdString(
+                                                 window.device_picker()->devices().no_gpu_reason) +
+                                             "."));
   }
   if (parser.isSet(train))
     QTimer::singleShot(0, &window, [&window, chosen = parser.isSet(device)] {

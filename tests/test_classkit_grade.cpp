@@ -84,6 +84,36 @@ class Grading : public ClassKit {
   }
 };
 
+// Issue 40.4: a --quick hand-in was the tallest bar of the class chart, unmarked. Its runs' ⚠ is
+// in class.csv's flagged_runs and on its bars (the chart's run names, class-*.csv's too).
+TEST_F(Grading, AQuickHandInCarriesItsWarningIntoClassCsvAndTheClassChart) {
+  const fs::path quick = dir_.path() / "quick";
+  const test::CliResult run =
+      cli("lab run " + lab().string() + " --quick --quiet --learner zed --out " + quick.string() +
+          " --data-dir " + (root() / "data").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const fs::path out = dir_.path() / "graded";
+  const test::CliResult r = grade((root() / "ada").string() + " " + quick.string(), out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = read(out / "class.csv");
+  const std::string zed = row_of(csv, "zed"), ada = row_of(csv, "ada");
+  EXPECT_NE(zed.find("⚠ mlp cpu: quick"), std::string::npos) << zed;
+  // ada's runs are not quick (they carry ⚠ only where this machine was busy while they ran).
+  EXPECT_EQ(ada.find("quick"), std::string::npos) << ada;
+  std::string chart;  // class-LAB.csv: the class chart's points, by learner
+  for (const auto& entry : fs::directory_iterator(out))
+    if (const std::string name = entry.path().filename().string();
+        name.rfind("class-", 0) == 0 && entry.path().extension() == ".csv")
+      chart = read(entry.path());
+  EXPECT_NE(chart.find("zed · "), std::string::npos) << chart;
+  std::istringstream lines(chart);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("zed · ") != std::string::npos) {
+      EXPECT_NE(line.find(" ⚠"), std::string::npos) << line;
+    }
+  }
+}
+
 TEST_F(Grading, HandInZipHoldsTheFolderAsItsOneEntryAndVerifiesUnpacked) {
   const fs::path zip = zip_of("ada", dir_.path() / "out");
   ASSERT_TRUE(fs::is_regular_file(zip));
@@ -119,7 +149,7 @@ TEST_F(Grading, AGenuineClassIsGradedWithItsFiguresAndChart) {
   const std::string csv = read(out / "class.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "learner,lab,submitted,first_attempt_score,final_score,quiz_questions,"
-            "written_answered,written_questions,verified,problems,cpu,gpu,source,"
+            "written_answered,written_questions,verified,problems,cpu,gpu,source,flagged_runs,"
             "mlp cpu images/s,mlp cpu speedup,mlp again images/s,mlp again speedup");
   EXPECT_EQ(lines_in(csv), 3u) << csv;
   for (const char* learner : {"ada", "bob"}) {

@@ -237,6 +237,15 @@ TEST_F(ExportsRender, EveryFormatOfALabReportRendersAndItsPdfsReadAsItsSvgs) {
       EXPECT_GT(ink(image), 0.002) << path;
     }
   }
+  // Issue 40.7: the replica timeline's file says what the window says above it: the run, its
+  // key and the time axis.
+  const std::vector<std::string> timeline = svg_words(report / "replica-timeline.svg");
+  for (const char* word :
+       {"replicas,", "compute", "communication", "waiting", "neither", "clock", "(s)", "lenet5"})
+    EXPECT_NE(std::find(timeline.begin(), timeline.end(), word), timeline.end()) << word;
+  // ... and the step-time chart's lines have a key: its runs' names (its bars are by phase).
+  const std::vector<std::string> step_time = svg_words(report / "step-time.svg");
+  EXPECT_GE(std::count(step_time.begin(), step_time.end(), "lenet5"), 6);
   // With GPULAB_SCREENSHOTS=DIR the PDFs' renders are kept there, to be looked at.
   if (const char* shots = std::getenv("GPULAB_SCREENSHOTS"); shots && *shots)
     for (const auto& entry : fs::directory_iterator(scratch))

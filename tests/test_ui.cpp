@@ -165,7 +165,7 @@ TEST_F(Window, ExportsEveryChartAsPngPdfSvgAndCsv) {
   QString error;
   const QString dir = QString::fromStdString(out.path().string());
   ASSERT_TRUE(window_->export_all(dir, &error)) << error.toStdString();
-  for (const char* chart : {"loss", "accuracy", "throughput", "step-time", "gpu"}) {
+  for (const char* chart : {"loss", "accuracy", "throughput", "step-time", "hardware", "speedup"}) {
     const QString base = dir + "/" + chart;
     EXPECT_EQ(read_head(base + ".png", 8), std::string("\x89PNG\r\n\x1a\n", 8)) << chart;
     EXPECT_EQ(read_head(base + ".pdf", 5), "%PDF-") << chart;
@@ -1150,6 +1150,34 @@ TEST_F(Window, ShippedDemosAreFoundAndRunWithoutAGpu) {
         << file << ": " << error.toStdString();
   }
   EXPECT_GE(named, 1);
+}
+
+// Issue 40.10: the words the window uses are the record's, said once: "cancelled" as the runs
+// list and run.json say it (not "stopped"), one space before "(baseline)", and the reason a GPU
+// is missing without doubled parentheses.
+TEST_F(Window, TheWindowsWordsAreTheRecordsWords) {
+  QString error;
+  ASSERT_TRUE(window_->open_setup("race.json", &error)) << error.toStdString();
+  EXPECT_FALSE(window_->message().contains("))")) << window_->message().toStdString();
+  EXPECT_TRUE(window_->message().contains("no NVIDIA driver found (test)"))
+      << window_->message().toStdString();
+  small_setup(1'000'000);
+  QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] {
+    return !window_->store()->entries().empty() &&
+           window_->store()->entries().front()->data.steps.size() >= 2;
+  }));
+  RunEntry* run = window_->store()->entries().front();
+  QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  const QString line = window_->progress()->text(run->id);
+  EXPECT_TRUE(line.contains(": cancelled at step ")) << line.toStdString();
+  EXPECT_EQ(load_run(run->data.dir).info.value("status", ""), "cancelled");
+  window_->runs_panel()->set_baseline(run->id);
+  QApplication::processEvents();
+  const QString listed = window_->runs_panel()->tree()->topLevelItem(0)->text(0);
+  EXPECT_TRUE(listed.endsWith(" (baseline)")) << listed.toStdString();
+  EXPECT_FALSE(listed.contains("  ")) << listed.toStdString();
 }
 
 // Issue 16.5: the race demo on a machine without a GPU keeps saying why its GPU half is missing

@@ -2,15 +2,9 @@
 // never needs more room than the screen (many runs ticked, one with replicas, a long message,
 // presenter mode), every control stays reachable, controls stay put and say when they are off,
 // presenter mode is readable from the back of a room, and the smaller behaviours around runs.
-#include <chrono>
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <map>
-
 #include <gtest/gtest.h>
 #include <qcustomplot.h>
+
 #include <QAbstractButton>
 #include <QAbstractSpinBox>
 #include <QApplication>
@@ -33,7 +27,14 @@
 #include <QToolButton>
 #include <QTreeWidget>
 #include <QtTest/QTest>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
 
+#include "engine/analysis/run_figures.hpp"
 #include "engine/records/run_names.hpp"
 #include "engine/records/run_record.hpp"
 #include "recorded_runs.hpp"
@@ -642,6 +643,122 @@ TEST_F(Fit, AMessageMovesNothingUnderThePointer) {
     EXPECT_FALSE(message.intersects(button));
     window_->findChild<Banner*>("message")->dismiss();
   }
+}
+
+// Issue 40.5: ▶ Train's progress row took 42 px from the tabs, "lr 0.05 from step N" 15 px and
+// a long status line in presenter mode 21 px; the message bar covered the runs list's last row and
+// Show/Import. Every control's place is the same before and after each, in both modes, and the
+// message covers none.
+TEST_F(Fit, NothingMovesWhenRunsStartChangeTheirRateOrAMessageShows) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(6);
+  auto where = [&](QWidget* w) { return QRect(w->mapTo(window_.get(), QPoint()), w->size()); };
+  // Every visible button, tab bar and list of the window, by its place.
+  auto controls = [&] {
+    std::vector<std::pair<QWidget*, QRect>> placed;
+    for (QWidget* w : window_->findChildren<QWidget*>())
+      if (w->isVisible() && (qobject_cast<QPushButton*>(w) || qobject_cast<QTabBar*>(w) ||
+                             qobject_cast<QTreeWidget*>(w)))
+        placed.emplace_back(w, where(w));
+    return placed;
+  };
+  auto expect_unmoved = [&](const std::vector<std::pair<QWidget*, QRect>>& before,
+                            const std::string& what) {
+    for (const auto& [w, rect] : before)
+      if (w->isVisible())
+        EXPECT_EQ(where(w), rect) << what << ": " << w->metaObject()->className() << " \""
+                                  << w->objectName().toStdString() << "\" "
+                                  << (qobject_cast<QPushButton*>(w)
+                                          ? qobject_cast<QPushButton*>(w)->text().toStdString()
+                                          : std::string());
+  };
+  for (const bool presenter : {false, true}) {
+    window_->set_presenter(presenter);
+    show_at(QSize(1280, 720));
+    const std::string mode = presenter ? "presenter mode" : "normal mode";
+    small_setup(1'000'000);
+    auto before = controls();
+    QTest::mouseClick(window_->train_button(), Qt::LeftButton);
+    ASSERT_TRUE(window_->any_running()) << window_->message().toStdString();
+    RunEntry* live = nullptr;
+    ASSERT_TRUE(wait_until([&] {
+      for (RunEntry* e : window_->store()->entries())
+        if (e->live && e->data.steps.size() >= 3) live = e;
+      return live != nullptr;
+    }));
+    wait_until([] { return false; }, 300ms);  // the status line's text, at its long width
+    expect_unmoved(before, mode + ", a run training");
+
+    if (!presenter) {  // the learning rate field is beside ▶ Train, shown in normal mode
+      auto* field = window_->findChild<QLineEdit*>("lr-field");
+      auto* apply = window_->findChild<QPushButton*>("lr-apply");
+      ASSERT_TRUE(field && apply);
+      before = controls();
+      QTest::mouseClick(field, Qt::LeftButton, {}, field->rect().center());
+      QTest::keyClick(field, Qt::Key_A, Qt::ControlModifier);
+      QTest::keyClicks(field, "0.05");
+      QTest::mouseClick(apply, Qt::LeftButton, {}, apply->rect().center());
+      ASSERT_TRUE(wait_until([&] { return !live->data.lr_changes.empty(); }));
+      wait_until([] { return false; }, 300ms);
+      ASSERT_TRUE(window_->findChild<QLabel*>("lr-status")->isVisible());
+      expect_unmoved(before, mode + ", the learning rate changed");
+    }
+
+    before = controls();
+    window_->show_warning(
+        "Run lenet5 cpu failed: " +
+        QString::fromStdString((runs_.path() / "a_long_folder_name_for_the_message_to_wrap/"
+                                               "run.json")
+                                   .string()) +
+        " could not be written: no space left on device. Free some space and train again.");
+    wait_until([] { return false; }, 150ms);
+    QWidget* message = window_->findChild<QWidget*>("message");
+    ASSERT_TRUE(message->isVisible());
+    expect_unmoved(before, mode + ", a message shown");
+    for (const auto& [w, rect] : controls())
+      if (w != message && !message->isAncestorOf(w) && !w->isAncestorOf(message))
+        EXPECT_FALSE(where(message).intersects(rect))
+            << mode << ": the message covers " << w->metaObject()->className() << " \""
+            << w->objectName().toStdString() << "\"";
+    window_->findChild<Banner*>("message")->dismiss();
+    QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
+    ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  }
+  window_->set_presenter(false);
+}
+
+// Issue 40.6: presenter mode said "7.7× / 8.0× the baseline" without naming it, and the baseline
+// picked by itself was a cancelled, flagged run. It is now the first finished run with no ⚠ of
+// the model most runs train, and the headline names it.
+TEST_F(Fit, TheHeadlineNamesItsBaselineAFinishedCleanRunOfTheSameModel) {
+  // Compared in the order they were made: a cancelled run (flagged) first, then two finished.
+  const auto cancelled =
+      test::write_run(runs_.path() / "cut", 2, 64, 30, 12, "2026-01-01T09:59:00Z");
+  test::write_run(runs_.path() / "slow", 1, 64, 60, 20, "2026-01-01T10:00:00Z");
+  test::write_run(runs_.path() / "fast", 4, 64, 60, 8, "2026-01-01T10:01:00Z");
+  {
+    nlohmann::json info = nlohmann::json::parse(std::ifstream(cancelled / "run.json"));
+    info["status"] = "cancelled";
+    std::ofstream(cancelled / "run.json") << info.dump(2);
+  }
+  open_window();
+  window_->show_recent(3);
+  window_->set_presenter(true);
+  show_at(QSize(1920, 1080));
+  const std::vector<RunEntry*>& compared = window_->compare()->runs();
+  const int baseline = window_->compare()->baseline_index();
+  ASSERT_GE(baseline, 0);
+  const RunData& chosen = compared[size_t(baseline)]->data;
+  EXPECT_EQ(chosen.status(), "finished");
+  EXPECT_TRUE(run_flags(chosen).empty());
+  EXPECT_EQ(chosen.dir.filename(), "slow") << "the first finished, clean run";
+  const QString headline = window_->key_numbers();
+  const QString name = QString::fromStdString(window_->compare()->rows()[size_t(baseline)].name);
+  EXPECT_FALSE(headline.contains("× the baseline")) << headline.toStdString();
+  EXPECT_TRUE(headline.contains("×</b> " + name.toHtmlEscaped())) << headline.toStdString();
+  EXPECT_TRUE(headline.contains("the baseline")) << "its own line says it is the baseline";
+  window_->set_presenter(false);
 }
 
 // In presenter mode the headline above the tabs keeps the room of its most lines: the tab bar

@@ -18,6 +18,7 @@
 #include <QTreeWidget>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <random>
 
 #include "engine/training/experiment.hpp"
@@ -27,6 +28,7 @@
 #include "ui/runs/runs_panel.hpp"
 #include "ui/setup/device_picker.hpp"
 #include "ui/setup/experiment_panel.hpp"
+#include "ui/setup/race_panel.hpp"
 #include "ui/window/main_window.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
@@ -234,6 +236,44 @@ TEST_F(Input, MenusWorkThroughTheMenuBar) {
   ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Open setup"));
   ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "Help", "About gpulab"));
   EXPECT_EQ(closer.closed(), 2);
+}
+
+// Issue 40.2: File → Demos → cpu-threads, then ▶ Train, trained one run on the picker's threads
+// instead of racing 1 thread against all; in presenter mode the Race panel is hidden, so ▶ Train
+// is the presenter's only way to the race. Both ways now race the demo's runs, under the demo's
+// names, and end with the verdict.
+TEST_F(Input, ADemoOpenedFromTheMenuRacesOnTrainInPresenterModeToo) {
+  open_window();
+  const int all_threads = std::max(1, cpu_info().logical_cores);
+  for (const bool presenter : {false, true}) {
+    SCOPED_TRACE(presenter ? "presenter mode" : "normal mode");
+    if (presenter) ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+    ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Demos", "cpu-threads"));
+    QPushButton* train = window_->train_button();
+    ASSERT_TRUE(train->isVisible());
+    EXPECT_EQ(train->text(), "▶ Race 2 runs");
+    EXPECT_TRUE(train->toolTip().contains("1 CPU thread")) << train->toolTip().toStdString();
+    const size_t before = window_->store()->entries().size();
+    QTest::mouseClick(train, Qt::LeftButton);
+    ASSERT_TRUE(window_->any_running()) << window_->message().toStdString();
+    ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+    ASSERT_EQ(window_->store()->entries().size(), before + 2);
+    std::map<std::string, int> threads;  // run name -> its threads, as its record says
+    for (RunEntry* entry : window_->store()->entries())
+      threads[entry->data.name()] = entry->data.info["config"].value("threads", 0);
+    EXPECT_EQ(threads["1 CPU thread"], 1);
+    EXPECT_EQ(threads["every CPU thread"], all_threads);
+    EXPECT_TRUE(window_->message().contains("Race: ")) << window_->message().toStdString();
+  }
+  // A device ticked after the demo: ▶ Train trains that, and the race waits for Start race.
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "View", "Presenter mode"));
+  ASSERT_TRUE(test::choose_from_menu_bar(window_.get(), "File", "Demos", "cpu-threads"));
+  auto* threads = window_->device_picker()->findChild<QAbstractSpinBox*>("cpu-threads");
+  ASSERT_NE(threads, nullptr);
+  test::type_into(threads, all_threads == 1 ? "1" : QString::number(all_threads - 1));
+  if (all_threads == 1) window_->device_picker()->set_replicas(2);  // a change all the same
+  EXPECT_EQ(window_->train_button()->text(), "▶ Train");
+  EXPECT_EQ(window_->race()->entries().size(), 2u);
 }
 
 TEST_F(Input, DraggingAPlotPansItAndADoubleClickFitsItAgain) {

@@ -32,6 +32,7 @@
 #include <sstream>
 
 #include "bad_inputs.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
 #include "engine/labs/lab.hpp"
@@ -250,6 +251,108 @@ TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
   open_window();
   ASSERT_NE(tab()->page("tiny-lab"), nullptr) << tab()->message().toStdString();
   EXPECT_EQ(cell(tab()->page("tiny-lab")->table(0), 0, "steps"), "12");
+}
+
+// Issue 40.3: one run read 324 images/s in its lab table and 219 in the runs list. One figure,
+// the pace at the median step (run_images_per_second), follows the run through the runs list,
+// its status line, Compare, the lab table, the hand-in, the class's grade and the command line.
+TEST_F(Labs, OneRunReadsOnePaceEverywhere) {
+  open_window();
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)))
+      << tab()->message().toStdString();
+  LabPage* page = choose_lab("tiny-lab");
+  ASSERT_NE(page, nullptr);
+  click(page, page->run_button("mlp cpu"));
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }, 60s));
+  QTableWidget* table = page->table(0);
+  ASSERT_TRUE(wait_until([&] { return cell(table, 0, "steps") == "12"; }, 10s));
+  ASSERT_EQ(window_->store()->entries().size(), 1u);
+  RunEntry* entry = window_->store()->entries()[0];
+  const RunData run = load_run(entry->data.dir);
+  // By hand: the images of a step over the median step's time.
+  const double per_step =
+      run.info["summary"]["images"].get<double>() / run.info["summary"]["steps"].get<double>();
+  const double pace = 1000.0 * per_step / median_step(run).step_ms;
+  EXPECT_NEAR(run_images_per_second(run), pace, 1e-9 * pace);
+  const QString text = QString::number(pace, 'f', 0);
+
+  EXPECT_EQ(cell(table, 0, "images/s"), text);
+  window_->store()->set_checked(entry->id, true);
+  QTreeWidgetItem* listed = window_->runs_panel()->tree()->topLevelItem(0);
+  ASSERT_NE(listed, nullptr);
+  EXPECT_EQ(listed->text(5), text);  // the images/s column
+  EXPECT_TRUE(window_->progress()->text(entry->id).contains(", " + text + " images/s"))
+      << window_->progress()->text(entry->id).toStdString();
+  const std::vector<RunComparison> rows = window_->compare()->rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(QString::number(rows[0].images_per_second, 'f', 0), text);
+
+  const auto folder = labs_dir_.path() / "hand-in";
+  give_name("Ada");
+  ASSERT_TRUE(tab()->hand_in("tiny-lab", folder)) << tab()->message().toStdString();
+  EXPECT_NE(read(folder / "README.md").find(" " + text.toStdString() + " |"), std::string::npos)
+      << read(folder / "README.md");
+  const auto graded = labs_dir_.path() / "graded";
+  const test::CliResult grade =
+      test::run_command(std::string(GPULAB_CLI_PATH) + " lab grade " + folder.string() + " --out " +
+                        graded.string() + " --lab " + (labs_dir_.path() / "tiny-lab.md").string());
+  ASSERT_EQ(grade.exit_code, 0) << grade.output;
+  EXPECT_NE(read(graded / "class.csv").find("," + text.toStdString()), std::string::npos)
+      << read(graded / "class.csv");
+  // The command line's comparison of the same run.
+  const auto csv = labs_dir_.path() / "speedup.csv";
+  const test::CliResult exported =
+      test::run_command(std::string(GPULAB_CLI_PATH) + " export --runs " +
+                        entry->data.dir.string() + " --chart speedup --out " + csv.string());
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  std::istringstream lines(read(csv));
+  std::string header, values;
+  std::getline(lines, header);
+  std::getline(lines, values);
+  const auto column = [](const std::string& line, size_t index) {
+    std::istringstream fields(line);
+    std::string field;
+    for (size_t i = 0; i <= index; ++i) std::getline(fields, field, ',');
+    return field;
+  };
+  size_t at = 0;
+  for (std::istringstream names(header);
+       std::getline(names, header, ',') && header != "images_per_second";)
+    ++at;
+  EXPECT_NEAR(std::stod(column(values, at)), pace, 1e-6 * pace);
+}
+
+// Issue 40.5: "Handed in: …" above the Labs tab pushed "Hand in as .zip…" down 14 px (a click
+// missed it), and a benchmark's busy bar pushed the list and the Run buttons down 46 px. The tab's
+// messages float at its bottom over room the page gives up: the list, the Run and Hand in buttons
+// stay where they were, and no message covers them.
+TEST_F(Labs, AMessageOnTheLabsTabMovesNoButtonOrTheList) {
+  open_window();
+  window_->showNormal();
+  window_->resize(1280, 720);
+  wait_until([] { return false; }, 150ms);
+  ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)))
+      << tab()->message().toStdString();
+  LabPage* page = choose_lab("tiny-lab");
+  ASSERT_NE(page, nullptr);
+  auto where = [&](QWidget* w) { return QRect(w->mapTo(window_.get(), QPoint()), w->size()); };
+  QWidget* watched[] = {tab()->list(), page->run_button("mlp cpu"), page->hand_in_button(),
+                        page->hand_in_zip_button(), tab()->learner()};
+  std::vector<QRect> before;
+  for (QWidget* w : watched) before.push_back(where(w));
+  give_name("Ada");
+  ASSERT_TRUE(tab()->hand_in("tiny-lab", labs_dir_.path() / "hand-in"))
+      << tab()->message().toStdString();
+  wait_until([] { return false; }, 150ms);
+  QWidget* message = tab()->findChild<QWidget*>("labs-message");
+  ASSERT_NE(message, nullptr);
+  ASSERT_TRUE(message->isVisible());
+  EXPECT_TRUE(tab()->message().contains("Handed in")) << tab()->message().toStdString();
+  for (size_t i = 0; i < std::size(watched); ++i) {
+    EXPECT_EQ(where(watched[i]), before[i]) << watched[i]->objectName().toStdString();
+    EXPECT_FALSE(where(message).intersects(where(watched[i])))
+        << "the message covers " << watched[i]->objectName().toStdString();
+  }
 }
 
 // While a lab's experiment trains, the Setup panel's target and test interval are the

@@ -68,6 +68,10 @@ const char* chart_kind_name(ChartKind kind) {
   return "?";
 }
 
+const char* chart_file_stem(ChartKind kind) {
+  return kind == ChartKind::Gpu ? "hardware" : chart_kind_name(kind);
+}
+
 std::vector<ChartKind> all_chart_kinds() {
   return {ChartKind::Loss,       ChartKind::Accuracy, ChartKind::StepTime,
           ChartKind::Throughput, ChartKind::Gpu,      ChartKind::Speedup};

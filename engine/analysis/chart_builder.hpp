@@ -20,6 +20,11 @@ namespace gpulab {
 
 enum class ChartKind { Loss, Accuracy, StepTime, Throughput, Gpu, Speedup };
 const char* chart_kind_name(ChartKind kind);  // loss, accuracy, step-time, throughput, gpu, speedup
+// The name of a chart's file in a folder of charts (Export all, the lab report, the Export
+// dialog's suggestion): its kind's name, but "hardware" for the hardware chart, which shows the
+// CPU where there is no GPU ("gpu.png" of a CPU run misled). `--chart gpu` and lab files keep
+// the kind's name.
+const char* chart_file_stem(ChartKind kind);
 ChartKind parse_chart_kind(const std::string& name);  // throws ConfigError listing the kinds
 std::vector<ChartKind> all_chart_kinds();
 

@@ -9,14 +9,15 @@
 #include "engine/analysis/run_figures.hpp"
 
 namespace gpulab {
-namespace {
 
 std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string quoted = "\"";
   for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   return quoted + "\"";
 }
+
+namespace {
 
 std::string csv_number(double value) {
   if (!std::isfinite(value)) return "";

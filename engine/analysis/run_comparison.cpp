@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "engine/analysis/replica_timeline.hpp"
 #include "engine/analysis/run_figures.hpp"
@@ -106,12 +107,7 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
     row.batch = std::isfinite(batch) ? int(batch) : 0;
     row.steps = int64_t(run.steps.size());
     full_epoch_time(run, row);
-    row.images_per_second = info_number(run.info, {"summary", "images_per_second"});
-    if (!(row.images_per_second > 0)) {
-      std::vector<double> rates;
-      for (const StepMetrics& s : run.steps) rates.push_back(s.images_per_second);
-      row.images_per_second = median(rates);
-    }
+    row.images_per_second = run_images_per_second(run);
     row.caveats = run_caveats(run);
     row.flags = run_flags(run);
     row.test_accuracy = info_number(run.info, {"summary", "test_accuracy"});
@@ -144,6 +140,26 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
         row.epoch_speedup = rows[baseline].epoch_seconds / row.epoch_seconds;
     }
   return rows;
+}
+
+int default_baseline(const std::vector<const RunData*>& runs) {
+  if (runs.empty()) return -1;
+  const auto model_of = [](const RunData& run) {
+    return info_string(run.info, {"model", "name"}, "custom");
+  };
+  std::map<std::string, int> count;
+  for (const RunData* run : runs) ++count[model_of(*run)];
+  const std::string most = std::max_element(count.begin(), count.end(), [](auto& a, auto& b) {
+                             return a.second < b.second;
+                           })->first;
+  const auto clean = [](const RunData& run) {
+    return run.status() == "finished" && run_flags(run).empty();
+  };
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (clean(*runs[i]) && model_of(*runs[i]) == most) return int(i);
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (clean(*runs[i])) return int(i);
+  return 0;
 }
 
 std::string epoch_time_text(const RunComparison& row) {

@@ -22,7 +22,7 @@ struct RunComparison {
   int full_epochs = 0;
   bool epoch_extrapolated = false;
   int64_t steps = 0;                    // steps recorded
-  double images_per_second = kNoValue;  // the run's summary, else the median of its steps
+  double images_per_second = kNoValue;  // run_images_per_second: at the median step
   double test_accuracy = kNoValue;
   double time_to_target_s = kNoValue;   // time_to_target_s(run, target)
   double speedup = kNoValue;            // images/s over the baseline's
@@ -46,6 +46,12 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
 // The epoch time as every view writes it: "27.70 s"; for a run with no full epoch
 // "≈ 41.20 s, from 66 steps" (extrapolated); a dash without steps.
 std::string epoch_time_text(const RunComparison& row);
+
+// The run a comparison of `runs` is against when the user chose none (an index; -1 for none): the
+// first that finished with no flag (run_flags) and trains the model most of them train, else the
+// first finished with no flag, else the first. A cancelled or flagged run picked by itself made
+// "8.0× the baseline" a ratio against a figure that is no measurement of its own.
+int default_baseline(const std::vector<const RunData*>& runs);
 
 // Time to a target test accuracy, one definition for every view: the training seconds
 // (evaluations and pauses excluded, as EvalMetrics::train_s) at the first test evaluation at or

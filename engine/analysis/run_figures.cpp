@@ -125,6 +125,33 @@ MedianStep median_step(const RunData& run) {
   return out;
 }
 
+double pace_images_per_second(double images, double steps, double median_step_ms) {
+  if (!(images > 0) || !(steps > 0) || !(median_step_ms > 0) || !std::isfinite(median_step_ms))
+    return kNoValue;
+  return 1000.0 * images / steps / median_step_ms;
+}
+
+double run_images_per_second(const RunData& run) {
+  const double median_ms = median_step(run).step_ms;
+  const double images = info_number(run.info, {"summary", "images"});
+  const double steps = info_number(run.info, {"summary", "steps"});
+  if (const double pace = pace_images_per_second(images, steps, median_ms); std::isfinite(pace))
+    return pace;
+  // A live run (no summary yet): the images its recorded steps hold, a step's rate times its time.
+  double recorded_images = 0, recorded_steps = 0;
+  for (const StepMetrics& s : run.steps)
+    if (s.step_ms > 0 && std::isfinite(s.images_per_second)) {
+      recorded_images += s.images_per_second * s.step_ms / 1000.0;
+      recorded_steps += 1;
+    }
+  if (const double pace = pace_images_per_second(recorded_images, recorded_steps, median_ms);
+      std::isfinite(pace))
+    return pace;
+  // A record of run.json alone.
+  const double summary = info_number(run.info, {"summary", "images_per_second"});
+  return summary > 0 ? summary : kNoValue;
+}
+
 LiveFigures live_figures(const RunData& run, int64_t total_steps) {
   LiveFigures figures;
   if (run.steps.empty()) return figures;

@@ -40,6 +40,16 @@ struct MedianStep {
 };
 MedianStep median_step(const RunData& run);
 
+// A run's pace: the one figure every view, file and command calls "images/s" (the runs list, the
+// status line, Compare and its CSV, the headline, a race's verdict, lab tables, hand-ins, the class
+// board, gpulab-cli's lines). The images of a step over the median step's time (median_step), so
+// that the set-up in a run's first steps (about 115 ms in step 1 of the first GPU run of a process,
+// against 0.3 ms after it) and evaluations do not count. Where the other figure, images over the
+// run's training seconds, is shown, it is named "over the whole run".
+// The images of a step: the summary's images over its steps, else the recorded steps' own.
+double pace_images_per_second(double images, double steps, double median_step_ms);
+double run_images_per_second(const RunData& run);
+
 // Thins a large record for drawing: at most `max_steps` steps, each the mean of a run of
 // consecutive steps (placed at the last of them, so the x axes stay true), and replicas.csv rows
 // kept for those steps only. Sets run.steps_per_point. Evaluations and samples stay whole.

@@ -76,8 +76,10 @@ int int_in(const json& j, const char* key, int otherwise) {
 
 // The key figures of the lab's first table: each experiment's images/s, speedup and GFLOP/s
 // (a benchmark's at its largest size, the last of its rows), as the runs give them; none from a
-// reference run.
-std::vector<std::pair<std::string, double>> key_figures(const HandInVerdict& verdict) {
+// reference run. `flags` gets "experiment: flag" for each of those rows whose run carries ⚠ (its
+// note: quick, cancelled, shared hardware, outside load).
+std::vector<std::pair<std::string, double>> key_figures(const HandInVerdict& verdict,
+                                                        std::vector<std::string>& flags) {
   std::vector<std::pair<std::string, double>> figures;
   if (verdict.tables.empty()) return figures;
   const LabResultsTable& table = verdict.tables.front();
@@ -85,7 +87,7 @@ std::vector<std::pair<std::string, double>> key_figures(const HandInVerdict& ver
     const auto at = std::find(table.header.begin(), table.header.end(), name);
     return at == table.header.end() ? -1 : int(at - table.header.begin());
   };
-  const int experiment = column("experiment"), size = column("size");
+  const int experiment = column("experiment"), size = column("size"), note = column("note");
   if (experiment < 0) return figures;
   std::map<std::string, size_t> index;
   const auto& references = verdict.reference_experiments;
@@ -93,6 +95,12 @@ std::vector<std::pair<std::string, double>> key_figures(const HandInVerdict& ver
     if (size_t(experiment) >= row.size() || std::find(references.begin(), references.end(),
                                                       row[size_t(experiment)]) != references.end())
       continue;  // a reference run's figures were measured elsewhere, not by the learner
+    if (note >= 0 && size_t(note) < row.size())
+      if (const size_t mark = row[size_t(note)].find("⚠"); mark != std::string::npos) {
+        const std::string flag = row[size_t(experiment)] + ": " +
+                                 row[size_t(note)].substr(mark + std::string("⚠ ").size());
+        if (std::find(flags.begin(), flags.end(), flag) == flags.end()) flags.push_back(flag);
+      }
     for (const char* key : {"images/s", "speedup", "GFLOP/s"}) {
       const int c = column(key);
       if (c < 0 || size_t(c) >= row.size() || row[size_t(c)].empty()) continue;
@@ -255,7 +263,7 @@ ClassRow grade_hand_in(const fs::path& path, const fs::path& work, const GradeOp
   for (const HandInProblem& p : verdict.problems)
     row.problems.push_back(printable(prefix + p.file + ": " + p.message));
   read_facts(row, dir);
-  row.figures = key_figures(verdict);
+  row.figures = key_figures(verdict, row.flagged_runs);
   std::error_code error;
   if (dir != path) fs::remove_all(work, error);
   return row;

@@ -34,6 +34,9 @@ struct ClassRow {
   std::string cpu, gpu;               // machine.json's CPU model and GPU names ("" for none)
   // The lab's key figures, recomputed from the hand-in's runs: ("gpu speedup", 12.3), ...
   std::vector<std::pair<std::string, double>> figures;
+  // Those figures' runs that carry ⚠ ("cpu: quick: a few steps each, not for comparison"): marked
+  // in class.csv and on the class chart's bars, as every other view marks a flagged run.
+  std::vector<std::string> flagged_runs;
   std::vector<std::string> run_hashes;  // SHA-256 of each of its own runs' run.json, metrics.csv
   bool verified() const { return problems.empty(); }
 };

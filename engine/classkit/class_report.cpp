@@ -49,7 +49,8 @@ LabResultsTable class_table(const ClassGrade& grade) {
                   "problems",
                   "cpu",
                   "gpu",
-                  "source"};
+                  "source",
+                  "flagged_runs"};
   std::vector<std::string> figures;
   for (const ClassRow& row : grade.rows)
     for (const auto& [name, value] : row.figures)
@@ -71,14 +72,16 @@ LabResultsTable class_table(const ClassGrade& grade) {
                                       problems,
                                       row.cpu,
                                       row.gpu,
-                                      row.source};
+                                      row.source,
+                                      "⚠ " + join_flags(row.flagged_runs)};
+    if (row.flagged_runs.empty()) cells.back().clear();
     for (const std::string& name : figures) {
       const auto at = std::find_if(row.figures.begin(), row.figures.end(),
                                    [&](const auto& f) { return f.first == name; });
       cells.push_back(at == row.figures.end() ? "" : whole_or_fixed(at->second));
     }
     table.rows.push_back(std::move(cells));
-    table.flagged.push_back(!row.verified());
+    table.flagged.push_back(!row.verified() || !row.flagged_runs.empty());
   }
   return table;
 }
@@ -131,9 +134,10 @@ std::vector<std::pair<std::string, Chart>> class_charts(const ClassGrade& grade)
     chart.kind = ChartKind::Speedup;  // bars, one per learner: what the speedup chart draws
     chart.title = "What the class measured: " + lab + ", by hardware";
     for (const ClassRow* row : rows) {
-      chart.runs.push_back(row->learner + " · " + hardware_of(*row) +
-                           (row->verified() ? "" : " ⚠"));
-      chart.flags.push_back(row->verified() ? "" : "does not verify");
+      std::vector<std::string> flags = row->flagged_runs;
+      if (!row->verified()) flags.insert(flags.begin(), "does not verify");
+      chart.runs.push_back(row->learner + " · " + hardware_of(*row) + (flags.empty() ? "" : " ⚠"));
+      chart.flags.push_back(join_flags(flags));
     }
     std::vector<std::string> names;
     for (const ClassRow* row : rows)

@@ -41,8 +41,7 @@ double ms_per_step(const RunSummary& s, const LabRunReadings& readings) {
 
 // Images a second at that pace: the images of a step (the run's images over its steps) over it.
 double images_per_second(const RunSummary& s, const LabRunReadings& readings) {
-  const double ms = ms_per_step(s, readings);
-  return s.steps > 0 && std::isfinite(ms) ? 1000.0 * double(s.images) / double(s.steps) / ms : NAN;
+  return pace_images_per_second(double(s.images), double(s.steps), ms_per_step(s, readings));
 }
 
 const MatmulTiming* at_size(const LabRunResult* r, int size) {

@@ -67,8 +67,19 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
   x->setSubTicks(false);
   x->grid()->setVisible(false);
   x->setRange(0.4, chart.runs.size() + 0.6);
+  // A value above each bar (a stacked bar's whole: the median step, whose parts the key names).
+  const auto add_label = [&] {
+    auto* label = new QCPItemText(&plot);
+    label->setClipAxisRect(rect);
+    label->position->setAxes(x, y);
+    label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
+    label->setFont(scaled_font(theme.font_scale * (chart.runs.size() > 8 ? 0.75 : 0.9), true));
+    label->setPadding(QMargins(0, 0, 0, 3));
+    drawn.labels.push_back(label);
+  };
   const bool stacked = panel.bars.size() > 1;
   if (stacked) {
+    for (size_t r = 0; r < chart.runs.size(); ++r) add_label();
     QCPBars* below = nullptr;
     for (size_t set = 0; set < panel.bars.size(); ++set) {
       auto* bars = new QCPBars(x, y);
@@ -91,13 +102,7 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
       bars->setPen(Qt::NoPen);
       bars->setBrush(r < colors.size() ? colors[r] : run_color(int(r)));
       drawn.bars.push_back(bars);
-      auto* label = new QCPItemText(&plot);
-      label->setClipAxisRect(rect);
-      label->position->setAxes(x, y);
-      label->setPositionAlignment(Qt::AlignBottom | Qt::AlignHCenter);
-      label->setFont(scaled_font(theme.font_scale * (chart.runs.size() > 8 ? 0.75 : 0.9), true));
-      label->setPadding(QMargins(0, 0, 0, 3));
-      drawn.labels.push_back(label);
+      add_label();
     }
     drawn.empty_note = new QCPItemText(&plot);
     drawn.empty_note->setClipAxisRect(rect);
@@ -144,16 +149,26 @@ void update_bars(DrawnChart& drawn, const Chart& chart) {
     const Panel& panel = chart.panels[bar_panel.panel];
     const QString y_label = QString::fromStdString(panel.y_label);
     if (panel.bars.size() > 1) {
+      std::vector<double> totals;
       for (size_t set = 0; set < panel.bars.size(); ++set) {
         QVector<double> keys, values;
         for (size_t r = 0; r < panel.bars[set].values.size(); ++r) {
           const double v = panel.bars[set].values[r];
           keys.push_back(double(r + 1));
           values.push_back(std::isfinite(v) ? v : 0.0);
+          if (totals.size() <= r) totals.resize(r + 1, 0.0);
+          totals[r] += values.back();
         }
         bar_panel.bars[set]->setData(keys, values, true);
       }
-      fit_bar_axis(value_axis);
+      for (size_t r = 0; r < bar_panel.labels.size(); ++r) {
+        const double total = r < totals.size() ? totals[r] : 0.0;
+        bar_panel.labels[r]->position->setCoords(double(r + 1), total);
+        bar_panel.labels[r]->setText(bar_label(y_label, total));
+        bar_panel.labels[r]->setVisible(bar_panel.labels_fit && total > 0);
+      }
+      fit_bar_axis(value_axis, bar_labels_px(bar_panel));
+      keep_labels_inside(bar_panel, value_axis);
       continue;
     }
     const auto& values = panel.bars[0].values;

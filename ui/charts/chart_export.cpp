@@ -240,7 +240,7 @@ bool write_lab_report(const QString& dir, const std::vector<const RunData*>& run
     if (written) *written << folder.filePath(name);
   };
   for (ChartKind kind : all_chart_kinds()) {
-    const QString base = chart_kind_name(kind);
+    const QString base = chart_file_stem(kind);
     for (ExportFormat format : {ExportFormat::Png, ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Csv}) {
       const QString name = base + "." + export_format_name(format);
       if (!export_chart(kind, runs, colors, options, folder.filePath(name), format, error))

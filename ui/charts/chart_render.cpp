@@ -118,8 +118,8 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
   const bool fold = fold_legend(chart);
   std::vector<const LineSeries*> shared_in_legend;  // folded: one line of each kind
 
-  // A chart with a stacked bar panel names its runs under the bars, and its legend keeps to the
-  // stacks' parts, so that it stays small.
+  // A chart with a stacked bar panel names its runs under the bars; its legend names the runs of
+  // its lines, then the stacks' parts.
   const std::vector<bool> shown = panels_that_fit(plot, chart, theme);
   bool stacked_bars = false, numbered = false;
   int last_line_rect = -1;
@@ -128,6 +128,10 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
     if (shown[p] && !chart.panels[p].is_bars()) last_line_rect = int(p);
   }
 
+  // The runs and the stack's parts in one legend: two runs anywhere, more on a file's page (an
+  // export is 1200x750); a narrow Compare column would crush its panels under them.
+  const bool runs_beside_parts =
+      chart.runs.size() <= 2 || (plot.width() >= 1000 && plot.height() >= 600 && !theme.presenter);
   const bool one_panel = std::count(shown.begin(), shown.end(), true) == 1;
   for (size_t p = 0; p < chart.panels.size(); ++p) {
     const Panel& panel = chart.panels[p];
@@ -205,7 +209,10 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
           out.raw->setName(run_legend[size_t(line.run)] + " · " + device.legend);
           legend.push_back(out.raw);
         }
-      } else if (!run_in_legend[line.run] && !line.markers && !stacked_bars && theme.run_legend) {
+      } else if (!run_in_legend[line.run] && !line.markers && theme.run_legend &&
+                 (!stacked_bars || runs_beside_parts)) {
+        // Beside a stacked bar panel too, where there is room: its bars are coloured by phase, so
+        // the lines' colours are named nowhere else (the step-time chart's lines had no key).
         run_in_legend[line.run] = true;
         (out.smooth ? out.smooth : out.raw)->setName(run_legend[size_t(line.run)]);
         legend.push_back(out.smooth ? out.smooth : out.raw);

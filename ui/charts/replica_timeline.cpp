@@ -186,8 +186,52 @@ void ReplicaTimeline::set_theme(const PlotTheme& theme) {
 
 bool ReplicaTimeline::export_to(const QString& path, ExportFormat format, QString* error, int width,
                                 int height) {
-  return save_plot(*plot_, path, format, width > 0 ? width : plot_->width(),
-                   height > 0 ? height : plot_->height(), error);
+  // The window says the run, its key and the axis's unit in the line above the plot; a file says
+  // them itself: a title, a key under the lanes and the time axis's label, taken off again after.
+  QCustomPlot& plot = *plot_;
+  const QFont font = plot.xAxis->tickLabelFont();
+  QFont bold = font;
+  bold.setBold(true);
+  if (font.pointSizeF() > 0) bold.setPointSizeF(font.pointSizeF() * 1.15);
+  auto* title = new QCPTextElement(&plot,
+                                   tr("%1: %2 replicas, %3")
+                                       .arg(run_name_)
+                                       .arg(lanes_)
+                                       .arg(QString::fromStdString(replica_steps_caption(steps_))),
+                                   bold);
+  plot.plotLayout()->insertRow(0);
+  plot.plotLayout()->addElement(0, 0, title);
+  std::vector<QCPBars*> key;
+  const auto add_key = [&](const QString& name, const QColor& fill, const QPen& pen) {
+    auto* bars = new QCPBars(plot.xAxis, plot.yAxis);
+    bars->setName(name);
+    bars->setBrush(fill);
+    bars->setPen(pen);
+    key.push_back(bars);
+  };
+  for (int p : kDrawOrder)
+    add_key(kReplicaPhases[size_t(p)].name, replica_phase_color(p), Qt::NoPen);
+  add_key(tr("neither (loading data, testing)"), Qt::white, QPen(QColor(0xb0, 0xb0, 0xb0)));
+  plot.legend->setVisible(true);
+  plot.legend->setFont(font);
+  plot.legend->setBorderPen(Qt::NoPen);
+  plot.legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot.legend->setWrap(int(key.size()));
+  plot.plotLayout()->addElement(plot.plotLayout()->rowCount(), 0, plot.legend);
+  plot.legend->setMaximumSize(QWIDGETSIZE_MAX, QFontMetrics(font).height() + 8);
+  const QString x_label = plot.xAxis->label();
+  plot.xAxis->setLabel(tr("wall clock (s)"));
+  plot.xAxis->setLabelFont(font);
+  const bool saved = save_plot(plot, path, format, width > 0 ? width : plot.width(),
+                               height > 0 ? height : plot.height(), error);
+  plot.xAxis->setLabel(x_label);
+  plot.axisRect()->insetLayout()->addElement(plot.legend, Qt::AlignRight | Qt::AlignTop);
+  plot.legend->setVisible(false);
+  for (QCPBars* bars : key) plot.removePlottable(bars);
+  plot.plotLayout()->remove(title);
+  plot.plotLayout()->simplify();
+  plot.replot(QCustomPlot::rpQueuedReplot);
+  return saved;
 }
 
 }  // namespace gpulab::ui

@@ -1,10 +1,6 @@
 // The comparison view.
 #include "ui/compare/compare_view.hpp"
 
-#include <algorithm>
-#include <cmath>
-#include <vector>
-
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
@@ -14,7 +10,11 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+#include <vector>
 
+#include "engine/analysis/run_figures.hpp"
 #include "engine/records/run_names.hpp"
 #include "ui/charts/chart_view.hpp"
 #include "ui/charts/scaling_chart.hpp"
@@ -120,7 +120,8 @@ void CompareView::set_runs(const std::vector<RunEntry*>& runs, const std::vector
   for (RunEntry* r : every) all.push_back(&r->data);
   const auto names = display_run_names(all);
   for (size_t i = 0; i < every.size(); ++i) {
-    baseline_->addItem(QString::fromStdString(names[i]), every[i]->id);
+    // With its ⚠, as every chart names a flagged run: a baseline is chosen for its figures.
+    baseline_->addItem(QString::fromStdString(flagged_name(names[i], *all[i])), every[i]->id);
     if (every[i]->id == baseline_id) baseline_->setCurrentIndex(int(i));
   }
   speedup_->set_runs(data_, colors);

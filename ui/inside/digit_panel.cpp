@@ -166,7 +166,7 @@ void DigitPanel::set_gpu(const QString& device, const QString& no_gpu_reason) {
 void DigitPanel::time_gpu() {
   gpu_timing_.stop();
   if (gpu_.isEmpty()) {
-    gpu_time_->setText(tr("One inference on a GPU: no GPU on this machine (%1).")
+    gpu_time_->setText(tr("One inference on a GPU: no GPU on this machine, %1.")
                            .arg(no_gpu_reason_.isEmpty() ? tr("none found") : no_gpu_reason_));
     gpu_time_->setVisible(!no_gpu_reason_.isEmpty());
     return;

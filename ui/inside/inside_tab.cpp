@@ -201,13 +201,23 @@ void InsideTab::loaded(std::shared_ptr<const ModelWeights> model, const QString&
   model_ = std::move(model);
   message_->dismiss();
   shown_run_ = opening_run_;
+  // A file that is a listed run's own weights is that run: the Run box and the caption say so.
+  if (!shown_run_ && context_.store) {
+    std::error_code error;
+    for (RunEntry* entry : context_.store->entries())
+      if (const auto weights = run_weights(entry->data);
+          weights && std::filesystem::equivalent(*weights, path.toStdString(), error))
+        shown_run_ = entry->id;
+  }
   const RunEntry* run = shown_run_ && context_.store ? context_.store->find(shown_run_) : nullptr;
   const QString from = run ? tr("run %1").arg(QString::fromStdString(run->data.name())) : path;
   model_label_->setText(tr("%1 (%2 parameters), from %3")
                             .arg(QString::fromStdString(model_->config.name))
                             .arg(model_->plan.parameter_count)
                             .arg(from));
-  if (!run) runs_->setCurrentIndex(0);
+  // The Run box names the run the caption names (it said "(choose a run)" where the list was
+  // filled before the model arrived).
+  runs_->setCurrentIndex(run ? std::max(0, runs_->findData(shown_run_)) : 0);
   digits_->set_model(model_);
   confusion_->set_model(model_);
   network_->set_model(model_);

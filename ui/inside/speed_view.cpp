@@ -12,6 +12,9 @@
 #include <QVBoxLayout>
 #include <sstream>
 
+#include "engine/analysis/chart_csv.hpp"
+#include "engine/records/outside_load.hpp"
+#include "engine/session/outside_load.hpp"
 #include "ui/charts/chart_render.hpp"
 
 namespace gpulab::ui {
@@ -87,7 +90,7 @@ void SpeedView::set_gpus(const QStringList& devices, const QString& no_gpu_reaso
          "most of the time and the CPU can win; on 1000 images its many cores have work "
          "enough to pay them back, as in training.");
   if (gpus_.isEmpty())
-    text = tr("No GPU on this machine: only the CPU is timed (%1).")
+    text = tr("No GPU on this machine, so only the CPU is timed: %1.")
                .arg(no_gpu_reason_.isEmpty() ? tr("none found") : no_gpu_reason_) +
            "\n" + text;
   note_->setText(text);
@@ -103,6 +106,7 @@ void SpeedView::refresh_controls() {
 void SpeedView::time_model() {
   if (!model_ || busy_) return;
   timings_.clear();
+  load_caveats_.clear();
   table_->setRowCount(0);
   busy_ = true;
   QStringList devices = {"cpu"};
@@ -116,7 +120,10 @@ void SpeedView::time_model() {
     QString problem;
     int done_count = 0;
     try {
-      for (const QString& device : devices)
+      for (const QString& device : devices) {
+        // Other programs' share of the CPU while this device is timed: a busy machine's figures
+        // are marked, never shown as clean.
+        OutsideLoadMeter load;
         for (int batch : kBatches) {
           if (job.stopped()) return;
           const InferenceTiming timing =
@@ -127,6 +134,9 @@ void SpeedView::time_model() {
             progress_->setValue(done_count);
           });
         }
+        const QString caveat = QString::fromStdString(outside_load_caveat(load.measure()));
+        if (!caveat.isEmpty()) job.post([this, device, caveat] { mark_load(device, caveat); });
+      }
     } catch (const std::exception& e) {
       problem = QString::fromStdString(e.what());
     }
@@ -158,20 +168,42 @@ void SpeedView::add_row(const InferenceTiming& timing) {
   cell(4, QString::number(timing.images_per_second(), 'f', 0), true);
 }
 
+void SpeedView::mark_load(const QString& device, const QString& caveat) {
+  if (caveat.isEmpty()) return;
+  load_caveats_[device.toStdString()] = caveat;
+  for (int row = 0; row < table_->rowCount(); ++row) {
+    QTableWidgetItem* item = table_->item(row, 0);
+    if (!item || size_t(row) >= timings_.size() ||
+        timings_[size_t(row)].device != device.toStdString())
+      continue;
+    item->setText(device + " ⚠");
+    for (int column = 0; column < table_->columnCount(); ++column)
+      if (QTableWidgetItem* cell = table_->item(row, column)) cell->setToolTip("⚠ " + caveat);
+  }
+}
+
 void SpeedView::done(const QString& problem) {
   busy_ = false;
-  status_->setText(problem.isEmpty()
-                       ? tr("Timed: each figure is the median of repeated runs after a warm-up.")
-                       : tr("Timing stopped: %1").arg(problem));
+  QString text = problem.isEmpty()
+                     ? tr("Timed: each figure is the median of repeated runs after a warm-up.")
+                     : tr("Timing stopped: %1").arg(problem);
+  for (const auto& [device, caveat] : load_caveats_)
+    text += tr(" ⚠ %1: %2.").arg(QString::fromStdString(device), caveat);
+  status_->setText(text);
   refresh_controls();
 }
 
 bool SpeedView::export_csv(const QString& path, QString* error) const {
   std::ostringstream out;
-  out << "device,batch,batch_ms,ms_per_image,images_per_second\n";
-  for (const InferenceTiming& t : timings_)
+  out << "device,batch,batch_ms,ms_per_image,images_per_second,flags\n";
+  for (const InferenceTiming& t : timings_) {
+    const auto caveat = load_caveats_.find(t.device);
     out << t.device << ',' << t.batch << ',' << t.batch_ms << ',' << t.ms_per_image() << ','
-        << t.images_per_second() << '\n';
+        << t.images_per_second() << ','
+        << (caveat == load_caveats_.end() ? std::string()
+                                          : csv_field("⚠ " + caveat->second.toStdString()))
+        << '\n';
+  }
   return save_text(path, out.str(), error);
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QWidget>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -33,8 +34,12 @@ class SpeedView : public QWidget {
   void cancel();
   bool busy() const { return busy_; }
   const std::vector<InferenceTiming>& timings() const { return timings_; }
-  // device,batch,batch_ms,ms_per_image,images_per_second: one row per timing.
+  // device,batch,batch_ms,ms_per_image,images_per_second,flags: one row per timing; flags says
+  // where other programs loaded the machine while it was timed.
   bool export_csv(const QString& path, QString* error) const;
+  // A device's timings taken while other programs loaded the machine (outside_load_caveat's
+  // sentence): its rows get ⚠ and the sentence, as a run's figures do. Empty: clean.
+  void mark_load(const QString& device, const QString& caveat);
 
   QPushButton* time_button() { return time_; }
   QPushButton* export_button() { return export_; }
@@ -52,6 +57,7 @@ class SpeedView : public QWidget {
   QStringList gpus_;
   QString no_gpu_reason_;
   std::vector<InferenceTiming> timings_;
+  std::map<std::string, QString> load_caveats_;  // by device, where measured under load
   bool busy_ = false;
   Background worker_{this};
   QPushButton* time_;

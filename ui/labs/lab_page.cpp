@@ -106,10 +106,6 @@ LabPage::LabPage(const Lab& lab, QWidget* parent) : QScrollArea(parent), lab_(la
   connect(hand_in_zip_, &QPushButton::clicked, this, [this] { emit hand_in_requested(true); });
   heading->addWidget(hand_in_zip_, 0, Qt::AlignTop);
   layout->addLayout(heading);
-  hand_in_text_ = wrapped_label({}, content, Qt::PlainText);
-  hand_in_text_->setObjectName("lab-hand-in-text");
-  hand_in_text_->hide();
-  layout->addWidget(hand_in_text_);
 
   for (const LabBlock& block : lab.blocks) {
     switch (block.kind) {
@@ -173,6 +169,12 @@ LabPage::LabPage(const Lab& lab, QWidget* parent) : QScrollArea(parent), lab_(la
     connect(written_, &WrittenAnswersView::changed, this, &LabPage::written);
     layout->addWidget(written_);
   }
+  // Where the hand-in went, at the end of the page: under the heading it pushed every Run
+  // button down when it appeared (the tab's floating message says it where the learner looks).
+  hand_in_text_ = wrapped_label({}, content, Qt::PlainText);
+  hand_in_text_->setObjectName("lab-hand-in-text");
+  hand_in_text_->hide();
+  layout->addWidget(hand_in_text_);
   layout->addStretch();
   setWidget(content);
   set_results({});

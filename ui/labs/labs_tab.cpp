@@ -32,6 +32,7 @@
 #include "ui/charts/chart_view.hpp"
 #include "ui/labs/lab_page.hpp"
 #include "ui/runs/run_store.hpp"
+#include "ui/widgets/floating_bar.hpp"
 #include "ui/widgets/status_widgets.hpp"
 
 namespace gpulab::ui {
@@ -160,10 +161,15 @@ LabsTab::LabsTab(LabsContext context, QWidget* parent)
   name_row->addWidget(learner_, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
-  layout->addWidget(message_);
   layout->addLayout(name_row);
   layout->addWidget(list_);
   layout->addWidget(stack_, 1);
+  // The tab's messages (a benchmark's progress, "Handed in: …") float at its bottom, over room the
+  // lab's page gives up: at the top they pushed the list and the Run and Hand in buttons down.
+  auto* message_room = new QWidget(this);
+  message_room->setFixedHeight(0);
+  layout->addWidget(message_room);
+  new FloatingBar(message_, this, message_room);
   connect(list_, &QTreeWidget::currentItemChanged, this, &LabsTab::show_chosen);
 
   std::string problem;
@@ -211,9 +217,11 @@ LabsTab::LabsTab(LabsContext context, QWidget* parent)
   connect(context_.store, &RunStore::runs_changed, this, &LabsTab::refresh);
   connect(context_.store, &RunStore::runs_changed, pending, qOverload<>(&QTimer::start));
   connect(context_.store, &RunStore::run_updated, pending, qOverload<>(&QTimer::start));
-  auto* load = new QTimer(this);
-  connect(load, &QTimer::timeout, this, [this] { recent_load_ = load_meter_.measure(); });
-  load->start(1000);
+  // Other programs' load over the last second, for the notice before a lab starts: measured only
+  // while the tab is on screen (showEvent, hideEvent), so that an idle window wakes for nothing.
+  load_timer_ = new QTimer(this);
+  load_timer_->setInterval(1000);
+  connect(load_timer_, &QTimer::timeout, this, [this] { recent_load_ = load_meter_.measure(); });
   refresh();
 }
 
@@ -315,7 +323,15 @@ void LabsTab::show_chosen() {
 
 void LabsTab::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
+  load_meter_ = OutsideLoadMeter();  // from now on, not since the tab was last on screen
+  recent_load_ = nlohmann::json();
+  load_timer_->start();
   show_chosen();
+}
+
+void LabsTab::hideEvent(QHideEvent* event) {
+  QWidget::hideEvent(event);
+  load_timer_->stop();
 }
 
 bool LabsTab::open_lab(const fs::path& path) {

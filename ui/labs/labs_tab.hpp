@@ -23,6 +23,8 @@ class QLineEdit;
 class QStackedWidget;
 class QTreeWidget;
 
+class QTimer;
+
 namespace gpulab::ui {
 
 class Banner;
@@ -78,6 +80,7 @@ class LabsTab : public QWidget {
   LabPage* page_at(size_t index);  // made, filled and added to the stack when first needed
   void show_chosen();              // the chosen lab's page, once the tab is on screen
   void showEvent(QShowEvent* event) override;
+  void hideEvent(QHideEvent* event) override;
   void fit_list();
   bool eventFilter(QObject* watched, QEvent* event) override;
   void refresh();  // every lab's states, results, charts and progress column
@@ -108,6 +111,7 @@ class LabsTab : public QWidget {
   // Other programs' load on the CPU over the last second, taken each second, so that a Run says
   // at once, before it starts, when the machine is busy (busy_machine_notice).
   OutsideLoadMeter load_meter_;
+  QTimer* load_timer_ = nullptr;
   nlohmann::json recent_load_;
 };
 

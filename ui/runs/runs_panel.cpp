@@ -1,9 +1,6 @@
 // The runs list.
 #include "ui/runs/runs_panel.hpp"
 
-#include <algorithm>
-#include <cmath>
-
 #include <QDesktopServices>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -21,8 +18,11 @@
 #include <QTreeWidget>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
 
 #include "engine/analysis/run_comparison.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/records/run_names.hpp"
 #include "ui/runs/run_store.hpp"
 
@@ -129,7 +129,8 @@ void fill_runs_menu(QMenu* menu, RunStore* store) {
   for (size_t i = 0; i < entries.size(); ++i) {
     QPixmap swatch(12, 12);
     swatch.fill(entries[i]->color);
-    QAction* action = menu->addAction(QIcon(swatch), QString::fromStdString(names[i]));
+    QAction* action =
+        menu->addAction(QIcon(swatch), QString::fromStdString(flagged_name(names[i], *data[i])));
     action->setCheckable(true);
     action->setChecked(entries[i]->checked);
     const int id = entries[i]->id;
@@ -148,7 +149,7 @@ void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {
   const bool baseline = entry.id == baseline_;
   item->setData(kName, Qt::UserRole, entry.id);
   // The run's one name (RunStore names every run together), as Compare and the charts say it.
-  item->setText(kName, QString::fromStdString(row.name) + (baseline ? tr("  (baseline)") : ""));
+  item->setText(kName, QString::fromStdString(row.name) + (baseline ? tr(" (baseline)") : ""));
   item->setIcon(kName, color_icon(entry.color));
   item->setCheckState(kName, entry.checked ? Qt::Checked : Qt::Unchecked);
   item->setText(kDevice, QString::fromStdString(row.device));

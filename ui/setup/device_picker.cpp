@@ -57,6 +57,7 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
   };
   thread_suffix(threads_->value());
   connect(threads_, &QSpinBox::valueChanged, this, thread_suffix);
+  connect(threads_, &QSpinBox::valueChanged, this, &DevicePicker::selection_changed);
   threads_->setToolTip(tr("CPU threads for the CPU run (this machine has %1)").arg(cpu.logical_cores));
   grid->addWidget(cpu_box_, 0, 0);
   grid->addWidget(threads_, 0, 1);

@@ -67,6 +67,7 @@ void RacePanel::refresh() {
   for (const RunRequest& r : entries_) list_->addItem(describe_request(r));
   start_->setEnabled(entries_.size() >= 2);
   if (entries_.empty()) list_->addItem(tr("Add two or more setups to race them."));
+  emit entries_changed();
 }
 
 }  // namespace gpulab::ui

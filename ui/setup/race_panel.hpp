@@ -30,6 +30,7 @@ class RacePanel : public QGroupBox {
  signals:
   void add_requested();    // add the current setup, once per ticked device
   void start_requested();  // start every entry at once
+  void entries_changed();
 
  private:
   void refresh();

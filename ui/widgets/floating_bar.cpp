@@ -11,7 +11,8 @@ namespace {
 constexpr int kMargin = 6;
 }
 
-FloatingBar::FloatingBar(QWidget* bar, QWidget* area) : QObject(bar), bar_(bar), area_(area) {
+FloatingBar::FloatingBar(QWidget* bar, QWidget* area, QWidget* reserve)
+    : QObject(bar), bar_(bar), area_(area), reserve_(reserve) {
   bar_->setParent(area_);
   bar_->setAutoFillBackground(true);  // the charts under it must not show through its text
   area_->installEventFilter(this);
@@ -25,6 +26,7 @@ bool FloatingBar::eventFilter(QObject* watched, QEvent* event) {
       (watched == bar_ && (type == QEvent::Show || type == QEvent::LayoutRequest ||
                            type == QEvent::FontChange || type == QEvent::StyleChange)))
     place();
+  if (watched == bar_ && type == QEvent::Hide && reserve_) reserve_->setFixedHeight(0);
   return QObject::eventFilter(watched, event);
 }
 
@@ -35,6 +37,7 @@ void FloatingBar::place() {
                       std::max(1, area_->height() - 2 * kMargin));
   bar_->setGeometry(kMargin, area_->height() - height - kMargin, width, height);
   bar_->raise();
+  if (reserve_) reserve_->setFixedHeight(bar_->isVisibleTo(area_) ? height + 2 * kMargin : 0);
 }
 
 }  // namespace gpulab::ui

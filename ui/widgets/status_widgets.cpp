@@ -1,18 +1,42 @@
 // Message bars and progress rows.
 #include "ui/widgets/status_widgets.hpp"
 
+#include <QEvent>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPainter>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QToolButton>
+#include <QVBoxLayout>
 #include <algorithm>
 #include <cmath>
 
-#include <QHBoxLayout>
-#include <QLabel>
-#include <QProgressBar>
-#include <QRegularExpression>
-#include <QPushButton>
-#include <QToolButton>
-#include <QVBoxLayout>
-
 namespace gpulab::ui {
+namespace {
+
+// A run's line: one line whatever its width, its text cut with "…" where the column is narrow
+// (the whole text in its tooltip), so that a long run name or presenter mode's large type never
+// wraps it to a second line that pushes the tabs down.
+class OneLineLabel : public QLabel {
+ public:
+  using QLabel::QLabel;
+  QSize minimumSizeHint() const override { return {0, fontMetrics().height()}; }
+  QSize sizeHint() const override {
+    return {fontMetrics().horizontalAdvance(text()), fontMetrics().height()};
+  }
+
+ protected:
+  void paintEvent(QPaintEvent*) override {
+    QPainter painter(this);
+    painter.setPen(palette().color(foregroundRole()));
+    const QString shown = fontMetrics().elidedText(text(), Qt::ElideRight, width());
+    painter.drawText(rect(), int(Qt::AlignLeft | Qt::AlignVCenter), shown);
+  }
+};
+
+}  // namespace
 
 QString duration_text(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("?");
@@ -157,20 +181,41 @@ void Banner::dismiss() {
 ProgressList::ProgressList(QWidget* parent) : QWidget(parent) {
   layout_ = new QVBoxLayout(this);
   layout_->setContentsMargins(0, 0, 0, 0);
+  reserve_row();
+}
+
+void ProgressList::reserve_row() {
+  // The room of one run's row, empty or not: ▶ Train's first row took 42 px from the tabs below.
+  QProgressBar bar;
+  bar.setFont(font());
+  setMinimumHeight(std::max(fontMetrics().height(), bar.sizeHint().height()));
+}
+
+void ProgressList::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() == QEvent::FontChange || event->type() == QEvent::StyleChange) reserve_row();
 }
 
 void ProgressList::add(int id, const QString& name) {
   clear_finished();
   Row row;
-  row.label = new QLabel(tr("%1: starting (loading data, building the model)…").arg(name), this);
+  row.label =
+      new OneLineLabel(tr("%1: starting (loading data, building the model)…").arg(name), this);
   row.label->setProperty("name", name);
-  row.label->setWordWrap(true);
+  row.label->setToolTip(row.label->text());
   row.bar = new QProgressBar(this);
   row.bar->setRange(0, 0);  // busy until the plan is known
   row.bar->setTextVisible(true);
   row.bar->setMinimumWidth(kBarMinimum);  // not its text's width: see text_width()
-  layout_->addWidget(row.label);
-  layout_->addWidget(row.bar);
+  // The line and its bar side by side: a row is one line high, as high as the buttons beside it.
+  row.line = new QWidget(this);
+  auto* line = new QHBoxLayout(row.line);
+  line->setContentsMargins(0, 0, 0, 0);
+  row.label->setParent(row.line);
+  row.bar->setParent(row.line);
+  line->addWidget(row.label, 1);
+  line->addWidget(row.bar, 1);
+  layout_->addWidget(row.line);
   rows_[id] = row;
 }
 
@@ -202,6 +247,7 @@ void ProgressList::update(int id, const StepMetrics& last, const LiveFigures& fi
                          .arg(std::isfinite(figures.images_per_second)
                                   ? QString::number(figures.images_per_second, 'f', 0)
                                   : QStringLiteral("–")));
+  row.label->setToolTip(row.label->text());
 }
 
 void ProgressList::finish(int id, const QString& result) {
@@ -209,6 +255,7 @@ void ProgressList::finish(int id, const QString& result) {
   if (it == rows_.end()) return;
   it->second.finished = true;
   it->second.label->setText(it->second.label->property("name").toString() + ": " + result);
+  it->second.label->setToolTip(it->second.label->text());
   if (it->second.bar->maximum() == 0) it->second.bar->setRange(0, 1);
   it->second.bar->setValue(it->second.bar->maximum());
   it->second.bar->setFormat(tr("done"));
@@ -220,8 +267,7 @@ void ProgressList::clear_finished() {
       ++it;
       continue;
     }
-    delete it->second.label;
-    delete it->second.bar;
+    delete it->second.line;  // and its label and bar
     it = rows_.erase(it);
   }
 }

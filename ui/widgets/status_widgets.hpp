@@ -75,8 +75,13 @@ class ProgressList : public QWidget {
   int text_width() const;
   static constexpr int kBarMinimum = 60;
 
+ protected:
+  void changeEvent(QEvent* event) override;
+
  private:
+  void reserve_row();  // the list's minimum: one row's height, in its font
   struct Row {
+    QWidget* line;  // holds the label and the bar
     QLabel* label;
     QProgressBar* bar;
     StepPlan plan;

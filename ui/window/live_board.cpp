@@ -34,9 +34,11 @@ constexpr double kDrawBudget = 0.01;
 QString result_text(const RunSummary& s, const RunData& run, double target_accuracy) {
   switch (s.status) {
     case RunStatus::Finished: {
+      // The pace the runs list, Compare and the lab tables give (run_images_per_second).
+      const double pace = run_images_per_second(run);
       QString text = QObject::tr("finished in %1, %2 images/s")
                          .arg(duration_text(s.train_seconds))
-                         .arg(s.train_seconds > 0 ? s.images / s.train_seconds : 0.0, 0, 'f', 0);
+                         .arg(std::isfinite(pace) ? QString::number(pace, 'f', 0) : "–");
       if (std::isfinite(s.test_accuracy))
         text += QObject::tr(", test accuracy %1 %").arg(100 * s.test_accuracy, 0, 'f', 2);
       if (const double t = time_to_target_s(run, target_accuracy); std::isfinite(t))
@@ -46,8 +48,8 @@ QString result_text(const RunSummary& s, const RunData& run, double target_accur
       if (s.diverged) text += QObject::tr(" (diverged)");
       return text;
     }
-    case RunStatus::Cancelled:
-      return QObject::tr("stopped at step %1 (its record is kept)").arg(s.steps);
+    case RunStatus::Cancelled:  // the word the runs list and run.json use
+      return QObject::tr("cancelled at step %1 (its record is kept)").arg(s.steps);
     case RunStatus::Failed:
       return QObject::tr("failed: %1").arg(QString::fromStdString(s.message));
     case RunStatus::Running:
@@ -238,8 +240,13 @@ void LiveBoard::update_key_numbers(bool recompute) {
     if (live)
       line += tr(" · ETA <b>%1</b>")
                   .arg(parts_.scheduler->paused() ? tr("paused") : duration_text(figures.eta_s));
-    if (int(i) != baseline && std::isfinite(rate / baseline_rate))
-      line += tr(" · <b>%1×</b> the baseline").arg(rate / baseline_rate, 0, 'f', 1);
+    // Named: "the baseline" left the room to guess which run it was.
+    if (int(i) == baseline)
+      line += tr(" · the baseline");
+    else if (std::isfinite(rate / baseline_rate))
+      line += tr(" · <b>%1×</b> %2")
+                  .arg(rate / baseline_rate, 0, 'f', 1)
+                  .arg(QString::fromStdString(rows[size_t(baseline)].name).toHtmlEscaped());
     if (!row.flags.empty()) {
       QStringList flags;
       for (const std::string& flag : row.flags)

@@ -45,6 +45,10 @@ LrControl::LrControl(QWidget* parent) : QWidget(parent) {
   status_ = new QLabel(this);
   status_->setObjectName("lr-status");
   status_->setEnabled(false);  // drawn grey: a note, not a control
+  // Its line is kept when empty: "lr 0.01 from step 98" appearing took 15 px from the tabs below.
+  QSizePolicy keep = status_->sizePolicy();
+  keep.setRetainSizeWhenHidden(true);
+  status_->setSizePolicy(keep);
   auto* row = new QHBoxLayout;
   row->setContentsMargins(0, 0, 0, 0);
   row->addWidget(name);

@@ -119,8 +119,21 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   center_scroll->setWidget(content);
   center_scroll->setWidgetResizable(true);
   center_scroll->setFrameShape(QFrame::NoFrame);
+  // Messages ("Saved…", a failed run) float over the bottom of the tabs' pane, above a reserve
+  // as high as they are: the tabs' content gives up that room, and nothing moves or is covered
+  // (over the whole column they covered the runs list's last row and Show/Import, and in
+  // presenter mode the charts' keys; above the tabs they pushed everything down 40 px).
+  auto* tabs_pane = new QWidget(this);
+  auto* tabs_pane_layout = new QVBoxLayout(tabs_pane);
+  tabs_pane_layout->setContentsMargins(0, 0, 0, 0);
+  tabs_pane_layout->setSpacing(0);
+  tabs_pane_layout->addWidget(center_scroll, 1);
+  auto* message_room = new QWidget(tabs_pane);
+  message_room->setObjectName("message-room");
+  message_room->setFixedHeight(0);
+  tabs_pane_layout->addWidget(message_room);
   center_split_ = new QSplitter(Qt::Vertical, this);
-  center_split_->addWidget(center_scroll);
+  center_split_->addWidget(tabs_pane);
   runs_lists_ = new QStackedWidget(this);
   runs_lists_->addWidget(runs_panel_);
   center_split_->addWidget(runs_lists_);
@@ -139,9 +152,7 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   hand_in_ = new HandInView(runs_lists_, hand_in_line, this);
   center_layout->addWidget(center_split_, 1);
   controls_->follow_width(center);
-  // Messages ("Saved…", a failed run) float over the bottom of the column: above the tabs they
-  // pushed everything down 40 px, and a second click on Export landed on the Baseline.
-  new FloatingBar(message_, center);
+  new FloatingBar(message_, tabs_pane, message_room);
 
   auto* split = new QSplitter(Qt::Horizontal, this);
   setup_column_ = build_setup_column();
@@ -208,6 +219,8 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
   connect(devices_, &DevicePicker::message, this, warn);
   connect(message_, &Banner::closed, this, [this] { setup_files_->clear_note(); });
   connect(devices_, &DevicePicker::selection_changed, controls_, &RunControls::update);
+  connect(setup_files_, &SetupFiles::opened, controls_, &RunControls::update);
+  connect(race_, &RacePanel::entries_changed, controls_, &RunControls::update);
 
   connect(store_, &RunStore::background_loading, this, [this](int pending, const QString& problem) {
     if (!problem.isEmpty())
@@ -412,7 +425,7 @@ void MainWindow::refresh_run_views() {
   apply_chart_theme();
   // The baseline may be any run; one not ticked joins the comparison, first.
   RunEntry* baseline = shown->find(panel->baseline());
-  if (!baseline && !checked.empty()) baseline = checked.front();
+  if (!baseline && !checked.empty()) baseline = checked[size_t(default_baseline(data))];
   std::vector<RunEntry*> compared = checked;
   if (baseline && std::find(compared.begin(), compared.end(), baseline) == compared.end())
     compared.insert(compared.begin(), baseline);

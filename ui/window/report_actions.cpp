@@ -32,7 +32,7 @@ ReportActions::ReportActions(Parts parts, QWidget* window)
 }
 
 void ReportActions::export_chart(ChartView* view, ExportFormat format) {
-  export_dialog(chart_kind_name(view->kind()), format,
+  export_dialog(chart_file_stem(view->kind()), format,
                 [view, format](const QString& path, QString* error) {
                   return view->export_to(path, format, error, kExportWidth, kExportHeight);
                 });
@@ -59,10 +59,14 @@ bool ReportActions::export_all(const QString& dir, QString* error) {
     if (error) *error = dir + tr(": the folder could not be created");
     return false;
   }
-  for (ChartView* view : parts_.live->charts())
+  // The live charts, and Compare's speedup chart (its step-time chart is the live one's twin).
+  std::vector<ChartView*> views = parts_.live->charts();
+  parts_.compare->refresh(true);  // built when its tab is shown: it may never have been
+  views.push_back(parts_.compare->speedup_chart());
+  for (ChartView* view : views)
     for (ExportFormat format :
          {ExportFormat::Png, ExportFormat::Svg, ExportFormat::Pdf, ExportFormat::Csv}) {
-      const QString path = QDir(dir).filePath(QString(chart_kind_name(view->kind())) + "." +
+      const QString path = QDir(dir).filePath(QString(chart_file_stem(view->kind())) + "." +
                                               export_format_name(format));
       if (!view->export_to(path, format, error, kExportWidth, kExportHeight)) return false;
     }

@@ -34,8 +34,8 @@ class ReportActions : public QObject {
 
   // Asks where to save the chart and saves it there.
   void export_chart(ChartView* view, ExportFormat format);
-  // Every live chart into `dir` as PNG, SVG, PDF and CSV, and the charts the ticked runs make
-  // besides (the scaling chart, the replica timeline).
+  // Every live chart and Compare's speedup chart into `dir` as PNG, SVG, PDF and CSV, and the
+  // charts the ticked runs make besides (the scaling chart, the replica timeline).
   bool export_all(const QString& dir, QString* error);
   void lab_report();  // asks for the folder
   // Export all charts… and Lab report… in the File menu.

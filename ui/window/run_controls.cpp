@@ -85,6 +85,7 @@ void RunControls::attach(Parts parts) {
 
 int RunControls::start_training() {
   if (parts_.scheduler->any_running()) return 0;
+  if (race_chosen()) return start_race();
   QString problem;
   std::vector<RunRequest> requests = parts_.setup->requests(&problem);
   if (requests.empty()) {
@@ -119,17 +120,30 @@ int RunControls::start(std::vector<RunRequest> requests) {
 
 void RunControls::set_paused(bool paused) { parts_.scheduler->set_paused(paused); }
 
+bool RunControls::race_chosen() const {
+  return parts_.setup->race_chosen() && parts_.race->entries().size() >= 2;
+}
+
 void RunControls::update() {
   const bool running = !parts_.scheduler->active().empty();
   const QString problem = parts_.experiment->problem();
   const auto chosen = parts_.devices->selected();
-  train_->setEnabled(!running && problem.isEmpty() && !chosen.empty());
-  train_->setToolTip(!problem.isEmpty() ? problem
-                     : chosen.empty()   ? tr("Tick a device to train on")
-                     : chosen.size() > 1
-                         ? parts_.devices->plan()
-                         : tr("Train the setup on %1").arg(QString::fromStdString(chosen[0])));
-  train_->setText(chosen.size() > 1 ? tr("▶ Race %1 runs").arg(chosen.size()) : tr("▶ Train"));
+  if (race_chosen()) {  // a demo's race, opened from File → Demos or --setup
+    QStringList names;
+    for (const RunRequest& r : parts_.race->entries()) names << describe_request(r);
+    train_->setEnabled(!running && problem.isEmpty());
+    train_->setToolTip(!problem.isEmpty() ? problem
+                                          : tr("Race the setup's runs: %1").arg(names.join(", ")));
+    train_->setText(tr("▶ Race %1 runs").arg(parts_.race->entries().size()));
+  } else {
+    train_->setEnabled(!running && problem.isEmpty() && !chosen.empty());
+    train_->setToolTip(!problem.isEmpty() ? problem
+                       : chosen.empty()   ? tr("Tick a device to train on")
+                       : chosen.size() > 1
+                           ? parts_.devices->plan()
+                           : tr("Train the setup on %1").arg(QString::fromStdString(chosen[0])));
+    train_->setText(chosen.size() > 1 ? tr("▶ Race %1 runs").arg(chosen.size()) : tr("▶ Train"));
+  }
   // A message that the model cannot be built goes once the model can be.
   if (problem.isEmpty() && parts_.message->text().startsWith(cannot_build_text(QString())))
     parts_.message->dismiss();

@@ -56,7 +56,8 @@ class RunControls : public QObject {
   void attach(Parts parts);
 
   // Each returns how many runs started; 0 with the reason on the message bar.
-  int start_training();  // the setup, once per ticked device
+  // The setup, once per ticked device; or the race a demo opened (race_chosen).
+  int start_training();
   int start_race();      // the race line-up
   // These runs, as a fair race where they share hardware (the Labs tab's Run buttons come here).
   int start(std::vector<RunRequest> requests);
@@ -75,6 +76,7 @@ class RunControls : public QObject {
 
  private:
   void fit_width();
+  bool race_chosen() const;  // the setup opened was a race, which ▶ Train starts
 
   Parts parts_{};
   QPushButton* train_;

@@ -33,6 +33,11 @@ SetupFiles::SetupFiles(Parts parts, QWidget* window)
     }
     if (!problem.isEmpty()) parts_.message->show_message(Banner::Kind::Error, problem);
   });
+  // A device ticked or a thread count changed after a race was opened: ▶ Train trains that
+  // choice, and the race waits in its panel for Start race.
+  connect(parts_.devices, &DevicePicker::selection_changed, this, [this] {
+    if (!opening_) race_chosen_ = false;
+  });
 }
 
 std::optional<RunRequest> SetupFiles::request_for(const std::string& device,
@@ -78,6 +83,11 @@ bool SetupFiles::open(const QString& name_or_path, QString* error) {
   ExperimentPanel* experiment = parts_.experiment;
   DevicePicker* devices = parts_.devices;
   const DeviceList& device_list = *parts_.device_list;
+  opening_ = true;
+  struct OpeningEnds {
+    bool& opening;
+    ~OpeningEnds() { opening = false; }
+  } opening_ends{opening_};
   try {
     const Setup setup = load_setup(name_or_path);
     experiment->set_experiment(setup.experiment);
@@ -86,6 +96,7 @@ bool SetupFiles::open(const QString& name_or_path, QString* error) {
     devices->set_replicas(setup.experiment.backend.replicas);
     devices->set_sync(setup.experiment.backend.sync);
     parts_.race->clear();
+    race_chosen_ = false;
     QStringList missing;
     std::vector<RunRequest> entries;
     for (const RaceEntry& entry : setup.race) {
@@ -110,18 +121,21 @@ bool SetupFiles::open(const QString& name_or_path, QString* error) {
       if (entries[0].backend.device == "cpu") devices->set_threads(entries[0].backend.threads);
     } else {
       for (const RunRequest& r : entries) parts_.race->add(r);
+      race_chosen_ = true;
     }
     // Kept for the runs of this setup: starting them must not make the reason disappear.
     note_.clear();
     if (!missing.isEmpty()) {
-      note_ = tr("This machine has no %1 (%2): %3 runs without it.")
-                  .arg(missing.join(", "),
+      // The reason ends the sentence: it may hold parentheses of its own, and "(no GPU: no
+      // driver (…))" doubled them.
+      note_ = tr("This machine has no %1, so %2 runs without it: %3.")
+                  .arg(missing.join(", "), QFileInfo(setup.source).fileName(),
                        device_list.gpus.empty()
-                           ? tr("no GPU: %1").arg(QString::fromStdString(device_list.no_gpu_reason))
-                           : tr("not among its GPUs"),
-                       QFileInfo(setup.source).fileName());
+                           ? tr("no GPU, %1").arg(QString::fromStdString(device_list.no_gpu_reason))
+                           : tr("it is not among this machine's GPUs"));
       parts_.message->show_message(Banner::Kind::Warning, note_);
     }
+    emit opened();
     return true;
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());

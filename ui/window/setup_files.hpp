@@ -54,14 +54,23 @@ class SetupFiles : public QObject {
   bool save(const QString& path, QString* error) const;
   void use_setup_of(const RunData& run);
   const QString& note() const { return note_; }
+  // Whether the last setup opened was a race (a demo's, two or more of its runs on this machine)
+  // that the device picker has not been changed from since: ▶ Train then starts that race, as
+  // `gpulab --setup NAME --train` does, with the race's own runs and names.
+  bool race_chosen() const { return race_chosen_; }
   void clear_note() { note_.clear(); }
   // Open setup…, Demos and Save setup… in the File menu.
   void add_actions(QMenu* file);
+
+ signals:
+  void opened();  // a setup or demo was opened into the setup column and the race line-up
 
  private:
   Parts parts_;
   QWidget* window_;
   QString note_;  // why a setup's runs are missing (no GPU), kept while they train
+  bool race_chosen_ = false;
+  bool opening_ = false;  // the picker's changes while a setup is opened are the setup's own
 };
 
 }  // namespace gpulab::ui
