@@ -13,6 +13,7 @@
 #include "app/cli_progress.hpp"
 #include "datasets/mnist.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
 #include "engine/devices/devices.hpp"
@@ -219,6 +220,8 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
                       ": not a folder; name the runs folder the window used (gpulab --runs-dir, "
                       "else $GPULAB_RUNS, else ~/.local/share/gpulab/runs), or the --out "
                       "folder of a `lab run`");
+  // Held to the end: a second hand-in into --out is refused, never mixed with this one.
+  const FolderWriteLock out_lock(out, "--out");
   check_hand_in_folder(out, lab, "--out");
   // A `lab run` output folder (its runs/ and answers.json beside its report) rebuilds its
   // hand-in: the runs from runs/, the quiz from answers.json. Else the window's runs folder, with
@@ -256,9 +259,11 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   add_record_answers(h, lab, record);
   if (lab_run_output) h.answers = read_given_answers(runs_dir / "answers.json", lab, "--runs-dir");
   h.learner = learner;
-  fs::create_directories(out);
-  h.charts_missing = write_charts(lab, results, out, argc, argv);
-  write_hand_in(out, lab, h);
+  // Written beside --out and swapped in whole: a reader finds the earlier hand-in or this one.
+  replace_folder_atomically(out, [&](const fs::path& staging) {
+    h.charts_missing = write_charts(lab, results, staging, argc, argv);
+    write_hand_in(staging, lab, h);
+  });
   if (f.zip) {
     // Beside the folder, never in it: the folder is the zip's one top-level entry.
     fs::path folder = out.lexically_normal();
@@ -347,8 +352,9 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     return 1;
   }
   const fs::path out = f.out;
-  // Before anything runs: the folder takes a hand-in, and no run of an earlier `lab run` is in the
-  // way of this one's.
+  // Before anything runs: the folder is this run's alone, it takes a hand-in, and no run of an
+  // earlier `lab run` is in the way of this one's.
+  const FolderWriteLock out_lock(out, "--out");
   check_hand_in_folder(out, lab, "--out");
   for (const LabExperiment& e : lab.experiments)
     if (e.bench.empty()) check_run_folder(out / "runs" / experiment_folder(e.name), "--out");

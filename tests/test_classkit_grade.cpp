@@ -6,6 +6,7 @@
 #include <archive_entry.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -105,6 +106,48 @@ TEST_F(Grading, HandInZipHoldsTheFolderAsItsOneEntryAndVerifiesUnpacked) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(hand_in_zip_name("Ada Lovelace", "cnn-on-gpu"), "Ada-Lovelace-cnn-on-gpu.zip");
   EXPECT_EQ(hand_in_zip_name("a/b\\c\nd", "x"), "a-b-c-d-x.zip");
+}
+
+// Two learners' `lab hand-in --zip` into one --out at once, many times over: neither crashes,
+// each writes its whole hand-in or is refused because the other holds the folder, and what
+// stands (the folder and each zip written) verifies: never one learner's answers with the other's
+// manifest.
+TEST_F(Grading, HandInsToOneOutAtOnceAreWholeOrRefused) {
+  const fs::path where = dir_.path() / "race";
+  fs::create_directories(where);
+  const fs::path out = where / "hand-in";
+  const auto hand_in = [&](const std::string& learner) {
+    return cli("lab hand-in " + lab().string() + " --learner " + learner + " --runs-dir " +
+               (root() / learner).string() + " --zip --out " + out.string());
+  };
+  int refused = 0;
+  for (int round = 0; round < 12; ++round) {
+    auto ada = std::async(std::launch::async, hand_in, "ada");
+    const test::CliResult bob = hand_in("bob");
+    const test::CliResult ada_result = ada.get();
+    for (const auto& [learner, r] : {std::pair{"ada", &ada_result}, std::pair{"bob", &bob}}) {
+      if (r->exit_code == 1 &&
+          r->output.find("--out " + out.string() + ": another program is writing into it now") !=
+              std::string::npos) {
+        ++refused;
+        continue;
+      }
+      ASSERT_EQ(r->exit_code, 0) << learner << " in round " << round << ":\n" << r->output;
+      const fs::path unpacked = dir_.path() / ("unpacked-" + std::to_string(round) + learner);
+      ASSERT_EQ(unpack_hand_in_zip(where / (std::string(learner) + "-two-cpus.zip"), unpacked), "");
+      const test::CliResult zipped = verify(unpacked / "hand-in");
+      EXPECT_EQ(zipped.exit_code, 0) << learner << "'s zip in round " << round << ":\n"
+                                     << zipped.output;
+    }
+    const test::CliResult folder = verify(out);
+    ASSERT_EQ(folder.exit_code, 0) << "round " << round << ":\n" << folder.output;
+  }
+  RecordProperty("refused", refused);
+  // Nothing of the writers is left beside the folder: no lock, no half-made set.
+  for (const auto& entry : fs::directory_iterator(where)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(name == "hand-in" || name.ends_with(".zip")) << name;
+  }
 }
 
 TEST_F(Grading, AGenuineClassIsGradedWithItsFiguresAndChart) {

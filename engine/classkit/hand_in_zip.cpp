@@ -79,8 +79,10 @@ void write_hand_in_zip(const fs::path& dir, const fs::path& zip) {
   if (error) throw RecordError(dir.string() + ": could not be listed (" + error.message() + ")");
   std::sort(files.begin(), files.end());  // the same folder packs to the same entry order
   std::sort(folders.begin(), folders.end());
-  std::unique_ptr<archive, ArchiveWriteFree> a(archive_write_new());
+  // Declared before the archive, so it outlives it: archive_write_free flushes into it, also when
+  // an exception leaves this function.
   std::string bytes;
+  std::unique_ptr<archive, ArchiveWriteFree> a(archive_write_new());
   const auto fail = [&](const std::string& what) {
     throw RecordError(zip.string() + ": could not be written (" + what + ")");
   };
