@@ -150,6 +150,49 @@ TEST_F(Grading, HandInsToOneOutAtOnceAreWholeOrRefused) {
   }
 }
 
+// Names outside ASCII, Latin and not, through hand-in, its zip, verify, grade and class.csv,
+// under each locale a shell may start the program in: libarchive gave no name for an entry of
+// "Zoë Ñandú-two-cpus.zip" without a UTF-8 locale, and grading refused the zip.
+TEST_F(Grading, NamesOutsideAsciiAreHandedInVerifiedAndGradedInAnyLocale) {
+  const std::vector<std::string> learners = {"Zoë Ñandú", "Алёна Щукина", "李小龍"};
+  const std::vector<std::string> runs_of = {"ada", "bob", "cy"};  // each their own runs
+  for (const char* locale : {"C", "C.UTF-8", "POSIX"}) {
+    const std::string program = std::string("env -u LANGUAGE LC_ALL=") + locale +
+                                " LANG=" + locale + " " + GPULAB_CLI_PATH + " ";
+    const fs::path where = dir_.path() / locale;
+    std::string zips;
+    for (size_t i = 0; i < learners.size(); ++i) {
+      const std::string& learner = learners[i];
+      const fs::path folder = where / learner;  // the zip's entries named with it
+      const test::CliResult made = test::run_command(
+          program + "lab hand-in " + lab().string() + " --learner '" + learner + "' --runs-dir " +
+          (root() / runs_of[i]).string() + " --zip --out '" + folder.string() + "'");
+      ASSERT_EQ(made.exit_code, 0) << locale << ": " << made.output;
+      const fs::path zip = where / hand_in_zip_name(learner, "two-cpus");
+      ASSERT_TRUE(fs::is_regular_file(zip)) << locale << ": " << zip;
+      zips += " " + zip.string();
+      const test::CliResult verified =
+          test::run_command(program + "lab verify '" + folder.string() + "' --lab " + lab().string());
+      EXPECT_EQ(verified.exit_code, 0) << locale << ": " << verified.output;
+      EXPECT_NE(verified.output.find("verified: the hand-in of \"" + learner + "\""),
+                std::string::npos)
+          << locale << ": " << verified.output;
+    }
+    const fs::path out = where / "graded";
+    const test::CliResult r = test::run_command(program + "lab grade" + zips + " --out " +
+                                                out.string() + " --lab " + lab().string());
+    ASSERT_EQ(r.exit_code, 0) << locale << ": " << r.output;
+    EXPECT_NE(r.output.find("graded 3 hand-ins: 3 learner-lab rows, 3 verified, 0 with problems"),
+              std::string::npos)
+        << locale << ": " << r.output;
+    const std::string csv = read(out / "class.csv");
+    for (const std::string& learner : learners)
+      EXPECT_NE(row_of(csv, learner).find(",two-cpus,"), std::string::npos)
+          << locale << ": " << learner << "\n"
+          << csv;
+  }
+}
+
 TEST_F(Grading, AGenuineClassIsGradedWithItsFiguresAndChart) {
   const fs::path zip = zip_of("bob", dir_.path() / "bob");
   const fs::path out = dir_.path() / "graded";
