@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -214,6 +215,53 @@ TEST_F(ClassKit, AnAnswerEditedInAnswersJsonIsCaught) {
   const test::CliResult r = verify(h);
   expect_caught(r, h / "answers.json", "changed after the hand-in was written");
   EXPECT_NE(r.output.find("is marked wrong, but it is right"), std::string::npos) << r.output;
+}
+
+// A quiz forged with its manifest rewritten: a right answer listed four times scoring 4 of 1, no
+// answers at all, attempts that are no list. Each of the lab's questions is listed once, in order.
+TEST_F(ClassKit, AQuizForgedByRepeatingOrDroppingAnswersIsCaught) {
+  const auto forged = [&](const std::function<void(json&)>& forge) {
+    const fs::path h = copy_of("ada");
+    json answers = json::parse(read(h / "answers.json"));
+    forge(answers);
+    write(h / "answers.json", answers.dump(2));
+    rehash(h, "answers.json");
+    return std::pair{h, verify(h)};
+  };
+  {
+    const auto [h, r] = forged([](json& answers) {
+      json right = answers["answers"][0];
+      right["answer"] = "True";
+      right["correct"] = true;
+      right["attempts"] = json::array({{{"answer", "True"}, {"time", "t1"}, {"correct", true}}});
+      right["first_correct"] = true;
+      answers["answers"] = json::array({right, right, right, right});
+      answers["score"] = 4;
+      answers["first_attempt_score"] = 4;
+    });
+    expect_caught(r, h / "answers.json",
+                  "lists 4 answers; the lab's quiz has 1 questions, each listed once, in order");
+    EXPECT_NE(r.output.find("answer 2 is to \"A GPU has many cores.\", the lab's question 1"),
+              std::string::npos)
+        << r.output;
+  }
+  {
+    const auto [h, r] = forged([](json& answers) {
+      answers["answers"] = json::object();
+      answers["score"] = 0;
+      answers["first_attempt_score"] = 0;
+    });
+    expect_caught(r, h / "answers.json", "its \"answers\" is not a list of the quiz's 1 questions");
+  }
+  {
+    const auto [h, r] = forged([](json& answers) { answers["answers"][0]["attempts"] = "x"; });
+    expect_caught(r, h / "answers.json",
+                  "\"A GPU has many cores.\": its \"attempts\" is \"x\", not a list of attempts");
+  }
+  {
+    const auto [h, r] = forged([](json& answers) { answers["answers"][0]["correct"] = "yes"; });
+    expect_caught(r, h / "answers.json", "is marked \"yes\", but it is wrong");
+  }
 }
 
 TEST_F(ClassKit, ARemovedRunIsCaught) {

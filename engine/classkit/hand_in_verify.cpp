@@ -242,14 +242,35 @@ void Verifier::check_answers() {
     problem("answers.json", "is of the lab \"" + text_at(answers, "lab") +
                                 "\", manifest.json of \"" + verdict_.lab + "\"");
   if (!have_lab_) return;
-  const json list = answers.value("answers", json::array());
+  const auto found = answers.find("answers");
+  if (found == answers.end() || !found->is_array()) {
+    problem("answers.json", "its \"answers\" is not a list of the quiz's " +
+                                std::to_string(lab_.quiz.size()) +
+                                " questions; hand the lab in again with this gpulab");
+    return;
+  }
+  const json& list = *found;
+  // Each of the lab's questions once, in the lab's order: a right answer listed twice would
+  // otherwise count twice.
+  if (list.size() != lab_.quiz.size())
+    problem("answers.json", "lists " + std::to_string(list.size()) +
+                                " answers; the lab's quiz has " + std::to_string(lab_.quiz.size()) +
+                                " questions, each listed once, in order");
   int score = 0, first_score = 0;
-  for (const json& entry : list) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& entry = list[i];
     const std::string question = entry.is_object() ? text_at(entry, "question") : "";
     const auto q = std::find_if(lab_.quiz.begin(), lab_.quiz.end(),
                                 [&](const QuizQuestion& x) { return x.question == question; });
     if (q == lab_.quiz.end()) {
       problem("answers.json", "the question \"" + question + "\" is not in the lab's quiz");
+      continue;
+    }
+    if (size_t(q - lab_.quiz.begin()) != i) {
+      problem("answers.json", "answer " + std::to_string(i + 1) + " is to \"" + question +
+                                  "\", the lab's question " +
+                                  std::to_string(q - lab_.quiz.begin() + 1) +
+                                  "; each question is listed once, in the lab's order");
       continue;
     }
     const json answer = entry.value("answer", json());
@@ -258,13 +279,25 @@ void Verifier::check_answers() {
     if (!answer.is_null() && choice < 0)
       problem("answers.json",
               "the answer " + answer.dump() + " to \"" + question + "\" is not one of its choices");
-    if (entry.value("correct", false) != right)
-      problem("answers.json", "the answer " + answer.dump() + " to \"" + question +
-                                  "\" is marked " + (right ? "wrong" : "right") + ", but it is " +
-                                  (right ? "right" : "wrong"));
+    const json marked = entry.value("correct", json());
+    if (!marked.is_boolean() || marked.get<bool>() != right)
+      problem("answers.json",
+              "the answer " + answer.dump() + " to \"" + question + "\" is marked " +
+                  (marked.is_boolean() ? (right ? "wrong" : "right") : marked.dump()) +
+                  ", but it is " + (right ? "right" : "wrong"));
     score += right;
     const json attempts = entry.value("attempts", json::array());
-    if (!attempts.is_array()) continue;
+    if (!attempts.is_array()) {
+      problem("answers.json", "\"" + question + "\": its \"attempts\" is " + attempts.dump() +
+                                  ", not a list of attempts");
+      continue;
+    }
+    for (const json& a : attempts)
+      if (!a.is_object() || !a.value("answer", json()).is_string()) {
+        problem("answers.json", "\"" + question + "\": the attempt " + a.dump() +
+                                    " is not {\"answer\": TEXT, \"time\": ..., \"correct\": ...}");
+        return;
+      }
     if (!attempts.empty() && attempts.back().value("answer", json()) != answer)
       problem("answers.json", "\"" + question + "\": the last attempt is not the answer given");
     if (answer.is_null() != attempts.empty())
@@ -276,7 +309,7 @@ void Verifier::check_answers() {
       const int first = choice_of(*q, attempts.front().value("answer", json()));
       const bool first_right = first >= 0 && grade(*q, first).correct;
       first_score += first_right;
-      if (entry.value("first_correct", false) != first_right)
+      if (entry.value("first_correct", json()) != json(first_right))
         problem("answers.json", "\"" + question + "\": the first attempt is marked " +
                                     (first_right ? "wrong" : "right") + ", but it is " +
                                     (first_right ? "right" : "wrong"));
@@ -289,10 +322,10 @@ void Verifier::check_answers() {
       if (!time.empty()) before = time;
     }
   }
-  if (answers.value("score", -1) != score)
+  if (answers.value("score", json()) != json(score))
     problem("answers.json", "its score is " + answers.value("score", json()).dump() +
                                 ", but its answers give " + std::to_string(score));
-  if (answers.value("first_attempt_score", -1) != first_score)
+  if (answers.value("first_attempt_score", json()) != json(first_score))
     problem("answers.json", "its first-attempt score is " +
                                 answers.value("first_attempt_score", json()).dump() +
                                 ", but its attempts give " + std::to_string(first_score));
