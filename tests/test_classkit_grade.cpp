@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "class_hand_ins.hpp"
+#include "engine/base/text.hpp"
 #include "engine/classkit/class_grade.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
 
@@ -191,6 +192,38 @@ TEST_F(Grading, NamesOutsideAsciiAreHandedInVerifiedAndGradedInAnyLocale) {
           << locale << ": " << learner << "\n"
           << csv;
   }
+}
+
+// A learner's name of 12 MB in the manifest and answers.json (re-hashed, as a forger would): a
+// problem naming the bound, shown cut to it, and the class graded in seconds (it took 172 s to
+// draw the name into the class chart).
+TEST_F(Grading, AHugeLearnerNameIsBoundedWhereItIsRead) {
+  const fs::path h = copy_of("ada");
+  const std::string huge(size_t(12) << 20, 'z');
+  edit(h / "answers.json", "\"learner\": \"ada\"", "\"learner\": \"" + huge + "\"");
+  rehash(h, "answers.json");
+  json manifest = json::parse(read(h / "manifest.json"));
+  manifest["learner"] = huge;
+  write(h / "manifest.json", manifest.dump(2));
+  const fs::path out = dir_.path() / "graded";
+  const test::CliResult r =
+      test::run_command_for(std::string(GPULAB_CLI_PATH) + " lab grade " + h.string() + " --out " +
+                                out.string() + " --lab " + lab().string(),
+                            90);
+  ASSERT_FALSE(r.timed_out) << "grading a hand-in took more than 90 s";
+  ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 4000);
+  EXPECT_LT(r.output.size(), size_t(64) << 10) << r.output.substr(0, 4000);
+  const std::string csv = read(out / "class.csv");
+  EXPECT_LT(csv.size(), size_t(64) << 10);
+  const std::string cut = huge.substr(0, kMaxNameBytes - 3) + "…";
+  const std::string row = row_of(csv, cut);
+  EXPECT_NE(row.find("its learner's name is 12582912 bytes long; give a UTF-8 name of at most 256 "
+                     "bytes"),
+            std::string::npos)
+      << row.substr(0, 4000);
+  EXPECT_EQ(bounded_name("ZoëZoë", 6), "Zo…") << "a character cut through is left out";
+  EXPECT_EQ(bounded_name("Zoë", 4), "Zoë");
+  EXPECT_EQ(bounded_name("Zo\xffë"), "Zo?ë");
 }
 
 TEST_F(Grading, AGenuineClassIsGradedWithItsFiguresAndChart) {

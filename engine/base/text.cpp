@@ -1,6 +1,7 @@
 // UTF-8 validation by the Unicode standard's table of well-formed byte sequences.
 #include "engine/base/text.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 
@@ -55,6 +56,22 @@ std::string name_problem(std::string_view name) {
   if (const std::string why = utf8_problem(name); !why.empty())
     return "is not UTF-8 text (" + why + ")" + wanted;
   return {};
+}
+
+std::string bounded_name(std::string_view name, size_t max_bytes) {
+  const std::string mark = "…";
+  const bool cut = name.size() > max_bytes;
+  std::string text(
+      name.substr(0, cut ? max_bytes - std::min(max_bytes, mark.size()) : name.size()));
+  for (size_t at = invalid_utf8_at(text); at != std::string::npos; at = invalid_utf8_at(text)) {
+    // A character the cut went through is left out; other bytes that are not UTF-8 show as '?'.
+    if (cut && text.size() - at < 4 && static_cast<unsigned char>(text[at]) >= 0xC2) {
+      text.resize(at);
+      break;
+    }
+    text[at] = '?';
+  }
+  return cut ? text + mark : text;
 }
 
 }  // namespace gpulab

@@ -24,4 +24,10 @@ std::string utf8_problem(std::string_view text);
 // "is 8388608 bytes long; give ...".
 std::string name_problem(std::string_view name);
 
+// `name` as it may label a row, a chart or a line: cut to at most `max_bytes` bytes at the end of a
+// character, with "…" (within the bound) where it was cut, and bytes that are not UTF-8 shown as
+// '?'. For names read from files others wrote (a hand-in's learner), so a name of megabytes
+// cannot make a chart or a report slow.
+std::string bounded_name(std::string_view name, size_t max_bytes = kMaxNameBytes);
+
 }  // namespace gpulab

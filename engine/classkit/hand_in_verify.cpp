@@ -13,6 +13,7 @@
 #include "datasets/mnist.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/sha256.hpp"
+#include "engine/base/text.hpp"
 #include "engine/classkit/replay.hpp"
 #include "engine/classkit/run_consistency.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
@@ -126,8 +127,12 @@ HandInVerdict Verifier::run() {
   if (text_at(manifest_, "format") != kManifestFormat)
     problem(kManifestFile, "its \"format\" is not \"" + std::string(kManifestFormat) +
                                "\": not a manifest gpulab wrote");
-  verdict_.learner = text_at(manifest_, "learner");
-  verdict_.lab = text_at(manifest_, "lab");
+  // Bounded where read: a name of megabytes would otherwise label every line and chart after.
+  const std::string learner = text_at(manifest_, "learner");
+  if (const std::string why = name_problem(learner); !why.empty())
+    problem(kManifestFile, "its learner's name " + why);
+  verdict_.learner = bounded_name(learner);
+  verdict_.lab = bounded_name(text_at(manifest_, "lab"));
   if (verdict_.learner.empty())
     problem(kManifestFile, "names no learner; hand the lab in with --learner NAME");
   check_files();
@@ -235,12 +240,13 @@ void Verifier::check_answers() {
   if (format != kHandInFormat)
     problem("answers.json", "its \"format\" is \"" + format + "\", not \"" + kHandInFormat +
                                 "\": hand the lab in again with this gpulab");
-  if (text_at(answers, "learner") != verdict_.learner)
-    problem("answers.json", "names the learner \"" + text_at(answers, "learner") +
-                                "\", manifest.json \"" + verdict_.learner + "\"");
-  if (text_at(answers, "lab") != verdict_.lab)
-    problem("answers.json", "is of the lab \"" + text_at(answers, "lab") +
-                                "\", manifest.json of \"" + verdict_.lab + "\"");
+  if (const std::string learner = bounded_name(text_at(answers, "learner"));
+      learner != verdict_.learner)
+    problem("answers.json",
+            "names the learner \"" + learner + "\", manifest.json \"" + verdict_.learner + "\"");
+  if (const std::string lab = bounded_name(text_at(answers, "lab")); lab != verdict_.lab)
+    problem("answers.json",
+            "is of the lab \"" + lab + "\", manifest.json of \"" + verdict_.lab + "\"");
   if (!have_lab_) return;
   const auto found = answers.find("answers");
   if (found == answers.end() || !found->is_array()) {
