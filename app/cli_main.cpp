@@ -143,6 +143,7 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   TrainOptions t;
   BackendOptions b;
   try {
+    check_train_keys(j["train"]);
     train_config_from_json(j["train"], t, b);
   } catch (const ConfigError& e) {
     throw ConfigError("--model " + f.model + ": \"train\": " + e.what());

@@ -208,6 +208,12 @@ TEST(Cli, SettingsOutOfRangeAreRefusedNamingTheValueAndTheRange) {
        "\"input\" channels: 1.5 is not a whole number: give a whole number from 1 to 2147483647"},
       {R"("name": ")" + std::string(8 << 20, 'm') + R"(",)", "",
        "\"name\" is 8388608 bytes long; give a UTF-8 name of at most 256 bytes"},
+      // A key that is no setting trained at the default without a word.
+      {"", R"("learning_rate": 0.5)",
+       "unknown key \"learning_rate\" (did you mean \"lr\"?); the known keys are batch, "
+       "bucket_mb, collective_timeout_s, cuda_graph, data_on, device, dist, epochs, eval_every, "
+       "gamma, lr, lr_changes, max_steps, momentum, optimizer, precision, replicas, schedule, "
+       "seed, shuffle, stop_at_accuracy, sync, target_accuracy, threads, weight_decay"},
   };
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& [top, train, said] = files[i];

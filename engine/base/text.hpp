@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpulab {
 
@@ -29,5 +30,13 @@ std::string name_problem(std::string_view name);
 // '?'. For names read from files others wrote (a hand-in's learner), so a name of megabytes
 // cannot make a chart or a report slow.
 std::string bounded_name(std::string_view name, size_t max_bytes = kMaxNameBytes);
+
+// The one of `known` that `name` most likely misspells or abbreviates ("learning_rate" -> "lr",
+// "epoch" -> "epochs", "batch_size" -> "batch"), or "" when none is near.
+std::string nearest_name(std::string_view name, const std::vector<std::string>& known);
+
+// "" when `key` is one of `known`; else "unknown key \"learning_rate\" (did you mean \"lr\"?); the
+// known keys are a, b, c", for a reader that refuses what it would otherwise ignore.
+std::string unknown_key_problem(std::string_view key, const std::vector<std::string>& known);
 
 }  // namespace gpulab

@@ -345,6 +345,13 @@ ModelConfig model_from_json(const json& j) {
       if (found == layer_types().end())
         throw ConfigError(where + ": unknown type \"" + type +
                           "\"; known types: conv2d, maxpool2d, relu, tanh, dropout, flatten, linear");
+      // A misspelt setting would otherwise leave the layer at its default without a word.
+      static const std::vector<std::string> kLayerKeys = {"bias",         "kernel",       "name",
+                                                          "out_channels", "out_features", "p",
+                                                          "padding",      "stride",       "type"};
+      for (const auto& [key, value] : l.items())
+        if (const std::string problem = unknown_key_problem(key, kLayerKeys); !problem.empty())
+          throw ConfigError(where + ": " + problem);
       LayerSpec s;
       s.type = found->second;
       s.name = l.value("name", std::string());
