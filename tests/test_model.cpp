@@ -99,6 +99,21 @@ TEST(ModelConfig, UnknownKeysAreRefusedWithTheNearestKnownOne) {
   EXPECT_NO_THROW(experiment_from_json(experiment_to_json(every)));
 }
 
+// Two layers of one name trained and saved a checkpoint no reader could load (fc1.weight twice):
+// refused before training, naming both layers.
+TEST(ModelConfig, TwoLayersOfOneNameAreRefused) {
+  ModelConfig c = preset("mlp");
+  c.layers[1].name = "fc2";  // the first linear layer, named as the last one is by default
+  EXPECT_EQ(validate_layers(c).back(),
+            "its name \"fc2\" is layer 2's too; give each layer a name of its own");
+  try {
+    plan_model(c);
+    ADD_FAILURE() << "planned";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("is layer 2's too"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ModelConfig, JsonRoundTripAndErrors) {
   for (const auto& name : preset_names()) {
     const ModelConfig c = preset(name);

@@ -129,11 +129,18 @@ struct Inference {
 Inference infer(const ModelConfig& config) {
   Inference result;
   ActivationShape shape = config.input;
+  std::map<std::string, size_t> numbers;  // layer names -> the first layer of that name, from 1
   for (const auto& spec : named_layers(config.layers)) {
     LayerInfo info;
     info.spec = spec;
     info.input = shape;
     std::string problem = infer_layer(info);
+    // A checkpoint names weights by their layer (fc1.weight): two of one name save a file no
+    // reader can load.
+    if (const auto [first, added] = numbers.emplace(spec.name, result.layers.size() + 1);
+        !added && problem.empty())
+      problem = "its name \"" + spec.name + "\" is layer " + std::to_string(first->second) +
+                "'s too; give each layer a name of its own";
     if (problem.empty() && info.output.size() > kMaxActivationValues)
       problem = "its output " + shape_text(info.output) + " holds " +
                 std::to_string(info.output.size()) + " values per image; at most " +
