@@ -223,6 +223,20 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   // Held to the end: a second hand-in into --out is refused, never mixed with this one.
   const FolderWriteLock out_lock(out, "--out");
   check_hand_in_folder(out, lab, "--out");
+  // The hand-in replaces --out whole: inside the runs it reads it would be read as theirs and
+  // break their folder, and around them it would take them away.
+  const fs::path out_at = fs::weakly_canonical(fs::absolute(out, error), error);
+  const fs::path runs_at = fs::weakly_canonical(fs::absolute(runs_dir, error), error);
+  const auto within = [](const fs::path& inner, const fs::path& outer) {
+    const fs::path rest = inner.lexically_relative(outer);
+    return !rest.empty() && *rest.begin() != "..";
+  };
+  if (within(out_at, runs_at))
+    throw ConfigError("--out " + out.string() + ": is inside --runs-dir " + runs_dir.string() +
+                      ", whose runs the hand-in reads; give a folder outside it");
+  if (within(runs_at, out_at))
+    throw ConfigError("--out " + out.string() + ": holds --runs-dir " + runs_dir.string() +
+                      ", and a hand-in replaces its folder whole; give a folder outside it");
   // A `lab run` output folder (its runs/ and answers.json beside its report) rebuilds its
   // hand-in: the runs from runs/, the quiz from answers.json. Else the window's runs folder, with
   // the lab's record in its progress file.

@@ -18,6 +18,7 @@
 #include "app/cli_lab.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
+#include "datasets/mnist_files.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/cpu/cpu_backend.hpp"
 #include "engine/devices/devices.hpp"
@@ -338,10 +339,11 @@ int run_eval(const std::string& weights, const std::string& model_flag, const st
              int batch, int threads, const cli::InsideEvalFlags& inside) {
   const std::filesystem::path data_folder = data::default_data_dir(
       data_dir.empty() ? std::nullopt : std::optional<std::filesystem::path>(data_dir));
+  // All four MNIST files, as docs/cli.md promises, not only the two it reads.
   std::vector<std::filesystem::path> inputs{weights};
-  for (const char* file : {"t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+  for (const data::MnistFile& file : data::mnist_files())
     for (const char* suffix : {"", ".gz"})
-      inputs.push_back(data_folder / (file + std::string(suffix)));
+      inputs.push_back(data_folder / (file.name + std::string(suffix)));
   cli::check_inside_outputs(inside, inputs);
   const ModelWeights model = load_model_weights(weights, model_flag);
   const data::MnistData mnist = data::load_mnist(data_folder);

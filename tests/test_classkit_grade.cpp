@@ -9,6 +9,7 @@
 #include <future>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "class_hand_ins.hpp"
@@ -224,6 +225,42 @@ TEST_F(Grading, AHugeLearnerNameIsBoundedWhereItIsRead) {
   EXPECT_EQ(bounded_name("ZoëZoë", 6), "Zo…") << "a character cut through is left out";
   EXPECT_EQ(bounded_name("Zoë", 4), "Zoë");
   EXPECT_EQ(bounded_name("Zo\xffë"), "Zo?ë");
+}
+
+// Outputs inside inputs: lab grade's --out in a hand-in it grades (class.csv added there broke
+// the hand-in), and lab hand-in's --out inside (or around) the --runs-dir it reads. Each is one
+// line, and nothing of the input changes.
+TEST_F(Grading, AnOutputInsideItsInputIsRefused) {
+  const fs::path h = copy_of("ada");
+  const auto before = read(h / "manifest.json");
+  size_t files_before = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(h)) (void)entry, ++files_before;
+  for (const fs::path& out : {h, h / "graded"}) {
+    const test::CliResult r = grade(h.string(), out);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("--out " + out.string() + ": is inside the hand-in " + h.string() +
+                            ", and files added there break it; give a folder outside every "
+                            "hand-in"),
+              std::string::npos)
+        << r.output;
+  }
+  size_t files_after = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(h)) (void)entry, ++files_after;
+  EXPECT_EQ(files_after, files_before);
+  EXPECT_EQ(verify(h).exit_code, 0);
+  const fs::path runs = copy_of("bob"), around = copy_of("bob");
+  for (const auto& [runs_dir, out, said] :
+       {std::tuple{runs, runs / "runs" / "hand-in", ": is inside --runs-dir "},
+        std::tuple{runs, runs, ": is inside --runs-dir "},
+        std::tuple{around / "runs", around, ": holds --runs-dir "}}) {
+    const test::CliResult r = cli("lab hand-in " + lab().string() + " --learner bob --runs-dir " +
+                                  runs_dir.string() + " --out " + out.string());
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("--out " + out.string() + said + runs_dir.string()), std::string::npos)
+        << r.output;
+  }
+  EXPECT_EQ(verify(around).exit_code, 0);
+  EXPECT_EQ(verify(runs).exit_code, 0);
 }
 
 TEST_F(Grading, AGenuineClassIsGradedWithItsFiguresAndChart) {
