@@ -11,8 +11,8 @@
 
 #include "app/blas_select.hpp"
 #include "app/cli_bench.hpp"
-#include "app/cli_data.hpp"
 #include "app/cli_bounds.hpp"
+#include "app/cli_data.hpp"
 #include "app/cli_export.hpp"
 #include "app/cli_inside.hpp"
 #include "app/cli_lab.hpp"
@@ -20,6 +20,7 @@
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/text.hpp"
 #include "engine/cpu/cpu_backend.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/gpu_path.hpp"
@@ -132,7 +133,9 @@ struct TrainFlags {
 // A model file saved by the window carries its training settings in "train": they are the
 // defaults, and the flags given on the command line win.
 void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
-  if (is_preset(f.model) || !std::filesystem::is_regular_file(f.model)) return;
+  // Without the error code a link loop threw a raw filesystem error; load_model names it.
+  std::error_code error;
+  if (is_preset(f.model) || !std::filesystem::is_regular_file(f.model, error)) return;
   nlohmann::json j;
   try {
     std::ifstream in(f.model);
@@ -584,7 +587,8 @@ int main(int argc, char** argv) {
       return status;
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
+    // Messages quote names from files (a lab's title, a run's): never the terminal's commands.
+    std::fprintf(stderr, "gpulab-cli: %s\n", terminal_text(e.what()).c_str());
     return 1;
   }
   return 0;

@@ -59,6 +59,27 @@ std::string name_problem(std::string_view name) {
   return {};
 }
 
+std::string terminal_text(std::string_view text) {
+  std::string shown(text);
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(shown[i]);
+    if ((byte < 0x20 && byte != '\t' && byte != '\n') || byte == 0x7F) {
+      shown[i] = '?';
+    } else if (byte == 0xC2 && i + 1 < shown.size() &&
+               static_cast<unsigned char>(shown[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(shown[i + 1]) <= 0x9F) {
+      shown.replace(i, 2, "?");  // a C1 control: U+009B alone starts an escape sequence
+    }
+  }
+  return shown;
+}
+
+std::string bom_problem(std::string_view text) {
+  if (!text.starts_with("\xEF\xBB\xBF")) return {};
+  return "starts with a UTF-8 byte order mark (bytes EF BB BF); save the file as UTF-8 without a "
+         "BOM";
+}
+
 std::string bounded_name(std::string_view name, size_t max_bytes) {
   const std::string mark = "…";
   const bool cut = name.size() > max_bytes;

@@ -580,6 +580,11 @@ Lab parse_lab(std::string_view text, const std::string& source,
     reader.problem(0, lab_size_limit_text(std::to_string(count) + " lines"));
     return lab;
   }
+  // Else its first line is no "---", and the lab is said to lack its header.
+  if (const std::string bom = bom_problem(text); !bom.empty()) {
+    reader.problem(1, bom);
+    return lab;
+  }
   std::vector<std::string> lines;
   {
     std::string line;

@@ -415,6 +415,8 @@ ModelConfig load_model(const std::string& preset_or_file) {
   } catch (const InputFileError& e) {
     throw ConfigError(std::string("--model ") + e.what());
   }
+  if (const std::string bom = bom_problem(text); !bom.empty())  // else "not valid JSON"
+    throw ConfigError(preset_or_file + ": " + bom);
   json j;
   try {
     j = json::parse(text);

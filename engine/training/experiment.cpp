@@ -166,6 +166,8 @@ Experiment load_experiment(const std::filesystem::path& path) {
   } catch (const InputFileError& e) {
     throw ConfigError(e.what());
   }
+  if (const std::string bom = bom_problem(text); !bom.empty())  // else "not valid JSON"
+    throw ConfigError(path.string() + ": " + bom);
   try {
     return experiment_from_json(json::parse(text));
   } catch (const json::exception& e) {

@@ -76,7 +76,12 @@ const char* run_status_name(RunStatus status) {
 }
 
 void validate(const TrainOptions& o) {
-  if (o.epochs < 1 && o.max_steps < 1) throw ConfigError("--epochs must be at least 1");
+  // "steps: 0" in a lab or a setup was told "--epochs must be at least 1", which it never gave.
+  if (o.epochs < 1 && o.max_steps < 1)
+    throw ConfigError(
+        "nothing to train: the epochs and the steps are both 0; give at least 1 of either "
+        "(--epochs or --steps; epochs: or steps: in a lab, \"epochs\" or \"max_steps\" in a "
+        "setup)");
   if (o.max_steps < 0) throw ConfigError("--steps must not be negative");
   if (o.batch < 1) throw ConfigError("--batch must be at least 1");
   if (o.batch > kMaxBatch)
