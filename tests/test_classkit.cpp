@@ -264,6 +264,26 @@ TEST_F(ClassKit, AQuizForgedByRepeatingOrDroppingAnswersIsCaught) {
   }
 }
 
+// A README.md whose images lie outside the hand-in (re-hashed, so the manifest agrees): each is a
+// problem naming its line, found without reading it; the class board shows the report with none.
+TEST_F(ClassKit, AReportImageOutsideTheHandInIsNamed) {
+  const fs::path h = copy_of("ada");
+  std::ofstream(h / "README.md", std::ios::app)
+      << "\n![chart](/dev/zero)\n![up](../../../../dev/zero)\n";
+  rehash(h, "README.md");
+  const test::CliResult r = test::run_command_for(
+      std::string(GPULAB_CLI_PATH) + " lab verify " + h.string() + " --lab " + lab().string(), 60);
+  ASSERT_FALSE(r.timed_out);
+  expect_caught(r, h / "README.md",
+                ": the image \"/dev/zero\" is an absolute path; a page shows only image files in "
+                "its own folder");
+  EXPECT_NE(r.output.find("the image \"../../../../dev/zero\" points outside the page's folder"),
+            std::string::npos)
+      << r.output;
+  // The charts a hand-in shows are its own files: a genuine one names none.
+  EXPECT_EQ(verify(copy_of("bob")).exit_code, 0);
+}
+
 TEST_F(ClassKit, ARemovedRunIsCaught) {
   const fs::path h = copy_of("ada");
   fs::remove_all(h / "runs" / "mlp-again");

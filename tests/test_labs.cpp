@@ -3,6 +3,7 @@
 // a lab's hand-in folder; `gpulab-cli lab check|list|run|hand-in` and `bench matmul` as an
 // instructor or a learner meets them.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -799,6 +800,38 @@ TEST(Labs, DataOnAndStopAtAccuracyAreKeysAndPrecisionAColumn) {
             (std::vector<std::string>{"h", "bf16", "not run yet"}));
   expect_problem("```experiment\nname: a\ndata-on: disk\n```\n", 8,
                  "data-on: \"disk\" is not host or device");
+}
+
+// A lab page loads an image only from the lab's own folder, a regular file: /dev/zero, a FIFO, a
+// path out of the folder or a URL in a lab's Markdown is a problem at its line (the window took
+// 18.7 GB showing /dev/zero, and a FIFO held it for ever), found without reading any of them.
+TEST(Labs, ImagesOutsideTheLabsFolderAreRefusedAtTheirLine) {
+  test::TempDir dir;
+  std::ofstream(dir.path() / "chart.png") << "png";
+  ASSERT_EQ(::mkfifo((dir.path() / "pipe.png").c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/zero", dir.path() / "zero.png");
+  std::ofstream(dir.path() / "images.md")
+      << kHeader << "![fine](chart.png)\n"                      // line 6
+      << "![a](/dev/zero) and ![b](file:///dev/zero)\n"         // line 7
+      << "![c](../../../../dev/zero \"title\")\n"               // line 8
+      << "<img src=\"/dev/urandom\">\n"                         // line 9
+      << "![d](pipe.png)\n![e](zero.png)\n![f](missing.png)\n"  // lines 10-12
+      << "```\n![shown as code](/dev/zero)\n```\n```experiment\nname: a\nmodel: mlp\n```\n";
+  const auto start = std::chrono::steady_clock::now();
+  const Lab lab = load_lab_file(dir.path() / "images.md");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  std::vector<std::pair<int, std::string>> found;
+  for (const LabProblem& p : lab.problems) found.emplace_back(p.line, p.problem);
+  const std::string only = "; a page shows only image files in its own folder";
+  const std::vector<std::pair<int, std::string>> expected = {
+      {7, "the image \"/dev/zero\" is an absolute path" + only},
+      {7, "the image \"file:///dev/zero\" is a URL" + only},
+      {8, "the image \"../../../../dev/zero\" points outside the page's folder (\"..\")" + only},
+      {9, "the image \"/dev/urandom\" is an absolute path" + only},
+      {10, "the image \"pipe.png\" is a FIFO, not an image file" + only},
+      {11, "the image \"zero.png\" is a link out of the page's folder" + only},
+      {12, "the image \"missing.png\" is not there"}};
+  EXPECT_EQ(found, expected) << problems(lab);
 }
 
 // Run names and titles reach terminals: control characters are shown as '?'.

@@ -20,6 +20,7 @@
 #include "engine/labs/lab_charts.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/markdown_images.hpp"
 #include "engine/labs/matmul_chart.hpp"
 #include "engine/labs/reference_runs.hpp"
 #include "engine/records/record_reader.hpp"
@@ -88,6 +89,7 @@ class Verifier {
   void check_files();
   void find_lab();
   void check_answers();
+  void check_report_images();
   void check_runs();
   void check_tables();
   void check_charts();
@@ -136,6 +138,7 @@ HandInVerdict Verifier::run() {
   if (verdict_.learner.empty())
     problem(kManifestFile, "names no learner; hand the lab in with --learner NAME");
   check_files();
+  check_report_images();
   find_lab();
   check_answers();
   check_runs();
@@ -231,6 +234,21 @@ void Verifier::find_lab() {
                              verdict_.lab +
                              "\" is not this gpulab's built-in lab of that name; give its file "
                              "with --lab FILE.md");
+}
+
+// README.md is shown by the class board: an image it names out of the hand-in (/dev/zero, a FIFO,
+// ../..) is a problem, whatever the manifest says of the file.
+void Verifier::check_report_images() {
+  std::string text;
+  try {
+    if (!read_record_file(dir_ / "README.md", kMaxRunJsonBytes, &text)) return;  // said above
+  } catch (const RecordError&) {
+    return;  // said by check_files
+  }
+  for (const MarkdownImage& image : markdown_images(text))
+    if (const std::string why = markdown_image_problem(image.target, dir_); !why.empty())
+      problem("README.md", "line " + std::to_string(image.line) + ": the image \"" +
+                               bounded_name(image.target) + "\" " + why);
 }
 
 void Verifier::check_answers() {
