@@ -13,6 +13,7 @@
 #include "engine/analysis/chart_csv.hpp"
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/text.hpp"
 #include "engine/records/output_paths.hpp"
 #include "engine/records/run_names.hpp"
 
@@ -59,7 +60,7 @@ class PrivateRuntimeDir {
 std::vector<RunData> load_all(const std::vector<std::string>& folders) {
   std::vector<RunData> runs;
   auto skipped = [](const std::string& problem) {
-    std::fprintf(stderr, "gpulab-cli: skipped %s\n", problem.c_str());
+    std::fprintf(stderr, "gpulab-cli: skipped %s\n", terminal_text(problem).c_str());
   };
   int unreadable = 0;
   for (const std::string& folder : folders) {

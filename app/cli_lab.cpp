@@ -14,6 +14,8 @@
 #include "datasets/mnist.hpp"
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
+#include "engine/base/text.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
 #include "engine/devices/devices.hpp"
@@ -223,7 +225,8 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   const std::string learner = checked_learner(f.learner, "--learner");
   const Lab lab = load_lab(f.hand_in);
   if (!lab.ok()) {
-    for (const LabProblem& p : lab.problems) std::fprintf(stderr, "%s\n", p.to_string().c_str());
+    for (const LabProblem& p : lab.problems)
+      std::fprintf(stderr, "%s\n", terminal_text(p.to_string()).c_str());
     return 1;
   }
   const fs::path out = f.out;
@@ -234,7 +237,23 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
                       ": not a folder; name the runs folder the window used (gpulab --runs-dir, "
                       "else $GPULAB_RUNS, else ~/.local/share/gpulab/runs), or the --out "
                       "folder of a `lab run`");
+  // Held to the end: a second hand-in into --out is refused, never mixed with this one.
+  const FolderWriteLock out_lock(out, "--out");
   check_hand_in_folder(out, lab, "--out");
+  // The hand-in replaces --out whole: inside the runs it reads it would be read as theirs and
+  // break their folder, and around them it would take them away.
+  const fs::path out_at = fs::weakly_canonical(fs::absolute(out, error), error);
+  const fs::path runs_at = fs::weakly_canonical(fs::absolute(runs_dir, error), error);
+  const auto within = [](const fs::path& inner, const fs::path& outer) {
+    const fs::path rest = inner.lexically_relative(outer);
+    return !rest.empty() && *rest.begin() != "..";
+  };
+  if (within(out_at, runs_at))
+    throw ConfigError("--out " + out.string() + ": is inside --runs-dir " + runs_dir.string() +
+                      ", whose runs the hand-in reads; give a folder outside it");
+  if (within(runs_at, out_at))
+    throw ConfigError("--out " + out.string() + ": holds --runs-dir " + runs_dir.string() +
+                      ", and a hand-in replaces its folder whole; give a folder outside it");
   // A `lab run` output folder (its runs/ and answers.json beside its report) rebuilds its
   // hand-in: the runs from runs/, the quiz from answers.json. Else the window's runs folder, with
   // the lab's record in its progress file.
@@ -263,7 +282,7 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   std::vector<std::string> problems;
   const std::vector<RunData> runs =
       load_runs(lab_run_output ? runs_dir / "runs" : runs_dir, &problems);
-  for (const std::string& p : problems) std::printf("skipped %s\n", p.c_str());
+  for (const std::string& p : problems) std::printf("skipped %s\n", terminal_text(p).c_str());
   const ReferenceRuns references = references_for(lab);
   const std::vector<LabRunResult> results =
       lab_results_from(lab, record, runs, list_devices(), references.runs);
@@ -271,9 +290,11 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   add_record_answers(h, lab, record);
   if (lab_run_output) h.answers = read_given_answers(runs_dir / "answers.json", lab, "--runs-dir");
   h.learner = learner;
-  fs::create_directories(out);
-  h.charts_missing = write_charts(lab, results, out, argc, argv);
-  write_hand_in(out, lab, h);
+  // Written beside --out and swapped in whole: a reader finds the earlier hand-in or this one.
+  replace_folder_atomically(out, [&](const fs::path& staging) {
+    h.charts_missing = write_charts(lab, results, staging, argc, argv);
+    write_hand_in(staging, lab, h);
+  });
   if (f.zip) {
     // Beside the folder, never in it: the folder is the zip's one top-level entry.
     fs::path folder = out.lexically_normal();
@@ -288,17 +309,19 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   std::printf(
       "hand-in of \"%s\" by %s: %d of %zu experiments with results, quiz %d of %zu "
       "right (%d at the first attempt), %zu of %zu questions answered in words; %s\n",
-      lab.title.c_str(), h.learner.c_str(), ran, lab.experiments.size(), quiz_score(lab, h.answers),
-      lab.quiz.size(), first_attempt_score(lab, h),
+      terminal_text(lab.title).c_str(), terminal_text(h.learner).c_str(), ran,
+      lab.experiments.size(), quiz_score(lab, h.answers), lab.quiz.size(),
+      first_attempt_score(lab, h),
       size_t(std::count_if(h.written.begin(), h.written.end(),
                            [](const auto& w) { return !w.second.empty(); })),
       lab.questions.size(), (out / "README.md").string().c_str());
   if (lab_run_output)
     for (const LabExperiment& e : lab.experiments)
       if (!e.bench.empty())
-        std::printf("%s: a benchmark keeps no run folder, so its timings are not in %s; run the "
-                    "lab again to measure them\n",
-                    e.name.c_str(), runs_dir.c_str());
+        std::printf(
+            "%s: a benchmark keeps no run folder, so its timings are not in %s; run the "
+            "lab again to measure them\n",
+            terminal_text(e.name).c_str(), runs_dir.c_str());
   return 0;
 }
 
@@ -310,24 +333,26 @@ int run_lab_verify(const LabFlags& f, RunControl& control) {
   const HandInVerdict verdict = verify_hand_in(f.verify, options, &control);
   // Each problem names its file as a path the instructor can open.
   for (const HandInProblem& p : verdict.problems)
-    std::printf("%s: %s\n", (fs::path(f.verify) / p.file).string().c_str(), p.message.c_str());
-  for (const std::string& note : verdict.notes) std::printf("%s\n", note.c_str());
-  const std::string learner =
-      verdict.learner.empty() ? std::string("an unnamed learner") : "\"" + verdict.learner + "\"";
+    std::printf("%s: %s\n", (fs::path(f.verify) / p.file).string().c_str(),
+                terminal_text(p.message).c_str());
+  for (const std::string& note : verdict.notes) std::printf("%s\n", terminal_text(note).c_str());
+  const std::string learner = verdict.learner.empty()
+                                  ? std::string("an unnamed learner")
+                                  : "\"" + terminal_text(verdict.learner) + "\"";
   if (!verdict.problems.empty()) {
     std::printf("%s: %zu problem%s: the hand-in of %s does not verify\n", f.verify.c_str(),
                 verdict.problems.size(), verdict.problems.size() == 1 ? "" : "s", learner.c_str());
     return 1;
   }
   std::printf("%s: verified: the hand-in of %s for \"%s\"\n", f.verify.c_str(), learner.c_str(),
-              verdict.lab.c_str());
+              terminal_text(verdict.lab).c_str());
   return 0;
 }
 
 int run_lab_list() {
   for (const Lab& lab : builtin_labs())
-    std::printf("%-22s  %-42s  %3d min  %s\n", lab.name.c_str(), lab.title.c_str(), lab.minutes,
-                lab.hardware_text().c_str());
+    std::printf("%-22s  %-42s  %3d min  %s\n", lab.name.c_str(), terminal_text(lab.title).c_str(),
+                lab.minutes, lab.hardware_text().c_str());
   return 0;
 }
 
@@ -342,14 +367,15 @@ int run_lab_check(const LabFlags& f) {
       status = 1;
       continue;
     }
-    for (const LabProblem& p : lab.problems) std::fprintf(stderr, "%s\n", p.to_string().c_str());
+    for (const LabProblem& p : lab.problems)
+      std::fprintf(stderr, "%s\n", terminal_text(p.to_string()).c_str());
     if (!lab.ok()) {
       status = 1;
       continue;
     }
     std::printf("%s: ok: \"%s\"; experiments: %zu, tables: %zu, charts: %zu, quiz questions: %zu\n",
-                lab.source.c_str(), lab.title.c_str(), lab.experiments.size(), lab.tables.size(),
-                lab.charts.size(), lab.quiz.size());
+                lab.source.c_str(), terminal_text(lab.title).c_str(), lab.experiments.size(),
+                lab.tables.size(), lab.charts.size(), lab.quiz.size());
   }
   return status;
 }
@@ -358,12 +384,14 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
   const std::string learner = f.learner.empty() ? "" : checked_learner(f.learner, "--learner");
   const Lab lab = load_lab(f.run);
   if (!lab.ok()) {
-    for (const LabProblem& p : lab.problems) std::fprintf(stderr, "%s\n", p.to_string().c_str());
+    for (const LabProblem& p : lab.problems)
+      std::fprintf(stderr, "%s\n", terminal_text(p.to_string()).c_str());
     return 1;
   }
   const fs::path out = f.out;
-  // Before anything runs: the folder takes a hand-in, and no run of an earlier `lab run` is in the
-  // way of this one's.
+  // Before anything runs: the folder is this run's alone, it takes a hand-in, and no run of an
+  // earlier `lab run` is in the way of this one's.
+  const FolderWriteLock out_lock(out, "--out");
   check_hand_in_folder(out, lab, "--out");
   for (const LabExperiment& e : lab.experiments)
     if (e.bench.empty()) check_run_folder(out / "runs" / experiment_folder(e.name), "--out");
@@ -385,7 +413,7 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     h.matmul_chart = matmul_chart;
     return write_hand_in(out, lab, h);
   };
-  std::printf("lab \"%s\": %zu experiments%s; results in %s\n", lab.title.c_str(),
+  std::printf("lab \"%s\": %zu experiments%s; results in %s\n", terminal_text(lab.title).c_str(),
               lab.experiments.size(), f.quick ? " (quick: a few steps each)" : "",
               out.string().c_str());
   // The data is read before anything runs, as for `train`: a missing MNIST is one line, not a
@@ -410,8 +438,8 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     if (control.cancel.load()) break;
     LabRunResult result;
     result.experiment = e.name;
-    std::printf("[%zu/%zu] %s (%s): ", ++number, lab.experiments.size(), e.name.c_str(),
-                e.experiment.backend.device.c_str());
+    std::printf("[%zu/%zu] %s (%s): ", ++number, lab.experiments.size(),
+                terminal_text(e.name).c_str(), e.experiment.backend.device.c_str());
     if (const std::string why = missing_hardware(e); !why.empty()) {
       if (auto reference = reference_result(lab, e, references.runs)) {
         result = std::move(*reference);

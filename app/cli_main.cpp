@@ -11,14 +11,16 @@
 
 #include "app/blas_select.hpp"
 #include "app/cli_bench.hpp"
-#include "app/cli_data.hpp"
 #include "app/cli_bounds.hpp"
+#include "app/cli_data.hpp"
 #include "app/cli_export.hpp"
 #include "app/cli_inside.hpp"
 #include "app/cli_lab.hpp"
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
+#include "datasets/mnist_files.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/text.hpp"
 #include "engine/cpu/cpu_backend.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/gpu_path.hpp"
@@ -131,7 +133,9 @@ struct TrainFlags {
 // A model file saved by the window carries its training settings in "train": they are the
 // defaults, and the flags given on the command line win.
 void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
-  if (is_preset(f.model) || !std::filesystem::is_regular_file(f.model)) return;
+  // Without the error code a link loop threw a raw filesystem error; load_model names it.
+  std::error_code error;
+  if (is_preset(f.model) || !std::filesystem::is_regular_file(f.model, error)) return;
   nlohmann::json j;
   try {
     std::ifstream in(f.model);
@@ -143,6 +147,7 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   TrainOptions t;
   BackendOptions b;
   try {
+    check_train_keys(j["train"]);
     train_config_from_json(j["train"], t, b);
   } catch (const ConfigError& e) {
     throw ConfigError("--model " + f.model + ": \"train\": " + e.what());
@@ -337,10 +342,11 @@ int run_eval(const std::string& weights, const std::string& model_flag, const st
              int batch, int threads, const cli::InsideEvalFlags& inside) {
   const std::filesystem::path data_folder = data::default_data_dir(
       data_dir.empty() ? std::nullopt : std::optional<std::filesystem::path>(data_dir));
+  // All four MNIST files, as docs/cli.md promises, not only the two it reads.
   std::vector<std::filesystem::path> inputs{weights};
-  for (const char* file : {"t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+  for (const data::MnistFile& file : data::mnist_files())
     for (const char* suffix : {"", ".gz"})
-      inputs.push_back(data_folder / (file + std::string(suffix)));
+      inputs.push_back(data_folder / (file.name + std::string(suffix)));
   cli::check_inside_outputs(inside, inputs);
   const ModelWeights model = load_model_weights(weights, model_flag);
   const data::MnistData mnist = data::load_mnist(data_folder);
@@ -581,7 +587,8 @@ int main(int argc, char** argv) {
       return status;
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
+    // Messages quote names from files (a lab's title, a run's): never the terminal's commands.
+    std::fprintf(stderr, "gpulab-cli: %s\n", terminal_text(e.what()).c_str());
     return 1;
   }
   return 0;

@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   if (parser.isSet(telemetry)) {
     bool ok = false;
     const double hz = parser.value(telemetry).toDouble(&ok);
-    if (!ok || hz <= 0 || hz > 100) {
+    if (!ok || !(hz > 0 && hz <= 100)) {  // NaN fails both comparisons: it is no rate
       std::fprintf(stderr, "gpulab: --telemetry-hz must be a number in (0, 100]\n");
       return 2;
     }

@@ -202,6 +202,9 @@ inline std::vector<DamagedRun> write_damaged_runs(const std::filesystem::path& r
   // The window's own files in the runs folder: a folder and a FIFO.
   fs::create_directories(root / ".gpulab-window.json");
   if (with_fifos) ::mkfifo((root / ".gpulab-setup.json").c_str(), 0600);
+  // NUL bytes where a crash or a full disk never wrote metrics.csv: it read as a run of no steps.
+  write_run(root / "nul-metrics.csv", complete_run_info(), std::string(4096, '\0'));
+  damaged.push_back({"nul-metrics.csv", "metrics.csv", "holds NUL bytes where its header belongs"});
   // A file larger than any record (sparse: it takes no disk).
   write_run(root / "huge-metrics.csv", complete_run_info());
   fs::resize_file(root / "huge-metrics.csv" / "metrics.csv", uintmax_t(1) << 40);

@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 
 #include "bad_inputs.hpp"
 #include "engine/base/errors.hpp"
@@ -46,6 +48,34 @@ TEST(Checkpoint, RoundTripKeepsEveryBitAndTheConfig) {
   uint64_t header = 0;
   in.read(reinterpret_cast<char*>(&header), 8);
   EXPECT_EQ(header % 8, 0u);
+}
+
+// Weights holding NaN or an infinite value (a diverged run's) are refused where a checkpoint is
+// taken in, naming the tensor: --init-weights (apply_checkpoint), predict and eval
+// (load_model_weights), the window's Inside tab.
+TEST(Checkpoint, NanOrInfiniteWeightsAreRefusedNamingTheTensor) {
+  test::TempDir dir;
+  const ModelConfig config = preset("lenet5");
+  const ModelPlan plan = plan_model(config);
+  std::vector<float> params(plan.parameter_count), back(plan.parameter_count);
+  init_parameters(params, plan, 3);
+  size_t fc2_bias = 0;
+  for (const auto& p : plan.parameters)
+    if (p.name == "fc2.bias") fc2_bias = size_t(p.offset);
+  for (const float broken :
+       {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+    std::vector<float> diverged = params;
+    diverged[fc2_bias + 2] = broken;
+    const auto file = dir.path() / "diverged.safetensors";
+    save_checkpoint(file, plan, config, diverged);
+    const std::string said = std::string("fc2.bias holds ") +
+                             (std::isnan(broken) ? "NaN" : "an infinite value") +
+                             " (value 3 of 84); these weights are broken: train again, or give "
+                             "another checkpoint";
+    EXPECT_EQ(error_of([&] { apply_checkpoint(load_checkpoint(file), plan, back, "ck"); }),
+              "ck: " + said);
+    EXPECT_EQ(error_of([&] { load_model_weights(file, ""); }), file.string() + ": " + said);
+  }
 }
 
 TEST(Checkpoint, LoadsPyTorchWrittenWeights) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -214,6 +215,73 @@ TEST_F(ClassKit, AnAnswerEditedInAnswersJsonIsCaught) {
   const test::CliResult r = verify(h);
   expect_caught(r, h / "answers.json", "changed after the hand-in was written");
   EXPECT_NE(r.output.find("is marked wrong, but it is right"), std::string::npos) << r.output;
+}
+
+// A quiz forged with its manifest rewritten: a right answer listed four times scoring 4 of 1, no
+// answers at all, attempts that are no list. Each of the lab's questions is listed once, in order.
+TEST_F(ClassKit, AQuizForgedByRepeatingOrDroppingAnswersIsCaught) {
+  const auto forged = [&](const std::function<void(json&)>& forge) {
+    const fs::path h = copy_of("ada");
+    json answers = json::parse(read(h / "answers.json"));
+    forge(answers);
+    write(h / "answers.json", answers.dump(2));
+    rehash(h, "answers.json");
+    return std::pair{h, verify(h)};
+  };
+  {
+    const auto [h, r] = forged([](json& answers) {
+      json right = answers["answers"][0];
+      right["answer"] = "True";
+      right["correct"] = true;
+      right["attempts"] = json::array({{{"answer", "True"}, {"time", "t1"}, {"correct", true}}});
+      right["first_correct"] = true;
+      answers["answers"] = json::array({right, right, right, right});
+      answers["score"] = 4;
+      answers["first_attempt_score"] = 4;
+    });
+    expect_caught(r, h / "answers.json",
+                  "lists 4 answers; the lab's quiz has 1 questions, each listed once, in order");
+    EXPECT_NE(r.output.find("answer 2 is to \"A GPU has many cores.\", the lab's question 1"),
+              std::string::npos)
+        << r.output;
+  }
+  {
+    const auto [h, r] = forged([](json& answers) {
+      answers["answers"] = json::object();
+      answers["score"] = 0;
+      answers["first_attempt_score"] = 0;
+    });
+    expect_caught(r, h / "answers.json", "its \"answers\" is not a list of the quiz's 1 questions");
+  }
+  {
+    const auto [h, r] = forged([](json& answers) { answers["answers"][0]["attempts"] = "x"; });
+    expect_caught(r, h / "answers.json",
+                  "\"A GPU has many cores.\": its \"attempts\" is \"x\", not a list of attempts");
+  }
+  {
+    const auto [h, r] = forged([](json& answers) { answers["answers"][0]["correct"] = "yes"; });
+    expect_caught(r, h / "answers.json", "is marked \"yes\", but it is wrong");
+  }
+}
+
+// A README.md whose images lie outside the hand-in (re-hashed, so the manifest agrees): each is a
+// problem naming its line, found without reading it; the class board shows the report with none.
+TEST_F(ClassKit, AReportImageOutsideTheHandInIsNamed) {
+  const fs::path h = copy_of("ada");
+  std::ofstream(h / "README.md", std::ios::app)
+      << "\n![chart](/dev/zero)\n![up](../../../../dev/zero)\n";
+  rehash(h, "README.md");
+  const test::CliResult r = test::run_command_for(
+      std::string(GPULAB_CLI_PATH) + " lab verify " + h.string() + " --lab " + lab().string(), 60);
+  ASSERT_FALSE(r.timed_out);
+  expect_caught(r, h / "README.md",
+                ": the image \"/dev/zero\" is an absolute path; a page shows only image files in "
+                "its own folder");
+  EXPECT_NE(r.output.find("the image \"../../../../dev/zero\" points outside the page's folder"),
+            std::string::npos)
+      << r.output;
+  // The charts a hand-in shows are its own files: a genuine one names none.
+  EXPECT_EQ(verify(copy_of("bob")).exit_code, 0);
 }
 
 TEST_F(ClassKit, ARemovedRunIsCaught) {

@@ -6,11 +6,14 @@
 #include <archive_entry.h>
 #include <gtest/gtest.h>
 
+#include <future>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "class_hand_ins.hpp"
+#include "engine/base/text.hpp"
 #include "engine/classkit/class_grade.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
 
@@ -135,6 +138,159 @@ TEST_F(Grading, HandInZipHoldsTheFolderAsItsOneEntryAndVerifiesUnpacked) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(hand_in_zip_name("Ada Lovelace", "cnn-on-gpu"), "Ada-Lovelace-cnn-on-gpu.zip");
   EXPECT_EQ(hand_in_zip_name("a/b\\c\nd", "x"), "a-b-c-d-x.zip");
+}
+
+// Two learners' `lab hand-in --zip` into one --out at once, many times over: neither crashes,
+// each writes its whole hand-in or is refused because the other holds the folder, and what
+// stands (the folder and each zip written) verifies: never one learner's answers with the other's
+// manifest.
+TEST_F(Grading, HandInsToOneOutAtOnceAreWholeOrRefused) {
+  const fs::path where = dir_.path() / "race";
+  fs::create_directories(where);
+  const fs::path out = where / "hand-in";
+  const auto hand_in = [&](const std::string& learner) {
+    return cli("lab hand-in " + lab().string() + " --learner " + learner + " --runs-dir " +
+               (root() / learner).string() + " --zip --out " + out.string());
+  };
+  int refused = 0;
+  for (int round = 0; round < 12; ++round) {
+    auto ada = std::async(std::launch::async, hand_in, "ada");
+    const test::CliResult bob = hand_in("bob");
+    const test::CliResult ada_result = ada.get();
+    for (const auto& [learner, r] : {std::pair{"ada", &ada_result}, std::pair{"bob", &bob}}) {
+      if (r->exit_code == 1 &&
+          r->output.find("--out " + out.string() + ": another program is writing into it now") !=
+              std::string::npos) {
+        ++refused;
+        continue;
+      }
+      ASSERT_EQ(r->exit_code, 0) << learner << " in round " << round << ":\n" << r->output;
+      const fs::path unpacked = dir_.path() / ("unpacked-" + std::to_string(round) + learner);
+      ASSERT_EQ(unpack_hand_in_zip(where / (std::string(learner) + "-two-cpus.zip"), unpacked), "");
+      const test::CliResult zipped = verify(unpacked / "hand-in");
+      EXPECT_EQ(zipped.exit_code, 0) << learner << "'s zip in round " << round << ":\n"
+                                     << zipped.output;
+    }
+    const test::CliResult folder = verify(out);
+    ASSERT_EQ(folder.exit_code, 0) << "round " << round << ":\n" << folder.output;
+  }
+  RecordProperty("refused", refused);
+  // Nothing of the writers is left beside the folder: no lock, no half-made set.
+  for (const auto& entry : fs::directory_iterator(where)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(name == "hand-in" || name.ends_with(".zip")) << name;
+  }
+}
+
+// Names outside ASCII, Latin and not, through hand-in, its zip, verify, grade and class.csv,
+// under each locale a shell may start the program in: libarchive gave no name for an entry of
+// "Zoë Ñandú-two-cpus.zip" without a UTF-8 locale, and grading refused the zip.
+TEST_F(Grading, NamesOutsideAsciiAreHandedInVerifiedAndGradedInAnyLocale) {
+  const std::vector<std::string> learners = {"Zoë Ñandú", "Алёна Щукина", "李小龍"};
+  const std::vector<std::string> runs_of = {"ada", "bob", "cy"};  // each their own runs
+  for (const char* locale : {"C", "C.UTF-8", "POSIX"}) {
+    const std::string program = std::string("env -u LANGUAGE LC_ALL=") + locale +
+                                " LANG=" + locale + " " + GPULAB_CLI_PATH + " ";
+    const fs::path where = dir_.path() / locale;
+    std::string zips;
+    for (size_t i = 0; i < learners.size(); ++i) {
+      const std::string& learner = learners[i];
+      const fs::path folder = where / learner;  // the zip's entries named with it
+      const test::CliResult made = test::run_command(
+          program + "lab hand-in " + lab().string() + " --learner '" + learner + "' --runs-dir " +
+          (root() / runs_of[i]).string() + " --zip --out '" + folder.string() + "'");
+      ASSERT_EQ(made.exit_code, 0) << locale << ": " << made.output;
+      const fs::path zip = where / hand_in_zip_name(learner, "two-cpus");
+      ASSERT_TRUE(fs::is_regular_file(zip)) << locale << ": " << zip;
+      zips += " " + zip.string();
+      const test::CliResult verified =
+          test::run_command(program + "lab verify '" + folder.string() + "' --lab " + lab().string());
+      EXPECT_EQ(verified.exit_code, 0) << locale << ": " << verified.output;
+      EXPECT_NE(verified.output.find("verified: the hand-in of \"" + learner + "\""),
+                std::string::npos)
+          << locale << ": " << verified.output;
+    }
+    const fs::path out = where / "graded";
+    const test::CliResult r = test::run_command(program + "lab grade" + zips + " --out " +
+                                                out.string() + " --lab " + lab().string());
+    ASSERT_EQ(r.exit_code, 0) << locale << ": " << r.output;
+    EXPECT_NE(r.output.find("graded 3 hand-ins: 3 learner-lab rows, 3 verified, 0 with problems"),
+              std::string::npos)
+        << locale << ": " << r.output;
+    const std::string csv = read(out / "class.csv");
+    for (const std::string& learner : learners)
+      EXPECT_NE(row_of(csv, learner).find(",two-cpus,"), std::string::npos)
+          << locale << ": " << learner << "\n"
+          << csv;
+  }
+}
+
+// A learner's name of 12 MB in the manifest and answers.json (re-hashed, as a forger would): a
+// problem naming the bound, shown cut to it, and the class graded in seconds (it took 172 s to
+// draw the name into the class chart).
+TEST_F(Grading, AHugeLearnerNameIsBoundedWhereItIsRead) {
+  const fs::path h = copy_of("ada");
+  const std::string huge(size_t(12) << 20, 'z');
+  edit(h / "answers.json", "\"learner\": \"ada\"", "\"learner\": \"" + huge + "\"");
+  rehash(h, "answers.json");
+  json manifest = json::parse(read(h / "manifest.json"));
+  manifest["learner"] = huge;
+  write(h / "manifest.json", manifest.dump(2));
+  const fs::path out = dir_.path() / "graded";
+  const test::CliResult r =
+      test::run_command_for(std::string(GPULAB_CLI_PATH) + " lab grade " + h.string() + " --out " +
+                                out.string() + " --lab " + lab().string(),
+                            90);
+  ASSERT_FALSE(r.timed_out) << "grading a hand-in took more than 90 s";
+  ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 4000);
+  EXPECT_LT(r.output.size(), size_t(64) << 10) << r.output.substr(0, 4000);
+  const std::string csv = read(out / "class.csv");
+  EXPECT_LT(csv.size(), size_t(64) << 10);
+  const std::string cut = huge.substr(0, kMaxNameBytes - 3) + "…";
+  const std::string row = row_of(csv, cut);
+  EXPECT_NE(row.find("its learner's name is 12582912 bytes long; give a UTF-8 name of at most 256 "
+                     "bytes"),
+            std::string::npos)
+      << row.substr(0, 4000);
+  EXPECT_EQ(bounded_name("ZoëZoë", 6), "Zo…") << "a character cut through is left out";
+  EXPECT_EQ(bounded_name("Zoë", 4), "Zoë");
+  EXPECT_EQ(bounded_name("Zo\xffë"), "Zo?ë");
+}
+
+// Outputs inside inputs: lab grade's --out in a hand-in it grades (class.csv added there broke
+// the hand-in), and lab hand-in's --out inside (or around) the --runs-dir it reads. Each is one
+// line, and nothing of the input changes.
+TEST_F(Grading, AnOutputInsideItsInputIsRefused) {
+  const fs::path h = copy_of("ada");
+  const auto before = read(h / "manifest.json");
+  size_t files_before = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(h)) (void)entry, ++files_before;
+  for (const fs::path& out : {h, h / "graded"}) {
+    const test::CliResult r = grade(h.string(), out);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("--out " + out.string() + ": is inside the hand-in " + h.string() +
+                            ", and files added there break it; give a folder outside every "
+                            "hand-in"),
+              std::string::npos)
+        << r.output;
+  }
+  size_t files_after = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(h)) (void)entry, ++files_after;
+  EXPECT_EQ(files_after, files_before);
+  EXPECT_EQ(verify(h).exit_code, 0);
+  const fs::path runs = copy_of("bob"), around = copy_of("bob");
+  for (const auto& [runs_dir, out, said] :
+       {std::tuple{runs, runs / "runs" / "hand-in", ": is inside --runs-dir "},
+        std::tuple{runs, runs, ": is inside --runs-dir "},
+        std::tuple{around / "runs", around, ": holds --runs-dir "}}) {
+    const test::CliResult r = cli("lab hand-in " + lab().string() + " --learner bob --runs-dir " +
+                                  runs_dir.string() + " --out " + out.string());
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("--out " + out.string() + said + runs_dir.string()), std::string::npos)
+        << r.output;
+  }
+  EXPECT_EQ(verify(around).exit_code, 0);
+  EXPECT_EQ(verify(runs).exit_code, 0);
 }
 
 TEST_F(Grading, AGenuineClassIsGradedWithItsFiguresAndChart) {

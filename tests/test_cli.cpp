@@ -66,11 +66,30 @@ TEST(Cli, RejectsBadFlagsNamingThem) {
   expect_rejected("frobnicate", "frobnicate");
 }
 
+// A --model that is a link loop printed a raw "filesystem error: status: Too many levels of
+// symbolic links"; a model file that starts with a UTF-8 byte order mark was "not valid JSON".
+TEST(Cli, ModelFilesThatCannotBeReadSayWhy) {
+  test::TempDir dir;
+  std::filesystem::create_symlink(dir.path() / "b", dir.path() / "a");
+  std::filesystem::create_symlink(dir.path() / "a", dir.path() / "b");
+  expect_rejected("train --model " + (dir.path() / "a").string() + " --data-dir /nonexistent",
+                  (dir.path() / "a").string() + ": cannot be read: a symbolic link that loops");
+  const auto bom = dir.path() / "bom.json";
+  std::ofstream(bom) << "\xEF\xBB\xBF"
+                     << R"({"layers": [{"type": "flatten"},)"
+                     << R"( {"type": "linear", "out_features": 10}]})";
+  expect_rejected("train --model " + bom.string() + " --data-dir /nonexistent",
+                  bom.string() +
+                      ": starts with a UTF-8 byte order mark (bytes EF BB BF); save the "
+                      "file as UTF-8 without a BOM");
+}
+
 TEST(Cli, RejectsGpuFlagsNamingThem) {
   expect_rejected("train --precision bf16 --device cpu", "--precision bf16");
   expect_rejected("train --precision fp16", "--precision");
   expect_rejected("train --cuda-graph maybe", "--cuda-graph");
   expect_rejected("train --telemetry-hz 0", "--telemetry-hz");
+  expect_rejected("train --telemetry-hz nan", "--telemetry-hz");
   expect_rejected("train --device cuda:x", "--device cuda:x");
 }
 
@@ -208,6 +227,12 @@ TEST(Cli, SettingsOutOfRangeAreRefusedNamingTheValueAndTheRange) {
        "\"input\" channels: 1.5 is not a whole number: give a whole number from 1 to 2147483647"},
       {R"("name": ")" + std::string(8 << 20, 'm') + R"(",)", "",
        "\"name\" is 8388608 bytes long; give a UTF-8 name of at most 256 bytes"},
+      // A key that is no setting trained at the default without a word.
+      {"", R"("learning_rate": 0.5)",
+       "unknown key \"learning_rate\" (did you mean \"lr\"?); the known keys are batch, "
+       "bucket_mb, collective_timeout_s, cuda_graph, data_on, device, dist, epochs, eval_every, "
+       "gamma, lr, lr_changes, max_steps, momentum, optimizer, precision, replicas, schedule, "
+       "seed, shuffle, stop_at_accuracy, sync, target_accuracy, threads, weight_decay"},
   };
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& [top, train, said] = files[i];

@@ -3,6 +3,7 @@
 // a lab's hand-in folder; `gpulab-cli lab check|list|run|hand-in` and `bench matmul` as an
 // instructor or a learner meets them.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <chrono>
@@ -16,7 +17,7 @@
 #include "bad_inputs.hpp"
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
-#include "io/install_paths.hpp"
+#include "engine/base/text.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/lab.hpp"
@@ -26,6 +27,7 @@
 #include "engine/labs/reference_runs.hpp"
 #include "engine/training/experiment.hpp"
 #include "gpulab/build_config.hpp"
+#include "io/install_paths.hpp"
 #include "recorded_runs.hpp"
 #include "reference_run_fixture.hpp"
 #include "test_support.hpp"
@@ -800,6 +802,45 @@ TEST(Labs, DataOnAndStopAtAccuracyAreKeysAndPrecisionAColumn) {
                  "data-on: \"disk\" is not host or device");
 }
 
+// A lab page loads an image only from the lab's own folder, a regular file: /dev/zero, a FIFO, a
+// path out of the folder or a URL in a lab's Markdown is a problem at its line (the window took
+// 18.7 GB showing /dev/zero, and a FIFO held it for ever), found without reading any of them.
+TEST(Labs, ImagesOutsideTheLabsFolderAreRefusedAtTheirLine) {
+  test::TempDir dir;
+  std::ofstream(dir.path() / "chart.png") << "png";
+  ASSERT_EQ(::mkfifo((dir.path() / "pipe.png").c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/zero", dir.path() / "zero.png");
+  std::ofstream(dir.path() / "images.md")
+      << kHeader << "![fine](chart.png)\n"                      // line 6
+      << "![a](/dev/zero) and ![b](file:///dev/zero)\n"         // line 7
+      << "![c](../../../../dev/zero \"title\")\n"               // line 8
+      << "<img src=\"/dev/urandom\">\n"                         // line 9
+      << "![d](pipe.png)\n![e](zero.png)\n![f](missing.png)\n"  // lines 10-12
+      << "```\n![shown as code](/dev/zero)\n```\n```experiment\nname: a\nmodel: mlp\n```\n";
+  const auto start = std::chrono::steady_clock::now();
+  const Lab lab = load_lab_file(dir.path() / "images.md");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  std::vector<std::pair<int, std::string>> found;
+  for (const LabProblem& p : lab.problems) found.emplace_back(p.line, p.problem);
+  const std::string only = "; a page shows only image files in its own folder";
+  const std::vector<std::pair<int, std::string>> expected = {
+      {7, "the image \"/dev/zero\" is an absolute path" + only},
+      {7, "the image \"file:///dev/zero\" is a URL" + only},
+      {8, "the image \"../../../../dev/zero\" points outside the page's folder (\"..\")" + only},
+      {9, "the image \"/dev/urandom\" is an absolute path" + only},
+      {10, "the image \"pipe.png\" is a FIFO, not an image file" + only},
+      {11, "the image \"zero.png\" is a link out of the page's folder" + only},
+      {12, "the image \"missing.png\" is not there"}};
+  EXPECT_EQ(found, expected) << problems(lab);
+}
+
+// Run names and titles reach terminals: control characters are shown as '?'.
+TEST(Text, TerminalTextShowsControlCharactersAsQuestionMarks) {
+  EXPECT_EQ(terminal_text("a\x1b[2Jb\x7f\xc2\x9b"
+                          "c\tZoë"),
+            "a?[2Jb??c\tZoë");
+}
+
 // Every numeric setting is held to the bounds the command line, setup files and the run record
 // reader share, at its own line, with the value and the range: a seed of -1 and a weight decay of
 // inf passed `lab check` and made records no reader loaded, and steps: -5 said "--epochs must be
@@ -999,6 +1040,42 @@ using Result = test::CliResult;
 
 Result cli(const std::string& args) {
   return test::run_command(std::string(GPULAB_CLI_PATH) + " " + args);
+}
+
+// What the smaller messages say: a step budget of 0 was "--epochs must be at least 1"; a byte
+// order mark was "a lab starts with a header"; `lab check FOLDER` said "no such file"; and a title
+// with an escape sequence reached the terminal as it was.
+TEST(LabCli, CheckSaysWhatIsWrongInTheLabsOwnWords) {
+  test::TempDir dir;
+  const auto none = dir.path() / "steps0.md";
+  std::ofstream(none) << kHeader << "```experiment\nname: a\nmodel: mlp\nsteps: 0\n```\n";
+  const Result zero = cli("lab check " + none.string());
+  EXPECT_EQ(zero.exit_code, 1) << zero.output;
+  EXPECT_NE(zero.output.find("nothing to train: the epochs and the steps are both 0"),
+            std::string::npos)
+      << zero.output;
+  const auto bom = dir.path() / "bom.md";
+  std::ofstream(bom) << "\xEF\xBB\xBF" << kHeader << "```experiment\nname: a\n```\n";
+  const Result marked = cli("lab check " + bom.string());
+  EXPECT_EQ(marked.exit_code, 1) << marked.output;
+  EXPECT_NE(marked.output.find(bom.string() +
+                               ":1: starts with a UTF-8 byte order mark (bytes EF BB BF); save "
+                               "the file as UTF-8 without a BOM"),
+            std::string::npos)
+      << marked.output;
+  const Result folder = cli("lab check " + dir.path().string());
+  EXPECT_EQ(folder.exit_code, 1) << folder.output;
+  EXPECT_NE(folder.output.find(dir.path().string() + ": is a folder, not a lab file"),
+            std::string::npos)
+      << folder.output;
+  const auto escaped = dir.path() / "escaped.md";
+  std::ofstream(escaped) << "---\ntitle: \x1b]0;owned\x07T\xc2\x9b"
+                            "2J\nminutes: 5\nhardware: cpu\n---\n"
+                         << "```experiment\nname: a\nmodel: mlp\n```\n";
+  const Result shown = cli("lab check " + escaped.string());
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_EQ(shown.output.find('\x1b'), std::string::npos) << shown.output;
+  EXPECT_NE(shown.output.find("\"?]0;owned?T?2J\""), std::string::npos) << shown.output;
 }
 
 TEST(LabCli, CheckExitsNonZeroNamingFileAndLine) {

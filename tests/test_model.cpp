@@ -6,9 +6,11 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/errors.hpp"
+#include "engine/base/text.hpp"
 #include "engine/cpu/cpu_network.hpp"
 #include "engine/model/init.hpp"
 #include "engine/model/model_config.hpp"
+#include "engine/training/experiment.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -61,6 +63,55 @@ TEST(ModelConfig, LinearNeedsFlatInputAndLastLayerNeedsClasses) {
   d.layers.back().out_features = 7;
   EXPECT_NE(validate_layers(d).back().find("10 class scores"), std::string::npos);
   EXPECT_THROW(plan_model(d), ConfigError);
+}
+
+// A key that is no setting of a layer (or of a setup's "train") is refused, naming the known ones
+// and the likely one, where it left the layer at its default without a word.
+TEST(ModelConfig, UnknownKeysAreRefusedWithTheNearestKnownOne) {
+  const auto refusal = [](const std::string& text) {
+    try {
+      experiment_from_json(nlohmann::json::parse(text));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("taken");
+  };
+  EXPECT_EQ(refusal(R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_feature": 10}]})"),
+            "layer 2: unknown key \"out_feature\" (did you mean \"out_features\"?); the known keys "
+            "are bias, kernel, name, out_channels, out_features, p, padding, stride, type");
+  EXPECT_EQ(refusal(R"({"layers": [{"type": "relu", "colour": "red"}]})"),
+            "layer 1: unknown key \"colour\"; the known keys are bias, kernel, name, out_channels, "
+            "out_features, p, padding, stride, type");
+  const std::string train = refusal(R"({"layers": [{"type": "flatten"}], "train": {"lr": 0.1,
+      "learning_rate": 0.5}})");
+  EXPECT_EQ(train.rfind("\"train\": unknown key \"learning_rate\" (did you mean \"lr\"?); the "
+                        "known keys are batch, ",
+                        0),
+            0u)
+      << train;
+  EXPECT_EQ(nearest_name("epoch", {"batch", "epochs"}), "epochs");
+  EXPECT_EQ(nearest_name("batch_size", {"batch", "epochs"}), "batch");
+  EXPECT_EQ(nearest_name("weightdecay", {"weight_decay", "lr"}), "weight_decay");
+  EXPECT_EQ(nearest_name("colour", {"bias", "p"}), "");
+  // What gpulab writes reads back: every setting of a setup, and every layer of every preset.
+  Experiment every;
+  every.model = preset("lenet5");
+  EXPECT_NO_THROW(experiment_from_json(experiment_to_json(every)));
+}
+
+// Two layers of one name trained and saved a checkpoint no reader could load (fc1.weight twice):
+// refused before training, naming both layers.
+TEST(ModelConfig, TwoLayersOfOneNameAreRefused) {
+  ModelConfig c = preset("mlp");
+  c.layers[1].name = "fc2";  // the first linear layer, named as the last one is by default
+  EXPECT_EQ(validate_layers(c).back(),
+            "its name \"fc2\" is layer 2's too; give each layer a name of its own");
+  try {
+    plan_model(c);
+    ADD_FAILURE() << "planned";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("is layer 2's too"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ModelConfig, JsonRoundTripAndErrors) {

@@ -288,7 +288,23 @@ TEST_F(Outputs, SaveNeverNamesTheDataFiles) {
         cli("train --model mlp --steps 1 --batch 16 --quiet" + data() + " --out " +
             (dir.path() / "run").string() + " --save " + target.string()),
         "--save " + target.string() + ": is also an input", target.filename().string());
+  // eval --confusion guards the same four files (it guarded only the two it reads).
+  for (const fs::path& target : targets)
+    expect_one_line_failure(
+        cli("eval --weights " + weights().string() + data() + " --confusion " + target.string()),
+        "--confusion " + target.string() + ": is also an input", target.filename().string());
   EXPECT_EQ(snapshot(data_dir()), before);
+  EXPECT_FALSE(fs::exists(dir.path() / "run"));
+  // --save over the weights --init-weights reads, as eval refuses its --weights.
+  const fs::path start = dir.path() / "start.safetensors";
+  fs::copy_file(weights(), start);
+  const std::string start_bytes = read_text(start);
+  expect_one_line_failure(cli("train --model mlp --steps 1 --batch 16 --quiet" + data() +
+                              " --out " + (dir.path() / "run").string() + " --init-weights " +
+                              start.string() + " --save " + start.string()),
+                          "--save " + start.string() + ": is also an input",
+                          start.filename().string());
+  EXPECT_EQ(read_text(start), start_bytes);
   EXPECT_FALSE(fs::exists(dir.path() / "run"));
 }
 

@@ -508,6 +508,18 @@ TEST(RunRecord, DamagedRunsAreSkippedWithTheirFileNamed) {
   EXPECT_EQ(problems.size(), damaged.size());
 }
 
+// NUL bytes after the last whole line (a crash's unwritten blocks) are a cut-off tail: the steps
+// before them read.
+TEST(RunRecord, NulBytesAfterTheLastWholeLineAreACutOffTail) {
+  test::TempDir dir;
+  test::write_run(dir.path(), test::complete_run_info(),
+                  std::string(test::kGoodMetrics) + std::string(100, '\0'));
+  const std::string good = test::kGoodMetrics;
+  const size_t steps = size_t(std::count(good.begin(), good.end(), '\n')) - 1;  // less the header
+  ASSERT_GT(steps, 0u);
+  EXPECT_EQ(load_run(dir.path()).steps.size(), steps);
+}
+
 TEST(RunRecord, AFieldOfTheWrongTypeIsNamedWithWhatWasExpected) {
   test::TempDir dir;
   nlohmann::json info = test::complete_run_info();

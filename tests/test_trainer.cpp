@@ -687,6 +687,66 @@ class CallLog final : public Backend {
   Backend& inner_;
 };
 
+// A CPU backend whose run is cancelled as its test evaluation starts: Ctrl-C or SIGTERM during
+// the last epoch's evaluation, which let a run go on for minutes and be recorded as finished.
+class CancelledWhileEvaluating final : public Backend {
+ public:
+  CancelledWhileEvaluating(Backend& inner, RunControl& control)
+      : inner_(inner), control_(control) {}
+  std::string description() const override { return inner_.description(); }
+  size_t parameter_count() const override { return inner_.parameter_count(); }
+  void set_parameters(std::span<const float> p) override { inner_.set_parameters(p); }
+  void get_parameters(std::span<float> p) override { inner_.get_parameters(p); }
+  BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
+                        StepTimes& times) override {
+    return inner_.train_step(indices, lr, step, times);
+  }
+  BatchStats evaluate(Split split, std::span<const int32_t> indices) override {
+    control_.cancelled_by.store("SIGINT (Ctrl-C)");
+    control_.cancel.store(true);
+    const BatchStats stats = inner_.evaluate(split, indices);
+    evaluated.push_back(stats.count);
+    return stats;
+  }
+  void stop_evaluations_on(const std::atomic<bool>* stop) override {
+    inner_.stop_evaluations_on(stop);
+  }
+  std::vector<int> evaluated;  // images each evaluation counted before it returned
+
+ private:
+  Backend& inner_;
+  RunControl& control_;
+};
+
+TEST(Trainer, ACancelDuringTheLastEvaluationEndsTheRunCancelledAtOnce) {
+  Fixture f;  // 96 training images, 40 test images: an epoch of 6 steps, evaluated 16 at a time
+  TrainOptions options;
+  options.batch = 16;
+  const ModelPlan plan = plan_model(preset("mlp"));
+  BackendOptions backend_options;
+  backend_options.batch = options.batch;
+  CpuBackend cpu(plan, options.optimizer, f.sets, backend_options);
+  std::vector<float> params(plan.parameter_count);
+  init_parameters(params, plan, options.seed);
+  cpu.set_parameters(params);
+  RunControl control;
+  CancelledWhileEvaluating backend(cpu, control);
+  Recorder recorder;
+  const RunSummary summary = train(backend, f.sets, options, recorder, control);
+  EXPECT_EQ(summary.status, RunStatus::Cancelled) << summary.message;
+  EXPECT_EQ(summary.message, "cancelled at step 6 by SIGINT (Ctrl-C)");
+  ASSERT_EQ(backend.evaluated.size(), 1u);
+  EXPECT_EQ(backend.evaluated[0], 0)
+      << "the evaluation stopped at its next batch, not at 40 images";
+  EXPECT_TRUE(std::isnan(summary.test_loss)) << "no figure of part of the test set";
+  // Without a cancel, every image is evaluated as before.
+  RunControl plain;
+  cpu.set_parameters(params);
+  EXPECT_EQ(train(cpu, f.sets, options, recorder, plain).status, RunStatus::Finished);
+  cpu.stop_evaluations_on(nullptr);
+  EXPECT_EQ(cpu.evaluate(Split::Test, std::vector<int32_t>{0, 1, 2, 3}).count, 4);
+}
+
 TEST(Trainer, TheStepsBeforeAnEvaluationEndOnTheTrainingClock) {
   // A GPU's last backward and update are still running when train_step returns; the
   // evaluation's first wait would take them out of the training time (and time to accuracy),

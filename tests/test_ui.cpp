@@ -1289,12 +1289,13 @@ TEST(WindowFlags, BadFlagsAreNamedAndNothingStarts) {
     const int status = pclose(pipe);
     return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
   };
-  for (const auto& [args, mention] :
-       std::vector<std::pair<std::string, std::string>>{{"--tab nope", "--tab"},
-                                                        {"--show-recent x", "--show-recent"},
-                                                        {"--setup /nonexistent.json", "/nonexistent.json"},
-                                                        {"--telemetry-hz 0", "--telemetry-hz"},
-                                                        {"--device cuda:7 --train", "--device cuda:7"}}) {
+  for (const auto& [args, mention] : std::vector<std::pair<std::string, std::string>>{
+           {"--tab nope", "--tab"},
+           {"--show-recent x", "--show-recent"},
+           {"--setup /nonexistent.json", "/nonexistent.json"},
+           {"--telemetry-hz 0", "--telemetry-hz"},
+           {"--telemetry-hz nan", "--telemetry-hz"},
+           {"--device cuda:7 --train", "--device cuda:7"}}) {
     const auto [code, output] = gpulab(args);
     EXPECT_EQ(code, 2) << args << "\n" << output;
     EXPECT_NE(output.find(mention), std::string::npos) << args << "\n" << output;

@@ -25,6 +25,7 @@
 #include <QTableWidget>
 #include <QTimer>
 #include <QTreeWidget>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -33,6 +34,7 @@
 
 #include "bad_inputs.hpp"
 #include "engine/analysis/run_figures.hpp"
+#include "engine/base/sha256.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
 #include "engine/labs/lab.hpp"
@@ -797,6 +799,44 @@ TEST_F(Labs, ClassBoardGradesAClassFolderAsHandInsArrive) {
   ASSERT_TRUE(wait_until([&] { return window_->class_board() == nullptr; }, 10s));
   for (const auto& entry : std::filesystem::directory_iterator(hand_ins / "graded"))
     EXPECT_NE(entry.path().filename().string().rfind(".grading-", 0), 0u) << entry.path();
+}
+
+// A learner's README naming /dev/zero, a link to it and a file out of the hand-in, re-hashed so
+// the manifest agrees: the board opened on that one hand-in grades it elsewhere (a graded/ folder
+// in it would break it), names each image as a problem, and shows the report at once, loading
+// none of them (the window went from 6 to 11 GB in 30 s and ignored SIGTERM).
+TEST_F(Labs, ClassBoardOnOneHandInLoadsNoImageFromOutsideIt) {
+  open_window();
+  const auto lab = write_lab("tiny-lab.md", kTinyLab);
+  ASSERT_TRUE(tab()->open_lab(lab));
+  choose_lab("tiny-lab");
+  const auto h = labs_dir_.path() / "Ada";
+  give_name("Ada");
+  ASSERT_TRUE(tab()->hand_in("tiny-lab", h)) << tab()->message().toStdString();
+  std::filesystem::create_symlink("/dev/zero", h / "zero.png");
+  std::ofstream(h / "README.md", std::ios::app)
+      << "\n![zero](/dev/zero)\n![link](zero.png)\n![up](../../../../dev/zero)\n";
+  nlohmann::json manifest = nlohmann::json::parse(std::ifstream(h / "manifest.json"));
+  manifest["files"]["README.md"] = sha256_file(h / "README.md");
+  std::ofstream(h / "manifest.json") << manifest.dump(2);
+  ClassBoard* board = open_class_folder(h);
+  ASSERT_NE(board, nullptr);
+  QTableWidget* table = board->table();
+  ASSERT_TRUE(wait_until([&] { return table->rowCount() == 1 && !board->grading(); }, 20s))
+      << board->summary().toStdString();
+  EXPECT_FALSE(std::filesystem::exists(h / "graded"));
+  EXPECT_TRUE(board->summary().contains("is a hand-in, which a graded/ folder in it would break"))
+      << board->summary().toStdString();
+  EXPECT_EQ(cell(table, 0, "verified"), "no");
+  EXPECT_TRUE(cell(table, 0, "problems").contains("the image \"/dev/zero\" is an absolute path"))
+      << cell(table, 0, "problems").toStdString();
+  const auto start = std::chrono::steady_clock::now();
+  QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
+                    table->visualItemRect(table->item(0, 0)).center());
+  QApplication::processEvents();
+  EXPECT_TRUE(board->hand_in_view()->toPlainText().contains("Ada"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  board->close();
 }
 
 // A class folder whose graded/ cannot be made (a file of that name stands there; a permission

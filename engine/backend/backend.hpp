@@ -7,6 +7,7 @@
 // replicas, one GPU), so a single training loop drives them all.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -70,6 +71,10 @@ class Backend {
                                 StepTimes& times) = 0;
   // Loss and accuracy, no dropout, no update.
   virtual BatchStats evaluate(Split split, std::span<const int32_t> indices) = 0;
+  // From now on an evaluation ends at its next batch once `*stop` is set (a run's cancel flag),
+  // returning what it counted so far, so a signal never waits for a whole test set; null: every
+  // evaluation runs to its end. A backend that cannot stop inside one ignores it.
+  virtual void stop_evaluations_on(const std::atomic<bool>* stop) { (void)stop; }
   // Waits for all queued device work and throws the device's error if any: train_step returns
   // before its backward and update are done, so a fault there shows only here.
   virtual void synchronize() {}

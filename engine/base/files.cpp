@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -153,6 +155,46 @@ void replace_folder_atomically(const fs::path& dir,
   fs::remove_all(staging, ignored);  // the old set, once swapped out
   if (done != 0)
     throw RecordError(dir.string() + ": cannot be replaced: " + std::strerror(saved_errno));
+}
+
+FolderWriteLock::FolderWriteLock(const fs::path& dir, const std::string& flag) {
+  std::error_code error;
+  const fs::path absolute = fs::absolute(dir, error).lexically_normal();
+  const fs::path folder = absolute.filename().empty() ? absolute.parent_path() : absolute;
+  std::string name = ".";  // one append at a time: GCC 12 misreads "." + a temporary
+  name += folder.filename().string();
+  name += ".lock";
+  lock_file_ = folder.parent_path() / name;
+  fs::create_directories(folder.parent_path(), error);
+  for (;;) {
+    const int fd = ::open(lock_file_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+      throw RecordError(lock_file_.string() + ": cannot make the lock for writing " + dir.string() +
+                        " (" + std::strerror(errno) + "); choose a folder in a writable folder");
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int saved_errno = errno;
+      ::close(fd);
+      if (saved_errno == EWOULDBLOCK)
+        throw ConfigError(flag + " " + dir.string() +
+                          ": another program is writing into it now (it holds " +
+                          lock_file_.string() + "); wait for it to finish, or give another folder");
+      throw RecordError(lock_file_.string() + ": cannot be locked (" + std::strerror(saved_errno) +
+                        ")");
+    }
+    // The holder before may have removed the file between our open and lock: hold the one there.
+    struct stat held, there;
+    if (::fstat(fd, &held) == 0 && ::stat(lock_file_.c_str(), &there) == 0 &&
+        held.st_dev == there.st_dev && held.st_ino == there.st_ino) {
+      fd_ = fd;
+      return;
+    }
+    ::close(fd);
+  }
+}
+
+FolderWriteLock::~FolderWriteLock() {
+  ::unlink(lock_file_.c_str());  // before the lock goes, so no one locks a file removed after
+  ::close(fd_);
 }
 
 }  // namespace gpulab

@@ -33,4 +33,22 @@ bool create_file_atomically(const std::filesystem::path& path, const std::string
 void replace_folder_atomically(const std::filesystem::path& dir,
                                const std::function<void(const std::filesystem::path&)>& fill);
 
+// Held while one program writes the folder `dir` (a hand-in, a lab's results): an exclusive lock
+// on ".NAME.lock" beside it, so a second writer is refused at once instead of mixing its files
+// with the first's. The lock goes with its holder when that is killed; the holder removes the
+// file when it is done.
+class FolderWriteLock {
+ public:
+  // Throws ConfigError ("<flag> DIR: another program is writing into it now ...") when another
+  // holds it, RecordError when the lock file cannot be made.
+  FolderWriteLock(const std::filesystem::path& dir, const std::string& flag);
+  ~FolderWriteLock();
+  FolderWriteLock(const FolderWriteLock&) = delete;
+  FolderWriteLock& operator=(const FolderWriteLock&) = delete;
+
+ private:
+  std::filesystem::path lock_file_;
+  int fd_ = -1;
+};
+
 }  // namespace gpulab

@@ -1,6 +1,8 @@
 // UTF-8 validation by the Unicode standard's table of well-formed byte sequences.
 #include "engine/base/text.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 
@@ -55,6 +57,106 @@ std::string name_problem(std::string_view name) {
   if (const std::string why = utf8_problem(name); !why.empty())
     return "is not UTF-8 text (" + why + ")" + wanted;
   return {};
+}
+
+std::string terminal_text(std::string_view text) {
+  std::string shown(text);
+  for (size_t i = 0; i < shown.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(shown[i]);
+    if ((byte < 0x20 && byte != '\t' && byte != '\n') || byte == 0x7F) {
+      shown[i] = '?';
+    } else if (byte == 0xC2 && i + 1 < shown.size() &&
+               static_cast<unsigned char>(shown[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(shown[i + 1]) <= 0x9F) {
+      shown.replace(i, 2, "?");  // a C1 control: U+009B alone starts an escape sequence
+    }
+  }
+  return shown;
+}
+
+std::string bom_problem(std::string_view text) {
+  if (!text.starts_with("\xEF\xBB\xBF")) return {};
+  return "starts with a UTF-8 byte order mark (bytes EF BB BF); save the file as UTF-8 without a "
+         "BOM";
+}
+
+std::string bounded_name(std::string_view name, size_t max_bytes) {
+  const std::string mark = "…";
+  const bool cut = name.size() > max_bytes;
+  std::string text(
+      name.substr(0, cut ? max_bytes - std::min(max_bytes, mark.size()) : name.size()));
+  for (size_t at = invalid_utf8_at(text); at != std::string::npos; at = invalid_utf8_at(text)) {
+    // A character the cut went through is left out; other bytes that are not UTF-8 show as '?'.
+    if (cut && text.size() - at < 4 && static_cast<unsigned char>(text[at]) >= 0xC2) {
+      text.resize(at);
+      break;
+    }
+    text[at] = '?';
+  }
+  return cut ? text + mark : text;
+}
+
+namespace {
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "learning_rate" -> "lr": the first letters of the words of a name.
+std::string initials(std::string_view name) {
+  std::string letters;
+  for (size_t i = 0; i < name.size(); ++i)
+    if (std::isalpha(static_cast<unsigned char>(name[i])) &&
+        (i == 0 || name[i - 1] == '_' || name[i - 1] == '-' || name[i - 1] == ' '))
+      letters += char(std::tolower(static_cast<unsigned char>(name[i])));
+  return letters;
+}
+
+}  // namespace
+
+std::string nearest_name(std::string_view name, const std::vector<std::string>& known) {
+  if (name.empty() || name.size() > 64) return {};
+  std::string best;
+  size_t best_distance = std::string::npos;
+  for (const std::string& k : known) {
+    if (initials(name).size() > 1 && initials(name) == k) return k;
+    // "batch_size" -> "batch": the known name and a word more.
+    if (name.size() > k.size() && name.substr(0, k.size()) == k &&
+        (name[k.size()] == '_' || name[k.size()] == '-'))
+      return k;
+    const size_t distance = edit_distance(name, k);
+    const size_t allowed = std::max<size_t>(1, std::min(name.size(), k.size()) / 3);
+    if (distance <= allowed && distance < best_distance) {
+      best = k;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+std::string unknown_key_problem(std::string_view key, const std::vector<std::string>& known) {
+  for (const std::string& k : known)
+    if (k == key) return {};
+  std::string listed;
+  for (const std::string& k : known) listed += (listed.empty() ? "" : ", ") + k;
+  const std::string shown = bounded_name(key, 64);
+  const std::string near = nearest_name(key, known);
+  return "unknown key \"" + shown + "\"" +
+         (near.empty() ? "" : " (did you mean \"" + near + "\"?)") + "; the known keys are " +
+         listed;
 }
 
 }  // namespace gpulab

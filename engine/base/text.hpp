@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpulab {
 
@@ -23,5 +24,29 @@ std::string utf8_problem(std::string_view text);
 // "is not UTF-8 text (byte 0xE9 at column 4); give a UTF-8 name of at most 256 bytes",
 // "is 8388608 bytes long; give ...".
 std::string name_problem(std::string_view name);
+
+// `text` as a terminal may be given it: control characters (ESC and the rest below 0x20 but tab,
+// DEL, and the C1 controls U+0080 to U+009F) shown as '?', so a lab's title, a learner's or a
+// run's name cannot move the cursor, clear the screen or retitle the window it is printed in.
+std::string terminal_text(std::string_view text);
+
+// "" unless `text` starts with a UTF-8 byte order mark, which editors on Windows add and no reader
+// here skips; else the words for it: "starts with a UTF-8 byte order mark (bytes EF BB BF); save
+// the file as UTF-8 without a BOM".
+std::string bom_problem(std::string_view text);
+
+// `name` as it may label a row, a chart or a line: cut to at most `max_bytes` bytes at the end of a
+// character, with "…" (within the bound) where it was cut, and bytes that are not UTF-8 shown as
+// '?'. For names read from files others wrote (a hand-in's learner), so a name of megabytes
+// cannot make a chart or a report slow.
+std::string bounded_name(std::string_view name, size_t max_bytes = kMaxNameBytes);
+
+// The one of `known` that `name` most likely misspells or abbreviates ("learning_rate" -> "lr",
+// "epoch" -> "epochs", "batch_size" -> "batch"), or "" when none is near.
+std::string nearest_name(std::string_view name, const std::vector<std::string>& known);
+
+// "" when `key` is one of `known`; else "unknown key \"learning_rate\" (did you mean \"lr\"?); the
+// known keys are a, b, c", for a reader that refuses what it would otherwise ignore.
+std::string unknown_key_problem(std::string_view key, const std::vector<std::string>& known);
 
 }  // namespace gpulab

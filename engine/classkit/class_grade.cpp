@@ -133,9 +133,10 @@ fs::path hand_in_in(const fs::path& unpacked) {
 
 void read_facts(ClassRow& row, const fs::path& dir) {
   const json manifest = object_in(dir / kManifestFile);
+  // Bounded where read: a learner's name of megabytes made the class chart take minutes.
   if (const std::string learner = string_in(manifest, "learner"); !learner.empty())
-    row.learner = learner;
-  row.lab = string_in(manifest, "lab");
+    row.learner = bounded_name(learner);
+  row.lab = bounded_name(string_in(manifest, "lab"));
   row.submitted = string_in(manifest, "handed_in");
   const json answers = object_in(dir / "answers.json");
   if (!answers.is_null()) {
@@ -323,6 +324,15 @@ ClassGrade grade_into(const std::vector<fs::path>& paths, const fs::path& out,
                       const GradeOptions& options,
                       const std::function<void(size_t, size_t)>& progress) {
   std::error_code error;
+  // class.csv and the charts added to a hand-in (lab grade H --out H, the class board on one
+  // hand-in) would break its manifest: an input left as it was handed in.
+  for (fs::path folder = fs::weakly_canonical(fs::absolute(out, error), error); !folder.empty();
+       folder = folder.parent_path()) {
+    if (is_hand_in_folder(folder))
+      throw ConfigError(out.string() + ": is inside the hand-in " + folder.string() +
+                        ", and files added there break it; give a folder outside every hand-in");
+    if (folder == folder.root_path()) break;
+  }
   fs::create_directories(out, error);
   // Zips are unpacked here, inside `out`, and nowhere else; removed when grading is done.
   std::string work = (out / ".grading-XXXXXX").string();

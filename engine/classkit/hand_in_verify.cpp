@@ -13,12 +13,14 @@
 #include "datasets/mnist.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/sha256.hpp"
+#include "engine/base/text.hpp"
 #include "engine/classkit/replay.hpp"
 #include "engine/classkit/run_consistency.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab_charts.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/markdown_images.hpp"
 #include "engine/labs/matmul_chart.hpp"
 #include "engine/labs/reference_runs.hpp"
 #include "engine/records/record_reader.hpp"
@@ -87,6 +89,7 @@ class Verifier {
   void check_files();
   void find_lab();
   void check_answers();
+  void check_report_images();
   void check_runs();
   void check_tables();
   void check_charts();
@@ -126,11 +129,16 @@ HandInVerdict Verifier::run() {
   if (text_at(manifest_, "format") != kManifestFormat)
     problem(kManifestFile, "its \"format\" is not \"" + std::string(kManifestFormat) +
                                "\": not a manifest gpulab wrote");
-  verdict_.learner = text_at(manifest_, "learner");
-  verdict_.lab = text_at(manifest_, "lab");
+  // Bounded where read: a name of megabytes would otherwise label every line and chart after.
+  const std::string learner = text_at(manifest_, "learner");
+  if (const std::string why = name_problem(learner); !why.empty())
+    problem(kManifestFile, "its learner's name " + why);
+  verdict_.learner = bounded_name(learner);
+  verdict_.lab = bounded_name(text_at(manifest_, "lab"));
   if (verdict_.learner.empty())
     problem(kManifestFile, "names no learner; hand the lab in with --learner NAME");
   check_files();
+  check_report_images();
   find_lab();
   check_answers();
   check_runs();
@@ -228,6 +236,21 @@ void Verifier::find_lab() {
                              "with --lab FILE.md");
 }
 
+// README.md is shown by the class board: an image it names out of the hand-in (/dev/zero, a FIFO,
+// ../..) is a problem, whatever the manifest says of the file.
+void Verifier::check_report_images() {
+  std::string text;
+  try {
+    if (!read_record_file(dir_ / "README.md", kMaxRunJsonBytes, &text)) return;  // said above
+  } catch (const RecordError&) {
+    return;  // said by check_files
+  }
+  for (const MarkdownImage& image : markdown_images(text))
+    if (const std::string why = markdown_image_problem(image.target, dir_); !why.empty())
+      problem("README.md", "line " + std::to_string(image.line) + ": the image \"" +
+                               bounded_name(image.target) + "\" " + why);
+}
+
 void Verifier::check_answers() {
   const json answers = read_json(dir_, "answers.json", verdict_.problems);
   if (answers.is_null()) return;
@@ -235,21 +258,43 @@ void Verifier::check_answers() {
   if (format != kHandInFormat)
     problem("answers.json", "its \"format\" is \"" + format + "\", not \"" + kHandInFormat +
                                 "\": hand the lab in again with this gpulab");
-  if (text_at(answers, "learner") != verdict_.learner)
-    problem("answers.json", "names the learner \"" + text_at(answers, "learner") +
-                                "\", manifest.json \"" + verdict_.learner + "\"");
-  if (text_at(answers, "lab") != verdict_.lab)
-    problem("answers.json", "is of the lab \"" + text_at(answers, "lab") +
-                                "\", manifest.json of \"" + verdict_.lab + "\"");
+  if (const std::string learner = bounded_name(text_at(answers, "learner"));
+      learner != verdict_.learner)
+    problem("answers.json",
+            "names the learner \"" + learner + "\", manifest.json \"" + verdict_.learner + "\"");
+  if (const std::string lab = bounded_name(text_at(answers, "lab")); lab != verdict_.lab)
+    problem("answers.json",
+            "is of the lab \"" + lab + "\", manifest.json of \"" + verdict_.lab + "\"");
   if (!have_lab_) return;
-  const json list = answers.value("answers", json::array());
+  const auto found = answers.find("answers");
+  if (found == answers.end() || !found->is_array()) {
+    problem("answers.json", "its \"answers\" is not a list of the quiz's " +
+                                std::to_string(lab_.quiz.size()) +
+                                " questions; hand the lab in again with this gpulab");
+    return;
+  }
+  const json& list = *found;
+  // Each of the lab's questions once, in the lab's order: a right answer listed twice would
+  // otherwise count twice.
+  if (list.size() != lab_.quiz.size())
+    problem("answers.json", "lists " + std::to_string(list.size()) +
+                                " answers; the lab's quiz has " + std::to_string(lab_.quiz.size()) +
+                                " questions, each listed once, in order");
   int score = 0, first_score = 0;
-  for (const json& entry : list) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& entry = list[i];
     const std::string question = entry.is_object() ? text_at(entry, "question") : "";
     const auto q = std::find_if(lab_.quiz.begin(), lab_.quiz.end(),
                                 [&](const QuizQuestion& x) { return x.question == question; });
     if (q == lab_.quiz.end()) {
       problem("answers.json", "the question \"" + question + "\" is not in the lab's quiz");
+      continue;
+    }
+    if (size_t(q - lab_.quiz.begin()) != i) {
+      problem("answers.json", "answer " + std::to_string(i + 1) + " is to \"" + question +
+                                  "\", the lab's question " +
+                                  std::to_string(q - lab_.quiz.begin() + 1) +
+                                  "; each question is listed once, in the lab's order");
       continue;
     }
     const json answer = entry.value("answer", json());
@@ -258,13 +303,25 @@ void Verifier::check_answers() {
     if (!answer.is_null() && choice < 0)
       problem("answers.json",
               "the answer " + answer.dump() + " to \"" + question + "\" is not one of its choices");
-    if (entry.value("correct", false) != right)
-      problem("answers.json", "the answer " + answer.dump() + " to \"" + question +
-                                  "\" is marked " + (right ? "wrong" : "right") + ", but it is " +
-                                  (right ? "right" : "wrong"));
+    const json marked = entry.value("correct", json());
+    if (!marked.is_boolean() || marked.get<bool>() != right)
+      problem("answers.json",
+              "the answer " + answer.dump() + " to \"" + question + "\" is marked " +
+                  (marked.is_boolean() ? (right ? "wrong" : "right") : marked.dump()) +
+                  ", but it is " + (right ? "right" : "wrong"));
     score += right;
     const json attempts = entry.value("attempts", json::array());
-    if (!attempts.is_array()) continue;
+    if (!attempts.is_array()) {
+      problem("answers.json", "\"" + question + "\": its \"attempts\" is " + attempts.dump() +
+                                  ", not a list of attempts");
+      continue;
+    }
+    for (const json& a : attempts)
+      if (!a.is_object() || !a.value("answer", json()).is_string()) {
+        problem("answers.json", "\"" + question + "\": the attempt " + a.dump() +
+                                    " is not {\"answer\": TEXT, \"time\": ..., \"correct\": ...}");
+        return;
+      }
     if (!attempts.empty() && attempts.back().value("answer", json()) != answer)
       problem("answers.json", "\"" + question + "\": the last attempt is not the answer given");
     if (answer.is_null() != attempts.empty())
@@ -276,7 +333,7 @@ void Verifier::check_answers() {
       const int first = choice_of(*q, attempts.front().value("answer", json()));
       const bool first_right = first >= 0 && grade(*q, first).correct;
       first_score += first_right;
-      if (entry.value("first_correct", false) != first_right)
+      if (entry.value("first_correct", json()) != json(first_right))
         problem("answers.json", "\"" + question + "\": the first attempt is marked " +
                                     (first_right ? "wrong" : "right") + ", but it is " +
                                     (first_right ? "right" : "wrong"));
@@ -289,10 +346,10 @@ void Verifier::check_answers() {
       if (!time.empty()) before = time;
     }
   }
-  if (answers.value("score", -1) != score)
+  if (answers.value("score", json()) != json(score))
     problem("answers.json", "its score is " + answers.value("score", json()).dump() +
                                 ", but its answers give " + std::to_string(score));
-  if (answers.value("first_attempt_score", -1) != first_score)
+  if (answers.value("first_attempt_score", json()) != json(first_score))
     problem("answers.json", "its first-attempt score is " +
                                 answers.value("first_attempt_score", json()).dump() +
                                 ", but its attempts give " + std::to_string(first_score));

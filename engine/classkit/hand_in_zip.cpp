@@ -4,6 +4,7 @@
 
 #include <archive.h>
 #include <archive_entry.h>
+#include <locale.h>
 
 #include <algorithm>
 #include <fstream>
@@ -35,6 +36,27 @@ std::string archive_message(archive* a) {
   const char* text = archive_error_string(a);
   return text ? text : "no reason given";
 }
+
+// libarchive turns a zip's UTF-8 names into the locale's character set, and the C locale a program
+// starts in has none for "Zoë" (the name came back empty): names are read and written under
+// C.UTF-8, on this thread alone and only while the archive is open, whatever LANG says.
+class Utf8NamesOnThisThread {
+ public:
+  Utf8NamesOnThisThread()
+      : utf8_(::newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t(0))),
+        previous_(utf8_ ? ::uselocale(utf8_) : locale_t(0)) {}
+  ~Utf8NamesOnThisThread() {
+    if (!utf8_) return;
+    ::uselocale(previous_);
+    ::freelocale(utf8_);
+  }
+  Utf8NamesOnThisThread(const Utf8NamesOnThisThread&) = delete;
+  Utf8NamesOnThisThread& operator=(const Utf8NamesOnThisThread&) = delete;
+
+ private:
+  locale_t utf8_;
+  locale_t previous_;
+};
 
 la_ssize_t append_to_string(archive*, void* client, const void* buffer, size_t length) {
   static_cast<std::string*>(client)->append(static_cast<const char*>(buffer), length);
@@ -79,8 +101,11 @@ void write_hand_in_zip(const fs::path& dir, const fs::path& zip) {
   if (error) throw RecordError(dir.string() + ": could not be listed (" + error.message() + ")");
   std::sort(files.begin(), files.end());  // the same folder packs to the same entry order
   std::sort(folders.begin(), folders.end());
-  std::unique_ptr<archive, ArchiveWriteFree> a(archive_write_new());
+  const Utf8NamesOnThisThread utf8_names;  // before the archive: it converts names at its end
+  // Declared before the archive, so it outlives it: archive_write_free flushes into it, also when
+  // an exception leaves this function.
   std::string bytes;
+  std::unique_ptr<archive, ArchiveWriteFree> a(archive_write_new());
   const auto fail = [&](const std::string& what) {
     throw RecordError(zip.string() + ": could not be written (" + what + ")");
   };
@@ -124,6 +149,7 @@ std::string unpack_hand_in_zip(const fs::path& zip, const fs::path& into, const 
   if (error) return "cannot be read (" + error.message() + ")";
   fs::create_directories(into, error);
   if (error) return into.string() + ": could not be made (" + error.message() + ")";
+  const Utf8NamesOnThisThread utf8_names;  // before the archive, which it outlives
   std::unique_ptr<archive, ArchiveReadFree> a(archive_read_new());
   archive_read_support_format_zip(a.get());
   if (archive_read_open_filename(a.get(), zip.c_str(), 1 << 16) != ARCHIVE_OK)
@@ -142,7 +168,8 @@ std::string unpack_hand_in_zip(const fs::path& zip, const fs::path& into, const 
     if (++entries > limits.max_entries)
       return "holds more than " + std::to_string(limits.max_entries) +
              " entries: refused as a zip bomb";
-    const char* raw = archive_entry_pathname(entry);
+    const char* raw = archive_entry_pathname_utf8(entry);
+    if (!raw) raw = archive_entry_pathname(entry);  // bytes of no character set: said below
     const std::string name = raw ? raw : "";
     if (std::string why = name_problem_in_zip(name); !why.empty()) return why;
     const std::string quoted = "the entry \"" + name + "\"";

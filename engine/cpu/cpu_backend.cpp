@@ -83,7 +83,7 @@ void CpuReplica::get_parameters(std::span<float> params) {
 BatchStats CpuReplica::evaluate(const data::ImageSet& set, std::span<const int32_t> indices) {
   const size_t chunk_size = size_t(network_.max_batch());
   BatchStats total;
-  for (size_t begin = 0; begin < indices.size(); begin += chunk_size) {
+  for (size_t begin = 0; begin < indices.size() && !evaluation_stopped(); begin += chunk_size) {
     const auto chunk = indices.subspan(begin, std::min(chunk_size, indices.size() - begin));
     data::gather_batch(batch_images_.data(), batch_labels_.data(), set, chunk);
     const LossStats loss = network_.forward(batch_images_.data(), batch_labels_.data(),

@@ -13,6 +13,7 @@
 #include "engine/base/sha256.hpp"
 #include "engine/base/text.hpp"
 #include "engine/devices/matmul_bench.hpp"
+#include "engine/labs/markdown_images.hpp"
 #include "engine/training/backend_factory.hpp"
 #include "engine/training/setting_bounds.hpp"
 #include "gpulab/build_config.hpp"
@@ -580,6 +581,11 @@ Lab parse_lab(std::string_view text, const std::string& source,
     reader.problem(0, lab_size_limit_text(std::to_string(count) + " lines"));
     return lab;
   }
+  // Else its first line is no "---", and the lab is said to lack its header.
+  if (const std::string bom = bom_problem(text); !bom.empty()) {
+    reader.problem(1, bom);
+    return lab;
+  }
   std::vector<std::string> lines;
   {
     std::string line;
@@ -655,6 +661,14 @@ Lab parse_lab(std::string_view text, const std::string& source,
   }
   flush_text();
   reader.check_references();
+  // The window shows the lab's Markdown: an image it would load from outside the lab's folder
+  // (/dev/zero, a FIFO, ../../etc) is refused here, before any page is made of it.
+  // A file named with no folder is in the current one; a built-in lab (":/labs/...") has none.
+  const std::filesystem::path image_folder =
+      base_dir.empty() && source.rfind(":/", 0) != 0 ? std::filesystem::path(".") : base_dir;
+  for (const MarkdownImage& image : markdown_images(text))
+    if (const std::string why = markdown_image_problem(image.target, image_folder); !why.empty())
+      reader.problem(image.line, "the image \"" + image.target + "\" " + why);
   std::stable_sort(lab.problems.begin(), lab.problems.end(),
                    [](const LabProblem& a, const LabProblem& b) { return a.line < b.line; });
   return lab;

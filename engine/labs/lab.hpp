@@ -122,8 +122,9 @@ inline constexpr int kMaxLabLines = 1000;
 std::string lab_size_limit_text(const std::string& found);
 
 // Reads a lab from its text. `source` names the file in problems; `base_dir` is where a model
-// file an experiment names is looked for. Never throws: what is wrong is in Lab::problems (text
-// past kMaxLabBytes or kMaxLabLines, or not UTF-8, is refused whole).
+// file an experiment names, and an image its Markdown shows, are looked for (an image anywhere
+// else is a problem: engine/labs/markdown_images). Never throws: what is wrong is in Lab::problems
+// (text past kMaxLabBytes or kMaxLabLines, or not UTF-8, is refused whole).
 Lab parse_lab(std::string_view text, const std::string& source,
               const std::filesystem::path& base_dir = {});
 // Reads a lab file; a file that cannot be read is a problem at line 0.

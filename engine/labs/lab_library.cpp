@@ -76,6 +76,9 @@ Lab load_lab(const std::string& name_or_path) {
       if (std::filesystem::path(kBuiltinLabs[i].name).stem() == name) return builtin_lab(i);
   std::string names;
   for (const auto& n : builtin_lab_names()) names += (names.empty() ? "" : ", ") + n;
+  if (std::filesystem::is_directory(status))  // "no such file" sent the user looking for one
+    throw ConfigError(name_or_path + ": is a folder, not a lab file; give the lab's FILE.md (" +
+                      "the folder's .md file, say) or a built-in lab: " + names);
   throw ConfigError(name_or_path +
                     ": cannot be opened (no such file, and not a built-in lab: " + names + ")");
 }

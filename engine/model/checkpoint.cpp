@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -210,6 +211,18 @@ void check_checkpoint_fits(const Checkpoint& checkpoint, const ModelPlan& plan,
     std::string message = source_name + " does not fit the model:";
     for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : " ") + problems[i];
     throw CheckpointError(message);
+  }
+  // Weights a diverged run saved: predict said "p nan%", eval "loss nan", and a run started from
+  // them blamed its learning rate.
+  const auto finite = [](float v) { return std::isfinite(v); };
+  for (const auto& p : plan.parameters) {
+    const std::vector<float>& data = checkpoint.tensors.at(p.name).data;
+    const auto bad = std::find_if_not(data.begin(), data.end(), finite);
+    if (bad == data.end()) continue;
+    throw CheckpointError(
+        source_name + ": " + p.name + " holds " + (std::isnan(*bad) ? "NaN" : "an infinite value") +
+        " (value " + std::to_string(bad - data.begin() + 1) + " of " + std::to_string(data.size()) +
+        "); these weights are broken: train again, or give another checkpoint");
   }
 }
 

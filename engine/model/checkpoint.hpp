@@ -37,7 +37,8 @@ Checkpoint load_checkpoint(const std::filesystem::path& path);
 
 // Throws CheckpointError listing every missing, unexpected or mis-shaped tensor on one line
 // ("W does not fit the model: missing fc1.weight [256, 784]; unexpected ..."); nothing is
-// allocated, so a model its metadata declares far larger than the file is refused at once.
+// allocated, so a model its metadata declares far larger than the file is refused at once. Tensors
+// that fit are refused next for a NaN or an infinite value, naming the first such tensor.
 void check_checkpoint_fits(const Checkpoint& checkpoint, const ModelPlan& plan,
                            const std::string& source_name);
 

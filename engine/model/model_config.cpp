@@ -129,11 +129,18 @@ struct Inference {
 Inference infer(const ModelConfig& config) {
   Inference result;
   ActivationShape shape = config.input;
+  std::map<std::string, size_t> numbers;  // layer names -> the first layer of that name, from 1
   for (const auto& spec : named_layers(config.layers)) {
     LayerInfo info;
     info.spec = spec;
     info.input = shape;
     std::string problem = infer_layer(info);
+    // A checkpoint names weights by their layer (fc1.weight): two of one name save a file no
+    // reader can load.
+    if (const auto [first, added] = numbers.emplace(spec.name, result.layers.size() + 1);
+        !added && problem.empty())
+      problem = "its name \"" + spec.name + "\" is layer " + std::to_string(first->second) +
+                "'s too; give each layer a name of its own";
     if (problem.empty() && info.output.size() > kMaxActivationValues)
       problem = "its output " + shape_text(info.output) + " holds " +
                 std::to_string(info.output.size()) + " values per image; at most " +
@@ -345,6 +352,13 @@ ModelConfig model_from_json(const json& j) {
       if (found == layer_types().end())
         throw ConfigError(where + ": unknown type \"" + type +
                           "\"; known types: conv2d, maxpool2d, relu, tanh, dropout, flatten, linear");
+      // A misspelt setting would otherwise leave the layer at its default without a word.
+      static const std::vector<std::string> kLayerKeys = {"bias",         "kernel",       "name",
+                                                          "out_channels", "out_features", "p",
+                                                          "padding",      "stride",       "type"};
+      for (const auto& [key, value] : l.items())
+        if (const std::string problem = unknown_key_problem(key, kLayerKeys); !problem.empty())
+          throw ConfigError(where + ": " + problem);
       LayerSpec s;
       s.type = found->second;
       s.name = l.value("name", std::string());
@@ -401,6 +415,8 @@ ModelConfig load_model(const std::string& preset_or_file) {
   } catch (const InputFileError& e) {
     throw ConfigError(std::string("--model ") + e.what());
   }
+  if (const std::string bom = bom_problem(text); !bom.empty())  // else "not valid JSON"
+    throw ConfigError(preset_or_file + ": " + bom);
   json j;
   try {
     j = json::parse(text);

@@ -50,8 +50,10 @@ class Replica {
   virtual void apply_update(float lr, int64_t step) = 0;
   virtual void set_parameters(std::span<const float> params) = 0;
   virtual void get_parameters(std::span<float> params) = 0;
-  // Loss and accuracy over `indices` of `set`, no dropout, no update.
+  // Loss and accuracy over `indices` of `set`, no dropout, no update; ends at its next batch
+  // once *evaluation_stop_ is set (Backend::stop_evaluations_on).
   virtual BatchStats evaluate(const data::ImageSet& set, std::span<const int32_t> indices) = 0;
+  void stop_evaluations_on(const std::atomic<bool>* stop) { evaluation_stop_ = stop; }
   // True for a replica whose phases run on a device after its calls return (a GPU's stream): it
   // fills every phase of `times` itself, from device events and a step late, and the host's
   // timing of apply_update, which only enqueues the update, is not its optimizer time.
@@ -61,6 +63,12 @@ class Replica {
   // Called once an error left the backend unusable (leaves_backend_unusable): frees what it
   // holds on its device, after waiting for its own work (errors ignored); later calls throw.
   virtual void release() {}
+
+ protected:
+  bool evaluation_stopped() const { return evaluation_stop_ && evaluation_stop_->load(); }
+
+ private:
+  const std::atomic<bool>* evaluation_stop_ = nullptr;
 };
 
 // Images [first, first + count) of a batch of `batch` for replica `replica` of `replicas`: an

@@ -64,6 +64,9 @@ class ReplicatedBackend : public Backend {
   BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
                         StepTimes& times) override;
   BatchStats evaluate(Split split, std::span<const int32_t> indices) override;
+  void stop_evaluations_on(const std::atomic<bool>* stop) override {
+    for (auto& replica : replicas_) replica->stop_evaluations_on(stop);
+  }
   void synchronize() override;
   std::vector<ReplicaTimes> replica_times() const override { return replica_times_; }
 

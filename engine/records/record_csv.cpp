@@ -110,6 +110,17 @@ std::vector<Row> read_csv(const fs::path& path, const std::string& current,
   std::vector<Row> rows;
   std::string text;
   if (!read_record_file(path, kMaxRecordCsvBytes, &text)) return rows;  // older or partial
+  // NUL bytes are what a crash or a full disk leaves where a file's last blocks were never
+  // written: after the last whole line, a cut-off tail; in the header, no record at all (a file of
+  // them read as a run with no steps).
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    const size_t header_end = text.find('\n');
+    if (header_end == std::string::npos || nul < header_end)
+      throw RecordError(path.string() +
+                        ": holds NUL bytes where its header belongs (a crash or a full disk left "
+                        "it unwritten); the run cannot be read");
+    text.resize(text.rfind('\n', nul) + 1);
+  }
   size_t line_number = 0, expected_fields = 0;
   std::vector<std::string> fields;
   const auto where = [&] { return path.string() + ":" + std::to_string(line_number) + ": "; };

@@ -168,6 +168,7 @@ void check_outputs(const RunRequest& request, const std::vector<std::filesystem:
   if (!request.save_weights) return;
   // The MNIST files the run reads are inputs too: weights saved over one broke every later run.
   std::vector<std::filesystem::path> read = inputs;
+  if (request.init_weights) read.push_back(*request.init_weights);  // replaced while it is read
   std::optional<std::filesystem::path> data_dir;
   try {
     data_dir = data::default_data_dir(request.data_dir);

@@ -1,10 +1,12 @@
 // Experiments to and from JSON.
 #include "engine/training/experiment.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
+#include "engine/base/text.hpp"
 #include "engine/training/setting_bounds.hpp"
 #include "io/input_file.hpp"
 
@@ -116,6 +118,20 @@ void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
   }
 }
 
+void check_train_keys(const json& j) {
+  if (!j.is_object()) return;  // train_config_from_json says what it must be
+  std::vector<std::string> known;
+  const json written = train_config_to_json({}, {});  // every setting a setup holds
+  for (const auto& [key, value] : written.items()) known.push_back(key);
+  for (const char* written_when_set : {"data_on", "lr_changes"})
+    if (std::find(known.begin(), known.end(), written_when_set) == known.end())
+      known.push_back(written_when_set);
+  std::sort(known.begin(), known.end());
+  for (const auto& [key, value] : j.items())
+    if (const std::string problem = unknown_key_problem(key, known); !problem.empty())
+      throw ConfigError(problem);
+}
+
 json experiment_to_json(const Experiment& e) {
   json j = model_to_json(e.model);
   j["train"] = train_config_to_json(e.train, e.backend);
@@ -125,7 +141,14 @@ json experiment_to_json(const Experiment& e) {
 Experiment experiment_from_json(const json& j) {
   Experiment e;
   e.model = model_from_json(j);
-  if (j.contains("train")) train_config_from_json(j["train"], e.train, e.backend);
+  if (j.contains("train")) {
+    try {
+      check_train_keys(j["train"]);  // a setup's settings: a misspelt one would silently not apply
+    } catch (const ConfigError& error) {
+      throw ConfigError(std::string("\"train\": ") + error.what());
+    }
+    train_config_from_json(j["train"], e.train, e.backend);
+  }
   return e;
 }
 
@@ -143,6 +166,8 @@ Experiment load_experiment(const std::filesystem::path& path) {
   } catch (const InputFileError& e) {
     throw ConfigError(e.what());
   }
+  if (const std::string bom = bom_problem(text); !bom.empty())  // else "not valid JSON"
+    throw ConfigError(path.string() + ": " + bom);
   try {
     return experiment_from_json(json::parse(text));
   } catch (const json::exception& e) {

@@ -25,6 +25,12 @@ nlohmann::json train_config_to_json(const TrainOptions& train, const BackendOpti
 // `train` and `backend`; throws ConfigError naming the field that does not fit.
 void train_config_from_json(const nlohmann::json& j, TrainOptions& train, BackendOptions& backend);
 
+// Throws ConfigError when a setup's "train" object `j` holds a key that is no setting, naming the
+// known ones and the one it likely meant ("learning_rate": did you mean "lr"?), where it would
+// otherwise train at the default without a word. A run.json's "config" holds more ("ranks") and
+// is read without it.
+void check_train_keys(const nlohmann::json& j);
+
 nlohmann::json experiment_to_json(const Experiment& experiment);
 Experiment experiment_from_json(const nlohmann::json& j);  // throws ConfigError
 

@@ -76,7 +76,12 @@ const char* run_status_name(RunStatus status) {
 }
 
 void validate(const TrainOptions& o) {
-  if (o.epochs < 1 && o.max_steps < 1) throw ConfigError("--epochs must be at least 1");
+  // "steps: 0" in a lab or a setup was told "--epochs must be at least 1", which it never gave.
+  if (o.epochs < 1 && o.max_steps < 1)
+    throw ConfigError(
+        "nothing to train: the epochs and the steps are both 0; give at least 1 of either "
+        "(--epochs or --steps; epochs: or steps: in a lab, \"epochs\" or \"max_steps\" in a "
+        "setup)");
   if (o.max_steps < 0) throw ConfigError("--steps must not be negative");
   if (o.batch < 1) throw ConfigError("--batch must be at least 1");
   if (o.batch > kMaxBatch)
@@ -175,6 +180,13 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
                       " is larger than the training set (" + std::to_string(train_set.count) +
                       " images); use at most " + std::to_string(train_set.count));
   data::BatchSampler sampler(train_set.count, options.batch, options.shuffle, options.seed);
+  // A cancel (Ctrl-C, SIGTERM, the window's Stop) ends an evaluation at its next batch, until
+  // train returns.
+  struct EvaluationsStopOnCancel {
+    Backend& backend;
+    ~EvaluationsStopOnCancel() { backend.stop_evaluations_on(nullptr); }
+  } evaluations_stop{backend};
+  backend.stop_evaluations_on(&control.cancel);
   const auto [epochs, steps_per_epoch, total_steps] = plan_steps(options, train_set.count);
   const std::vector<int32_t> test_indices =
       data.test ? all_indices(data.test->count) : std::vector<int32_t>{};
@@ -198,6 +210,14 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
     const Clock::time_point eval_start = Clock::now();
     const BatchStats stats = backend.evaluate(Split::Test, test_indices);
     eval_s += seconds_between(eval_start, Clock::now());
+    // Cancelled while it ran (Ctrl-C during the last epoch's evaluation): its figures are of part
+    // of the test set, and the run ends cancelled, not finished.
+    if (control.cancel.load()) {
+      summary.status = RunStatus::Cancelled;
+      summary.message = control.cancel_message(summary.steps);
+      return EvalMetrics{summary.steps, epoch,    wall_s(), Split::Test,
+                         kNoValue,      kNoValue, train_s()};
+    }
     EvalMetrics eval{summary.steps,    epoch,    wall_s(), Split::Test, stats.mean_loss(),
                      stats.accuracy(), train_s()};
     summary.test_loss = eval.loss;
@@ -285,7 +305,7 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
       const bool epoch_ends = b + 1 == sampler.batches_per_epoch() && options.eval_at_epoch_end;
       if (options.eval_every > 0 && step % options.eval_every == 0 && step < total_steps && !epoch_ends)
         evaluate(epoch);
-      if (stopping_eval) break;
+      if (stopping_eval || summary.status != RunStatus::Running) break;
     }
     if (summary.status != RunStatus::Running || epoch_steps == 0) break;
     EpochSummary epoch_summary;
@@ -308,7 +328,12 @@ RunSummary train(Backend& backend, const DataSets& data, const TrainOptions& opt
   // The last step's backward and update may still be running: a fault there fails the run here
   // (it throws) instead of leaving it marked finished.
   backend.synchronize();
-  // A step budget that ends inside an epoch closes that epoch early, evaluation included.
+  // A step budget that ends inside an epoch closes that epoch early, evaluation included. A
+  // cancel that came after the last step's check still ends the run cancelled.
+  if (summary.status == RunStatus::Running && control.cancel.load()) {
+    summary.status = RunStatus::Cancelled;
+    summary.message = control.cancel_message(summary.steps);
+  }
   if (summary.status == RunStatus::Running) summary.status = RunStatus::Finished;
   if (summary.status != RunStatus::Failed) {
     summary.divergence = divergence.verdict(optimizer.lr);

@@ -7,8 +7,11 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QImage>
 #include <QPixmap>
 #include <QSplitter>
+#include <QTextDocument>
+#include <QUrl>
 #include <QVBoxLayout>
 #include <algorithm>
 
@@ -16,8 +19,10 @@
 #include "engine/classkit/class_grade.hpp"
 #include "engine/classkit/class_report.hpp"
 #include "engine/classkit/hand_in_answers.hpp"
+#include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/markdown_images.hpp"
 #include "io/input_file.hpp"
 #include "ui/charts/chart_export.hpp"
 
@@ -45,6 +50,35 @@ std::string class_file_text(const fs::path& path, std::string* problem) {
 // Thrown from the grade's progress to stop it when the board closes.
 struct GradeStopped {};
 
+// The learner's report as a page that loads an image only from the hand-in's own folder, a
+// regular file of a bounded size (engine/labs/markdown_images), read as every input file is:
+// ![chart](/dev/zero) in a README took the window to 11 GB, and a FIFO held it for ever.
+class HandInBrowser final : public QTextBrowser {
+ public:
+  using QTextBrowser::QTextBrowser;
+  void set_folder(const fs::path& folder) { folder_ = folder; }
+
+ protected:
+  // Never a null QVariant for what is refused: QTextDocument then opens the file itself.
+  QVariant loadResource(int type, const QUrl& name) override {
+    if (type != QTextDocument::ImageResource) return QByteArray();
+    QImage nothing(1, 1, QImage::Format_ARGB32);
+    nothing.fill(Qt::transparent);
+    const std::string target = name.toString().toStdString();
+    if (folder_.empty() || !markdown_image_problem(target, folder_).empty()) return nothing;
+    std::string bytes;
+    try {
+      read_input_file(folder_ / target, kMaxMarkdownImageBytes, "an image of the report", &bytes);
+    } catch (const InputFileError&) {
+      return nothing;
+    }
+    return QByteArray(bytes.data(), qsizetype(bytes.size()));
+  }
+
+ private:
+  fs::path folder_;
+};
+
 int column_of(const QTableWidget* table, const QString& name) {
   for (int c = 0; c < table->columnCount(); ++c)
     if (table->horizontalHeaderItem(c) && table->horizontalHeaderItem(c)->text() == name) return c;
@@ -69,8 +103,17 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   grades_ = !fs::exists(fs::symlink_status(folder / "class.csv", error));
   if (grades_) {
     report_ = folder / "graded";
-    fs::create_directories(report_, error);
-    if (error || !QFileInfo(QString::fromStdString(report_.string())).isWritable()) {
+    // One hand-in opened as a class: a graded/ folder added to it would break it (lab verify
+    // names every file added after the hand-in was written).
+    const bool one_hand_in = fs::exists(folder / kManifestFile, error);
+    if (!one_hand_in) fs::create_directories(report_, error);
+    if (one_hand_in) {
+      report_temporary_ = std::make_unique<QTemporaryDir>();
+      report_note_ = tr("%1 is a hand-in, which a graded/ folder in it would break, so the grades "
+                        "are in %2 until the board closes")
+                         .arg(QString::fromStdString(folder.string()), report_temporary_->path());
+      report_ = report_temporary_->path().toStdString();
+    } else if (error || !QFileInfo(QString::fromStdString(report_.string())).isWritable()) {
       report_temporary_ = std::make_unique<QTemporaryDir>();
       report_note_ = tr("%1 cannot be written (%2), so the grades are in %3 until the board "
                         "closes")
@@ -108,7 +151,7 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   // The picture is scaled to the room the splitter gives (fit_chart), never the other way: at its
   // own size it took half a 1280-pixel board from the table.
   chart_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
-  hand_in_ = new QTextBrowser(this);
+  hand_in_ = new HandInBrowser(this);
   hand_in_->setObjectName("class-hand-in");
   hand_in_->setReadOnly(true);
   hand_in_->setPlaceholderText(
@@ -448,9 +491,11 @@ void ClassBoard::open_hand_in(int row) {
   const fs::path dir = hand_in_folder(row, &unreadable);
   if (dir.empty()) {
     markdown += tr("Its files cannot be shown: %1").arg(unreadable);
+    static_cast<HandInBrowser*>(hand_in_)->set_folder({});
     hand_in_->setMarkdown(markdown);
     return;
   }
+  static_cast<HandInBrowser*>(hand_in_)->set_folder(dir);
   for (const char* file : {"answers.json", "README.md"}) {
     std::string unread;
     const std::string text = class_file_text(dir / file, &unread);

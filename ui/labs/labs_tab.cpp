@@ -22,6 +22,7 @@
 
 #include "engine/analysis/chart_builder.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab_hand_in.hpp"
@@ -396,8 +397,9 @@ bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir, bool zip
                             .toStdString());
     LabHandIn h;
     h.learner = checked_learner(learner_->text().toStdString(), tr("Your name").toStdString());
+    // Held to the end: a second hand-in into the folder is refused, never mixed with this one.
+    const FolderWriteLock dir_lock(dir, tr("Hand in to").toStdString());
     check_hand_in_folder(dir, lab, tr("Hand in to").toStdString());
-    fs::create_directories(dir);
     h.results = lab_page->results();
     const auto kept = progress_.labs.find(lab.source);
     add_record_answers(h, lab, kept == progress_.labs.end() ? nullptr : &kept->second);
@@ -406,22 +408,25 @@ bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir, bool zip
     h.host = this_process_json().value("host", "");
     h.date = iso_time_now();
     h.made_by = "the gpulab window";
-    // The charts as the page shows them, at the size `gpulab-cli export` draws.
-    for (size_t c = 0; c < lab.charts.size(); ++c) {
-      ChartView* view = lab_page->chart(c);
-      QString error;
-      if (view->chart().runs.empty())
-        error = tr("no finished runs to draw");
-      else
-        for (const auto& [format, name] :
-             {std::pair{ExportFormat::Png, "png"}, std::pair{ExportFormat::Svg, "svg"}})
-          if (error.isEmpty())
-            view->export_to(
-                QString::fromStdString((dir / hand_in_chart_file(lab, c, name)).string()), format,
-                &error, kExportWidth, kExportHeight);
-      h.charts_missing.push_back(error.toStdString());
-    }
-    write_hand_in(dir, lab, h);
+    // Written beside the folder and swapped in whole: a reader finds the earlier hand-in or this.
+    replace_folder_atomically(dir, [&](const fs::path& staging) {
+      // The charts as the page shows them, at the size `gpulab-cli export` draws.
+      for (size_t c = 0; c < lab.charts.size(); ++c) {
+        ChartView* view = lab_page->chart(c);
+        QString error;
+        if (view->chart().runs.empty())
+          error = tr("no finished runs to draw");
+        else
+          for (const auto& [format, name] :
+               {std::pair{ExportFormat::Png, "png"}, std::pair{ExportFormat::Svg, "svg"}})
+            if (error.isEmpty())
+              view->export_to(
+                  QString::fromStdString((staging / hand_in_chart_file(lab, c, name)).string()),
+                  format, &error, kExportWidth, kExportHeight);
+        h.charts_missing.push_back(error.toStdString());
+      }
+      write_hand_in(staging, lab, h);
+    });
     if (zip) {
       // Beside the folder, never in it: the folder is the zip's one top-level entry.
       fs::path folder = dir.lexically_normal();
