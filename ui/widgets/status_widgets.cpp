@@ -14,29 +14,19 @@
 #include <cmath>
 
 namespace gpulab::ui {
-namespace {
+QSize OneLineLabel::minimumSizeHint() const { return {0, fontMetrics().height()}; }
 
-// A run's line: one line whatever its width, its text cut with "…" where the column is narrow
-// (the whole text in its tooltip), so that a long run name or presenter mode's large type never
-// wraps it to a second line that pushes the tabs down.
-class OneLineLabel : public QLabel {
- public:
-  using QLabel::QLabel;
-  QSize minimumSizeHint() const override { return {0, fontMetrics().height()}; }
-  QSize sizeHint() const override {
-    return {fontMetrics().horizontalAdvance(text()), fontMetrics().height()};
-  }
+QSize OneLineLabel::sizeHint() const {
+  return {fontMetrics().horizontalAdvance(text()), fontMetrics().height()};
+}
 
- protected:
-  void paintEvent(QPaintEvent*) override {
-    QPainter painter(this);
-    painter.setPen(palette().color(foregroundRole()));
-    const QString shown = fontMetrics().elidedText(text(), Qt::ElideRight, width());
-    painter.drawText(rect(), int(Qt::AlignLeft | Qt::AlignVCenter), shown);
-  }
-};
-
-}  // namespace
+void OneLineLabel::paintEvent(QPaintEvent*) {
+  QPainter painter(this);
+  painter.setPen(
+      palette().color(isEnabled() ? QPalette::Active : QPalette::Disabled, foregroundRole()));
+  painter.drawText(rect(), int(Qt::AlignLeft | Qt::AlignVCenter),
+                   fontMetrics().elidedText(text(), Qt::ElideRight, width()));
+}
 
 QString duration_text(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return QStringLiteral("?");
@@ -181,6 +171,14 @@ void Banner::dismiss() {
 ProgressList::ProgressList(QWidget* parent) : QWidget(parent) {
   layout_ = new QVBoxLayout(this);
   layout_->setContentsMargins(0, 0, 0, 0);
+  // The row's room says so while no run has one: the line is the window's status line.
+  idle_ = new OneLineLabel(tr("No run is training: ▶ Train starts the setup, and its progress "
+                              "shows here."),
+                           this);
+  idle_->setObjectName("progress-idle");
+  idle_->setEnabled(false);  // grey: a note
+  idle_->setToolTip(idle_->text());
+  layout_->addWidget(idle_);
   reserve_row();
 }
 
@@ -198,6 +196,7 @@ void ProgressList::changeEvent(QEvent* event) {
 
 void ProgressList::add(int id, const QString& name) {
   clear_finished();
+  idle_->hide();
   Row row;
   row.label =
       new OneLineLabel(tr("%1: starting (loading data, building the model)…").arg(name), this);

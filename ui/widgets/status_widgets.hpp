@@ -2,11 +2,11 @@
 // optional buttons and a progress bar) and one progress row per training run.
 #pragma once
 
+#include <QFrame>
+#include <QLabel>
+#include <QWidget>
 #include <map>
 #include <vector>
-
-#include <QFrame>
-#include <QWidget>
 
 #include "engine/analysis/run_figures.hpp"
 #include "engine/backend/metrics.hpp"
@@ -19,6 +19,19 @@ class QPushButton;
 class QVBoxLayout;
 
 namespace gpulab::ui {
+
+// A line of text that stays one line whatever its width, cut with "…" where it is narrow (give the
+// whole text as its tooltip): a long run name or presenter mode's large type never wraps it into
+// a second line that pushes what is below it down, and never widens the window.
+class OneLineLabel : public QLabel {
+ public:
+  using QLabel::QLabel;
+  QSize minimumSizeHint() const override;
+  QSize sizeHint() const override;
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+};
 
 class Banner : public QFrame {
   Q_OBJECT
@@ -88,6 +101,7 @@ class ProgressList : public QWidget {
     bool finished = false;
   };
   QVBoxLayout* layout_;
+  QLabel* idle_;  // said while no run has a row
   std::map<int, Row> rows_;
 };
 

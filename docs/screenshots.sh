@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# docs/screenshots.sh OUT_DIR: the window as a class sees it, for docs/window.md. Six short runs
+# made with gpulab-cli (MNIST needed; two of them flagged: one cancelled, one a --quick lab run),
+# then at 1024x768, 1280x720 and 1920x1080, each on an Xvfb screen of its own with a window
+# manager (openbox): the window maximized with the six runs ticked (Live and Compare), the same in
+# presenter mode (F11, pressed with xdotool), a lab open on the Labs tab, and the class board of a
+# graded hand-in. Needs xvfb, openbox, xdotool and imagemagick (import).
+#
+#   docs/screenshots.sh OUT_DIR [--data-dir DIR]
+#
+# Environment: GPULAB_BUILD_DIR (default build/).
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${GPULAB_BUILD_DIR:-$REPO/build}"
+out="${1:?usage: docs/screenshots.sh OUT_DIR [--data-dir DIR]}"
+shift
+data_args=()
+[[ ${1:-} == --data-dir ]] && data_args=(--data-dir "$2")
+cli="$BUILD/app/gpulab-cli" gui="$BUILD/app/gpulab"
+for tool in Xvfb openbox xdotool import; do
+  command -v "$tool" >/dev/null || { printf 'screenshots: %s is not installed\n' "$tool" >&2; exit 2; }
+done
+mkdir -p "$out"
+work="$(mktemp -d)"
+cleanup() {
+  [[ -n ${app:-} ]] && kill "$app" 2>/dev/null
+  [[ -n ${wm:-} ]] && kill "$wm" 2>/dev/null
+  [[ -n ${xvfb:-} ]] && kill "$xvfb" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+runs="$work/runs"
+export XDG_CONFIG_HOME="$work/config"
+
+printf 'screenshots: six runs into %s\n' "$runs"
+train() { "$cli" train --quiet "${data_args[@]+"${data_args[@]}"}" "$@" >/dev/null; }
+train --model lenet5 --batch 64 --steps 120 --threads 1 --out "$runs/a"
+train --model lenet5 --batch 64 --steps 120 --threads 2 --out "$runs/b"
+train --model lenet5 --batch 128 --steps 80 --threads 2 --out "$runs/c"
+train --model lenet5 --batch 64 --steps 120 --threads 2 --replicas 2 --out "$runs/d"
+train --model mlp --batch 64 --steps 200 --threads 2 --out "$runs/e"
+# Flagged: cancelled by a signal midway.
+"$cli" train --quiet "${data_args[@]+"${data_args[@]}"}" --model lenet5 --batch 32 --steps 100000 \
+  --threads 1 --out "$runs/f" >/dev/null &
+trainer=$!
+sleep 4
+kill -INT "$trainer"
+wait "$trainer" || true
+# A lab run with --quick (flagged) and its hand-in, graded as a class of one.
+"$cli" lab run cnn-on-gpu --quick --quiet --learner "Ada Lovelace" "${data_args[@]+"${data_args[@]}"}" \
+  --out "$work/class/ada" >/dev/null || true
+"$cli" lab grade "$work/class" --out "$work/class/graded" >/dev/null || true
+
+display=99
+shoot() {  # shoot NAME: the whole screen
+  sleep 2
+  DISPLAY=":$display" import -window root "$out/$1.png"
+  printf 'screenshots: %s\n' "$out/$1.png"
+}
+start_window() {  # start_window SIZE ARGS...: a fresh X screen, window manager and window
+  local size=$1
+  shift
+  display=$((display + 1))
+  Xvfb ":$display" -screen 0 "${size}x24" -nolisten tcp >/dev/null 2>&1 &
+  xvfb=$!
+  sleep 1
+  DISPLAY=":$display" openbox >/dev/null 2>&1 &
+  wm=$!
+  sleep 1
+  DISPLAY=":$display" "$gui" --runs-dir "$runs" "${data_args[@]+"${data_args[@]}"}" "$@" \
+    >"$work/window.log" 2>&1 &
+  app=$!
+  for _ in $(seq 50); do
+    DISPLAY=":$display" xdotool search --name '^gpulab' >/dev/null 2>&1 && break
+    sleep 0.2
+  done
+  sleep 2
+  # Maximized, as a class would see it.
+  DISPLAY=":$display" xdotool search --name '^gpulab' windowactivate --sync \
+    key --clearmodifiers super+Up >/dev/null 2>&1 || true
+  local id
+  id="$(DISPLAY=":$display" xdotool search --name '^gpulab' | head -1)"
+  DISPLAY=":$display" xdotool windowsize "$id" 100% 100% windowmove "$id" 0 0
+}
+stop_window() {
+  kill "$app" "$wm" "$xvfb" 2>/dev/null || true
+  wait "$app" "$wm" "$xvfb" 2>/dev/null || true
+  app="" wm="" xvfb=""
+}
+press() { DISPLAY=":$display" xdotool search --name '^gpulab' windowactivate --sync key "$@"; }
+
+for size in 1024x768 1280x720 1920x1080; do
+  start_window "$size" --show-recent 6
+  shoot "window-$size-live"
+  stop_window
+  start_window "$size" --show-recent 6 --tab compare
+  shoot "window-$size-compare"
+  press F11
+  shoot "window-$size-presenter-compare"
+  stop_window
+  start_window "$size" --show-recent 6 --presenter
+  shoot "window-$size-presenter-live"
+  stop_window
+  start_window "$size" --show-recent 6 --lab "$REPO/resources/labs/cnn-on-gpu.md"
+  shoot "lab-$size"
+  stop_window
+done
