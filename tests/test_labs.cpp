@@ -1076,6 +1076,14 @@ TEST(LabCli, CheckSaysWhatIsWrongInTheLabsOwnWords) {
   EXPECT_EQ(shown.exit_code, 0) << shown.output;
   EXPECT_EQ(shown.output.find('\x1b'), std::string::npos) << shown.output;
   EXPECT_NE(shown.output.find("\"?]0;owned?T?2J\""), std::string::npos) << shown.output;
+  // An experiment's name is bounded as a run's: refused by lab check at its line, before lab run
+  // could write part of a hand-in.
+  const auto long_name = dir.path() / "long-name.md";
+  std::ofstream(long_name) << kHeader << "```experiment\nname: " << std::string(5000, 'x')
+                           << "\nmodel: mlp\n```\n";
+  const Result named = cli("lab check " + long_name.string());
+  EXPECT_EQ(named.exit_code, 1) << named.output;
+  EXPECT_NE(named.output.find("name is 5000 bytes long"), std::string::npos) << named.output;
 }
 
 TEST(LabCli, CheckExitsNonZeroNamingFileAndLine) {

@@ -1502,6 +1502,10 @@ TEST_F(LargeRecord, AMillionStepRunLoadsInTheBackgroundWhileTheWindowAnswers) {
   state.checked = {dir.string()};
   state.present = true;
   ASSERT_TRUE(save_window_state(runs_.path(), state));
+  // A record that cannot be read beside it: said at start, and still said once the large one is
+  // in (issue 46.10: "Large run records loaded." replaced it within seconds).
+  std::filesystem::create_directories(runs_.path() / "broken");
+  std::ofstream(runs_.path() / "broken" / "run.json") << "{";
 
   open_window();
   EXPECT_EQ(window_->store()->loading_in_background(), 1) << "read before the window was shown";
@@ -1533,6 +1537,9 @@ TEST_F(LargeRecord, AMillionStepRunLoadsInTheBackgroundWhileTheWindowAnswers) {
       << "the event loop did not answer for " << longest << " ms of a " << loaded_ms
       << " ms load";
   EXPECT_EQ(window_->store()->loading_in_background(), 0);
+  EXPECT_TRUE(window_->message().contains("could not be read")) << window_->message().toStdString();
+  EXPECT_TRUE(window_->message().contains("Large run records loaded."))
+      << window_->message().toStdString();
   const RunEntry* entry = big();
   EXPECT_TRUE(entry->checked);
   EXPECT_EQ(entry->data.steps_per_point, 50);

@@ -268,6 +268,9 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
   for (const auto& [n, key, value] : key_values(body, "experiment")) {
     if (key == "name") {
       e.name = value;
+      // Bounded as a run's name: the experiment names the runs `lab run` makes, and a 5,000-byte
+      // name passed `lab check`, then failed `lab run` after part of a hand-in was written.
+      if (const std::string bad = name_problem(value); !bad.empty()) problem(n, "name " + bad);
     } else if (key == "baseline") {
       if (!parse_yes_no(value, e.baseline))
         problem(n, "baseline: \"" + value + "\" is not yes or no");

@@ -226,13 +226,15 @@ MainWindow::MainWindow(WindowOptions options, QWidget* parent)
     if (!problem.isEmpty())
       message_->show_message(Banner::Kind::Warning,
                              tr("A run record could not be read and is not listed:\n") + problem);
+    // A line of its own, replaced as the loading goes: the warning about records that could not
+    // be read, said at start, stays beside it (it was replaced within seconds).
     else if (pending > 0)
-      message_->show_message(Banner::Kind::Info,
-                             tr("Loading %n large run record(s) in the background; each appears "
-                                "in the list when read, drawn as means of consecutive steps.",
-                                "", pending));
+      message_->set_line("large-runs", Banner::Kind::Info,
+                         tr("Loading %n large run record(s) in the background; each appears "
+                            "in the list when read, drawn as means of consecutive steps.",
+                            "", pending));
     else
-      message_->show_message(Banner::Kind::Info, tr("Large run records loaded."));
+      message_->set_line("large-runs", Banner::Kind::Info, tr("Large run records loaded."));
   });
   const QStringList problems = store_->load_all();
   if (!problems.isEmpty())
