@@ -3,8 +3,10 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <sstream>
@@ -33,17 +35,42 @@ namespace {
 // Qt warns at every start where XDG_RUNTIME_DIR is unset (a headless login, su, cron, CI), a
 // line that reads like a problem with the export. Drawing offscreen never uses that folder, so an
 // export without one gets a private folder (mkdtemp: mode 0700, as Qt requires) for its run.
+// An export ended by a signal while it draws removes the folder too (it is empty: drawing offscreen
+// never writes there); interrupted exports left an empty gpulab-runtime-* folder in /tmp each.
+char g_runtime_dir[4096];
+void (*g_previous[3])(int) = {SIG_DFL, SIG_DFL, SIG_DFL};
+constexpr int kEndingSignals[3] = {SIGINT, SIGTERM, SIGHUP};
+
+extern "C" void remove_runtime_dir_on_signal(int signal) {
+  if (g_runtime_dir[0]) ::rmdir(g_runtime_dir);  // async-signal-safe
+  for (int i = 0; i < 3; ++i)
+    if (kEndingSignals[i] == signal) {
+      void (*previous)(int) = g_previous[i];
+      std::signal(signal, previous);
+      if (previous == SIG_DFL)
+        std::raise(signal);  // ends the process as the signal would have
+      else if (previous != SIG_IGN)
+        previous(signal);
+    }
+}
+
 class PrivateRuntimeDir {
  public:
   PrivateRuntimeDir() {
     if (std::getenv("XDG_RUNTIME_DIR")) return;
     std::string pattern = (fs::temp_directory_path() / "gpulab-runtime-XXXXXX").string();
+    if (pattern.size() >= sizeof g_runtime_dir) return;
     if (!::mkdtemp(pattern.data())) return;  // Qt then says what it says
     dir_ = pattern;
+    std::memcpy(g_runtime_dir, dir_.c_str(), dir_.size() + 1);
+    for (int i = 0; i < 3; ++i)
+      g_previous[i] = std::signal(kEndingSignals[i], remove_runtime_dir_on_signal);
     ::setenv("XDG_RUNTIME_DIR", dir_.c_str(), 1);
   }
   ~PrivateRuntimeDir() {
     if (dir_.empty()) return;
+    for (int i = 0; i < 3; ++i) std::signal(kEndingSignals[i], g_previous[i]);
+    g_runtime_dir[0] = '\0';
     ::unsetenv("XDG_RUNTIME_DIR");
     std::error_code ignored;
     fs::remove_all(dir_, ignored);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -23,6 +24,7 @@
 #include "engine/devices/devices.hpp"
 #include "engine/model/checkpoint.hpp"
 #include "engine/records/run_record.hpp"
+#include "recorded_runs.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -652,6 +654,46 @@ TEST(Cli, ExportsChartsOfRecordedRuns) {
 
 // A folder of damaged runs beside good ones: export draws the good ones and skips each damaged
 // one with a line naming its file; a damaged run named alone is skipped the same way.
+#ifdef GPULAB_TEST_HAVE_CHARTS
+// Issue 46.10: an export ended by Ctrl-C or SIGTERM while it draws left an empty gpulab-runtime-*
+// folder in /tmp each time. Exports of a chart that takes a while to draw are stopped at several
+// moments; none leaves a folder behind.
+TEST(Cli, AnInterruptedExportLeavesNoRuntimeFolder) {
+  test::TempDir dir;
+  std::string runs;
+  for (int r = 0; r < 8; ++r) {
+    const auto run = dir.path() / ("r" + std::to_string(r));
+    test::write_run(run, 1 + r % 4, 64, 3000, 10 + r,
+                    "2026-01-01T10:0" + std::to_string(r) + ":00Z");
+    runs += " --runs " + run.string();
+  }
+  const auto tmp = dir.path() / "tmp";
+  std::filesystem::create_directories(tmp);
+  const std::string export_command = "env -u XDG_RUNTIME_DIR TMPDIR=" + tmp.string() + " " +
+                                     GPULAB_CLI_PATH + " export" + runs + " --chart gpu --out " +
+                                     (dir.path() / "hw.png").string() + " >/dev/null 2>&1";
+  // The folder lives while the chart is drawn, the end of the export: signals land from half its
+  // time on.
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(test::run_command(export_command).exit_code, 0);
+  const double whole_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const char* signal : {"INT", "TERM"})
+    for (const double share : {0.5, 0.65, 0.8, 0.9, 0.97}) {
+      const std::string delay = std::to_string(share * whole_s);
+      const std::string command = export_command + " & pid=$!; sleep " + delay + "; kill -" +
+                                  signal + " $pid 2>/dev/null; wait $pid; true";
+      test::run_command("sh -c '" + command + "'");
+      std::vector<std::string> left;
+      for (const auto& entry : std::filesystem::directory_iterator(tmp))
+        left.push_back(entry.path().filename().string());
+      EXPECT_TRUE(left.empty()) << "SIG" << signal << " after " << delay << " s of " << whole_s
+                                << " s left " << (left.empty() ? "" : left.front());
+      for (const auto& name : left) std::filesystem::remove_all(tmp / name);
+    }
+}
+#endif
+
 TEST(Cli, ExportSkipsDamagedRunsNamingTheirFiles) {
   test::TempDir dir;
   const auto damaged = test::write_damaged_runs(dir.path());
