@@ -6,9 +6,9 @@
 #include <regex>
 
 #include "app/cli_png.hpp"
-#include "engine/analysis/chart_csv.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
+#include "engine/base/text.hpp"
 #include "engine/inside/confusion.hpp"
 #include "engine/inside/digit_image.hpp"
 #include "engine/records/output_paths.hpp"

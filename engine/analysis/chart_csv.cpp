@@ -7,15 +7,9 @@
 #include <string>
 
 #include "engine/analysis/run_figures.hpp"
+#include "engine/base/text.hpp"
 
 namespace gpulab {
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
 
 namespace {
 

@@ -3,17 +3,12 @@
 #pragma once
 
 #include <iosfwd>
-#include <string>
 #include <vector>
 
 #include "engine/analysis/chart_builder.hpp"
 #include "engine/analysis/run_comparison.hpp"
 
 namespace gpulab {
-
-// A CSV field as RFC 4180 writes it: as it is, or in double quotes (quotes doubled) where it holds
-// a comma, a quote or a line break.
-std::string csv_field(const std::string& text);
 
 // One row per point: panel,run,series,device,x,value,smoothed (x is empty for bars).
 void write_chart_csv(const Chart& chart, std::ostream& out);

@@ -13,6 +13,7 @@
 #include "engine/analysis/replica_timeline.hpp"
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/analysis/run_figures.hpp"
+#include "engine/base/text.hpp"
 
 namespace gpulab {
 namespace {
@@ -278,21 +279,16 @@ void write_scaling_csv(const ScalingStudy& study, const std::vector<std::string>
   out << "replicas,run,images_per_second,efficiency,ideal_images_per_second,"
          "predicted_images_per_second,predicted_efficiency,step_ms,shard_ms,allreduce_ms,flags\n";
   const ScalingModel& m = study.model;
-  auto field = [](std::string text) {
-    if (text.find_first_of(",\"\n") == std::string::npos) return text;
-    std::string quoted = "\"";
-    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return quoted + "\"";
-  };
   for (const ScalingPoint& p : study.points) {
-    const std::string name = field(p.run < int(run_names.size()) ? run_names[size_t(p.run)] : "");
+    const std::string name =
+        csv_field(p.run < int(run_names.size()) ? run_names[size_t(p.run)] : "");
     std::string flags;
     for (const std::string& flag : p.flags) flags += (flags.empty() ? "" : "; ") + flag;
     out << p.replicas << ',' << name << ',' << number(p.images_per_second) << ','
         << number(p.efficiency) << ',' << number(m.ideal_images_per_second(p.replicas)) << ','
         << number(m.predicted_images_per_second(p.replicas)) << ','
         << number(m.predicted_efficiency(p.replicas)) << ',' << number(p.step_ms) << ','
-        << number(p.shard_ms) << ',' << number(p.allreduce_ms) << ',' << field(flags) << '\n';
+        << number(p.shard_ms) << ',' << number(p.allreduce_ms) << ',' << csv_field(flags) << '\n';
   }
 }
 

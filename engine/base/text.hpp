@@ -49,4 +49,8 @@ std::string nearest_name(std::string_view name, const std::vector<std::string>& 
 // known keys are a, b, c", for a reader that refuses what it would otherwise ignore.
 std::string unknown_key_problem(std::string_view key, const std::vector<std::string>& known);
 
+// A CSV field as RFC 4180 writes it: as it is, or in double quotes (quotes doubled) where it holds
+// a comma, a quote or a line break. Every CSV gpulab writes quotes its fields with it.
+std::string csv_field(std::string_view text);
+
 }  // namespace gpulab

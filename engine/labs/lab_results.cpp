@@ -9,6 +9,7 @@
 
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/analysis/run_figures.hpp"
+#include "engine/base/text.hpp"
 #include "engine/records/outside_load.hpp"
 #include "engine/session/outside_load.hpp"
 
@@ -376,21 +377,11 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
 }
 
 std::string to_csv(const LabResultsTable& table) {
-  auto quoted = [](const std::string& cell) {
-    if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
-    std::string q = "\"";
-    for (char c : cell) {
-      if (c == '"') q += '"';
-      q += c;
-    }
-    q += '"';
-    return q;
-  };
   std::string out;
   auto line = [&](const std::vector<std::string>& cells) {
     for (size_t i = 0; i < cells.size(); ++i) {
       if (i) out += ',';
-      out += quoted(cells[i]);
+      out += csv_field(cells[i]);
     }
     out += "\n";
   };

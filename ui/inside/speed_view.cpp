@@ -12,7 +12,7 @@
 #include <QVBoxLayout>
 #include <sstream>
 
-#include "engine/analysis/chart_csv.hpp"
+#include "engine/base/text.hpp"
 #include "engine/records/outside_load.hpp"
 #include "engine/session/outside_load.hpp"
 #include "ui/charts/chart_render.hpp"
