@@ -4,6 +4,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QMenu>
+#include <QScopedValueRollback>
 #include <algorithm>
 
 #include "engine/base/errors.hpp"
@@ -83,11 +84,7 @@ bool SetupFiles::open(const QString& name_or_path, QString* error) {
   ExperimentPanel* experiment = parts_.experiment;
   DevicePicker* devices = parts_.devices;
   const DeviceList& device_list = *parts_.device_list;
-  opening_ = true;
-  struct OpeningEnds {
-    bool& opening;
-    ~OpeningEnds() { opening = false; }
-  } opening_ends{opening_};
+  const QScopedValueRollback<bool> opening(opening_, true);
   try {
     const Setup setup = load_setup(name_or_path);
     experiment->set_experiment(setup.experiment);
