@@ -619,9 +619,10 @@ TEST(Trainer, ImpossibleLearningRatePlansAreRefusedNamingTheChange) {
 
 // A CPU backend whose device fails after the last step has returned, as a GPU's does when the
 // last backward or update faults: only its synchronize() can tell.
-class FaultsAfterTheLastStep final : public Backend {
+// A backend that passes every call to `inner`: the test backends below change one or two of them.
+class ForwardingBackend : public Backend {
  public:
-  explicit FaultsAfterTheLastStep(Backend& inner) : inner_(inner) {}
+  explicit ForwardingBackend(Backend& inner) : inner_(inner) {}
   std::string description() const override { return inner_.description(); }
   size_t parameter_count() const override { return inner_.parameter_count(); }
   void set_parameters(std::span<const float> p) override { inner_.set_parameters(p); }
@@ -633,14 +634,23 @@ class FaultsAfterTheLastStep final : public Backend {
   BatchStats evaluate(Split split, std::span<const int32_t> indices) override {
     return inner_.evaluate(split, indices);
   }
+  void stop_evaluations_on(const std::atomic<bool>* stop) override {
+    inner_.stop_evaluations_on(stop);
+  }
+  void synchronize() override { inner_.synchronize(); }
+
+ protected:
+  Backend& inner_;
+};
+
+class FaultsAfterTheLastStep final : public ForwardingBackend {
+ public:
+  using ForwardingBackend::ForwardingBackend;
   void synchronize() override {
     ++synchronized;
     throw std::runtime_error("the device failed after the last step");
   }
   int synchronized = 0;
-
- private:
-  Backend& inner_;
 };
 
 TEST(Trainer, WaitsForTheDeviceBeforeARunIsFinished) {
@@ -664,13 +674,9 @@ TEST(Trainer, WaitsForTheDeviceBeforeARunIsFinished) {
 }
 
 // A CPU backend that logs the calls a trainer makes: "step", "sync", "eval".
-class CallLog final : public Backend {
+class CallLog final : public ForwardingBackend {
  public:
-  explicit CallLog(Backend& inner) : inner_(inner) {}
-  std::string description() const override { return inner_.description(); }
-  size_t parameter_count() const override { return inner_.parameter_count(); }
-  void set_parameters(std::span<const float> p) override { inner_.set_parameters(p); }
-  void get_parameters(std::span<float> p) override { inner_.get_parameters(p); }
+  using ForwardingBackend::ForwardingBackend;
   BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
                         StepTimes& times) override {
     calls.push_back("step");
@@ -682,25 +688,14 @@ class CallLog final : public Backend {
   }
   void synchronize() override { calls.push_back("sync"); }
   std::vector<std::string> calls;
-
- private:
-  Backend& inner_;
 };
 
 // A CPU backend whose run is cancelled as its test evaluation starts: Ctrl-C or SIGTERM during
 // the last epoch's evaluation, which let a run go on for minutes and be recorded as finished.
-class CancelledWhileEvaluating final : public Backend {
+class CancelledWhileEvaluating final : public ForwardingBackend {
  public:
   CancelledWhileEvaluating(Backend& inner, RunControl& control)
-      : inner_(inner), control_(control) {}
-  std::string description() const override { return inner_.description(); }
-  size_t parameter_count() const override { return inner_.parameter_count(); }
-  void set_parameters(std::span<const float> p) override { inner_.set_parameters(p); }
-  void get_parameters(std::span<float> p) override { inner_.get_parameters(p); }
-  BatchStats train_step(std::span<const int32_t> indices, float lr, int64_t step,
-                        StepTimes& times) override {
-    return inner_.train_step(indices, lr, step, times);
-  }
+      : ForwardingBackend(inner), control_(control) {}
   BatchStats evaluate(Split split, std::span<const int32_t> indices) override {
     control_.cancelled_by.store("SIGINT (Ctrl-C)");
     control_.cancel.store(true);
@@ -708,13 +703,9 @@ class CancelledWhileEvaluating final : public Backend {
     evaluated.push_back(stats.count);
     return stats;
   }
-  void stop_evaluations_on(const std::atomic<bool>* stop) override {
-    inner_.stop_evaluations_on(stop);
-  }
   std::vector<int> evaluated;  // images each evaluation counted before it returned
 
  private:
-  Backend& inner_;
   RunControl& control_;
 };
 
