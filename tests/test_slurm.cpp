@@ -103,6 +103,23 @@ size_t machine_cores() {
   return 1;
 }
 
+// tests/slurm_job.sh's command for one job of the batch script submitted twice with `sizing`
+// (sbatch's options): first with `first_export` (the launcher the script picks where empty), then
+// through mpirun. `steps` steps of 32 images each, the binding recorded (write_binding_recorder).
+std::string both_launchers_job(const std::filesystem::path& dir, const std::string& sizing,
+                               int steps, const std::string& first_export) {
+  const std::string script = kSourceDir + "/resources/cluster/gpulab.slurm";
+  // The test runs as root, which mpirun refuses unless told (a cluster's users are not root).
+  const std::string mpirun_env =
+      "--export=ALL,GPULAB_LAUNCHER=mpirun,OMPI_ALLOW_RUN_AS_ROOT=1,"
+      "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ";
+  return "env GPULAB=" + write_binding_recorder(dir) + " GPULAB_RUNS=" + (dir / "runs").string() +
+         " GPULAB_DATA=" + (dir / "data").string() +
+         " GPULAB_BATCH=32 'GPULAB_TRAIN_ARGS=--steps " + std::to_string(steps) + "' bash " +
+         kSourceDir + "/tests/slurm_job.sh " + (dir / "slurm").string() + " 45 " + sizing +
+         first_export + script + " --- " + sizing + mpirun_env + script;
+}
+
 // Two tasks on one node, one CPU each (the CI machine has two cores and no GPU), 16 steps of 32
 // images: once with the launcher the script picks (srun --mpi=pmix, Debian's Slurm has PMIx), once
 // through mpirun, which reads the allocation from Slurm. Each leaves a finished run of two ranks
@@ -112,19 +129,10 @@ TEST(Slurm, TheBatchScriptTrainsTwoRanksThroughBothLaunchers) {
     GTEST_SKIP() << "this build has no MPI (GPULAB_MPI): --dist mpi cannot run";
   test::TempDir dir;
   test::write_mnist(dir.path() / "data", test::synthetic_set(512, 1), test::synthetic_set(64, 2));
-  const std::string sizing = "--nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=2 ";
-  const std::string script = kSourceDir + "/resources/cluster/gpulab.slurm";
-  // The test runs as root, which mpirun refuses unless told (a cluster's users are not root).
-  const std::string mpirun_env =
-      "--export=ALL,GPULAB_LAUNCHER=mpirun,OMPI_ALLOW_RUN_AS_ROOT=1,"
-      "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ";
-  const std::string command = "env GPULAB=" + write_binding_recorder(dir.path()) +
-                              " GPULAB_RUNS=" + (dir.path() / "runs").string() +
-                              " GPULAB_DATA=" + (dir.path() / "data").string() +
-                              " GPULAB_BATCH=32 'GPULAB_TRAIN_ARGS=--steps 16' bash " + kSourceDir +
-                              "/tests/slurm_job.sh " + (dir.path() / "slurm").string() + " 45 " +
-                              sizing + script + " --- " + sizing + mpirun_env + script;
-  const CliResult job = test::run_command_for(command, 100);
+  const CliResult job = test::run_command_for(
+      both_launchers_job(dir.path(), "--nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=2 ",
+                         16, ""),
+      100);
   if (job.exit_code == 77) GTEST_SKIP() << job.output.substr(job.output.rfind("SKIP: "));
   ASSERT_FALSE(job.timed_out) << job.output;
   ASSERT_EQ(job.exit_code, 0) << job.output;
@@ -168,19 +176,10 @@ TEST(Slurm, ARanksThreadsEachHaveACoreThroughBothLaunchers) {
     GTEST_SKIP() << "this machine has one core: a rank of two threads cannot have two";
   test::TempDir dir;
   test::write_mnist(dir.path() / "data", test::synthetic_set(128, 1), test::synthetic_set(32, 2));
-  const std::string sizing = "--nodes=1 --ntasks-per-node=1 --cpus-per-task=2 --time=2 ";
-  const std::string script = kSourceDir + "/resources/cluster/gpulab.slurm";
-  const std::string mpirun_env =
-      "--export=ALL,GPULAB_LAUNCHER=mpirun,OMPI_ALLOW_RUN_AS_ROOT=1,"
-      "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ";
-  const std::string command = "env GPULAB=" + write_binding_recorder(dir.path()) +
-                              " GPULAB_RUNS=" + (dir.path() / "runs").string() +
-                              " GPULAB_DATA=" + (dir.path() / "data").string() +
-                              " GPULAB_BATCH=32 'GPULAB_TRAIN_ARGS=--steps 2' bash " + kSourceDir +
-                              "/tests/slurm_job.sh " + (dir.path() / "slurm").string() + " 45 " +
-                              sizing + "--export=ALL,GPULAB_LAUNCHER=srun " + script + " --- " +
-                              sizing + mpirun_env + script;
-  const CliResult job = test::run_command_for(command, 100);
+  const CliResult job = test::run_command_for(
+      both_launchers_job(dir.path(), "--nodes=1 --ntasks-per-node=1 --cpus-per-task=2 --time=2 ", 2,
+                         "--export=ALL,GPULAB_LAUNCHER=srun "),
+      100);
   if (job.exit_code == 77) GTEST_SKIP() << job.output.substr(job.output.rfind("SKIP: "));
   ASSERT_FALSE(job.timed_out) << job.output;
   ASSERT_EQ(job.exit_code, 0) << job.output;
