@@ -261,6 +261,11 @@ void fit_axes(const DrawnChart& drawn) {
                      : x->range();
     have_x = true;
   }
+  // A learning rate changed while a run trains is marked at the step it takes effect, which the
+  // data may not have reached yet: the panel shows it from the click on, not from the next step.
+  if (have_x)
+    for (const DrawnMark& mark : drawn.marks)
+      x_range = QCPRange(std::min(x_range.lower, mark.x), std::max(x_range.upper, mark.x));
   if (have_x)
     for (size_t i = 0; i < drawn.rects.size(); ++i)
       if (!drawn.rects[i]->graphs().isEmpty())
