@@ -73,10 +73,10 @@ start_window() {  # start_window SIZE ARGS...: a fresh X screen, window manager 
   done
   sleep 2
   # Maximized, as a class would see it.
-  DISPLAY=":$display" xdotool search --name '^gpulab' windowactivate --sync \
+  DISPLAY=":$display" xdotool search --onlyvisible --name '^gpulab' windowactivate --sync \
     key --clearmodifiers super+Up >/dev/null 2>&1 || true
   local id
-  id="$(DISPLAY=":$display" xdotool search --name '^gpulab' | head -1)"
+  id="$(DISPLAY=":$display" xdotool search --onlyvisible --name '^gpulab' | head -1)"
   DISPLAY=":$display" xdotool windowsize "$id" 100% 100% windowmove "$id" 0 0
 }
 stop_window() {

@@ -52,6 +52,7 @@
 #include "ui/setup/layer_editor.hpp"
 #include "ui/widgets/status_widgets.hpp"
 #include "ui/window/chart_grid.hpp"
+#include "ui/window/live_tab.hpp"
 #include "ui/window/main_window.hpp"
 #include "ui_fixture.hpp"
 #include "ui_input.hpp"
@@ -1319,6 +1320,89 @@ TEST_F(Fit, UntickAllAndShowOnlyTheLatestRuns) {
   ASSERT_TRUE(test::choose_from_button_menu(window_->runs_button(), window_->runs_button()->menu(),
                                             "Untick all"));
   ASSERT_TRUE(wait_until([&] { return window_->store()->checked().empty(); }, 5s));
+}
+
+// Issue 40.8: in presenter mode at 1024x768 and 1280x720 (and beside the setup at both), every
+// Live chart's title is whole on one line, as written or in its brief form ("Step by phase"),
+// never cut to "Median step, by phas…" nor wrapped out of line with its neighbours'.
+TEST_F(Fit, LiveChartTitlesAreWholeOnOneLineOnAClassroomScreen) {
+  write_six_runs();
+  open_window();
+  window_->show_recent(6);
+  window_->show_tab("live");
+  for (const QSize size : {QSize(1024, 768), QSize(1280, 720)})
+    for (const bool presenter : {true, false}) {
+      window_->set_presenter(presenter);
+      show_at(size);
+      wait_until([] { return false; }, 200ms);
+      for (ChartView* view : window_->live_charts()) {
+        if (!view->isVisible()) continue;
+        const std::string where = std::to_string(size.width()) + "x" +
+                                  std::to_string(size.height()) +
+                                  (presenter ? " presenter " : " ") + chart_kind_name(view->kind());
+        QCustomPlot* plot = view->plot();
+        int titles = 0;
+        for (int i = 0; i < plot->plotLayout()->elementCount(); ++i) {
+          auto* text = qobject_cast<QCPTextElement*>(plot->plotLayout()->elementAt(i));
+          if (!text) continue;
+          ++titles;
+          EXPECT_FALSE(text->text().contains(QChar(0x2026)))
+              << where << ": " << text->text().toStdString();
+          EXPECT_FALSE(text->text().contains('\n')) << where << ": " << text->text().toStdString();
+          EXPECT_LE(QFontMetricsF(text->font()).horizontalAdvance(text->text()), plot->width())
+              << where << ": " << text->text().toStdString();
+        }
+        EXPECT_GE(titles, 1) << where;
+      }
+    }
+}
+
+// Issue 40.8: presenter mode at 1024x768 and 1280x720 with runs on one device: the Live tab's
+// per-replica hint is whole (its wrapped lines, which a fixed line's height cut in half), the
+// runs are named once above the charts however few, and the step-time bars are numbered as that
+// key numbers them, with no legend of run names in any chart to crowd the plots.
+TEST_F(Fit, PresenterLiveNamesTheRunsAboveAndShowsTheReplicaHintWhole) {
+  test::write_run(runs_.path() / "r0", 1, 64, 120, 8, "2026-01-01T10:00:00Z", 1);
+  test::write_run(runs_.path() / "r1", 2, 64, 120, 9, "2026-01-01T10:01:00Z", 1);
+  open_window();
+  window_->show_recent(2);
+  window_->show_tab("live");
+  window_->set_presenter(true);
+  auto* hint = window_->findChild<QLabel*>("replica-timeline-hint");
+  ASSERT_NE(hint, nullptr);
+  for (const QSize size : {QSize(1024, 768), QSize(1280, 720)}) {
+    show_at(size);
+    wait_until([] { return false; }, 200ms);
+    const std::string where = std::to_string(size.width()) + "x" + std::to_string(size.height());
+    ASSERT_TRUE(hint->isVisible()) << where;
+    EXPECT_GE(hint->height(), hint->heightForWidth(hint->width())) << where;
+    if (size.width() == 1024) {
+      EXPECT_GT(hint->heightForWidth(hint->width()), QFontMetrics(hint->font()).height())
+          << where << ": the hint wraps here";
+    }
+    EXPECT_TRUE(window_->live()->run_key_shown()) << where;
+    for (ChartView* view : window_->live_charts()) {
+      QCPLegend* legend = nullptr;
+      for (int i = 0; i < view->plot()->plotLayout()->elementCount(); ++i)
+        if (auto* l = qobject_cast<QCPLegend*>(view->plot()->plotLayout()->elementAt(i)))
+          legend = l;
+      if (!legend) continue;
+      for (int i = 0; i < legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i)))
+          EXPECT_FALSE(item->plottable()->name().startsWith("lenet5"))
+              << where << " " << chart_kind_name(view->kind()) << ": "
+              << item->plottable()->name().toStdString();
+    }
+    ChartView* steps = window_->chart(ChartKind::StepTime);
+    auto ticker = steps->plot()->axisRects().back()->axis(QCPAxis::atBottom)->ticker();
+    auto* text = dynamic_cast<QCPAxisTickerText*>(ticker.data());
+    ASSERT_NE(text, nullptr) << where;
+    EXPECT_EQ(text->ticks().value(1.0), "1") << where;
+    EXPECT_EQ(text->ticks().value(2.0), "2") << where;
+  }
+  // Out of presenter mode two runs are named in each chart again.
+  window_->set_presenter(false);
+  EXPECT_FALSE(window_->live()->run_key_shown());
 }
 
 }  // namespace

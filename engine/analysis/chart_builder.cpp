@@ -139,6 +139,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
       break;
     case ChartKind::Accuracy:
       chart_.title = "Accuracy (dots: test set)";
+      chart_.brief_title = "Accuracy";
       chart_.panels.push_back(line_panel(Metric::TrainAccuracy));
       for (int r = 0; r < count; ++r) {
         add_line(chart_.panels[0], r, Metric::TrainAccuracy, "", false);
@@ -147,6 +148,7 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
       break;
     case ChartKind::StepTime: {
       chart_.title = "Time per training step";
+      chart_.brief_title = "Step time";
       chart_.panels.push_back(line_panel(Metric::StepMs));
       // Only the phases these runs can have: no copy on the CPU, no all-reduce on one device.
       phases_.clear();
@@ -163,17 +165,20 @@ void ChartBuilder::reset(std::vector<const RunData*> runs) {
       for (size_t set = 0; set < phases_.size(); ++set)
         chart_.panels.back().bars[set].phase = phases_[set];
       chart_.panels.back().bars.back().phase = kPhaseCount;
+      chart_.panels.back().brief_title = "Step by phase";
       for (int r = 0; r < count; ++r) add_line(chart_.panels[0], r, Metric::StepMs, "", false);
       break;
     }
     case ChartKind::Throughput:
       chart_.title = "Training throughput";
+      chart_.brief_title = "Throughput";
       chart_.panels.push_back(line_panel(Metric::ImagesPerSecond));
       for (int r = 0; r < count; ++r)
         add_line(chart_.panels[0], r, Metric::ImagesPerSecond, "", false);
       break;
     case ChartKind::Gpu:
       chart_.title = "What the hardware is doing";
+      chart_.brief_title = "Hardware";
       for (Metric lane : kLaneMetrics) chart_.panels.push_back(line_panel(lane));
       break;
     case ChartKind::Speedup: {

@@ -54,6 +54,7 @@ struct BarSet {
 
 struct Panel {
   std::string title;            // above the panel, where the chart's title does not say enough
+  std::string brief_title;      // where the title would not fit on one line: still names it
   std::string y_label;
   bool visible = true;          // telemetry lanes no run has data for are hidden
   bool percent = false;         // a 0-100 % scale, shown whole so small wobbles look small
@@ -78,6 +79,7 @@ struct Chart {
   XAxis x = XAxis::Step;
   int smoothing = 1;
   std::string title, x_label;
+  std::string brief_title;         // where the title would not fit on one line: still names it
   bool log_x = false;              // a logarithmic x axis (the matrix sizes, each a doubling)
   std::vector<std::string> runs;   // display_run_names, made unique, saying what differs; a run
                                    // with run_flags ends in " ⚠"

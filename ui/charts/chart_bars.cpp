@@ -57,6 +57,8 @@ DrawnChart::BarPanel draw_bars(QCustomPlot& plot, QCPAxisRect* rect, const Chart
   const QFont tick_font = scaled_font(theme.font_scale * 0.9);
   const double cell = (plot.width() - 100.0) / std::max<size_t>(1, chart.runs.size()) - 6;
   std::vector<QString> names;
+  // Numbers where the window's key above the charts numbers the runs (presenter mode's Live tab).
+  drawn.numbered = !theme.run_legend;
   for (const QString& run : legend_names(chart.runs, tick_font, plot.width() - 10)) {
     names.push_back(wrap_to(run, tick_font, cell, 3));
     if (names.back().isEmpty()) drawn.numbered = true;

@@ -76,7 +76,7 @@ std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
             legend_names(chart.runs, scaled_font(theme.font_scale * 0.95), plot.width() - 10);
         if (theme.run_legend)
           for (const QString& name : names) entries << name;
-        entries << device_legend_labels(chart, names);
+        entries << device_legend_labels(chart, theme, names);
         break;
       }
   const QFontMetricsF legend_font(scaled_font(theme.font_scale * 0.95));
@@ -91,12 +91,14 @@ std::vector<bool> panels_that_fit(const QCustomPlot& plot, const Chart& chart,
   int name_lines = 1;
   const double cell = (plot.width() - 100.0) / std::max<size_t>(1, chart.runs.size()) - 6;
   const QFont tick_font = scaled_font(theme.font_scale * 0.9);
-  bool numbered = false;
-  for (const QString& run : legend_names(chart.runs, tick_font, plot.width() - 10)) {
-    const QString wrapped = wrap_to(run, tick_font, cell, 3);
-    numbered |= wrapped.isEmpty();
-    name_lines = std::max<int>(name_lines, int(wrapped.count('\n')) + 1);
-  }
+  bool numbered = !theme.run_legend;  // as the window's key above the charts numbers them
+  if (!numbered)
+    for (const QString& run : legend_names(chart.runs, tick_font, plot.width() - 10)) {
+      const QString wrapped = wrap_to(run, tick_font, cell, 3);
+      numbered |= wrapped.isEmpty();
+      name_lines = std::max<int>(name_lines, int(wrapped.count('\n')) + 1);
+    }
+  if (numbered) name_lines = 1;
   // Numbered bars have their key under the chart: about as many lines as its text is widths.
   double key_h = 0;
   if (numbered && theme.run_legend &&
@@ -152,8 +154,17 @@ void fit_text(QCustomPlot& plot, DrawnChart& drawn) {
   for (int i = 0; i < plot.plotLayout()->elementCount(); ++i)
     if (auto* text = qobject_cast<QCPTextElement*>(plot.plotLayout()->elementAt(i))) {
       if (text->text().contains('\n')) continue;
+      // One line before two: a title of a few lines in a row of charts of one line each pushes
+      // its plot down and out of line with theirs. Its brief form where that fits on one line.
+      const QString brief = text->property(kBriefTitle).toString();
+      const QFontMetricsF metrics(text->font());
+      if (!brief.isEmpty() && metrics.horizontalAdvance(text->text()) > plot.width() - 8 &&
+          metrics.horizontalAdvance(brief) <= plot.width() - 8) {
+        text->setText(brief);
+        continue;
+      }
       const QString fitted = fit_title(text->text(), text->font(), plot.width() - 8);
-      if (fitted.contains('\n')) wrapped.emplace_back(text, text->text());
+      if (fitted.contains('\n')) wrapped.emplace_back(text, brief.isEmpty() ? text->text() : brief);
       text->setText(fitted);
     }
   if (!wrapped.empty()) {

@@ -100,11 +100,14 @@ QString shared_legend_label(const LineSeries& line) {
                                              : QObject::tr("a run's further GPUs (darker)");
 }
 
-bool fold_legend(const Chart& chart) { return chart.runs.size() >= kFoldLegendRuns; }
+bool fold_legend(const Chart& chart, const PlotTheme& theme) {
+  return chart.runs.size() >= kFoldLegendRuns || !theme.run_legend;
+}
 
-QStringList device_legend_labels(const Chart& chart, const std::vector<QString>& names) {
+QStringList device_legend_labels(const Chart& chart, const PlotTheme& theme,
+                                 const std::vector<QString>& names) {
   QStringList labels;
-  const bool fold = fold_legend(chart);
+  const bool fold = fold_legend(chart, theme);
   for (const Panel& panel : chart.panels) {
     if (!panel.visible || panel.is_bars()) continue;
     for (const LineSeries& line : panel.lines) {

@@ -41,11 +41,15 @@ DeviceStyle device_style(const Chart& chart, const LineSeries& line, const QColo
 
 // The folded legend's entry for a kind of hardware line, drawn in grey.
 QString shared_legend_label(const LineSeries& line);
-bool fold_legend(const Chart& chart);  // kFoldLegendRuns or more runs
+// Folded: kFoldLegendRuns or more runs, or wherever the runs are named above the charts rather than
+// in each legend (PlotTheme::run_legend off: presenter mode's Live tab), since the colours are
+// told apart there.
+bool fold_legend(const Chart& chart, const PlotTheme& theme);
 
 // The legend's entries beside the runs' own: "<run> · other programs", "<run> · cuda:1", or,
 // folded, the shared ones. `names`: the runs' legend names.
-QStringList device_legend_labels(const Chart& chart, const std::vector<QString>& names);
+QStringList device_legend_labels(const Chart& chart, const PlotTheme& theme,
+                                 const std::vector<QString>& names);
 
 // The legend box at `row` of the plot's layout, as many entries a row as the width holds.
 QCPLegend* add_legend(QCustomPlot& plot, int row, const std::vector<QCPAbstractPlottable*>& entries,

@@ -104,6 +104,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
   int row = 0;
   auto* title = new QCPTextElement(&plot, QString::fromStdString(chart.title),
                                    scaled_font(theme.font_scale * 1.15, true));
+  title->setProperty(kBriefTitle, QString::fromStdString(chart.brief_title));
   plot.plotLayout()->addElement(row++, 0, title);
 
   std::vector<QCPAbstractPlottable*> legend;  // one entry per run, then per bar set
@@ -115,7 +116,7 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
   std::vector<QCPAxisRect*> line_rects;
   std::vector<bool> run_in_legend(chart.runs.size(), false);
   std::set<std::pair<int, QString>> device_in_legend;  // (run, "other programs" or a GPU)
-  const bool fold = fold_legend(chart);
+  const bool fold = fold_legend(chart, theme);
   std::vector<const LineSeries*> shared_in_legend;  // folded: one line of each kind
 
   // A chart with a stacked bar panel names its runs under the bars; its legend names the runs of
@@ -138,9 +139,11 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
     if (!shown[p]) continue;
     if (one_panel && !panel.title.empty()) {
       title->setText(QString::fromStdString(panel.title));  // it says more, and saves a row
+      title->setProperty(kBriefTitle, QString::fromStdString(panel.brief_title));
     } else if (!panel.title.empty()) {
       auto* heading = new QCPTextElement(&plot, QString::fromStdString(panel.title),
                                          scaled_font(theme.font_scale * 0.95, true));
+      heading->setProperty(kBriefTitle, QString::fromStdString(panel.brief_title));
       plot.plotLayout()->addElement(row, 0, heading);
       plot.plotLayout()->setRowStretchFactor(row++, 0.001);
     }

@@ -117,6 +117,8 @@ bool grow_axes(DrawnChart& drawn);
 // The layer the lines are drawn on: it has its own paint buffer, so points appended within
 // unchanged axes are shown by replotting it alone, without redrawing axes and text.
 inline constexpr const char* kDataLayer = "data";
+// The property of a title element that holds its brief form (Chart::brief_title), for fit_text.
+inline constexpr const char* kBriefTitle = "gpulab-brief-title";
 
 enum class ExportFormat { Png, Pdf, Svg, Csv };
 std::optional<ExportFormat> export_format_from_name(const QString& name);  // png, pdf, svg, csv

@@ -80,9 +80,24 @@ ReplicaTimeline::ReplicaTimeline(QWidget* parent) : QWidget(parent), overlap_(kN
 QSize ReplicaTimeline::sizeHint() const {
   const int text = QFontMetrics(plot_->yAxis->tickLabelFont()).height();
   const int lanes = std::max(2, lanes_);
-  return {600, plot_->isVisible()
-                   ? std::clamp(title_->sizeHint().height() + 3 * text + lanes * 2 * text, 160, 420)
-                   : 20};
+  if (plot_->isHidden()) return {600, hint_height()};
+  return {600, std::clamp(title_->sizeHint().height() + 3 * text + lanes * 2 * text, 160, 420)};
+}
+
+// The hint whole at the width it has: two lines of presenter type on a 1024-pixel screen, which a
+// fixed line's height cut in half.
+QSize ReplicaTimeline::minimumSizeHint() const {
+  return plot_->isHidden() ? QSize(200, hint_height()) : QWidget::minimumSizeHint();
+}
+
+int ReplicaTimeline::hint_height() const {
+  const int width = std::max(200, this->width());
+  return std::max(hint_->heightForWidth(width), hint_->sizeHint().height());
+}
+
+void ReplicaTimeline::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  if (plot_->isHidden() && height() != hint_height()) updateGeometry();  // wrapped anew
 }
 
 void ReplicaTimeline::set_runs(std::vector<const RunData*> runs, std::vector<QString> names) {

@@ -38,6 +38,7 @@ class ReplicaTimeline : public QWidget {
   QString overlap_text() const;
   QCustomPlot* plot() { return plot_; }
   QSize sizeHint() const override;
+  QSize minimumSizeHint() const override;
   void set_theme(const PlotTheme& theme);  // presenter mode's large type
   // PNG, PDF or SVG of the timeline as drawn (the widget's size when 0). Returns false with a
   // message naming the file.
@@ -47,7 +48,11 @@ class ReplicaTimeline : public QWidget {
  signals:
   void export_requested(gpulab::ui::ExportFormat format);  // its Export menu: the window asks where
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  int hint_height() const;  // the hint's lines at the width the widget has
   void draw();
 
   std::vector<const RunData*> runs_;

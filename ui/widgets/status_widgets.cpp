@@ -172,12 +172,14 @@ ProgressList::ProgressList(QWidget* parent) : QWidget(parent) {
   layout_ = new QVBoxLayout(this);
   layout_->setContentsMargins(0, 0, 0, 0);
   // The row's room says so while no run has one: the line is the window's status line.
-  idle_ = new OneLineLabel(tr("No run is training: ▶ Train starts the setup, and its progress "
-                              "shows here."),
-                           this);
+  // Short enough for the presenter's tool bar at 1280x720, where it shares the line with the
+  // buttons: cut with "…" there, it read as something missing.
+  idle_ = new OneLineLabel(tr("No run is training: ▶ Train starts one."), this);
   idle_->setObjectName("progress-idle");
   idle_->setEnabled(false);  // grey: a note
-  idle_->setToolTip(idle_->text());
+  idle_->setToolTip(
+      tr("▶ Train starts the setup (or the race of the Race panel), and each "
+         "run's progress shows here."));
   layout_->addWidget(idle_);
   reserve_row();
 }

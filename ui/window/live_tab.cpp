@@ -94,7 +94,17 @@ void LiveTab::set_runs(const std::vector<const RunData*>& runs, const std::vecto
     names.push_back(QString::fromStdString(name));
   timeline_->set_runs(runs, names);
   update_key();
-  run_key_->setVisible(runs.size() >= kFoldLegendRuns);
+  run_count_ = runs.size();
+  show_key();
+}
+
+void LiveTab::set_presenter(bool on) {
+  presenter_ = on;
+  show_key();
+}
+
+void LiveTab::show_key() {
+  run_key_->setVisible(run_count_ >= kFoldLegendRuns || (presenter_ && run_count_ > 0));
 }
 
 void LiveTab::update_key() {

@@ -29,6 +29,9 @@ class LiveTab : public QWidget {
   void set_runs(const std::vector<const RunData*>& runs, const std::vector<QColor>& colors);
   void set_theme(const PlotTheme& theme);
   bool run_key_shown() const;  // the runs are named above the charts, not in each legend
+  // In presenter mode the runs are named above the charts however few they are: a legend of run
+  // names in each chart took the plots' height on a 720-line projector and was cut.
+  void set_presenter(bool on);
   const std::vector<ChartView*>& charts() const { return charts_; }
   ChartView* chart(ChartKind kind) const;
   ReplicaTimeline* timeline() const { return timeline_; }
@@ -46,6 +49,7 @@ class LiveTab : public QWidget {
  private:
   void apply_options();
   void update_key();  // the run key, from the charts' names
+  void show_key();    // or not: many runs, or any in presenter mode
 
   std::vector<ChartView*> charts_;
   std::vector<QColor> colors_;  // the shown runs'
@@ -56,6 +60,8 @@ class LiveTab : public QWidget {
   QSlider* smoothing_;
   QLabel* smoothing_label_;
   QLabel* run_key_;  // the shown runs' colours and names, once for all charts, when many
+  size_t run_count_ = 0;
+  bool presenter_ = false;
 };
 
 }  // namespace gpulab::ui

@@ -446,6 +446,7 @@ void MainWindow::set_presenter(bool on) {
   setup_column_->setVisible(!on);
   runs_lists_->setVisible(!on);
   set_presenter_style(this, on, normal_font_);
+  live_->set_presenter(on);  // before the theme, which follows whether it names the runs
   apply_chart_theme();
   if (on) fit_headline();
   board_->set_presenter(on);

@@ -102,6 +102,7 @@ class MainWindow : public QMainWindow {
   ChartView* chart(ChartKind kind);
   const std::vector<ChartView*>& live_charts() const;
   ReplicaTimeline* replica_timeline();
+  LiveTab* live() const { return live_; }
   QString message() const;        // the message bar's text, empty when hidden
   QString share_warning() const;  // the race warning, empty when runs do not share hardware
   QString data_message() const;
