@@ -369,6 +369,30 @@ TEST_F(Cheats, AHandInWhoseLabIsNotCheckedIsNotVerified) {
       << with_lab.output;
 }
 
+// Issue 42.7: a hand-in done from another version of the lab says what changed, by experiment.
+TEST_F(Cheats, AnotherVersionOfTheLabSaysWhichExperimentsSettingsChanged) {
+  std::string changed = kLab;
+  changed.replace(changed.find("batch: 16"), 9, "batch: 20");
+  const fs::path other = dir_.path() / "two-cpus.md";
+  write(other, changed);
+  const test::CliResult r =
+      cli("lab verify " + (root() / "ada").string() + " --lab " + other.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("manifest.json: what differs from --lab's version: \"mlp cpu\": its "
+                          "setting \"batch\" is 16, but the lab's experiment \"mlp cpu\" sets 20"),
+            std::string::npos)
+      << r.output;
+  changed = kLab;
+  changed.replace(changed.find("# Two CPUs"), 10, "# Two CPUs, again");
+  write(other, changed);
+  const test::CliResult text =
+      cli("lab verify " + (root() / "ada").string() + " --lab " + other.string());
+  EXPECT_NE(text.output.find("what differs from --lab's version: not its experiments' models or "
+                             "settings"),
+            std::string::npos)
+      << text.output;
+}
+
 // Issue 42.10 and 42.9: written and quiz answers from a file, and a warning, naming both, for a
 // run whose settings are not its experiment's.
 TEST_F(Cheats, HandInTakesAnswersFromAFileAndWarnsOfOtherSettings) {

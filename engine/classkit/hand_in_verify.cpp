@@ -109,6 +109,7 @@ class Verifier {
   void check_answers();
   void check_report_images();
   void check_runs();
+  void note_version_difference(const std::string& name, const fs::path& folder);
   void check_shipped(const std::string& folder, const RunData& run,
                      const std::vector<std::string>& machine_gpus);
   void check_tables();
@@ -130,6 +131,9 @@ class Verifier {
     bool reference = false;
   };
   std::vector<HeldRun> runs_;
+  // --lab is another version of the hand-in's lab: what its runs differ in is said in one line.
+  bool other_version_ = false;
+  std::vector<std::string> version_differences_;
 };
 
 HandInVerdict Verifier::run() {
@@ -242,6 +246,7 @@ void Verifier::find_lab() {
                                  ": the hand-in was done from another version of the lab, or "
                                  "another lab");
       verdict_.notes.push_back("results not recomputed: the hand-in's lab is not --lab's");
+      other_version_ = true;
       return;
     }
     have_lab_ = true;
@@ -420,6 +425,26 @@ void Verifier::check_shipped(const std::string& folder, const RunData& run,
                         "\"reference\": true in manifest.json");
 }
 
+// One experiment's run against --lab's version of it: the experiment --lab lacks, or the first
+// setting that differs.
+void Verifier::note_version_difference(const std::string& name, const fs::path& folder) {
+  const LabExperiment* e = lab_.experiment(name);
+  if (!e) {
+    version_differences_.push_back("\"" + bounded_name(name, 80) + "\" is no experiment of it");
+    return;
+  }
+  try {
+    const std::vector<std::string> differences = setting_differences(load_run(folder), *e);
+    if (!differences.empty())
+      version_differences_.push_back(
+          "\"" + e->name + "\": " + differences.front() +
+          (differences.size() > 1
+               ? " (and " + std::to_string(differences.size() - 1) + " more settings)"
+               : ""));
+  } catch (const RecordError&) {  // said where the run is read
+  }
+}
+
 void Verifier::check_runs() {
   const json experiments = manifest_.value("experiments", json::array());
   const json machine = read_json(dir_, "machine.json", verdict_.problems);
@@ -432,6 +457,8 @@ void Verifier::check_runs() {
     const std::string name = text_at(entry, "experiment");
     const std::string folder = text_at(entry, "run");
     const LabExperiment* e = have_lab_ ? lab_.experiment(name) : nullptr;
+    if (other_version_ && !folder.empty() && !entry.value("reference", false))
+      note_version_difference(name, dir_ / folder);
     if (have_lab_ && !e) {
       problem(kManifestFile, "names the experiment \"" + name + "\", which the lab has not");
       continue;
@@ -510,6 +537,13 @@ void Verifier::check_runs() {
     }
     results_.push_back(std::move(result));
   }
+  if (other_version_)
+    problem(kManifestFile,
+            "what differs from --lab's version: " +
+                (version_differences_.empty()
+                     ? std::string("not its experiments' models or settings (the text, quiz, "
+                                   "tables or step counts differ)")
+                     : join(version_differences_, "; ")));
   // Runs held anywhere else in the hand-in (a folder the manifest gives no experiment): a shipped
   // one there is handed in unmarked too.
   std::error_code error;
