@@ -262,7 +262,7 @@ TEST_F(Cheats, AQuizRewrittenInAnswersJsonDisagreesWithTheReport) {
   const test::CliResult r = verify(h);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   const std::string readme = (h / "README.md").string();
-  for (const std::string said :
+  for (const char* said :
        {": reports the answer to \"A GPU has many cores.\" as not answered, but answers.json "
         "gives \"True\" (right)",
         ": its quiz heading says \"Quiz: 0 of 1 right (0 of 1 answered)\", but answers.json gives "
@@ -288,7 +288,7 @@ TEST_F(Cheats, TheReportsLearnerMachineAndTablesAgreeWithTheOtherFiles) {
   rehash_all(h);
   const test::CliResult r = verify(h);
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  for (const std::string said :
+  for (const std::string& said :
        {(h / "README.md").string() + ": is handed in by \"Ada\", but manifest.json names \"bob\"",
         (h / "README.md").string() + ": its machine lists a GPU, but machine.json names none",
         std::string("mlp again\", column \"steps\" says \"40\", but the runs in the hand-in give "
@@ -558,8 +558,9 @@ TEST_F(Cheats, ASignalStopsAGradeAndLeavesNoWorkFolder) {
     EXPECT_TRUE(r.output.find("exit=130") != std::string::npos ||
                 r.output.find("exit=0") != std::string::npos)
         << r.output;
-    if (r.output.find("exit=130") != std::string::npos)
+    if (r.output.find("exit=130") != std::string::npos) {
       EXPECT_NE(r.output.find("grading stopped by SIG"), std::string::npos) << r.output;
+    }
     std::error_code error;  // a signal before --out was made leaves no folder at all
     for (const auto& entry : fs::directory_iterator(out, error))
       EXPECT_NE(entry.path().filename().string().rfind(".grading", 0), 0u) << entry.path();
