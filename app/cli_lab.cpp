@@ -462,6 +462,8 @@ int run_lab_verify(const LabFlags& f, RunControl& control) {
                 (scratch ? shown + "/" + p.file : (fs::path(shown) / p.file).string()).c_str(),
                 terminal_text(p.message).c_str());
   for (const std::string& note : verdict.notes) std::printf("%s\n", terminal_text(note).c_str());
+  // Flags are for the instructor to look at: they never decide the verdict.
+  for (const std::string& flag : verdict.flags) std::printf("⚠ %s\n", terminal_text(flag).c_str());
   const std::string learner = verdict.learner.empty()
                                   ? std::string("an unnamed learner")
                                   : "\"" + terminal_text(verdict.learner) + "\"";

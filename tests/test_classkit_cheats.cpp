@@ -177,6 +177,22 @@ TEST_F(Cheats, TimesForgedConsistentlyAreCaughtByTheClockTheyShare) {
   EXPECT_NE(r.output.find("does not verify"), std::string::npos) << r.output;
 }
 
+// --replay also times the replayed steps: recorded steps ten times faster than this machine runs
+// them, on its CPU model, are flagged with both figures (a flag, for a person: not a problem).
+TEST_F(Cheats, ReplayFlagsStepsFarFasterThanTheyReplayOnTheSameCpu) {
+  const fs::path h = copy_of("ada");
+  scale_column(h / "runs" / "mlp-cpu" / "metrics.csv", "step_ms", 0.01);
+  rehash_all(h);
+  const test::CliResult r = verify(h, " --replay 6 --data-dir " + (root() / "data").string());
+  EXPECT_NE(r.output.find("⚠ runs/mlp-cpu: its steps took a median "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("replayed here, on the same CPU model ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("runs/mlp-cpu: replay pace: a median step of "), std::string::npos)
+      << r.output;
+  // The pace is a flag: the problems here are the run's own (its steps' times no longer add up).
+  EXPECT_EQ(r.output.find("metrics.csv: replay"), std::string::npos) << r.output;
+}
+
 // A shipped reference run copied into a learner's runs, in place of one of theirs, with the
 // tables recomputed and the manifest rehashed: named with where it was recorded, by its files;
 // and, with every file's bytes changed but its losses, by its losses on a machine without its GPU.

@@ -518,6 +518,7 @@ ClassRow grade_hand_in(const fs::path& path, const fs::path& work, const GradeOp
   row.lab_written_questions = verdict.lab_written_questions;
   read_facts(row, dir);
   row.figures = key_figures(verdict, row.flagged_runs);
+  row.flagged_runs.insert(row.flagged_runs.end(), verdict.flags.begin(), verdict.flags.end());
   std::error_code error;
   if (dir != path) fs::remove_all(work, error);
   return row;

@@ -669,6 +669,8 @@ void Verifier::replay() {
   const json machine = read_json(dir_, "machine.json", verdict_.problems);
   const std::string blas =
       machine.is_object() ? machine.value("cpu", json::object()).value("blas", "") : "";
+  const std::string cpu =
+      machine.is_object() ? machine.value("cpu", json::object()).value("model", "") : "";
   for (const HeldRun& held : runs_) {
     if (held.reference || control.cancel.load()) continue;
     if (held.run.info.value("config", json::object()).value("device", "cpu") != "cpu") {
@@ -677,8 +679,11 @@ void Verifier::replay() {
     }
     if (!mnist) mnist = data::load_mnist(data::default_data_dir(options_.data_dir));
     try {
-      const ReplayVerdict v = replay_run(held.run, options_.replay_steps, *mnist, blas, control);
+      const ReplayVerdict v =
+          replay_run(held.run, options_.replay_steps, *mnist, blas, control, cpu);
       ++verdict_.replayed;
+      verdict_.notes.push_back(held.folder + ": replay pace: " + v.pace);
+      if (!v.pace_flag.empty()) verdict_.flags.push_back(held.folder + ": " + v.pace_flag);
       if (v.agrees)
         verdict_.notes.push_back(held.folder + ": replay " + v.text);
       else

@@ -36,6 +36,9 @@ struct HandInVerdict {
   std::vector<HandInProblem> problems;  // empty: the hand-in verifies
   // What was checked, and what could not be ("results.csv not recomputed: ..."), one line each.
   std::vector<std::string> notes;
+  // For a person to look at, not problems: "runs/mlp-cpu: its steps took a median ... when
+  // recorded but ... replayed here" (a replay's pace on the same CPU model).
+  std::vector<std::string> flags;
   std::string learner, lab;  // as manifest.json names them
   // The tables were recomputed and the runs' settings checked against the lab: --lab's file, or
   // the built-in lab of the manifest's SHA-256. Without it, no verdict says "verified".
