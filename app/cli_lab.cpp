@@ -6,8 +6,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <system_error>
 
 #include "app/cli_export.hpp"
 #include "app/cli_progress.hpp"
@@ -16,8 +20,10 @@
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
 #include "engine/base/text.hpp"
+#include "engine/classkit/class_grade.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
+#include "engine/classkit/run_consistency.hpp"
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
@@ -29,6 +35,7 @@
 #include "engine/labs/matmul_chart.hpp"
 #include "engine/labs/reference_runs.hpp"
 #include "engine/records/output_paths.hpp"
+#include "engine/records/record_reader.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/session/outside_load.hpp"
 #include "engine/session/session.hpp"
@@ -150,6 +157,60 @@ ReferenceRuns references_for(const Lab& lab) {
   return references;
 }
 
+// A run of the learner's that is one of gpulab's shipped reference runs (copied into the runs
+// folder) is refused before anything is written: a reference run is only ever shown marked as
+// recorded elsewhere.
+void refuse_shipped_runs(const std::vector<LabRunResult>& results, const std::vector<RunData>& runs,
+                         const DeviceList& devices, const fs::path& runs_dir) {
+  std::vector<std::string> gpus;
+  for (const GpuInfo& gpu : devices.gpus) gpus.push_back(gpu.name);
+  for (const LabRunResult& result : results) {
+    if (!result.recorded_on.empty() || result.run_dir.empty()) continue;
+    const auto run = std::find_if(runs.begin(), runs.end(),
+                                  [&](const RunData& r) { return r.dir == result.run_dir; });
+    if (run == runs.end()) continue;
+    if (const auto shipped = shipped_run_of(*run, gpus))
+      throw ConfigError("--runs-dir " + runs_dir.string() + ": the run " + run->dir.string() +
+                        " of \"" + result.experiment + "\" is " + shipped->text() + " (" +
+                        shipped->how +
+                        "), not a run of yours: a hand-in never takes a reference run as the "
+                        "learner's own; remove it from the runs folder (where this machine cannot "
+                        "run the experiment, the hand-in shows the shipped run marked \"recorded "
+                        "on ...\") or run the experiment yourself");
+  }
+}
+
+// Whether FILE (already read by read_given_written) holds quiz answers ("answers").
+bool given_quiz_answers(const fs::path& file) {
+  std::string text;
+  try {
+    if (!read_record_file(file, kMaxRunJsonBytes, &text)) return false;
+    const nlohmann::json given = nlohmann::json::parse(text);
+    return given.is_object() && given.contains("answers");
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// A run the hand-in takes for an experiment whose model or settings are not the experiment's:
+// said before it is handed in, naming both, since `lab verify` will name it as a problem.
+void warn_setting_differences(const Lab& lab, const std::vector<LabRunResult>& results,
+                              const std::vector<RunData>& runs) {
+  for (const LabRunResult& result : results) {
+    const LabExperiment* e = lab.experiment(result.experiment);
+    if (!e || !result.recorded_on.empty() || result.run_dir.empty()) continue;
+    const auto run = std::find_if(runs.begin(), runs.end(),
+                                  [&](const RunData& r) { return r.dir == result.run_dir; });
+    if (run == runs.end()) continue;
+    for (const std::string& difference : setting_differences(*run, *e))
+      std::printf(
+          "warning: the run %s (\"%s\") taken for the experiment \"%s\": %s; lab verify "
+          "will name it: run the experiment again as the lab sets it\n",
+          run->dir.string().c_str(), terminal_text(run->name()).c_str(),
+          terminal_text(e->name).c_str(), terminal_text(difference).c_str());
+  }
+}
+
 // --replay and --data-dir, as verify and grade both take them (grade passes them to verify).
 void add_replay_options(CLI::App* command, LabFlags& f) {
   command
@@ -192,6 +253,11 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
       ->add_option("--learner", f.learner,
                    "the learner's name, as manifest.json and the report give it")
       ->required();
+  c.hand_in->add_option(
+      "--answers", f.answers,
+      "your answers, for a lab worked headless: a JSON file with \"written\": [{\"question\": "
+      "..., \"answer\": ...}] for the lab's questions and, optionally, the quiz's \"answers\" "
+      "as lab run --answers takes them (an answers.json serves)");
   c.hand_in->add_flag("--zip", f.zip,
                       "also pack the hand-in into LEARNER-LAB.zip beside the --out folder (the "
                       "folder its one top-level entry), the file a course platform takes");
@@ -200,7 +266,7 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
   c.verify = lab->add_subcommand(
       "verify",
       "check a hand-in: its manifest, its tables and charts against its runs, each run, replays");
-  c.verify->add_option("handin", f.verify, "the hand-in folder")->required();
+  c.verify->add_option("handin", f.verify, "the hand-in folder, or its .zip")->required();
   c.verify->add_option("--lab", f.lab_file,
                        "the instructor's copy of the lab (FILE.md or a built-in lab's name): its "
                        "SHA-256 must be the manifest's");
@@ -214,6 +280,9 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
       ->expected(1, -1);
   c.grade->add_option("--out", f.out, "folder for class.csv, class.md and the class charts")
       ->required();
+  c.grade->add_option("--roster", f.roster,
+                      "the class: a CSV with the columns id,name (and optionally email); hand-ins "
+                      "are matched to its learners, and each learner without one gets a row");
   c.grade->add_option("--lab", f.lab_file,
                       "the instructor's copy of the lab (FILE.md or a built-in lab's name): "
                       "every hand-in's lab SHA-256 must be its");
@@ -284,11 +353,24 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
       load_runs(lab_run_output ? runs_dir / "runs" : runs_dir, &problems);
   for (const std::string& p : problems) std::printf("skipped %s\n", terminal_text(p).c_str());
   const ReferenceRuns references = references_for(lab);
+  const DeviceList devices = list_devices();
   const std::vector<LabRunResult> results =
-      lab_results_from(lab, record, runs, list_devices(), references.runs);
+      lab_results_from(lab, record, runs, devices, references.runs);
+  refuse_shipped_runs(results, runs, devices, runs_dir);
+  warn_setting_differences(lab, results, runs);
   LabHandIn h = hand_in_here(results, {}, "gpulab-cli lab hand-in");
   add_record_answers(h, lab, record);
   if (lab_run_output) h.answers = read_given_answers(runs_dir / "answers.json", lab, "--runs-dir");
+  if (!f.answers.empty()) {
+    // Answers given on the command line win: a learner working headless has no window's record.
+    const std::map<std::string, std::string> written =
+        read_given_written(f.answers, lab, "--answers");
+    for (const auto& [question, answer] : written) h.written[question] = answer;
+    if (given_quiz_answers(f.answers)) {
+      h.answers = read_given_answers(f.answers, lab, "--answers");
+      h.attempts.clear();  // the answers given are the only attempts
+    }
+  }
   h.learner = learner;
   // Written beside --out and swapped in whole: a reader finds the earlier hand-in or this one.
   replace_folder_atomically(out, [&](const fs::path& staging) {
@@ -325,23 +407,79 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   return 0;
 }
 
+// A folder made for one command and removed when it ends: a zip given to `lab verify` is
+// unpacked there, through the checks `lab grade` makes.
+class ScratchFolder {
+ public:
+  ScratchFolder() {
+    std::string made = (fs::temp_directory_path() / "gpulab-verify-XXXXXX").string();
+    if (!mkdtemp(made.data()))
+      throw ConfigError("cannot make a folder under " + fs::temp_directory_path().string() +
+                        " to unpack the zip in; set TMPDIR to a folder you can write");
+    path_ = made;
+  }
+  ~ScratchFolder() {
+    std::error_code error;
+    fs::remove_all(path_, error);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
 int run_lab_verify(const LabFlags& f, RunControl& control) {
   VerifyOptions options;
   options.lab = f.lab_file;
   options.replay_steps = f.replay;
   if (!f.data_dir.empty()) options.data_dir = fs::path(f.data_dir);
-  const HandInVerdict verdict = verify_hand_in(f.verify, options, &control);
-  // Each problem names its file as a path the instructor can open.
+  // A .zip (`lab hand-in --zip`, or as a course platform gives it) is opened as `lab grade` opens
+  // it: unpacked through the same checks, its problems named inside it ("ada.zip:ada/run.json").
+  fs::path dir = f.verify;
+  std::string shown = f.verify;
+  std::optional<ScratchFolder> scratch;
+  std::error_code error;
+  std::string ext = fs::path(f.verify).extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".zip" && fs::is_regular_file(f.verify, error)) {
+    scratch.emplace();
+    std::string problem;
+    dir = open_hand_in(f.verify, scratch->path() / "unpacked", ZipLimits{}, &problem);
+    if (dir.empty()) {
+      std::printf("%s: %s\n%s: the zip holds no hand-in that can be checked: it does not verify\n",
+                  f.verify.c_str(), terminal_text(problem).c_str(), f.verify.c_str());
+      return 1;
+    }
+    shown = f.verify + ":" + dir.lexically_relative(scratch->path() / "unpacked").string();
+    if (shown.ends_with(":.")) shown.resize(shown.size() - 2);
+  }
+  const HandInVerdict verdict = verify_hand_in(dir, options, &control);
+  // Each problem names its file as a path the instructor can open (inside a zip: ZIP:FOLDER/FILE).
   for (const HandInProblem& p : verdict.problems)
-    std::printf("%s: %s\n", (fs::path(f.verify) / p.file).string().c_str(),
+    std::printf("%s: %s\n",
+                (scratch ? shown + "/" + p.file : (fs::path(shown) / p.file).string()).c_str(),
                 terminal_text(p.message).c_str());
   for (const std::string& note : verdict.notes) std::printf("%s\n", terminal_text(note).c_str());
+  // Flags are for the instructor to look at: they never decide the verdict.
+  for (const std::string& flag : verdict.flags) std::printf("⚠ %s\n", terminal_text(flag).c_str());
   const std::string learner = verdict.learner.empty()
                                   ? std::string("an unnamed learner")
                                   : "\"" + terminal_text(verdict.learner) + "\"";
   if (!verdict.problems.empty()) {
     std::printf("%s: %zu problem%s: the hand-in of %s does not verify\n", f.verify.c_str(),
                 verdict.problems.size(), verdict.problems.size() == 1 ? "" : "s", learner.c_str());
+    return 1;
+  }
+  // Nothing wrong was found, but the tables and settings were not held to any copy of the lab: no
+  // verdict of "verified" (the notes above say why).
+  if (!verdict.lab_checked) {
+    std::printf(
+        "%s: not verified: the hand-in of %s for \"%s\": its results were not recomputed and its "
+        "settings not checked, since this gpulab has no built-in lab of that name and SHA-256; "
+        "give the lab's file with --lab FILE.md\n",
+        f.verify.c_str(), learner.c_str(), terminal_text(verdict.lab).c_str());
     return 1;
   }
   std::printf("%s: verified: the hand-in of %s for \"%s\"\n", f.verify.c_str(), learner.c_str(),

@@ -29,6 +29,7 @@ struct LabFlags {
   int64_t replay = 0;              // lab verify|grade --replay STEPS
   bool zip = false;                // lab hand-in --zip
   std::vector<std::string> grade;  // lab grade PATH...
+  std::string roster;              // lab grade --roster FILE.csv
   std::string out;
   std::string data_dir;
   bool quick = false;
@@ -53,7 +54,7 @@ int run_lab_hand_in(const LabFlags& flags, int argc, char** argv);
 int run_lab_verify(const LabFlags& flags, RunControl& control);
 // Grades a class's hand-ins into --out (class.csv, class.md, the class charts): 0 when every
 // hand-in was graded, whatever problems they have (app/cli_lab_grade.cpp).
-int run_lab_grade(const LabFlags& flags, int argc, char** argv);
+int run_lab_grade(const LabFlags& flags, RunControl& control, int argc, char** argv);
 // Prints every problem as "file:line: problem" on stderr; 1 when there is any.
 int run_lab_check(const LabFlags& flags);
 // Runs through execute_run, as `gpulab-cli train` does; `control` cancels (Ctrl-C).

@@ -10,12 +10,13 @@
 #include "engine/classkit/class_grade.hpp"
 #include "engine/classkit/class_report.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/training/trainer.hpp"
 
 namespace gpulab::cli {
 
 namespace fs = std::filesystem;
 
-int run_lab_grade(const LabFlags& f, int argc, char** argv) {
+int run_lab_grade(const LabFlags& f, RunControl& control, int argc, char** argv) {
   // Bad usage stops here, before anything is graded: a path that is not there, a lab file with
   // problems, an --out that cannot be written.
   std::vector<fs::path> paths;
@@ -35,6 +36,11 @@ int run_lab_grade(const LabFlags& f, int argc, char** argv) {
   options.lab = f.lab_file;
   options.replay_steps = f.replay;
   if (!f.data_dir.empty()) options.data_dir = fs::path(f.data_dir);
+  options.control = &control;
+  if (!f.roster.empty()) {
+    options.roster = read_roster(f.roster);
+    options.roster_file = f.roster;
+  }
   const fs::path out = f.out;
   ClassGrade grade;
   try {
@@ -43,11 +49,19 @@ int run_lab_grade(const LabFlags& f, int argc, char** argv) {
     });
   } catch (const ConfigError& e) {
     throw ConfigError("--out " + std::string(e.what()));
+  } catch (const GradingStopped& e) {
+    std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
+    return 130;
   }
-  if (grade.hand_ins == 0)
-    throw ConfigError("no hand-in found in " + f.grade.front() +
-                      (f.grade.size() > 1 ? " and the rest" : "") +
-                      "; give hand-in folders, .zip files or a folder holding them");
+  if (grade.hand_ins == 0) {
+    // Nothing but paths that are no hand-in (a FIFO, /dev/zero): each said, and nothing graded.
+    std::string why;
+    for (const ClassRow& row : grade.rows)
+      if (row.no_hand_in) why += "; " + row.problems.front();
+    throw ConfigError(
+        "no hand-in found in " + f.grade.front() + (f.grade.size() > 1 ? " and the rest" : "") +
+        why + (why.empty() ? "; give hand-in folders, .zip files or a folder holding them" : ""));
+  }
   const ClassReportFiles files =
       write_class_report(out, grade, [&](const Chart& chart, const fs::path& file) {
         write_chart_file(chart, file.string(), argc, argv);
@@ -55,11 +69,20 @@ int run_lab_grade(const LabFlags& f, int argc, char** argv) {
   for (const std::string& line : files.not_drawn) std::printf("chart %s\n", line.c_str());
   size_t verified = 0;
   for (const ClassRow& row : grade.rows) verified += row.verified();
+  const std::string not_graded =
+      grade.not_graded == 0
+          ? ""
+          : ", " + std::to_string(grade.not_graded) + " path" + (grade.not_graded == 1 ? "" : "s") +
+                " not graded (no hand-in: a FIFO, a device or a link to one; its row says which)";
+  const std::string missing = grade.missing == 0 ? ""
+                                                 : ", " + std::to_string(grade.missing) +
+                                                       " rows of roster learners without a hand-in";
   std::printf(
       "graded %zu hand-in%s: %zu learner-lab rows, %zu verified, %zu with problems, %zu "
-      "earlier hand-ins replaced by a later one; %s\n",
+      "earlier hand-ins replaced by a later one%s%s; %s\n",
       grade.hand_ins, grade.hand_ins == 1 ? "" : "s", grade.rows.size(), verified,
-      grade.rows.size() - verified, grade.earlier.size(), (out / "class.csv").string().c_str());
+      grade.rows.size() - verified - grade.not_graded - grade.missing, grade.earlier.size(),
+      not_graded.c_str(), missing.c_str(), (out / "class.csv").string().c_str());
   return 0;
 }
 

@@ -568,11 +568,21 @@ int main(int argc, char** argv) {
     if (lab_commands.list->parsed()) return cli::run_lab_list();
     if (lab_commands.check->parsed()) return cli::run_lab_check(lab);
     if (lab_commands.hand_in->parsed()) return cli::run_lab_hand_in(lab, argc, argv);
-    if (lab_commands.grade->parsed()) return cli::run_lab_grade(lab, argc, argv);
+    if (lab_commands.grade->parsed()) {
+      // A signal stops grading after the hand-in under way, and its work folder goes with it.
+      RunControl control;
+      g_control = &control;
+      std::signal(SIGINT, on_interrupt);
+      std::signal(SIGTERM, on_interrupt);
+      const int status = cli::run_lab_grade(lab, control, argc, argv);
+      g_control = nullptr;
+      return status;
+    }
     if (lab_commands.verify->parsed()) {
       RunControl control;
       g_control = &control;
       std::signal(SIGINT, on_interrupt);
+      std::signal(SIGTERM, on_interrupt);
       const int status = cli::run_lab_verify(lab, control);
       g_control = nullptr;
       return status;

@@ -2,7 +2,8 @@
 // hand-ins (`lab run LAB --quick`, real short runs) are copied to --learners learners (names
 // changed, manifests re-hashed by the engine's own hand_in_file_hashes), a third of the genuine
 // ones packed as zips, every fourth damaged or forged in one of six ways, laid out as a course
-// platform downloads them; then `lab grade` runs --repeats times and the median is reported.
+// platform downloads them, with the class's roster (two learners on it hand in nothing); then
+// `lab grade --roster` runs --repeats times and the median is reported.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -47,6 +48,12 @@ void rename_learner(const fs::path& h, const std::string& learner) {
   json answers = json::parse(read(h / "answers.json"));
   answers["learner"] = learner;
   write(h / "answers.json", answers.dump(2) + "\n");
+  // The report names the learner too, and verify holds it to the manifest.
+  std::string readme = read(h / "README.md");
+  const std::string was = "Handed in by **base**.";
+  if (const size_t at = readme.find(was); at != std::string::npos)
+    readme.replace(at, was.size(), "Handed in by **" + learner + "**.");
+  write(h / "README.md", readme);
   json manifest = json::parse(read(h / gpulab::kManifestFile));
   manifest["learner"] = learner;
   manifest["files"] = gpulab::hand_in_file_hashes(h);
@@ -153,6 +160,15 @@ int main(int argc, char** argv) {
       ++zips;
     }
   }
+  // The roster: every learner by the platform's id, and two who handed in nothing.
+  std::string roster = "id,name,email\n";
+  for (int i = 0; i < learners + 2; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "Learner %02d", i + 1);
+    roster += std::to_string(1000 + i) + "," + name + ",learner" + std::to_string(i + 1) +
+              "@example.org\n";
+  }
+  write(root / "roster.csv", roster);
   std::vector<double> seconds;
   std::string summary;
   for (int r = 0; r < repeats; ++r) {
@@ -161,7 +177,8 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     const int status =
         shell(shell_quoted(cli) + " lab grade " + shell_quoted(course) + " --lab " + lab +
-              " --out " + shell_quoted(out) + " > " + shell_quoted(root / "grade.log") + " 2>&1");
+              " --roster " + shell_quoted(root / "roster.csv") + " --out " + shell_quoted(out) +
+              " > " + shell_quoted(root / "grade.log") + " 2>&1");
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     summary = read(root / "grade.log");
@@ -174,8 +191,8 @@ int main(int argc, char** argv) {
   std::sort(sorted.begin(), sorted.end());
   std::printf(
       "class: %d hand-ins of %s (%d zips, %d damaged or forged, %d of them no zip), "
-      "copies of %d real hand-ins\n",
-      learners, lab.c_str(), zips, damaged, not_zips, bases);
+      "copies of %d real hand-ins, a roster of %d\n",
+      learners, lab.c_str(), zips, damaged, not_zips, bases, learners + 2);
   std::printf("%s", summary.substr(summary.rfind("graded ", summary.rfind("graded "))).c_str());
   std::printf("lab grade: median %.2f s over %d runs (", sorted[sorted.size() / 2], repeats);
   for (size_t r = 0; r < seconds.size(); ++r) std::printf("%s%.2f", r ? ", " : "", seconds[r]);

@@ -306,6 +306,7 @@ TEST_F(Grading, AGenuineClassIsGradedWithItsFiguresAndChart) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "learner,lab,submitted,first_attempt_score,final_score,quiz_questions,"
             "written_answered,written_questions,verified,problems,cpu,gpu,source,flagged_runs,"
+            "roster_id,points,percent,lab_checked,"
             "mlp cpu images/s,mlp cpu speedup,mlp again images/s,mlp again speedup");
   EXPECT_EQ(lines_in(csv), 3u) << csv;
   for (const char* learner : {"ada", "bob"}) {

@@ -2,19 +2,30 @@
 // folder), reading what the report lists of it, and keeping each learner's last hand-in.
 #include "engine/classkit/class_grade.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <system_error>
+#include <tuple>
 
 #include "engine/base/errors.hpp"
 #include "engine/base/sha256.hpp"
 #include "engine/base/text.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
+#include "engine/labs/lab_results.hpp"
 #include "engine/records/record_reader.hpp"
+#include "engine/training/trainer.hpp"
 
 namespace gpulab {
 namespace fs = std::filesystem;
@@ -35,6 +46,23 @@ bool is_zip(const fs::path& path) {
   std::string extension = path.extension().string();
   for (char& c : extension) c = char(std::tolower(static_cast<unsigned char>(c)));
   return extension == ".zip";
+}
+
+// What `path` is when it is neither a folder nor a regular file (following links), in words: such
+// a path is never opened (a FIFO would block the read, /dev/zero never ends). "" otherwise.
+std::string special_file(const fs::path& path) {
+  std::error_code error;
+  const fs::file_status link = fs::symlink_status(path, error);
+  const fs::file_status status = fs::status(path, error);
+  const std::string via = fs::is_symlink(link) ? "a link to " : "";
+  if (fs::is_symlink(link) && !fs::exists(status)) return "a link to nothing";
+  if (fs::is_fifo(status)) return via + "a FIFO (a named pipe)";
+  if (fs::is_character_file(status)) return via + "a character device";
+  if (fs::is_block_file(status)) return via + "a block device";
+  if (fs::is_socket(status)) return via + "a socket";
+  if (fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status))
+    return via + "a special file";
+  return "";
 }
 
 bool is_hand_in_folder(const fs::path& dir) {
@@ -150,6 +178,7 @@ void read_facts(ClassRow& row, const fs::path& dir) {
   }
   const json machine = object_in(dir / "machine.json");
   if (machine.is_object()) {
+    row.host = string_in(machine, "host");
     row.cpu = string_in(machine.value("cpu", json::object()), "model");
     const json gpus = machine.value("gpus", json::array());
     std::vector<std::string> names;
@@ -164,14 +193,226 @@ void read_facts(ClassRow& row, const fs::path& dir) {
     for (const json& e : experiments) {
       const std::string folder = string_in(e, "run");
       if (folder.empty() || !e.is_object() || e.value("reference", false)) continue;
+      const std::string created = string_in(object_in(dir / folder / "run.json"), "created");
       for (const char* file : {"run.json", "metrics.csv"}) try {
           row.run_hashes.push_back(sha256_file(dir / folder / file));
+          row.run_created.push_back(created);
         } catch (const RecordError&) {  // missing: verify names it
         }
     }
 }
 
+// The work folder of a grade: ".grading-PID-XXXXXX" in the --out folder.
+const std::string kWorkPrefix = ".grading-";
+
+// Work folders an earlier grade of `out` left (killed before it could remove its own): those of a
+// process that is gone, and those of gpulab versions that named no process (".grading-XXXXXX").
+// A grade still running keeps its own.
+void remove_stale_work_folders(const fs::path& out) {
+  std::error_code error;
+  for (const fs::path& entry : sorted_entries(out)) {
+    const std::string name = entry.filename().string();
+    if (name.rfind(kWorkPrefix, 0) != 0 || fs::is_symlink(entry, error) ||
+        !fs::is_directory(entry, error))
+      continue;
+    const std::string rest = name.substr(kWorkPrefix.size());
+    const size_t dash = rest.find('-');
+    char* end = nullptr;
+    const long pid = dash == std::string::npos ? 0 : std::strtol(rest.c_str(), &end, 10);
+    const bool named = dash != std::string::npos && end == rest.c_str() + dash && pid > 0;
+    if (named && (::kill(pid_t(pid), 0) == 0 || errno == EPERM)) continue;  // still grading
+    fs::remove_all(entry, error);
+  }
+}
+
+// A course platform's folder per submission (Moodle's "Ada Lovelace_12345_assignsubmission_file")
+// at `path` or just above it: the name and id it gives.
+void platform_folder(const fs::path& path, std::string* name, std::string* id) {
+  static const std::regex folder(R"(^(.+)_([0-9]+)_assignsubmission_[a-z]+$)");
+  for (const fs::path& p : {path, path.parent_path()}) {
+    const std::string text = p.filename().string();
+    std::smatch match;
+    if (std::regex_match(text, match, folder)) {
+      *name = printable(match[1].str());
+      *id = match[2].str();
+      return;
+    }
+  }
+}
+
+// A name as a roster and a typed name are compared: case, spaces, '-', '_' and '.' aside.
+std::string name_key(const std::string& name) {
+  std::string key;
+  for (char c : name) {
+    if (c == ' ' || c == '-' || c == '_' || c == '.' || c == '\t') continue;
+    key += char(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return key;
+}
+
+const RosterLearner* roster_by_id(const std::vector<RosterLearner>& roster, const std::string& id) {
+  for (const RosterLearner& learner : roster)
+    if (!id.empty() && learner.id == id) return &learner;
+  return nullptr;
+}
+
+// The roster's learner a typed name is: by name, id or email.
+const RosterLearner* roster_by_name(const std::vector<RosterLearner>& roster,
+                                    const std::string& typed) {
+  const std::string key = name_key(typed);
+  if (key.empty()) return nullptr;
+  for (const RosterLearner& learner : roster)
+    if (name_key(learner.name) == key || learner.id == typed ||
+        (!learner.email.empty() && name_key(learner.email) == key))
+      return &learner;
+  return nullptr;
+}
+
+std::string roster_text(const RosterLearner& learner) {
+  return learner.name + " (roster id " + learner.id + ")";
+}
+
+// Each row matched to the roster: its roster id, and a problem where the hand-in names someone
+// not on it, or another learner than the course platform's folder it came in.
+void match_roster(std::vector<ClassRow>& rows, const GradeOptions& options) {
+  const std::string file = options.roster_file.empty() ? "--roster" : options.roster_file;
+  for (ClassRow& row : rows) {
+    if (row.no_hand_in) continue;
+    const RosterLearner* platform = roster_by_id(options.roster, row.platform_id);
+    const bool named = !row.lab.empty();  // the manifest was read: its learner is the row's
+    const RosterLearner* typed = named ? roster_by_name(options.roster, row.learner) : nullptr;
+    if (!named) {
+      // A hand-in that could not be read: its row is under the learner its folder gives.
+      if (platform) row.learner = platform->name;
+      if (const RosterLearner* by_file =
+              platform ? platform : roster_by_name(options.roster, row.learner))
+        row.roster_id = by_file->id;
+      continue;
+    }
+    const std::string folder = row.platform_name + "_" + row.platform_id;
+    if (!row.platform_id.empty() && !platform)
+      row.problems.push_back("the course platform's folder \"" + folder + "_...\" gives the id " +
+                             row.platform_id + ", which is not on " + file);
+    if (platform && typed && platform != typed) {
+      row.problems.push_back("manifest.json names " + roster_text(*typed) +
+                             ", but it came in the course platform's "
+                             "folder of " +
+                             roster_text(*platform) + " (\"" + folder +
+                             "_...\"): handed in under another learner's name");
+    } else if (platform && !typed) {
+      row.problems.push_back("manifest.json names \"" + row.learner + "\", who is not on " + file +
+                             ", but it came in the course platform's folder of " +
+                             roster_text(*platform) + ": check whose hand-in it is");
+    } else if (!platform && !typed) {
+      row.problems.push_back("manifest.json names \"" + row.learner + "\", who is not on " + file +
+                             ": no learner of the class");
+    }
+    row.roster_id = platform ? platform->id : typed ? typed->id : "";
+  }
+}
+
+// Who a row is, for "one row per learner and lab": the roster's id where there is one.
+std::string learner_key(const ClassRow& row) {
+  return row.roster_id.empty() ? "name:" + row.learner : "id:" + row.roster_id;
+}
+
+// Two hand-ins of one learner and lab from the same person handing in again: the same course
+// platform folder's id, or (outside a platform) the same machine.
+bool same_submitter(const ClassRow& a, const ClassRow& b) {
+  if (!a.platform_id.empty() || !b.platform_id.empty()) return a.platform_id == b.platform_id;
+  return !a.host.empty() && a.host == b.host;
+}
+
+// "2026-11-27T08:00:00Z" or "an unknown time".
+std::string when(const std::string& time) { return time.empty() ? "at an unknown time" : time; }
+
+// The rubric's points of a row, from its final problems.
+void score(ClassRow& row) {
+  if (!row.rubric || row.no_hand_in || row.lab.empty()) return;
+  const LabRubric& r = *row.rubric;
+  row.max_points = (r.quiz_first + r.quiz_final) * row.lab_quiz_questions +
+                   r.written * row.lab_written_questions + r.verified;
+  row.points = r.quiz_first * std::max(row.first_attempt_score, 0) +
+               r.quiz_final * std::max(row.score, 0) +
+               r.written * std::min(row.written_answered, row.lab_written_questions) +
+               (row.verified() ? r.verified : 0);
+}
+
 }  // namespace
+
+std::vector<RosterLearner> read_roster(const fs::path& file) {
+  std::string text;
+  try {
+    if (!read_record_file(file, kMaxRunJsonBytes, &text))
+      throw ConfigError("--roster " + file.string() +
+                        ": no such file; give a CSV of id,name[,email]");
+  } catch (const RecordError& e) {
+    throw ConfigError("--roster " + file.string() + ": " + e.what());
+  }
+  const auto rows = csv_rows(text);
+  const auto column = [&](const char* name) {
+    if (rows.empty()) return -1;
+    for (size_t c = 0; c < rows[0].size(); ++c)
+      if (name_key(rows[0][c]) == name) return int(c);
+    return -1;
+  };
+  const int id = column("id"), name = column("name"), email = column("email");
+  if (id < 0 || name < 0)
+    throw ConfigError("--roster " + file.string() +
+                      ": its first line names no \"id\" and \"name\" columns; give a CSV "
+                      "whose header is id,name (and optionally email), a learner a line");
+  std::vector<RosterLearner> roster;
+  std::set<std::string> ids;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    if (row.size() == 1 && row[0].empty()) continue;  // a blank line
+    const auto cell = [&](int c) {
+      return c >= 0 && size_t(c) < row.size() ? printable(row[size_t(c)]) : std::string();
+    };
+    RosterLearner learner{cell(id), cell(name), cell(email)};
+    const std::string where = "--roster " + file.string() + ": line " + std::to_string(r + 1);
+    if (learner.id.empty() || learner.name.empty())
+      throw ConfigError(where + ": a learner needs an id and a name");
+    if (!ids.insert(learner.id).second)
+      throw ConfigError(where + ": the id " + learner.id + " is there twice");
+    roster.push_back(std::move(learner));
+  }
+  return roster;
+}
+
+void flag_outliers(ClassGrade& grade) {
+  // Per lab, figure and hardware: each learner's figure against the median of the others'.
+  std::map<std::tuple<std::string, std::string, std::string>,
+           std::vector<std::pair<size_t, double>>>
+      groups;
+  for (size_t i = 0; i < grade.rows.size(); ++i) {
+    const ClassRow& row = grade.rows[i];
+    const std::string hardware = row.gpu.empty() ? row.cpu : row.gpu;
+    if (hardware.empty()) continue;
+    for (const auto& [name, value] : row.figures)
+      if (std::isfinite(value) && value > 0)
+        groups[{row.lab, name, hardware}].emplace_back(i, value);
+  }
+  for (const auto& [key, figures] : groups) {
+    if (figures.size() < kOutlierPeers + 1) continue;
+    for (const auto& [i, value] : figures) {
+      std::vector<double> others;
+      for (const auto& [j, v] : figures)
+        if (j != i) others.push_back(v);
+      std::sort(others.begin(), others.end());
+      const size_t n = others.size();
+      const double median = n % 2 ? others[n / 2] : (others[n / 2 - 1] + others[n / 2]) / 2;
+      if (!(value > median * kOutlierRatio || value * kOutlierRatio < median)) continue;
+      char text[512];
+      std::snprintf(text, sizeof text,
+                    "%s: %.4g is %.1f× the median of the %zu others on %s (%.4g): far outside the "
+                    "class on the same hardware; look at its runs",
+                    std::get<1>(key).c_str(), value, value / median, n, std::get<2>(key).c_str(),
+                    median);
+      grade.rows[i].flagged_runs.push_back(text);
+    }
+  }
+}
 
 std::vector<fs::path> find_hand_ins(const std::vector<fs::path>& paths, const fs::path& skip) {
   std::vector<fs::path> found;
@@ -186,8 +427,8 @@ std::vector<fs::path> find_hand_ins(const std::vector<fs::path>& paths, const fs
     }
     for (const fs::path& entry : sorted_entries(path)) {
       if (skipped(entry)) continue;
-      if (fs::is_regular_file(entry, error) && is_zip(entry)) {
-        found.push_back(entry);
+      if (is_zip(entry) && !fs::is_directory(entry, error)) {
+        found.push_back(entry);  // a FIFO or device named .zip too: its row says what it is
       } else if (fs::is_directory(entry, error)) {
         if (is_hand_in_folder(entry)) {
           found.push_back(entry);
@@ -242,6 +483,14 @@ ClassRow grade_hand_in(const fs::path& path, const fs::path& work, const GradeOp
   ClassRow row;
   row.source = printable(path.string());
   row.learner = printable((is_zip(path) ? path.stem() : path.filename()).string());
+  platform_folder(path, &row.platform_name, &row.platform_id);
+  if (const std::string what = special_file(path); !what.empty()) {
+    row.no_hand_in = true;
+    row.problems.push_back(row.source + ": " + what +
+                           ", not a hand-in: nothing was read from it; give hand-in folders or "
+                           ".zip files as gpulab-cli lab hand-in writes them");
+    return row;
+  }
   std::string problem;
   const fs::path dir = open_hand_in(path, work, options.zip_limits, &problem);
   if (dir.empty()) {
@@ -257,14 +506,19 @@ ClassRow grade_hand_in(const fs::path& path, const fs::path& work, const GradeOp
   verify.data_dir = options.data_dir;
   HandInVerdict verdict;
   try {
-    verdict = verify_hand_in(dir, verify);
+    verdict = verify_hand_in(dir, verify, options.control);
   } catch (const std::exception& e) {  // MNIST missing for a replay, a file that vanished
     row.problems.push_back(printable(e.what()));
   }
   for (const HandInProblem& p : verdict.problems)
     row.problems.push_back(printable(prefix + p.file + ": " + p.message));
+  row.lab_checked = verdict.lab_checked;
+  row.rubric = verdict.rubric;
+  row.lab_quiz_questions = verdict.lab_quiz_questions;
+  row.lab_written_questions = verdict.lab_written_questions;
   read_facts(row, dir);
   row.figures = key_figures(verdict, row.flagged_runs);
+  row.flagged_runs.insert(row.flagged_runs.end(), verdict.flags.begin(), verdict.flags.end());
   std::error_code error;
   if (dir != path) fs::remove_all(work, error);
   return row;
@@ -276,42 +530,111 @@ ClassGrade grade_class(const std::vector<fs::path>& found, const fs::path& work,
   std::vector<ClassRow> all;
   for (size_t i = 0; i < found.size(); ++i) {
     all.push_back(grade_hand_in(found[i], work / ("hand-in-" + std::to_string(i)), options));
+    if (options.control && options.control->cancel.load())
+      throw GradingStopped(std::string("grading stopped by ") +
+                           (options.control->cancelled_by.load()
+                                ? options.control->cancelled_by.load()
+                                : "a request") +
+                           " after " + std::to_string(i + 1) + " of " +
+                           std::to_string(found.size()) + " hand-ins; nothing was written");
     if (progress) progress(i + 1, found.size());
   }
-  // The last hand-in of a learner per lab counts; a row without a learner or lab stands alone.
-  std::map<std::pair<std::string, std::string>, size_t> last;
+  if (!options.roster.empty()) match_roster(all, options);
+  // The last hand-in of a learner per lab counts, where the same person handed in again; two
+  // hand-ins claiming one learner from different people both stay, each saying so. A row without
+  // a learner or lab stands alone.
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> claims;
+  for (size_t i = 0; i < all.size(); ++i)
+    if (!all[i].lab.empty()) claims[{learner_key(all[i]), all[i].lab}].push_back(i);
   std::vector<bool> counts(all.size(), true);
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (all[i].lab.empty()) continue;
-    const auto key = std::make_pair(all[i].learner, all[i].lab);
-    const auto seen = last.find(key);
-    if (seen == last.end()) {
-      last[key] = i;
-    } else if (all[i].submitted >= all[seen->second].submitted) {
-      counts[seen->second] = false;
-      seen->second = i;
-    } else {
-      counts[i] = false;
+  for (const auto& [key, rows] : claims) {
+    // Each submitter's last hand-in; the earlier ones listed as replaced.
+    std::vector<size_t> last;
+    for (size_t i : rows) {
+      const auto same = std::find_if(last.begin(), last.end(),
+                                     [&](size_t j) { return same_submitter(all[i], all[j]); });
+      if (same == last.end()) {
+        last.push_back(i);
+      } else if (all[i].submitted >= all[*same].submitted) {
+        counts[*same] = false;
+        *same = i;
+      } else {
+        counts[i] = false;
+      }
     }
+    for (size_t a : last)
+      for (size_t b : last)
+        if (a != b)
+          all[a].problems.push_back(
+              "two hand-ins claim " + all[a].learner + " for " + all[a].lab + ": this one (" +
+              all[a].source + ", handed in " + when(all[a].submitted) + ") and " + all[b].source +
+              " (handed in " + when(all[b].submitted) + ", from another " +
+              (all[a].platform_id.empty() ? "machine" : "course platform folder") +
+              "); neither replaces the other: find out whose each is");
   }
   ClassGrade grade;
-  grade.hand_ins = all.size();
+  for (const ClassRow& row : all) (row.no_hand_in ? grade.not_graded : grade.hand_ins) += 1;
   for (size_t i = 0; i < all.size(); ++i)
     (counts[i] ? grade.rows : grade.earlier).push_back(std::move(all[i]));
-  // Two learners holding one run: flagged on both rows.
-  std::map<std::string, std::vector<size_t>> holders;
-  for (size_t i = 0; i < grade.rows.size(); ++i)
-    for (const std::string& hash :
-         std::set<std::string>(grade.rows[i].run_hashes.begin(), grade.rows[i].run_hashes.end()))
-      holders[hash].push_back(i);
+  // Two learners holding one run: flagged on both rows, each saying which hand-in came first and
+  // which record of the run was made first.
+  std::map<std::string, std::vector<std::pair<size_t, std::string>>> holders;  // -> row, created
+  for (size_t i = 0; i < grade.rows.size(); ++i) {
+    const ClassRow& row = grade.rows[i];
+    std::set<std::string> seen;
+    for (size_t h = 0; h < row.run_hashes.size(); ++h)
+      if (seen.insert(row.run_hashes[h]).second)
+        holders[row.run_hashes[h]].emplace_back(
+            i, h < row.run_created.size() ? row.run_created[h] : "");
+  }
   std::set<std::pair<size_t, size_t>> said;
   for (const auto& [hash, rows] : holders)
-    for (size_t a : rows)
-      for (size_t b : rows)
-        if (a != b && grade.rows[a].learner != grade.rows[b].learner && said.insert({a, b}).second)
-          grade.rows[a].problems.push_back("holds the same run as the hand-in of " +
-                                           grade.rows[b].learner + " (" + grade.rows[b].source +
-                                           "): one run handed in by two learners");
+    for (const auto& [a, created_a] : rows)
+      for (const auto& [b, created_b] : rows) {
+        ClassRow &row = grade.rows[a], &other = grade.rows[b];
+        if (a == b || learner_key(row) == learner_key(other) || !said.insert({a, b}).second)
+          continue;
+        const bool first_in = row.submitted < other.submitted;
+        std::string made = "their records of it were both made " + when(created_a);
+        if (created_a != created_b)
+          made = "the record in " +
+                 (created_a < created_b ? std::string("this hand-in") : other.learner + "'s") +
+                 " was made first (" + when(std::min(created_a, created_b)) + ", the other " +
+                 when(std::max(created_a, created_b)) + ")";
+        row.problems.push_back(
+            "holds the same run as the hand-in of " + other.learner + " (" + other.source +
+            "): one run handed in by two learners; " +
+            (row.submitted == other.submitted
+                 ? std::string("both handed in ") + when(row.submitted)
+                 : (first_in ? std::string("this one") : other.learner + "'s") +
+                       " was handed in first (" + when(std::min(row.submitted, other.submitted)) +
+                       ", the other " + when(std::max(row.submitted, other.submitted)) + ")") +
+            "; " + made);
+      }
+  // Roster learners without a hand-in of a lab graded: a row each, saying so.
+  if (!options.roster.empty()) {
+    std::set<std::string> labs;
+    for (const ClassRow& row : grade.rows)
+      if (!row.lab.empty()) labs.insert(row.lab);
+    for (const std::string& lab : labs)
+      for (const RosterLearner& learner : options.roster) {
+        const bool handed_in =
+            std::any_of(grade.rows.begin(), grade.rows.end(), [&](const ClassRow& r) {
+              return (r.lab == lab || r.lab.empty()) && r.roster_id == learner.id;
+            });
+        if (handed_in) continue;
+        ClassRow row;
+        row.learner = learner.name;
+        row.roster_id = learner.id;
+        row.lab = lab;
+        row.problems.push_back("no hand-in of " + lab + " found for this learner of " +
+                               options.roster_file);
+        grade.rows.push_back(std::move(row));
+        ++grade.missing;
+      }
+  }
+  flag_outliers(grade);
+  for (ClassRow& row : grade.rows) score(row);
   const auto order = [](const ClassRow& a, const ClassRow& b) {
     return std::tie(a.lab, a.learner, a.submitted) < std::tie(b.lab, b.learner, b.submitted);
   };
@@ -334,8 +657,9 @@ ClassGrade grade_into(const std::vector<fs::path>& paths, const fs::path& out,
     if (folder == folder.root_path()) break;
   }
   fs::create_directories(out, error);
+  remove_stale_work_folders(out);
   // Zips are unpacked here, inside `out`, and nowhere else; removed when grading is done.
-  std::string work = (out / ".grading-XXXXXX").string();
+  std::string work = (out / (kWorkPrefix + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (error || !mkdtemp(work.data()))
     throw ConfigError(out.string() + ": cannot be written (" +
                       (error ? error.message() : std::string("no folder can be made in it")) +

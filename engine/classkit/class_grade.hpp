@@ -8,19 +8,45 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "engine/classkit/hand_in_zip.hpp"
+#include "engine/labs/lab.hpp"
 
 namespace gpulab {
+
+struct RunControl;
+
+// A learner of the class's roster (`lab grade --roster FILE.csv`: id,name[,email]).
+struct RosterLearner {
+  std::string id, name, email;
+};
+
+// Reads a roster: a CSV with a header naming "id" and "name" (and optionally "email"), a learner a
+// line. Throws ConfigError naming the file and line for a missing column, an empty id or name, or
+// an id twice.
+std::vector<RosterLearner> read_roster(const std::filesystem::path& file);
 
 struct GradeOptions {
   std::string lab;           // verify's --lab: the instructor's copy, for every hand-in
   int64_t replay_steps = 0;  // > 0: verify's replay of each CPU run
   std::optional<std::filesystem::path> data_dir;
   ZipLimits zip_limits;
+  // Set to stop grading (SIGINT, SIGTERM, the board closed): checked after each hand-in and by a
+  // replay; grade_into then removes its work folder and throws GradingStopped.
+  RunControl* control = nullptr;
+  // --roster FILE.csv, read (read_roster): hand-ins matched to its learners, and a row for each
+  // learner without one. Empty: no roster.
+  std::vector<RosterLearner> roster;
+  std::string roster_file;  // as given, for the messages
+};
+
+// grade_into stopped by GradeOptions::control: nothing of the grade was written.
+struct GradingStopped : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 // One hand-in as graded.
@@ -38,6 +64,22 @@ struct ClassRow {
   // in class.csv and on the class chart's bars, as every other view marks a flagged run.
   std::vector<std::string> flagged_runs;
   std::vector<std::string> run_hashes;  // SHA-256 of each of its own runs' run.json, metrics.csv
+  // Its tables and settings were recomputed against the lab (--lab's file, or the built-in lab
+  // of the manifest's SHA-256): "no" in class.csv's lab_checked otherwise.
+  bool lab_checked = false;
+  // Not a hand-in at all (a FIFO, a device, a socket, a link to one or to nothing): never opened,
+  // its one problem says what it is; counted as not graded.
+  bool no_hand_in = false;
+  std::string roster_id;  // --roster's id of the learner ("" without a roster, or not on it)
+  // A course platform's folder the hand-in came in ("Ada Lovelace_12345_assignsubmission_file"):
+  // the name and id it gives, "" where there is none.
+  std::string platform_name, platform_id;
+  // The rubric's points and the most there are (-1: no rubric, the lab was not read).
+  double points = -1, max_points = -1;
+  std::optional<LabRubric> rubric;  // the lab's, where it was read
+  int lab_quiz_questions = 0, lab_written_questions = 0;
+  std::vector<std::string> run_created;  // run.json's "created" beside each of run_hashes
+  std::string host;                      // machine.json's host
   bool verified() const { return problems.empty(); }
 };
 
@@ -45,6 +87,8 @@ struct ClassGrade {
   std::vector<ClassRow> rows;     // one per learner and lab (its last hand-in), by lab then learner
   std::vector<ClassRow> earlier;  // the hand-ins a later one of the same learner and lab replaced
   size_t hand_ins = 0;            // the hand-ins found and graded (rows + earlier)
+  size_t not_graded = 0;          // paths that are no hand-in (ClassRow::no_hand_in), in rows
+  size_t missing = 0;  // roster learners without a hand-in of a lab graded: a row each, in rows
 };
 
 // The hand-ins under `paths`: a hand-in folder (it holds manifest.json or answers.json), a .zip,
@@ -67,6 +111,16 @@ std::filesystem::path open_hand_in(const std::filesystem::path& path,
 // for what the hand-in holds: every problem is in the row.
 ClassRow grade_hand_in(const std::filesystem::path& path, const std::filesystem::path& work,
                        const GradeOptions& options);
+
+// A key figure "far outside" the class: more than kOutlierRatio times the median of at least
+// kOutlierPeers other learners' on the same hardware (GPU model, else CPU model), or less than
+// that median over it.
+inline constexpr double kOutlierRatio = 2.0;
+inline constexpr size_t kOutlierPeers = 2;
+
+// Flags (in flagged_runs, never as a problem: a person looks) each key figure far outside the
+// others' of the same lab on the same hardware, naming both figures.
+void flag_outliers(ClassGrade& grade);
 
 // Grades every hand-in of `found` (progress(done, total) after each), keeps each learner's last
 // per lab, and flags rows of different learners that hold the same run.

@@ -50,7 +50,11 @@ LabResultsTable class_table(const ClassGrade& grade) {
                   "cpu",
                   "gpu",
                   "source",
-                  "flagged_runs"};
+                  "flagged_runs",
+                  "roster_id",
+                  "points",
+                  "percent",
+                  "lab_checked"};
   std::vector<std::string> figures;
   for (const ClassRow& row : grade.rows)
     for (const auto& [name, value] : row.figures)
@@ -60,21 +64,25 @@ LabResultsTable class_table(const ClassGrade& grade) {
     std::string problems;
     for (const std::string& p : row.problems) problems += (problems.empty() ? "" : " | ") + p;
     const auto number = [](int n) { return n < 0 ? std::string() : std::to_string(n); };
-    std::vector<std::string> cells = {row.learner,
-                                      row.lab,
-                                      row.submitted,
-                                      number(row.first_attempt_score),
-                                      number(row.score),
-                                      number(row.score < 0 ? -1 : row.quiz_questions),
-                                      number(row.score < 0 ? -1 : row.written_answered),
-                                      number(row.score < 0 ? -1 : row.written_questions),
-                                      row.verified() ? "yes" : "no",
-                                      problems,
-                                      row.cpu,
-                                      row.gpu,
-                                      row.source,
-                                      "⚠ " + join_flags(row.flagged_runs)};
-    if (row.flagged_runs.empty()) cells.back().clear();
+    std::vector<std::string> cells = {
+        row.learner,
+        row.lab,
+        row.submitted,
+        number(row.first_attempt_score),
+        number(row.score),
+        number(row.score < 0 ? -1 : row.quiz_questions),
+        number(row.score < 0 ? -1 : row.written_answered),
+        number(row.score < 0 ? -1 : row.written_questions),
+        row.verified() ? "yes" : "no",
+        problems,
+        row.cpu,
+        row.gpu,
+        row.source,
+        row.flagged_runs.empty() ? std::string() : "⚠ " + join_flags(row.flagged_runs),
+        row.roster_id,
+        row.max_points < 0 ? "" : whole_or_fixed(row.points),
+        row.max_points <= 0 ? "" : whole_or_fixed(100.0 * row.points / row.max_points),
+        row.lab_checked ? "yes" : "no"};
     for (const std::string& name : figures) {
       const auto at = std::find_if(row.figures.begin(), row.figures.end(),
                                    [&](const auto& f) { return f.first == name; });
@@ -108,6 +116,12 @@ std::string class_markdown(const ClassGrade& grade, const std::vector<std::strin
     md += "\n### " + row.learner + " (" + (row.lab.empty() ? "no lab" : row.lab) + ")\n\n";
     for (const std::string& p : row.problems) md += "- " + p + "\n";
   }
+  size_t unchecked = 0;
+  for (const ClassRow& row : grade.rows) unchecked += !row.lab.empty() && !row.lab_checked;
+  if (unchecked)
+    md += "\n" + std::to_string(unchecked) +
+          " rows were graded without their lab (no --lab, and not a built-in lab of that "
+          "SHA-256): their tables and settings were not recomputed (lab_checked: no).\n";
   if (!grade.earlier.empty()) {
     md += "\n## Earlier hand-ins (a later one of the same learner and lab counts)\n\n";
     for (const ClassRow& row : grade.earlier)

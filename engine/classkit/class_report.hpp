@@ -17,7 +17,8 @@ namespace gpulab {
 
 // class.csv's table: learner, lab, submitted, first_attempt_score, final_score, quiz_questions,
 // written_answered, written_questions, verified ("yes" or "no"), problems (joined by " | "), cpu,
-// gpu, source, then every key figure of any row's lab ("cnn gpu speedup", ...). A row that does
+// gpu, source, flagged_runs, roster_id, points, percent, lab_checked ("yes" or "no"), then every
+// key figure of any row's lab ("cnn gpu speedup", ...). A row that does
 // not verify is flagged (⚠ in the Markdown).
 LabResultsTable class_table(const ClassGrade& grade);
 

@@ -14,6 +14,7 @@
 #include "engine/base/errors.hpp"
 #include "engine/base/sha256.hpp"
 #include "engine/base/text.hpp"
+#include "engine/classkit/hand_in_agreement.hpp"
 #include "engine/classkit/replay.hpp"
 #include "engine/classkit/run_consistency.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
@@ -49,6 +50,18 @@ json read_json(const fs::path& dir, const std::string& name, std::vector<HandInP
     problems.push_back({name, e.what()});
   }
   return json();
+}
+
+// A JSON object of the hand-in, or null where it is missing or damaged (said by read_json).
+json read_json_quietly(const fs::path& file) {
+  try {
+    std::string text;
+    if (!read_record_file(file, kMaxRunJsonBytes, &text)) return json();
+    json j = json::parse(text);
+    return j.is_object() ? j : json();
+  } catch (const std::exception&) {
+    return json();
+  }
 }
 
 std::string text_at(const json& j, const char* key) {
@@ -88,9 +101,17 @@ class Verifier {
   }
   void check_files();
   void find_lab();
+  void keep_scoring() {
+    verdict_.rubric = lab_.rubric;
+    verdict_.lab_quiz_questions = int(lab_.quiz.size());
+    verdict_.lab_written_questions = int(lab_.questions.size());
+  }
   void check_answers();
   void check_report_images();
   void check_runs();
+  void note_version_difference(const std::string& name, const fs::path& folder);
+  void check_shipped(const std::string& folder, const RunData& run,
+                     const std::vector<std::string>& machine_gpus);
   void check_tables();
   void check_charts();
   void check_chart(const std::string& file, const std::string& expected);
@@ -110,6 +131,9 @@ class Verifier {
     bool reference = false;
   };
   std::vector<HeldRun> runs_;
+  // --lab is another version of the hand-in's lab: what its runs differ in is said in one line.
+  bool other_version_ = false;
+  std::vector<std::string> version_differences_;
 };
 
 HandInVerdict Verifier::run() {
@@ -144,7 +168,12 @@ HandInVerdict Verifier::run() {
   check_runs();
   if (have_lab_) check_tables();
   if (have_lab_) check_charts();
+  for (HandInProblem& p :
+       hand_in_disagreements(dir_, manifest_, read_json_quietly(dir_ / "answers.json"),
+                             read_json_quietly(dir_ / "machine.json"), verdict_.tables))
+    verdict_.problems.push_back(std::move(p));
   if (options_.replay_steps > 0) replay();
+  verdict_.lab_checked = have_lab_;
   verdict_.notes.insert(
       verdict_.notes.begin(),
       "checked " + std::to_string(verdict_.files) + " files against manifest.json, " +
@@ -210,12 +239,14 @@ void Verifier::find_lab() {
     lab_ = load_lab(options_.lab);  // the instructor's own file: a problem there stops verify
     if (!lab_.ok())
       throw ConfigError("--lab " + options_.lab + ": " + lab_.problems.front().to_string());
+    keep_scoring();
     if (lab_.sha256 != recorded) {
       problem(kManifestFile, "the lab's SHA-256 is " + recorded + ", but --lab " + options_.lab +
                                  " has " + lab_.sha256 +
                                  ": the hand-in was done from another version of the lab, or "
                                  "another lab");
       verdict_.notes.push_back("results not recomputed: the hand-in's lab is not --lab's");
+      other_version_ = true;
       return;
     }
     have_lab_ = true;
@@ -228,6 +259,7 @@ void Verifier::find_lab() {
   if (builtin) {
     lab_ = load_lab(verdict_.lab);
     have_lab_ = lab_.sha256 == recorded;
+    if (lab_.ok()) keep_scoring();
   }
   if (!have_lab_)
     verdict_.notes.push_back("results not recomputed and settings not checked: the lab \"" +
@@ -355,16 +387,78 @@ void Verifier::check_answers() {
                                 ", but its attempts give " + std::to_string(first_score));
 }
 
+std::string join(const std::vector<std::string>& parts, const std::string& between) {
+  std::string text;
+  for (const std::string& part : parts) text += (text.empty() ? "" : between) + part;
+  return text;
+}
+
+// The GPU models machine.json names (none for a machine without one).
+std::vector<std::string> machine_gpu_models(const json& machine) {
+  std::vector<std::string> models;
+  const json gpus = machine.is_object() ? machine.value("gpus", json::array()) : json::array();
+  if (gpus.is_array())
+    for (const json& gpu : gpus)
+      if (gpu.is_object()) models.push_back(text_at(gpu, "name"));
+  return models;
+}
+
+// The GPUs run.json's devices name.
+std::vector<std::string> run_gpu_models(const RunData& run) {
+  std::vector<std::string> models;
+  const json devices = run.info.value("devices", json::array());
+  if (devices.is_array())
+    for (const json& d : devices)
+      if (d.is_object() && text_at(d, "id").rfind("cuda:", 0) == 0)
+        models.push_back(text_at(d, "name"));
+  return models;
+}
+
+// A run of gpulab's shipped reference runs held where the hand-in does not mark it as one: named
+// with where it was recorded and how it was recognised.
+void Verifier::check_shipped(const std::string& folder, const RunData& run,
+                             const std::vector<std::string>& machine_gpus) {
+  if (const auto shipped = shipped_run_of(run, machine_gpus))
+    problem(folder, "is " + shipped->text() + ", handed in as the learner's own run (" +
+                        shipped->how +
+                        "); a reference run is shown only under reference-runs/, marked "
+                        "\"reference\": true in manifest.json");
+}
+
+// One experiment's run against --lab's version of it: the experiment --lab lacks, or the first
+// setting that differs.
+void Verifier::note_version_difference(const std::string& name, const fs::path& folder) {
+  const LabExperiment* e = lab_.experiment(name);
+  if (!e) {
+    version_differences_.push_back("\"" + bounded_name(name, 80) + "\" is no experiment of it");
+    return;
+  }
+  try {
+    const std::vector<std::string> differences = setting_differences(load_run(folder), *e);
+    if (!differences.empty())
+      version_differences_.push_back(
+          "\"" + e->name + "\": " + differences.front() +
+          (differences.size() > 1
+               ? " (and " + std::to_string(differences.size() - 1) + " more settings)"
+               : ""));
+  } catch (const RecordError&) {  // said where the run is read
+  }
+}
+
 void Verifier::check_runs() {
   const json experiments = manifest_.value("experiments", json::array());
   const json machine = read_json(dir_, "machine.json", verdict_.problems);
   const std::string host = machine.is_object() ? text_at(machine, "host") : "";
+  const std::vector<std::string> machine_gpus = machine_gpu_models(machine);
+  std::set<std::string> seen_folders;
   std::map<std::string, std::string> by_metrics;  // metrics.csv's SHA-256 -> folder
   for (const json& entry : experiments) {
     if (!entry.is_object()) continue;
     const std::string name = text_at(entry, "experiment");
     const std::string folder = text_at(entry, "run");
     const LabExperiment* e = have_lab_ ? lab_.experiment(name) : nullptr;
+    if (other_version_ && !folder.empty() && !entry.value("reference", false))
+      note_version_difference(name, dir_ / folder);
     if (have_lab_ && !e) {
       problem(kManifestFile, "names the experiment \"" + name + "\", which the lab has not");
       continue;
@@ -390,6 +484,22 @@ void Verifier::check_runs() {
       for (const auto& [file, message] : run_inconsistencies(run))
         problem(folder + "/" + file, message);
       const bool reference = entry.value("reference", false);
+      seen_folders.insert(fs::path(folder).lexically_normal().generic_string());
+      if (!reference) {
+        check_shipped(folder, run, machine_gpus);
+        // The README's machine is machine.json's: a GPU run of the learner's own on a GPU that
+        // machine names not is a run from elsewhere.
+        for (const std::string& gpu : run_gpu_models(run))
+          if (machine.is_object() &&
+              std::find(machine_gpus.begin(), machine_gpus.end(), gpu) == machine_gpus.end())
+            problem(folder + "/run.json",
+                    "recorded on the GPU \"" + gpu +
+                        "\", but machine.json (and README.md's "
+                        "machine) names " +
+                        (machine_gpus.empty() ? std::string("no GPU")
+                                              : "only " + join(machine_gpus, ", ")) +
+                        ": a run from another machine");
+      }
       if (reference) verdict_.reference_experiments.push_back(name);
       // A reference run ships with gpulab and fills no figure of the learner's: where it was
       // recorded otherwise than the lab says, that is said, not held against the hand-in.
@@ -426,6 +536,26 @@ void Verifier::check_runs() {
       runs_.push_back({folder, name, std::move(run), reference});
     }
     results_.push_back(std::move(result));
+  }
+  if (other_version_)
+    problem(kManifestFile,
+            "what differs from --lab's version: " +
+                (version_differences_.empty()
+                     ? std::string("not its experiments' models or settings (the text, quiz, "
+                                   "tables or step counts differ)")
+                     : join(version_differences_, "; ")));
+  // Runs held anywhere else in the hand-in (a folder the manifest gives no experiment): a shipped
+  // one there is handed in unmarked too.
+  std::error_code error;
+  for (auto it = fs::recursive_directory_iterator(dir_, error);
+       !error && it != fs::recursive_directory_iterator(); it.increment(error)) {
+    if (it->path().filename() != "run.json" || it->is_symlink(error)) continue;
+    const std::string folder = it->path().parent_path().lexically_relative(dir_).generic_string();
+    if (seen_folders.count(folder)) continue;
+    try {
+      check_shipped(folder, load_run(it->path().parent_path()), machine_gpus);
+    } catch (const RecordError&) {  // not a run gpulab can read: the manifest's check says
+    }
   }
 }
 
@@ -539,6 +669,8 @@ void Verifier::replay() {
   const json machine = read_json(dir_, "machine.json", verdict_.problems);
   const std::string blas =
       machine.is_object() ? machine.value("cpu", json::object()).value("blas", "") : "";
+  const std::string cpu =
+      machine.is_object() ? machine.value("cpu", json::object()).value("model", "") : "";
   for (const HeldRun& held : runs_) {
     if (held.reference || control.cancel.load()) continue;
     if (held.run.info.value("config", json::object()).value("device", "cpu") != "cpu") {
@@ -547,8 +679,11 @@ void Verifier::replay() {
     }
     if (!mnist) mnist = data::load_mnist(data::default_data_dir(options_.data_dir));
     try {
-      const ReplayVerdict v = replay_run(held.run, options_.replay_steps, *mnist, blas, control);
+      const ReplayVerdict v =
+          replay_run(held.run, options_.replay_steps, *mnist, blas, control, cpu);
       ++verdict_.replayed;
+      verdict_.notes.push_back(held.folder + ": replay pace: " + v.pace);
+      if (!v.pace_flag.empty()) verdict_.flags.push_back(held.folder + ": " + v.pace_flag);
       if (v.agrees)
         verdict_.notes.push_back(held.folder + ": replay " + v.text);
       else

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/labs/lab.hpp"
 #include "engine/labs/lab_results.hpp"
 
 namespace gpulab {
@@ -35,7 +36,17 @@ struct HandInVerdict {
   std::vector<HandInProblem> problems;  // empty: the hand-in verifies
   // What was checked, and what could not be ("results.csv not recomputed: ..."), one line each.
   std::vector<std::string> notes;
+  // For a person to look at, not problems: "runs/mlp-cpu: its steps took a median ... when
+  // recorded but ... replayed here" (a replay's pace on the same CPU model).
+  std::vector<std::string> flags;
   std::string learner, lab;  // as manifest.json names them
+  // The tables were recomputed and the runs' settings checked against the lab: --lab's file, or
+  // the built-in lab of the manifest's SHA-256. Without it, no verdict says "verified".
+  bool lab_checked = false;
+  // The lab's rubric and how many quiz and written questions it has, where the lab was read
+  // (--lab's file, or the built-in lab of the manifest's name): what a grade scores against.
+  std::optional<LabRubric> rubric;
+  int lab_quiz_questions = 0, lab_written_questions = 0;
   int files = 0, runs = 0, cells = 0, points = 0, replayed = 0;
   // The lab's tables as the runs in the hand-in give them (not as its results.csv says): what a
   // grader takes the key figures from. Empty when the lab was not found or is not the hand-in's.

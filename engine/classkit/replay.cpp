@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "engine/base/errors.hpp"
 #include "engine/devices/devices.hpp"
@@ -24,8 +25,11 @@ namespace {
 // Keeps the replayed steps' losses; prints nothing.
 class LossKeeper final : public RunObserver {
  public:
-  void on_step(const StepMetrics& s) override { losses[s.step] = s.loss; }
-  std::map<int64_t, double> losses;
+  void on_step(const StepMetrics& s) override {
+    losses[s.step] = s.loss;
+    step_ms[s.step] = s.step_ms;
+  }
+  std::map<int64_t, double> losses, step_ms;
 };
 
 // A new, empty folder under the temporary folder, removed when this goes.
@@ -49,10 +53,55 @@ class ReplayFolder {
 
 std::string blas_text(const std::string& blas) { return blas.empty() ? "unknown" : blas; }
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// The recorded and replayed steps' pace, compared where the CPU model is this machine's.
+void pace(const RunData& run, const std::map<int64_t, double>& replayed,
+          const std::string& recorded_cpu, ReplayVerdict& verdict) {
+  std::vector<double> recorded_ms, replayed_ms;
+  const bool skip_first = replayed.size() > 1;
+  for (const StepMetrics& s : run.steps) {
+    const auto r = replayed.find(s.step);
+    if (r == replayed.end() || (skip_first && r == replayed.begin())) continue;
+    recorded_ms.push_back(s.step_ms);
+    replayed_ms.push_back(r->second);
+  }
+  verdict.recorded_step_ms = median(recorded_ms);
+  verdict.replayed_step_ms = median(replayed_ms);
+  const std::string here = cpu_info().model;
+  char text[320];
+  if (recorded_cpu.empty() || recorded_cpu != here) {
+    verdict.pace = "pace not compared: recorded on the CPU \"" +
+                   (recorded_cpu.empty() ? std::string("unknown") : recorded_cpu) +
+                   "\", replayed on \"" + here + "\"";
+    return;
+  }
+  std::snprintf(text, sizeof text,
+                "a median step of %.3g ms recorded and %.3g ms replayed on the same CPU model (%s)",
+                verdict.recorded_step_ms, verdict.replayed_step_ms, here.c_str());
+  verdict.pace = text;
+  if (verdict.recorded_step_ms > 0 &&
+      verdict.replayed_step_ms > kReplayPaceTolerance * verdict.recorded_step_ms) {
+    std::snprintf(text, sizeof text,
+                  "its steps took a median %.3g ms when recorded but %.3g ms replayed here, on the "
+                  "same CPU model (%s): %.1f× faster than this machine runs them (more than %.0f× "
+                  "is flagged); look at its times",
+                  verdict.recorded_step_ms, verdict.replayed_step_ms, here.c_str(),
+                  verdict.replayed_step_ms / verdict.recorded_step_ms, kReplayPaceTolerance);
+    verdict.pace_flag = text;
+  }
+}
+
 }  // namespace
 
 ReplayVerdict replay_run(const RunData& run, int64_t steps, const data::MnistData& mnist,
-                         const std::string& recorded_blas, RunControl& control) {
+                         const std::string& recorded_blas, RunControl& control,
+                         const std::string& recorded_cpu) {
   const json config = run.info.value("config", json::object());
   if (config.value("device", std::string("cpu")) != "cpu")
     throw ConfigError("not a CPU run (device \"" + config.value("device", std::string()) + "\"" +
@@ -102,6 +151,7 @@ ReplayVerdict replay_run(const RunData& run, int64_t steps, const data::MnistDat
                  blas_text(cpu_info().blas);
   if (verdict.steps == 0)
     verdict.text = "disagrees: no replayed step has a recorded loss to compare";
+  pace(run, losses.step_ms, recorded_cpu, verdict);
   return verdict;
 }
 

@@ -22,6 +22,12 @@ inline constexpr double kStepTimeTolerance = 0.25;
 // (record_disagreements).
 std::vector<std::pair<std::string, std::string>> run_inconsistencies(const RunData& run);
 
+// The run's time stamps against each other: metrics.csv's and eval.csv's against run.json's
+// wall and training seconds (taken last, on the same clock), eval.csv's training seconds against
+// the steps' stamps, and telemetry.csv's samples against the run's length. Part of
+// run_inconsistencies; a finished run only.
+std::vector<std::pair<std::string, std::string>> timing_disagreements(const RunData& run);
+
 // Where the run's model and settings in run.json are not the lab experiment's, one line each (a
 // --quick run's shorter step budget and evaluation interval allowed).
 std::vector<std::string> setting_differences(const RunData& run, const LabExperiment& experiment);

@@ -62,6 +62,7 @@ class Reader {
   }
 
   void header(const std::vector<std::string>& lines, size_t& i);
+  void parse_rubric(int line, const std::string& value);
   void experiment(int line, const std::vector<std::pair<int, std::string>>& body);
   void table(int line, const std::vector<std::pair<int, std::string>>& body);
   void chart(int line, const std::vector<std::pair<int, std::string>>& body);
@@ -86,6 +87,34 @@ class Reader {
   Lab& lab_;
   std::vector<Pending> pending_;
 };
+
+// "quiz-first 1, quiz-final 1, written 2, verified 5": each part a known item and a number of
+// points from 0 to 1000.
+void Reader::parse_rubric(int line, const std::string& value) {
+  lab_.rubric.stated = true;
+  for (const std::string& part : split_list(value)) {
+    const size_t space = part.rfind(' ');
+    const std::string item = space == std::string::npos ? part : trim(part.substr(0, space));
+    const std::string number = space == std::string::npos ? "" : part.substr(space + 1);
+    double points = -1;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), points);
+    double* slot = item == "quiz-first"   ? &lab_.rubric.quiz_first
+                   : item == "quiz-final" ? &lab_.rubric.quiz_final
+                   : item == "written"    ? &lab_.rubric.written
+                   : item == "verified"   ? &lab_.rubric.verified
+                                          : nullptr;
+    if (!slot)
+      problem(line, "rubric: \"" + part +
+                        "\" names no item of the rubric; give quiz-first, quiz-final, written "
+                        "or verified, each with its points (\"quiz-final 1, verified 5\")");
+    else if (ec != std::errc() || end != number.data() + number.size() || !(points >= 0) ||
+             points > 1000)
+      problem(line,
+              "rubric: \"" + part + "\": give " + item + "'s points as a number from 0 to 1000");
+    else
+      *slot = points;
+  }
+}
 
 void Reader::header(const std::vector<std::string>& lines, size_t& i) {
   while (i < lines.size() && trim(lines[i]).empty()) ++i;
@@ -126,6 +155,8 @@ void Reader::header(const std::vector<std::string>& lines, size_t& i) {
         problem(n, "quiz-attempts: \"" + value +
                        "\" is not a whole number from 1 (leave it out for any number of answers)");
       lab_.quiz_attempts = std::max(attempts, 0);
+    } else if (key == "rubric") {
+      parse_rubric(n, value);
     } else if (key == "hardware") {
       lab_.hardware = split_list(value);
       for (const auto& h : lab_.hardware)
@@ -134,7 +165,7 @@ void Reader::header(const std::vector<std::string>& lines, size_t& i) {
           problem(n, "hardware: unknown \"" + h + "\"; use " + join(lab_hardware_kinds()));
     } else {
       problem(n, "unknown header key \"" + key +
-                     "\"; the header has title, minutes, hardware and quiz-attempts");
+                     "\"; the header has title, minutes, hardware, quiz-attempts and rubric");
     }
   }
   if (!closed) problem(start, "the header is not closed: end it with a line \"---\"");

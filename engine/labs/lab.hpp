@@ -81,6 +81,13 @@ struct LabBlock {
   int index = -1;
 };
 
+// How `lab grade` scores a hand-in (the header's `rubric:`): points per quiz question right at the
+// first attempt and right in the end, per written answer given, and for a hand-in that verifies.
+struct LabRubric {
+  double quiz_first = 0, quiz_final = 1, written = 1, verified = 0;
+  bool stated = false;  // the lab's header gave it; else these defaults
+};
+
 struct Lab {
   std::string name;    // the file's stem: "cnn-on-gpu"
   std::string source;  // the file it came from (":/labs/cnn-on-gpu.md" for a built-in lab)
@@ -90,6 +97,9 @@ struct Lab {
   // The header's `quiz-attempts: N`: how many answers the window takes per quiz question (the
   // reason is shown after the last); 0, the default, for as many as the learner likes.
   int quiz_attempts = 0;
+  // The header's `rubric: quiz-first 1, quiz-final 1, written 2, verified 5` (any of them; the
+  // rest keep their defaults).
+  LabRubric rubric;
   // The numbered items under the lab's "## Questions" heading, each on one line: the questions
   // the learner answers in words, kept in the progress file and handed in with answers.json.
   std::vector<std::string> questions;

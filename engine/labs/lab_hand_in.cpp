@@ -256,6 +256,49 @@ std::vector<int> read_given_answers(const fs::path& file, const Lab& lab, const 
   return quiz_answers(lab, &record);
 }
 
+std::map<std::string, std::string> read_given_written(const fs::path& file, const Lab& lab,
+                                                      const std::string& flag) {
+  const std::string where = flag + " " + file.string();
+  std::string text;
+  json given;
+  try {
+    if (!read_record_file(file, kMaxRunJsonBytes, &text))
+      throw ConfigError(where + ": no such file; give a JSON file of your answers");
+    given = json::parse(text);
+  } catch (const json::exception& e) {
+    throw ConfigError(where + ": not JSON (" + e.what() + ")");
+  } catch (const RecordError& e) {
+    throw ConfigError(where + ": " + e.what());
+  }
+  std::map<std::string, std::string> written;
+  if (!given.is_object() || !given.contains("written")) return written;
+  const json& list = given["written"];
+  if (!list.is_array())
+    throw ConfigError(where +
+                      ": its \"written\" is not a list; give [{\"question\": ..., "
+                      "\"answer\": ...}], as a hand-in's answers.json has it");
+  for (const json& entry : list) {
+    if (!entry.is_object() || !entry.value("question", json()).is_string())
+      throw ConfigError(where + ": each written answer needs its \"question\" as text");
+    const std::string question = entry["question"].get<std::string>();
+    if (std::find(lab.questions.begin(), lab.questions.end(), question) == lab.questions.end()) {
+      std::string listed;
+      for (const std::string& q : lab.questions)
+        listed += (listed.empty() ? "\"" : ", \"") + q + "\"";
+      throw ConfigError(where + ": the question \"" + question + "\" is not one of \"" + lab.title +
+                        "\"'s questions (" +
+                        (listed.empty() ? std::string("it has none") : listed) + ")");
+    }
+    const json answer = entry.value("answer", json());
+    if (answer.is_null()) continue;  // not answered
+    if (!answer.is_string())
+      throw ConfigError(where + ": the answer to \"" + question + "\" is " + answer.dump() +
+                        ", not text");
+    written[question] = answer.get<std::string>();
+  }
+  return written;
+}
+
 std::string hand_in_readme(const Lab& lab, const LabHandIn& h) {
   std::string md = "# " + lab.title + "\n\n";
   if (!h.learner.empty()) md += "Handed in by **" + one_line(h.learner) + "**.\n\n";

@@ -68,6 +68,14 @@ std::vector<std::filesystem::path> write_hand_in(const std::filesystem::path& di
 std::vector<int> read_given_answers(const std::filesystem::path& file, const Lab& lab,
                                     const std::string& flag);
 
+// Written answers given on the command line (`lab hand-in --answers FILE.json`): the file's
+// "written" list, [{"question": TEXT, "answer": TEXT}, ...] as a hand-in's answers.json has it,
+// matched by the question's text. Empty when the file has no "written". Throws ConfigError naming
+// `flag`, the file and the question when one is not among the lab's "## Questions" (listing them)
+// or an answer is not text.
+std::map<std::string, std::string> read_given_written(const std::filesystem::path& file,
+                                                      const Lab& lab, const std::string& flag);
+
 // The quiz answers, their attempts and the written answers a progress record keeps, into `h`.
 void add_record_answers(LabHandIn& h, const Lab& lab, const LabRecord* record);
 

@@ -2,14 +2,20 @@
 // marked in a lab's results.
 #include "engine/labs/reference_runs.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
 #include <system_error>
 #include <utility>
 
 #include "engine/base/errors.hpp"
-#include "io/install_paths.hpp"
+#include "engine/base/sha256.hpp"
 #include "engine/labs/lab_progress.hpp"
+#include "io/install_paths.hpp"
 
 namespace gpulab {
 namespace fs = std::filesystem;
@@ -50,7 +56,132 @@ std::string gpu_names(const RunData& run) {
   return text;
 }
 
+// What identifies a shipped run: each record file's digest, when and where it was recorded, its
+// losses, and its GPU models.
+struct ShippedRun {
+  ShippedRunMatch match;
+  std::map<std::string, std::string> file_by_digest;  // SHA-256 -> "metrics.csv"
+  std::string created, pid, losses;
+  std::vector<std::string> gpus;
+};
+
+std::string process_field(const RunData& run, const char* key) {
+  const auto process = run.info.find("process");
+  if (process == run.info.end() || !process->is_object()) return {};
+  const auto value = process->find(key);
+  if (value == process->end()) return {};
+  return value->is_string() ? value->get<std::string>() : value->dump();
+}
+
+// Every loss of metrics.csv, nine digits each, as one digest: "" for fewer than 5 steps (too
+// short to tell one run from another).
+std::string losses_digest(const RunData& run) {
+  if (run.steps.size() < 5) return {};
+  std::string text;
+  char number[32];
+  for (const StepMetrics& step : run.steps) {
+    std::snprintf(number, sizeof number, "%.9g,", step.loss);
+    text += number;
+  }
+  return sha256_hex(text);
+}
+
+std::vector<std::string> gpu_models(const RunData& run) {
+  std::vector<std::string> models;
+  const auto devices = run.info.find("devices");
+  if (devices == run.info.end() || !devices->is_array()) return models;
+  for (const auto& device : *devices)
+    if (device.is_object() && device.value("id", std::string()).rfind("cuda:", 0) == 0)
+      models.push_back(device.value("name", std::string()));
+  return models;
+}
+
+std::string created_time(const RunData& run) {
+  const auto created = run.info.find("created");
+  return created != run.info.end() && created->is_string() ? created->get<std::string>() : "";
+}
+
+std::vector<ShippedRun> read_shipped_runs() {
+  std::vector<fs::path> dirs = {installed_or_source("reference-runs", GPULAB_REFERENCE_RUNS_DIR)};
+  if (const char* named = std::getenv(kReferenceRunsVariable); named && *named) {
+    std::error_code error;
+    if (fs::is_directory(named, error) && !fs::equivalent(named, dirs.front(), error))
+      dirs.emplace_back(named);
+  }
+  std::vector<ShippedRun> shipped;
+  for (const fs::path& dir : dirs) {
+    std::error_code error;
+    if (!fs::is_directory(dir, error)) continue;
+    for (const RunData& run : load_reference_runs(dir).runs) {
+      ShippedRun s;
+      s.match.name = run.dir.filename().string();
+      s.match.recorded_on = recorded_on(run);
+      s.match.host = process_field(run, "host");
+      for (const char* file : kRunFiles) try {
+          s.file_by_digest[sha256_file(run.dir / file)] = file;
+        } catch (const RecordError&) {  // a file this run has not (replicas.csv)
+        }
+      s.created = created_time(run);
+      s.pid = process_field(run, "pid");
+      s.losses = losses_digest(run);
+      s.gpus = gpu_models(run);
+      shipped.push_back(std::move(s));
+    }
+  }
+  return shipped;
+}
+
+const std::vector<ShippedRun>& shipped_runs() {
+  static std::once_flag once;
+  static std::vector<ShippedRun> shipped;
+  std::call_once(once, [] { shipped = read_shipped_runs(); });
+  return shipped;
+}
+
 }  // namespace
+
+std::string ShippedRunMatch::text() const {
+  return "the reference run \"" + name + "\" that ships with gpulab (recorded on " + recorded_on +
+         (host.empty() ? "" : ", host \"" + host + "\"") + ")";
+}
+
+std::optional<ShippedRunMatch> shipped_run_of(const RunData& run,
+                                              const std::vector<std::string>& machine_gpus) {
+  const std::vector<ShippedRun>& shipped = shipped_runs();
+  if (shipped.empty()) return std::nullopt;
+  std::map<std::string, std::string> digests;  // the run's files: digest -> name
+  for (const char* file : kRunFiles) try {
+      digests[sha256_file(run.dir / file)] = file;
+    } catch (const RecordError&) {
+    }
+  const std::string created = created_time(run), host = process_field(run, "host"),
+                    pid = process_field(run, "pid"), losses = losses_digest(run);
+  for (const ShippedRun& s : shipped) {
+    ShippedRunMatch match = s.match;
+    for (const auto& [digest, file] : digests)
+      if (s.file_by_digest.count(digest)) {
+        match.how = "its " + file + " is the shipped run's, byte for byte";
+        return match;
+      }
+    if (!created.empty() && created == s.created && host == s.match.host && pid == s.pid) {
+      match.how = "its run.json was created at " + created +
+                  " by the same process on the same "
+                  "host as the shipped run's";
+      return match;
+    }
+    const bool has_model = std::any_of(s.gpus.begin(), s.gpus.end(), [&](const std::string& g) {
+      return std::find(machine_gpus.begin(), machine_gpus.end(), g) != machine_gpus.end();
+    });
+    if (!losses.empty() && losses == s.losses && !has_model) {
+      match.how = "its " + std::to_string(run.steps.size()) +
+                  " losses are the shipped run's, step for step, and the machine that handed it "
+                  "in has no " +
+                  (s.gpus.empty() ? std::string("such GPU") : s.gpus.front());
+      return match;
+    }
+  }
+  return std::nullopt;
+}
 
 fs::path reference_runs_dir() {
   const char* named = std::getenv(kReferenceRunsVariable);

@@ -43,4 +43,22 @@ std::string recorded_on(const RunData& run);
 std::optional<LabRunResult> reference_result(const Lab& lab, const LabExperiment& e,
                                              const std::vector<RunData>& references);
 
+// A run that ships with gpulab (a reference run), recognised in a learner's runs.
+struct ShippedRunMatch {
+  std::string name;          // its folder among the shipped runs ("cnn-on-gpu.lenet5-gpu")
+  std::string recorded_on;   // "NVIDIA H100 80GB HBM3, 2026-11-27" (recorded_on)
+  std::string host;          // run.json's process host where it was recorded
+  std::string how;           // "its metrics.csv is the shipped run's, byte for byte", ...
+  std::string text() const;  // "the reference run NAME that ships with gpulab (recorded on ...)"
+};
+
+// The shipped run `run` is, or nothing: a record file (run.json, metrics.csv, eval.csv,
+// telemetry.csv, replicas.csv) of the same bytes as a shipped run's; the same run.json "created"
+// time, host and process; or the same losses, step for step, where `machine_gpus` (the GPUs of
+// the machine handing in) has none of the shipped run's GPU model: with one, the same seed gives
+// the same losses honestly. The shipped runs are gpulab's own and $GPULAB_REFERENCE_RUNS's, read
+// once per process (each file's digest and identity kept, not the runs).
+std::optional<ShippedRunMatch> shipped_run_of(const RunData& run,
+                                              const std::vector<std::string>& machine_gpus);
+
 }  // namespace gpulab
