@@ -124,6 +124,7 @@ struct TrainFlags {
   double target_accuracy = 0, stop_at_accuracy = 0;
   uint64_t seed = 1;
   bool quiet = false;
+  bool force = false;  // --force: --save may replace a file that is not a checkpoint
   std::vector<std::string> lr_change;  // --lr-change STEP:LR, as typed
   std::vector<PlannedLr>
       setup_lr_changes;                 // --model's "train" "lr_changes", when no flag gives them
@@ -228,6 +229,7 @@ RunRequest make_request(const TrainFlags& f) {
   if (!f.init_weights.empty()) r.init_weights = f.init_weights;
   if (!f.save.empty()) r.save_weights = f.save;
   r.validation = f.validation;
+  r.force_outputs = f.force;
   try {
     validate(r.train);
     validate(r.backend);
@@ -480,6 +482,9 @@ int main(int argc, char** argv) {
   train->add_option("--validation", f.validation, "hold out N training images as a validation set")
       ->check(cli::setting("validation"));
   train->add_flag("--quiet", f.quiet, "print only the result");
+  train->add_flag("--force", f.force,
+                  "let --save replace a file that is no checkpoint of gpulab's, and --out be a "
+                  "folder holding other files");
 
   std::string weights, eval_model, eval_data;
   int eval_batch = 1000, eval_threads = 0;
@@ -520,6 +525,7 @@ int main(int argc, char** argv) {
   exporter->add_option("--height", x.height, "image height in pixels")
       ->check(cli::between(150, 10000))
       ->capture_default_str();
+  exporter->add_flag("--force", x.force, "let --out replace a file that is no chart of gpulab's");
 
   cli::BenchFlags bench;
   CLI::App* bench_allreduce = cli::add_bench_command(app, bench);
@@ -586,6 +592,10 @@ int main(int argc, char** argv) {
       g_control = nullptr;
       return status;
     }
+  } catch (const OutputRefused& e) {
+    // An output refused before anything was written: a usage error, as a bad flag is.
+    std::fprintf(stderr, "gpulab-cli: %s\n", terminal_text(e.what()).c_str());
+    return 2;
   } catch (const std::exception& e) {
     // Messages quote names from files (a lab's title, a run's): never the terminal's commands.
     std::fprintf(stderr, "gpulab-cli: %s\n", terminal_text(e.what()).c_str());

@@ -63,6 +63,26 @@ std::optional<ModelConfig> Checkpoint::model() const {
   }
 }
 
+const OutputKind& checkpoint_kind() {
+  static const OutputKind kind{
+      "a checkpoint", [](const fs::path& path) {
+        const std::string start = file_start(path, 8);
+        if (start.size() < 8) return false;
+        uint64_t header_size = 0;
+        std::memcpy(&header_size, start.data(), 8);
+        std::error_code error;
+        if (header_size > kMaxHeaderBytes || header_size + 8 > fs::file_size(path, error))
+          return false;
+        const json header =
+            json::parse(file_start(path, 8 + header_size).substr(8), nullptr, false);
+        if (!header.is_object()) return false;
+        const auto metadata = header.find("__metadata__");
+        return metadata != header.end() && metadata->is_object() &&
+               metadata->contains("gpulab.model") && (*metadata)["gpulab.model"].is_string();
+      }};
+  return kind;
+}
+
 void save_checkpoint(const fs::path& path, const ModelPlan& plan, const ModelConfig& config,
                      std::span<const float> params) {
   json header;
