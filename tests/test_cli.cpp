@@ -1,5 +1,6 @@
 // gpulab-cli as a user meets it: bad flags and missing data give one clear line and a non-zero
 // exit code; a small training run and an evaluation work end to end.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -13,6 +14,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #ifdef GPULAB_TEST_HAVE_CHARTS
 #include <QImage>
@@ -570,6 +572,63 @@ TEST(Cli, RefusesOutputsThatWouldDestroySomethingBeforeTraining) {
   const Result inside = cli(train + to_new + (out / "w.safetensors").string());
   EXPECT_EQ(inside.exit_code, 0) << inside.output;
   EXPECT_TRUE(std::filesystem::exists(out / "w.safetensors"));
+}
+
+// SIGTERM during a step that runs for minutes (a wide model at a large batch): the program ends
+// a moment later, and its record says "cancelled" rather than "running" forever.
+TEST(Cli, ASignalEndsARunStuckInAStepAndItsRecordSaysCancelled) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(64, 1), test::synthetic_set(16, 2));
+  const auto model = dir.path() / "slow.json";
+  // 1024 maps, then 512 of 5x5 kernels over them at 28x28: some 60 GFLOP an image and step, a
+  // step of 16 images a teraflop (the memory: some 400 MB).
+  std::ofstream(model) << R"({"name": "slow", "layers": [
+      {"type": "conv2d", "out_channels": 1024, "kernel": 3, "padding": 1}, {"type": "relu"},
+      {"type": "conv2d", "out_channels": 512, "kernel": 5, "padding": 2},
+      {"type": "maxpool2d", "kernel": 28}, {"type": "flatten"},
+      {"type": "linear", "out_features": 10}]})";
+  const auto out = dir.path() / "run";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    dup2(null, STDERR_FILENO);
+    const std::string m = model.string(), d = (dir.path() / "data").string(), o = out.string();
+    execl(GPULAB_CLI_PATH, GPULAB_CLI_PATH, "train", "--model", m.c_str(), "--batch", "16",
+          "--optimizer", "sgd", "--steps", "2", "--quiet", "--data-dir", d.c_str(), "--out",
+          o.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  // Its first step has begun once the record holds its plan (written just before training).
+  auto record = [&] {
+    std::ifstream in(out / "run.json");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  int status = 0;
+  bool ended = false;
+  for (int i = 0; i < 1200 && !ended; ++i) {  // up to a minute to start
+    if (record().find("\"plan\"") != std::string::npos) break;
+    ended = waitpid(pid, &status, WNOHANG) == pid;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(ended) << "ended before its first step";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(pid, SIGTERM);
+  // A bound, not a timing: the step alone takes longer on two cores (it ended only after it).
+  for (int i = 0; i < 200 && !ended; ++i) {
+    ended = waitpid(pid, &status, WNOHANG) == pid;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!ended) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+  }
+  EXPECT_TRUE(ended) << "still running 10 s after SIGTERM";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status;
+  const RunData run = load_run(out);
+  EXPECT_EQ(run.status(), "cancelled") << record();
+  EXPECT_NE(run.info.value("message", "").find("by SIGTERM"), std::string::npos) << record();
 }
 
 // Two `gpulab-cli train` started together with one --out: one records, the other is told at once

@@ -224,6 +224,14 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     info["not_for_comparison"] = request.not_for_comparison;
   std::optional<RunRecorder> record;
   if (records) record.emplace(dir, info);  // throws only when the folder cannot be made
+  // A cancel that cannot wait for the step to end records through this while the record is open.
+  struct RecordCancelHook {
+    RunControl& control;
+    ~RecordCancelHook() { control.set_record_cancel(nullptr); }
+  } hook{control};
+  if (record)
+    control.set_record_cancel(
+        [&record](const std::string& message) { return record->end_cancelled_now(message); });
   TrainObserver no_record;
   TrainObserver& recorder_observer = record ? static_cast<TrainObserver&>(*record) : no_record;
   auto update_info = [&](const json& fields) {
