@@ -967,6 +967,78 @@ TEST(Cli, PredictsRedrawnDigitsAsTheOriginals) {
 #endif
 }
 
+// RFC 4180's records of `text`: fields split at commas outside quotes, "" a quote inside them,
+// records at line ends outside quotes.
+std::vector<std::vector<std::string>> parse_rfc4180(const std::string& text) {
+  std::vector<std::vector<std::string>> records(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"')
+        records.back().back() += text[++i];
+      else if (c == '"')
+        quoted = false;
+      else
+        records.back().back() += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      records.back().emplace_back();
+    } else if (c == '\n') {
+      records.emplace_back(1);
+    } else if (c != '\r') {
+      records.back().back() += c;
+    }
+  }
+  if (records.back() == std::vector<std::string>(1)) records.pop_back();
+  return records;
+}
+
+// Names with a comma, a quote or a line break are one field each, quoted as RFC 4180 does:
+// predict's CSV broke its rows at them, and so would a chart's CSV of runs so named.
+TEST(Cli, CsvFieldsHoldingCommasQuotesAndLineBreaksStayOneField) {
+  test::TempDir dir;
+  const data::ImageSet train = test::glyph_digits(256, 1), digits = test::glyph_digits(16, 2);
+  test::write_mnist(dir.path() / "data", train, digits);
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  const auto weights = dir.path() / "w.safetensors";
+  const std::string name = "Ada, \"fast\" run";
+  ASSERT_EQ(cli("train --model mlp --steps 2 --batch 32 --quiet" + data + " --name '" + name +
+                "' --out " + (dir.path() / "run").string() + " --save " + weights.string())
+                .exit_code,
+            0);
+  const auto chart = dir.path() / "loss.csv";
+  ASSERT_EQ(cli("export --runs " + (dir.path() / "run").string() +
+                " --chart loss --format csv --out " + chart.string())
+                .exit_code,
+            0);
+  std::ifstream in(chart);
+  const auto rows = parse_rfc4180(std::string(std::istreambuf_iterator<char>(in), {}));
+  ASSERT_GT(rows.size(), 1u);
+  for (size_t r = 1; r < rows.size(); ++r) {
+    ASSERT_EQ(rows[r].size(), rows[0].size()) << "row " << r;
+    EXPECT_TRUE(rows[r][1].starts_with(name)) << "row " << r << ": " << rows[r][1];  // and its ⚠
+  }
+#ifdef GPULAB_TEST_HAVE_CHARTS
+  const std::vector<std::string> names = {"a,b.png", "say \"hi\".png", "two\nlines.png"};
+  std::string files;
+  for (size_t i = 0; i < names.size(); ++i) {
+    write_png(dir.path() / names[i], test::redraw_digit(digits, int(i), 10, 330, 300, 10, 10, true),
+              330, 300);
+    files += " '" + (dir.path() / names[i]).string() + "'";
+  }
+  const Result predicted = cli("predict --format csv --weights " + weights.string() + files);
+  ASSERT_EQ(predicted.exit_code, 0) << predicted.output;
+  const auto records = parse_rfc4180(predicted.output);
+  ASSERT_EQ(records.size(), names.size() + 1) << predicted.output;
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(records[i + 1].size(), records[0].size()) << predicted.output;
+    EXPECT_EQ(records[i + 1][0], (dir.path() / names[i]).string()) << predicted.output;
+  }
+#endif
+}
+
 TEST(Cli, BenchInferenceTimesEachBatchOnTheCpu) {
   const std::string weights = (test::golden_dir() / "lenet5_init.safetensors").string();
   const Result text = cli("bench inference --weights " + weights + " --batch 1,3 --threads 1");
