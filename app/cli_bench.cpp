@@ -16,6 +16,7 @@
 #include "engine/inside/inference_timing.hpp"
 #include "engine/parallel/allreduce_bench.hpp"
 #include "engine/parallel/process_group.hpp"
+#include "engine/records/output_paths.hpp"
 #include "engine/records/outside_load.hpp"
 #include "engine/session/outside_load.hpp"
 
@@ -44,6 +45,8 @@ CLI::App* add_bench_command(CLI::App& app, BenchFlags& f) {
                    "seconds a reduction waits for a replica or rank")
       ->check(cli::positive());
   allreduce->add_option("--json", f.json, "also write the results to FILE.json");
+  allreduce->add_flag("--force", f.force,
+                      "let --json replace a file that is no all-reduce benchmark JSON of gpulab's");
   return allreduce;
 }
 
@@ -59,6 +62,7 @@ int run_bench_allreduce(const BenchFlags& f) {
   AllreduceBenchOptions options;
   options.bucket_bytes = f.bucket_mb * 1024 * 1024;
   options.timeout_s = f.collective_timeout_s;
+  if (!f.json.empty()) check_output_file(f.json, "--json", allreduce_json_kind(), f.force);
 
   std::vector<AllreduceTiming> rows;
   std::string reducer = "threads";

@@ -20,6 +20,7 @@ struct BenchFlags {
   double bucket_mb = 0;  // 0: one bucket per buffer
   double collective_timeout_s = 60;
   std::string json;      // also write the results here
+  bool force = false;    // --force: --json may replace a file that is not such a JSON
 };
 
 // Adds `bench` with its `allreduce` subcommand to `app`; returns the allreduce subcommand.

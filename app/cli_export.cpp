@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <sstream>
 
 #include "engine/analysis/chart_builder.hpp"
@@ -158,16 +159,29 @@ ConfigError no_drawing(const std::string& what) {
 
 }  // namespace
 
-void write_chart_file(const Chart& chart, const std::string& path, int argc, char** argv) {
-  check_output_file(path, "--out");
+const OutputKind& chart_file_kind(const std::string& format) {
+  if (format == "png") return png_picture_kind();
+  if (format == "pdf") return pdf_picture_kind();
+  if (format == "svg") return svg_picture_kind();
+  return chart_csv_kind();
+}
+
+void write_chart_file(const Chart& chart, const std::string& path, int argc, char** argv,
+                      bool force) {
+  std::string format = fs::path(path).extension().string();
+  if (!format.empty()) format.erase(0, 1);  // the dot
+  check_output_file(path, "--out", chart_file_kind(format), force);
 #ifdef GPULAB_HAVE_CHARTS
   draw_offscreen(argc, argv, [&](QString* error) {
     const QString file = QString::fromStdString(path);
+    std::optional<ui::ForceReplace> forced;
+    if (force) forced.emplace(file);
     const auto format = ui::export_format_from_name(QFileInfo(file).suffix());
     return ui::export_built_chart(chart, file, format.value_or(ui::ExportFormat::Csv), error);
   });
 #else
   (void)chart;
+  (void)force;
   (void)argc;
   (void)argv;
   throw no_drawing(path);
@@ -180,7 +194,7 @@ int run_export(const ExportFlags& f, int argc, char** argv) {
   if (format.empty()) format = fs::path(f.out).extension().string().substr(std::min<size_t>(1, fs::path(f.out).extension().string().size()));
   if (format != "png" && format != "pdf" && format != "svg" && format != "csv")
     throw ConfigError("--format must be png, pdf, svg or csv (or give --out a file name ending in one)");
-  check_output_file(f.out, "--out");  // before any run is read
+  check_output_file(f.out, "--out", chart_file_kind(format), f.force);  // before any run is read
   const std::vector<RunData> loaded = load_all(f.runs);
   std::vector<const RunData*> runs;
   for (const RunData& run : loaded) runs.push_back(&run);
@@ -201,6 +215,8 @@ int run_export(const ExportFlags& f, int argc, char** argv) {
 #ifdef GPULAB_HAVE_CHARTS
     draw_offscreen(argc, argv, [&](QString* error) {
       const auto qformat = ui::export_format_from_name(QString::fromStdString(format));
+      std::optional<ui::ForceReplace> forced;
+      if (f.force) forced.emplace(QString::fromStdString(f.out));
       return ui::export_chart(kind, runs, {}, options, QString::fromStdString(f.out), *qformat,
                               error, f.width, f.height);
     });

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/analysis/chart_builder.hpp"
+#include "engine/base/output_kind.hpp"
 
 namespace gpulab::cli {
 
@@ -16,6 +17,7 @@ struct ExportFlags {
   std::string baseline;           // a run's name or its 1-based position; default: the first
   double target_accuracy = 98;    // percent, or a fraction
   int width = 1200, height = 750;
+  bool force = false;  // --force: --out may replace a file that is no chart of gpulab's
 };
 
 // Returns the exit code; prints one line on stderr naming what was wrong.
@@ -24,6 +26,11 @@ int run_export(const ExportFlags& flags, int argc, char** argv);
 // Draws a chart built elsewhere (a lab's matrix-multiply chart) to `path` (.png, .pdf or .svg)
 // offscreen. Throws ConfigError where this gpulab-cli was built without Qt, RecordError where the
 // file could not be written, each naming it.
-void write_chart_file(const Chart& chart, const std::string& path, int argc, char** argv);
+void write_chart_file(const Chart& chart, const std::string& path, int argc, char** argv,
+                      bool force = false);
+
+// What an exported chart in `format` (png, pdf, svg, csv) is as an output: the kind of file
+// --out may replace.
+const OutputKind& chart_file_kind(const std::string& format);
 
 }  // namespace gpulab::cli

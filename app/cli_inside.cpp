@@ -64,10 +64,13 @@ void add_inside_eval_options(CLI::App& eval, InsideEvalFlags& flags) {
                   "label, a column per prediction)");
   eval.add_option("--mistakes", flags.mistakes,
                   "write every misclassified test image to DIR as a PNG, with index.csv");
+  eval.add_flag("--force", flags.force,
+                "let --confusion replace a file that is no confusion matrix of gpulab's");
 }
 
 void check_inside_outputs(const InsideEvalFlags& flags, const std::vector<fs::path>& inputs) {
-  if (!flags.confusion.empty()) check_output_file(flags.confusion, "--confusion", inputs);
+  if (!flags.confusion.empty())
+    check_output_file(flags.confusion, "--confusion", confusion_csv_kind(), flags.force, inputs);
   if (!flags.mistakes.empty()) {
     if (const std::string why = png_unavailable_reason(); !why.empty())
       throw ConfigError("--mistakes " + flags.mistakes + ": " + why);

@@ -15,6 +15,7 @@ namespace gpulab::cli {
 struct InsideEvalFlags {
   std::string confusion;  // FILE.csv: the confusion matrix
   std::string mistakes;   // DIR: a PNG per misclassified image and index.csv
+  bool force = false;     // --force: --confusion may replace a file that is not gpulab's CSV
   bool any() const { return !confusion.empty() || !mistakes.empty(); }
 };
 void add_inside_eval_options(CLI::App& eval, InsideEvalFlags& flags);

@@ -46,6 +46,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A hand-in packed by write_hand_in_zip: a zip whose entries hold a hand-in's manifest.json
+// (hand-ins are small: their runs' records and a few charts).
+const OutputKind& hand_in_zip_kind() {
+  static const OutputKind kind{"a hand-in's zip", [](const fs::path& path) {
+                                 const std::string bytes = file_start(path, size_t(64) << 20);
+                                 return bytes.starts_with("PK\x03\x04") &&
+                                        bytes.find("/manifest.json") != std::string::npos;
+                               }};
+  return kind;
+}
+
 // A lab run's pace as its row in the lab's table gives it: "N images/s", at the median step.
 std::string lab_pace_text(const LabRunResult& result) {
   const RunSummary& s = *result.summary;
@@ -261,6 +272,8 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
   c.hand_in->add_flag("--zip", f.zip,
                       "also pack the hand-in into LEARNER-LAB.zip beside the --out folder (the "
                       "folder its one top-level entry), the file a course platform takes");
+  c.hand_in->add_flag("--force", f.force,
+                      "let --zip replace a file there that is no hand-in zip of gpulab's");
   c.run->add_option("--learner", f.learner,
                     "the learner's name for the hand-in's manifest.json (lab verify wants one)");
   c.verify = lab->add_subcommand(
@@ -286,6 +299,8 @@ LabCommands add_lab_command(CLI::App& app, LabFlags& f) {
   c.grade->add_option("--lab", f.lab_file,
                       "the instructor's copy of the lab (FILE.md or a built-in lab's name): "
                       "every hand-in's lab SHA-256 must be its");
+  c.grade->add_flag("--force", f.force,
+                    "let the report replace files in --out that are not an earlier report's");
   add_replay_options(c.grade, f);
   return c;
 }
@@ -318,11 +333,16 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
     return !rest.empty() && *rest.begin() != "..";
   };
   if (within(out_at, runs_at))
-    throw ConfigError("--out " + out.string() + ": is inside --runs-dir " + runs_dir.string() +
-                      ", whose runs the hand-in reads; give a folder outside it");
+    throw OutputRefused("--out " + out.string() + ": is inside --runs-dir " + runs_dir.string() +
+                        ", whose runs the hand-in reads; give a folder outside it");
   if (within(runs_at, out_at))
-    throw ConfigError("--out " + out.string() + ": holds --runs-dir " + runs_dir.string() +
-                      ", and a hand-in replaces its folder whole; give a folder outside it");
+    throw OutputRefused("--out " + out.string() + ": holds --runs-dir " + runs_dir.string() +
+                        ", and a hand-in replaces its folder whole; give a folder outside it");
+  // The zip goes beside the folder, never in it: the folder is the zip's one top-level entry.
+  fs::path folder = out.lexically_normal();
+  if (folder.filename().empty()) folder = folder.parent_path();
+  const fs::path zip = folder.parent_path() / hand_in_zip_name(learner, lab.name);
+  if (f.zip) check_output_file(zip, "--zip", hand_in_zip_kind(), f.force);
   // A `lab run` output folder (its runs/ and answers.json beside its report) rebuilds its
   // hand-in: the runs from runs/, the quiz from answers.json. Else the window's runs folder, with
   // the lab's record in its progress file.
@@ -378,10 +398,6 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
     write_hand_in(staging, lab, h);
   });
   if (f.zip) {
-    // Beside the folder, never in it: the folder is the zip's one top-level entry.
-    fs::path folder = out.lexically_normal();
-    if (folder.filename().empty()) folder = folder.parent_path();
-    const fs::path zip = folder.parent_path() / hand_in_zip_name(learner, lab.name);
     write_hand_in_zip(folder, zip);
     std::printf("zip: %s\n", zip.string().c_str());
   }

@@ -28,6 +28,7 @@ struct LabFlags {
   std::string lab_file;            // lab verify --lab FILE.md
   int64_t replay = 0;              // lab verify|grade --replay STEPS
   bool zip = false;                // lab hand-in --zip
+  bool force = false;              // lab hand-in --zip, lab grade --out: replace other files
   std::vector<std::string> grade;  // lab grade PATH...
   std::string roster;              // lab grade --roster FILE.csv
   std::string out;

@@ -10,11 +10,41 @@
 #include "engine/classkit/class_grade.hpp"
 #include "engine/classkit/class_report.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/records/output_paths.hpp"
 #include "engine/training/trainer.hpp"
 
 namespace gpulab::cli {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The report's own files, known by their first line: what a grade into the same --out replaces.
+const OutputKind& class_csv_kind() {
+  static const OutputKind kind =
+      first_line_kind("a class table (class.csv)",
+                      [](std::string_view line) { return line.starts_with("learner,"); });
+  return kind;
+}
+const OutputKind& class_md_kind() {
+  static const OutputKind kind = first_line_kind(
+      "a class report (class.md)", [](std::string_view line) { return line == "# Class"; });
+  return kind;
+}
+
+// Before anything is graded: --out is a folder (or new), and its report files are an earlier
+// report's, unless --force.
+void check_report_folder(const fs::path& out, bool force) {
+  std::error_code error;
+  if (!fs::exists(fs::symlink_status(out, error))) return;  // made by grade_into
+  if (!fs::is_directory(out, error))
+    throw OutputRefused("--out " + out.string() + ": is " + describe_file(out) +
+                        ", not a folder; name a folder for the class's report");
+  check_output_file(out / "class.csv", "--out", class_csv_kind(), force);
+  check_output_file(out / "class.md", "--out", class_md_kind(), force);
+}
+
+}  // namespace
 
 int run_lab_grade(const LabFlags& f, RunControl& control, int argc, char** argv) {
   // Bad usage stops here, before anything is graded: a path that is not there, a lab file with
@@ -42,13 +72,14 @@ int run_lab_grade(const LabFlags& f, RunControl& control, int argc, char** argv)
     options.roster_file = f.roster;
   }
   const fs::path out = f.out;
+  check_report_folder(out, f.force);
   ClassGrade grade;
   try {
     grade = grade_into(paths, out, options, [](size_t done, size_t total) {
       if (done % 10 == 0 || done == total) std::fprintf(stderr, "graded %zu of %zu\n", done, total);
     });
   } catch (const ConfigError& e) {
-    throw ConfigError("--out " + std::string(e.what()));
+    throw OutputRefused("--out " + std::string(e.what()));
   } catch (const GradingStopped& e) {
     std::fprintf(stderr, "gpulab-cli: %s\n", e.what());
     return 130;
@@ -64,7 +95,7 @@ int run_lab_grade(const LabFlags& f, RunControl& control, int argc, char** argv)
   }
   const ClassReportFiles files =
       write_class_report(out, grade, [&](const Chart& chart, const fs::path& file) {
-        write_chart_file(chart, file.string(), argc, argv);
+        write_chart_file(chart, file.string(), argc, argv, f.force);
       });
   for (const std::string& line : files.not_drawn) std::printf("chart %s\n", line.c_str());
   size_t verified = 0;

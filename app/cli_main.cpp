@@ -1,6 +1,8 @@
 // gpulab-cli: list devices, train, evaluate, without Qt Widgets or a display.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +10,7 @@
 #include <iostream>
 #include <numeric>
 #include <optional>
+#include <thread>
 
 #include "app/blas_select.hpp"
 #include "app/cli_bench.hpp"
@@ -51,6 +54,45 @@ extern "C" void on_interrupt(int signal) {
   }
   interrupt_collectives();  // an MPI rank waiting for a dead peer stops waiting
 }
+
+// How long a cancelled run may take to stop by itself (its step ends, its record is written)
+// before a signal ends the program anyway, the record ended as cancelled.
+constexpr auto kCancelGrace = std::chrono::seconds(3);
+
+// While it lives, a SIGINT or SIGTERM always ends the program: a run that has not stopped
+// kCancelGrace after the cancel (a step that runs for minutes, a backend still allocating) has
+// its record ended as cancelled, and the program exits with 130.
+class CancelWatchdog {
+ public:
+  explicit CancelWatchdog(RunControl& control)
+      : thread_([this, &control] {
+          while (!control.cancel.load() && !done_.load())
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          const auto deadline = std::chrono::steady_clock::now() + kCancelGrace;
+          while (!done_.load() && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          if (done_.load()) return;
+          const char* by = control.cancelled_by.load();
+          const std::string message =
+              std::string("cancelled") + (by ? std::string(" by ") + by : std::string()) +
+              " during a step that had not ended " + std::to_string(kCancelGrace.count()) +
+              " s later; the steps before it are recorded";
+          control.record_cancel_now(message);
+          std::fprintf(stderr, "\ngpulab-cli: run %s\n", message.c_str());
+          std::fflush(stdout);
+          std::_Exit(130);
+        }) {}
+  ~CancelWatchdog() {
+    done_.store(true);
+    thread_.join();
+  }
+  CancelWatchdog(const CancelWatchdog&) = delete;
+  CancelWatchdog& operator=(const CancelWatchdog&) = delete;
+
+ private:
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
 
 // Whether `mpirun -np N gpulab-cli train --dist mpi --device cuda` can run here, and how the
 // ranks' gradients would meet.
@@ -124,6 +166,7 @@ struct TrainFlags {
   double target_accuracy = 0, stop_at_accuracy = 0;
   uint64_t seed = 1;
   bool quiet = false;
+  bool force = false;  // --force: --save may replace a file that is not a checkpoint
   std::vector<std::string> lr_change;  // --lr-change STEP:LR, as typed
   std::vector<PlannedLr>
       setup_lr_changes;                 // --model's "train" "lr_changes", when no flag gives them
@@ -228,6 +271,7 @@ RunRequest make_request(const TrainFlags& f) {
   if (!f.init_weights.empty()) r.init_weights = f.init_weights;
   if (!f.save.empty()) r.save_weights = f.save;
   r.validation = f.validation;
+  r.force_outputs = f.force;
   try {
     validate(r.train);
     validate(r.backend);
@@ -267,6 +311,9 @@ int run_train(const TrainFlags& flags) {
   std::signal(SIGTERM, on_interrupt);
   cli::ProgressPrinter progress(stdout, flags.quiet || rank != 0);
   RunSummary summary;
+  // An MPI job's ranks end through their collectives (interrupt_collectives) and mpirun.
+  std::optional<CancelWatchdog> watchdog;
+  if (!mpi) watchdog.emplace(control);
   try {
     summary = execute_run(request, progress, control, &mnist);
   } catch (const std::exception& e) {
@@ -275,6 +322,7 @@ int run_train(const TrainFlags& flags) {
     if (mpi) mpi_abort("gpulab-cli: " + std::string(e.what()));
     throw;
   }
+  watchdog.reset();
   g_control = nullptr;
   progress.finish_line();
   // A signal that broke off a collective on a rank other than 0 cancelled that rank: the
@@ -480,6 +528,9 @@ int main(int argc, char** argv) {
   train->add_option("--validation", f.validation, "hold out N training images as a validation set")
       ->check(cli::setting("validation"));
   train->add_flag("--quiet", f.quiet, "print only the result");
+  train->add_flag("--force", f.force,
+                  "let --save replace a file that is no checkpoint of gpulab's, and --out be a "
+                  "folder holding other files");
 
   std::string weights, eval_model, eval_data;
   int eval_batch = 1000, eval_threads = 0;
@@ -520,6 +571,7 @@ int main(int argc, char** argv) {
   exporter->add_option("--height", x.height, "image height in pixels")
       ->check(cli::between(150, 10000))
       ->capture_default_str();
+  exporter->add_flag("--force", x.force, "let --out replace a file that is no chart of gpulab's");
 
   cli::BenchFlags bench;
   CLI::App* bench_allreduce = cli::add_bench_command(app, bench);
@@ -592,10 +644,15 @@ int main(int argc, char** argv) {
       g_control = &control;
       std::signal(SIGINT, on_interrupt);
       std::signal(SIGTERM, on_interrupt);
+      const CancelWatchdog watchdog(control);
       const int status = cli::run_lab(lab, control, argc, argv);
       g_control = nullptr;
       return status;
     }
+  } catch (const OutputRefused& e) {
+    // An output refused before anything was written: a usage error, as a bad flag is.
+    std::fprintf(stderr, "gpulab-cli: %s\n", terminal_text(e.what()).c_str());
+    return 2;
   } catch (const std::exception& e) {
     // Messages quote names from files (a lab's title, a run's): never the terminal's commands.
     std::fprintf(stderr, "gpulab-cli: %s\n", terminal_text(e.what()).c_str());

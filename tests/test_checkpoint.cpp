@@ -130,6 +130,67 @@ TEST(Checkpoint, BadFilesGiveClearErrors) {
             std::string::npos);
 }
 
+// A file of raw bytes as safetensors: the header text as given (padded to 8 bytes), then `data`
+// zero bytes.
+std::filesystem::path write_raw_safetensors(const std::filesystem::path& path, std::string header,
+                                            size_t data) {
+  header.append((8 - header.size() % 8) % 8, ' ');
+  const uint64_t length = header.size();
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(&length), 8);
+  out << header << std::string(data, '\0');
+  return path;
+}
+
+// Two tensors of one name (JSON keeps the last: the first was silently lost), and shapes and
+// offsets of floats (2.5 read as 2) are refused in one line naming the tensor and the field.
+TEST(Checkpoint, DuplicatedNamesAndFloatShapesOrOffsetsAreRefused) {
+  test::TempDir dir;
+  const std::string tensor = R"({"dtype": "F32", "shape": [2], "data_offsets": [0, 8]})";
+  const std::string twice = error_of([&] {
+    load_checkpoint(
+        write_raw_safetensors(dir.path() / "twice.safetensors",
+                              R"({"fc1.bias": )" + tensor + R"(, "fc1.bias": )" + tensor + "}", 8));
+  });
+  EXPECT_NE(twice.find("names the tensor fc1.bias twice"), std::string::npos) << twice;
+  for (const auto& [entry, field] :
+       {std::pair{R"({"dtype": "F32", "shape": [2.0], "data_offsets": [0, 8]})", "shape"},
+        std::pair{R"({"dtype": "F32", "shape": [2.5], "data_offsets": [0, 8]})", "shape"},
+        std::pair{R"({"dtype": "F32", "shape": [2], "data_offsets": [0.0, 8.0]})",
+                  "data_offsets"}}) {
+    const std::string problem = error_of([&] {
+      load_checkpoint(write_raw_safetensors(dir.path() / "float.safetensors",
+                                            std::string(R"({"fc1.bias": )") + entry + "}", 8));
+    });
+    EXPECT_NE(problem.find("tensor fc1.bias has \"" + std::string(field) + "\""), std::string::npos)
+        << entry << ": " << problem;
+    EXPECT_NE(problem.find("not a list of whole numbers"), std::string::npos) << problem;
+    EXPECT_EQ(problem.find('\n'), std::string::npos) << problem;
+  }
+  // The same tensor once, in whole numbers, loads.
+  EXPECT_EQ(load_checkpoint(write_raw_safetensors(dir.path() / "once.safetensors",
+                                                  R"({"fc1.bias": )" + tensor + "}", 8))
+                .tensors.size(),
+            1u);
+}
+
+// Only a checkpoint gpulab wrote is its own to replace: PyTorch's, or any other file, is not.
+TEST(Checkpoint, OnlyACheckpointGpulabWroteIsItsKind) {
+  test::TempDir dir;
+  const ModelConfig config = preset("mlp");
+  const ModelPlan plan = plan_model(config);
+  save_checkpoint(dir.path() / "w.safetensors", plan, config,
+                  std::vector<float>(size_t(plan.parameter_count)));
+  EXPECT_TRUE(checkpoint_kind().is_own(dir.path() / "w.safetensors"));
+  // A safetensors file without gpulab's model config: another program's.
+  test::write_safetensors(dir.path() / "other.safetensors", {{"fc1.bias", {2}}}, nullptr);
+  EXPECT_FALSE(checkpoint_kind().is_own(dir.path() / "other.safetensors"));
+  std::ofstream(dir.path() / "notes.md") << "# Lab\n";
+  EXPECT_FALSE(checkpoint_kind().is_own(dir.path() / "notes.md"));
+  EXPECT_EQ(describe_file(dir.path() / "notes.md"), "a Markdown file");
+  EXPECT_EQ(describe_file(dir.path() / "w.safetensors"), "a safetensors checkpoint");
+}
+
 // Saving never replaces what is not a regular file (as root, rename() would put a regular file in
 // place of a device node), follows a symbolic link to its target, and leaves no temporary file
 // behind when it fails.

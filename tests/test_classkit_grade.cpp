@@ -267,7 +267,7 @@ TEST_F(Grading, AnOutputInsideItsInputIsRefused) {
   for (const auto& entry : fs::recursive_directory_iterator(h)) (void)entry, ++files_before;
   for (const fs::path& out : {h, h / "graded"}) {
     const test::CliResult r = grade(h.string(), out);
-    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_EQ(r.exit_code, 2) << r.output;  // an output refused
     EXPECT_NE(r.output.find("--out " + out.string() + ": is inside the hand-in " + h.string() +
                             ", and files added there break it; give a folder outside every "
                             "hand-in"),
@@ -285,7 +285,7 @@ TEST_F(Grading, AnOutputInsideItsInputIsRefused) {
         std::tuple{around / "runs", around, ": holds --runs-dir "}}) {
     const test::CliResult r = cli("lab hand-in " + lab().string() + " --learner bob --runs-dir " +
                                   runs_dir.string() + " --out " + out.string());
-    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_EQ(r.exit_code, 2) << r.output;  // an output refused
     EXPECT_NE(r.output.find("--out " + out.string() + said + runs_dir.string()), std::string::npos)
         << r.output;
   }
@@ -597,9 +597,9 @@ TEST_F(Grading, BadUsageAndAnUnwritableOutStopWithOneLine) {
       << missing.output;
   write(dir_.path() / "file", "x");
   const test::CliResult unwritable = grade((root() / "ada").string(), dir_.path() / "file");
-  EXPECT_EQ(unwritable.exit_code, 1);
+  EXPECT_EQ(unwritable.exit_code, 2);  // an output refused before grading
   EXPECT_NE(unwritable.output.find("gpulab-cli: --out " + (dir_.path() / "file").string() +
-                                   ": cannot be written ("),
+                                   ": is a text file, not a folder"),
             std::string::npos)
       << unwritable.output;
   EXPECT_EQ(read(dir_.path() / "file"), "x");

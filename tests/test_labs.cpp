@@ -625,7 +625,8 @@ TEST(LabHandIn, RefusesAFolderHoldingSomethingElseAndReplacesItsOwnEarlierHandIn
   EXPECT_NE(refusal(bare, lab).find("its answers.json is not a hand-in's"), std::string::npos)
       << refusal(bare, lab);
   // A file, and a run's folder.
-  EXPECT_NE(refusal(out / "notes.txt", lab).find("is not a folder"), std::string::npos);
+  EXPECT_NE(refusal(out / "notes.txt", lab).find("is a text file, not a folder"),
+            std::string::npos);
   EXPECT_NE(refusal(dir.path() / "runs" / "a", lab).find("already holds a run"), std::string::npos);
   EXPECT_EQ(read(out / "notes.txt"), "mine");  // nothing was touched
 }
@@ -1193,7 +1194,7 @@ TEST(LabCli, QuickRunOfACpuLabWritesItsTable) {
   // Run again into the same folder: refused before anything runs, naming the earlier run.
   const Result again = cli("lab run " + lab.string() + " --quick --quiet --out " + out.string() +
                            " --data-dir " + (dir.path() / "data").string());
-  EXPECT_EQ(again.exit_code, 1) << again.output;
+  EXPECT_EQ(again.exit_code, 2) << again.output;  // an output refused
   EXPECT_NE(again.output.find((out / "runs" / "mlp-cpu").string() + ": already holds a run"),
             std::string::npos)
       << again.output;
@@ -1482,7 +1483,7 @@ TEST(LabCli, HandInBuildsTheFolderFromTheWindowsRunsFolder) {
   std::ofstream(dir.path() / "elsewhere.txt") << "x";
   const Result refused = cli("lab hand-in " + lab.string() + " --learner Ada --runs-dir " +
                              runs.string() + " --out " + dir.path().string());
-  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;  // an output refused
   EXPECT_NE(refused.output.find("which is not part of a hand-in"), std::string::npos)
       << refused.output;
 }

@@ -114,6 +114,48 @@ TEST(ModelConfig, TwoLayersOfOneNameAreRefused) {
   }
 }
 
+// A padding of 1024 made LeNet-5's first maps 6x2072x2072 (98 MiB an image): a run stepped for
+// minutes and its record said "running" forever. Refused at once, naming the layer and the memory,
+// in the check the window's layer table shows too.
+TEST(ModelConfig, ALayerWhoseOutputTakesMoreMemoryThanALayerMayHaveIsRefused) {
+  ModelConfig c = preset("lenet5");
+  c.layers[0].padding = 1024;
+  const std::string problem = validate_layers(c)[0];
+  EXPECT_EQ(problem,
+            "its output 6x2072x2072 takes 98.3 MiB of memory per image (12.3 GiB with its gradient "
+            "at a batch of 64), more than the 64 MiB a layer may have per image; use less padding, "
+            "a larger stride or fewer channels");
+  try {
+    plan_model(c);
+    ADD_FAILURE() << "planned";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 1 (conv1): its output 6x2072x2072 takes 98.3 MiB"),
+              std::string::npos)
+        << e.what();
+  }
+  c.layers[0].padding = 100;  // 6x224x224, 1.1 MiB an image: a slow model, not an impossible one
+  EXPECT_NO_THROW(plan_model(c));
+}
+
+// A pooling stride of 0 was taken as "the kernel's" without a word.
+TEST(ModelConfig, AStrideOfZeroIsRefusedNamingTheField) {
+  for (const char* type : {"maxpool2d", "conv2d"}) {
+    const nlohmann::json j = {{"layers",
+                               {{{"type", "conv2d"}, {"out_channels", 2}, {"kernel", 3}},
+                                {{"type", type}, {"kernel", 2}, {"stride", 0}, {"out_channels", 2}},
+                                {{"type", "flatten"}},
+                                {{"type", "linear"}, {"out_features", 10}}}}};
+    try {
+      model_from_json(j);
+      ADD_FAILURE() << type << ": a stride of 0 was taken";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("\"stride\""), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("from 1"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ModelConfig, JsonRoundTripAndErrors) {
   for (const auto& name : preset_names()) {
     const ModelConfig c = preset(name);

@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -306,6 +308,165 @@ TEST_F(Outputs, SaveNeverNamesTheDataFiles) {
                           start.filename().string());
   EXPECT_EQ(read_text(start), start_bytes);
   EXPECT_FALSE(fs::exists(dir.path() / "run"));
+}
+
+// --- Every flag that writes, pointed at what it was not made for ------------------------------
+
+// Files of other kinds, made in `dir` (copies: never the suite's own inputs), as a typo or a
+// hostile script would name them: each is refused by every flag that writes a file, with exit
+// status 2 and one line naming it, and left byte for byte as it was.
+struct Hostile {
+  fs::path path;
+  std::string said;  // what the refusal calls it
+};
+
+std::vector<Hostile> hostile_files(const fs::path& dir) {
+  std::vector<Hostile> files;
+  auto add = [&](const std::string& name, const std::string& bytes, const std::string& said) {
+    test::write_text(dir / name, bytes);
+    files.push_back({dir / name, said});
+  };
+  add("train-images-idx3-ubyte", read_text(Outputs::data_dir() / "train-images-idx3-ubyte"),
+      "is an MNIST IDX file");
+  // A run.json makes its folder a run's: the file is refused as a file of that run's record.
+  add("run.json", read_text(Outputs::runs_dir() / "a" / "run.json"), "is a file of the run folder");
+  add("lab.md", "# A lab\n\nRead this first.\n", "is a Markdown file");
+  add("README.md", "# Hand-in of Ada\n", "is a Markdown file");
+  add("photo.png", std::string("\x89PNG\r\n\x1a\n", 8) + std::string(64, '\x01'), "is a PNG image");
+  add("grades.csv", "name,grade\nAda,A\n", "is a CSV file");
+  add("settings.json", "{\"theme\": \"dark\"}\n", "is a JSON file");
+  add("empty.csv", "", "is an empty file");
+  fs::create_directory(dir / "folder");
+  files.push_back({dir / "folder", "is a folder"});
+  const fs::path fifo = dir / "fifo";
+  if (mkfifo(fifo.c_str(), 0600) == 0) files.push_back({fifo, "is not a regular file"});
+  files.push_back({"/dev/null", "is not a regular file"});
+  fs::create_symlink(dir / "lab.md", dir / "link-to-lab.csv");  // written through: the lab
+  files.push_back({dir / "link-to-lab.csv", "is a Markdown file"});
+  return files;
+}
+
+void expect_refused_untouched(const std::string& args, const Hostile& target, const fs::path& dir) {
+  const auto before = snapshot(dir);
+  const auto r = cli(args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+  EXPECT_NE(r.output.find(target.path.string() + ": " + target.said), std::string::npos)
+      << args << "\n"
+      << r.output;
+  EXPECT_EQ(lines(r.output), 1u) << args << "\n" << r.output;
+  EXPECT_EQ(snapshot(dir), before) << "changed by: " << args;
+}
+
+// Each flag that writes one file, as a command line given its target.
+std::vector<std::pair<std::string, std::function<std::string(const fs::path&)>>> file_flags(
+    const fs::path& dir) {
+  std::vector<std::pair<std::string, std::function<std::string(const fs::path&)>>> flags = {
+      {"train --save",
+       [dir](const fs::path& target) {
+         static int run = 0;
+         return "train --model mlp --steps 1 --batch 16 --quiet" + Outputs::data() + " --out " +
+                (dir / ("run-" + std::to_string(run++))).string() + " --save " + target.string();
+       }},
+      {"eval --confusion",
+       [](const fs::path& target) {
+         return "eval --weights " + Outputs::weights().string() + Outputs::data() +
+                " --confusion " + target.string();
+       }},
+      {"export --out (csv)",
+       [](const fs::path& target) {
+         return Outputs::export_args(target.string()) + " --format csv";
+       }},
+      {"bench allreduce --json", [](const fs::path& target) {
+         return "bench allreduce --replicas 2 --sizes 4K --json " + target.string();
+       }}};
+#ifdef GPULAB_TEST_HAVE_CHARTS
+  for (const char* format : {"png", "svg", "pdf"})
+    flags.push_back({std::string("export --out (") + format + ")", [format](const fs::path& t) {
+                       return Outputs::export_args(t.string()) + " --format " + format;
+                     }});
+#endif
+  return flags;
+}
+
+TEST_F(Outputs, EveryFlagThatWritesAFileRefusesFilesOfOtherKindsAndReplacesItsOwn) {
+  test::TempDir dir;
+  const std::vector<Hostile> files = hostile_files(dir.path());
+  for (const auto& [flag, command] : file_flags(dir.path())) {
+    // The picture formats share their way through the window's writer: PNG meets every file.
+    const bool shared_path = flag == "export --out (svg)" || flag == "export --out (pdf)";
+    for (size_t i = 0; i < (shared_path ? 3 : files.size()); ++i)
+      expect_refused_untouched(command(files[i].path), files[i], dir.path());
+    // Its own earlier output of the same kind is replaced; --force replaces a file of another.
+    const fs::path own = dir.path() / "own-output";
+    for (int time = 0; time < 2; ++time) {
+      const auto r = cli(command(own));
+      EXPECT_EQ(r.exit_code, 0) << flag << ", time " << time << "\n" << r.output;
+    }
+    fs::remove(own);
+    test::write_text(dir.path() / "meant.md", "# replace me\n");
+    const auto forced = cli(command(dir.path() / "meant.md") + " --force");
+    EXPECT_EQ(forced.exit_code, 0) << flag << " --force\n" << forced.output;
+    EXPECT_NE(read_text(dir.path() / "meant.md"), "# replace me\n") << flag << " --force";
+    fs::remove(dir.path() / "meant.md");
+  }
+  // --force never makes a folder, a device or a FIFO a file.
+  for (const Hostile& file : files)
+    if (!fs::is_regular_file(file.path))
+      expect_refused_untouched(file_flags(dir.path())[2].second(file.path) + " --force", file,
+                               dir.path());
+}
+
+// The flags that write a folder: a file of any kind is no folder, and the folders a run must
+// never write into (MNIST's data, a runs folder, a hand-in, /) are refused whatever --force says.
+TEST_F(Outputs, EveryFlagThatWritesAFolderRefusesFilesAndFoldersNotItsOwn) {
+  test::TempDir dir;
+  std::vector<Hostile> files = hostile_files(dir.path());
+  files.erase(std::remove_if(files.begin(), files.end(),
+                             [](const Hostile& f) { return f.said == "is a folder"; }),
+              files.end());
+  for (Hostile& file : files)
+    if (file.said == "is not a regular file")
+      file.said = "is a ";  // "a FIFO", "a device"
+    else if (file.said == "is a file of the run folder")
+      file.said = "is a run's run.json";
+  const std::string hand_in =
+      "lab hand-in cnn-on-gpu --learner Ada --runs-dir " + runs_dir().string() + " --out ";
+  const std::vector<std::pair<std::string, std::function<std::string(const fs::path&)>>> flags = {
+      {"train --out",
+       [](const fs::path& t) {
+         return "train --model mlp --steps 1 --batch 16 --quiet" + data() + " --out " + t.string();
+       }},
+      {"lab hand-in --out", [&](const fs::path& t) { return hand_in + t.string(); }},
+      {"lab grade --out", [&](const fs::path& t) {
+         return "lab grade " + runs_dir().string() + " --out " + t.string();
+       }}};
+  for (const auto& [flag, command] : flags)
+    for (const Hostile& file : files)
+      expect_refused_untouched(command(file.path), file, dir.path());
+  // Folders no run goes into, even with --force.
+  fs::create_directory(dir.path() / "hand-in");
+  test::write_text(dir.path() / "hand-in" / "manifest.json", "{\"lab_sha256\": \"x\"}\n");
+  const auto data_before = snapshot(data_dir()), runs_before = snapshot(runs_dir());
+  for (const auto& [folder, said] :
+       std::vector<std::pair<fs::path, std::string>>{{data_dir(), "is a data folder"},
+                                                     {runs_dir(), "is a runs folder"},
+                                                     {dir.path() / "hand-in", "is a hand-in"},
+                                                     {"/", "is the root of the file system"}})
+    for (const char* force : {"", " --force"})
+      expect_refused_untouched(flags[0].second(folder) + force, {folder, said}, dir.path());
+  EXPECT_EQ(snapshot(data_dir()), data_before);
+  EXPECT_EQ(snapshot(runs_dir()), runs_before);
+  // A folder of the user's files is refused, unless --force says the run goes beside them.
+  fs::create_directory(dir.path() / "mine");
+  test::write_text(dir.path() / "mine" / "notes.md", "# mine\n");
+  expect_refused_untouched(flags[0].second(dir.path() / "mine"),
+                           {dir.path() / "mine", "holds notes.md (a Markdown file)"}, dir.path());
+  EXPECT_EQ(cli(flags[0].second(dir.path() / "mine") + " --force").exit_code, 0);
+  EXPECT_EQ(read_text(dir.path() / "mine" / "notes.md"), "# mine\n");
+  // The hand-in's zip beside its folder: a file of another kind there is refused.
+  test::write_text(dir.path() / "Ada-cnn-on-gpu.zip", "# not a zip\n");
+  expect_refused_untouched(hand_in + (dir.path() / "hand-in-2").string() + " --zip",
+                           {dir.path() / "Ada-cnn-on-gpu.zip", "is a text file"}, dir.path());
 }
 
 #ifdef GPULAB_TEST_HAVE_CHARTS

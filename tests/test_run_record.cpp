@@ -70,6 +70,36 @@ TEST(RunRecord, ARunWritesAFolderThatReadsBack) {
   EXPECT_GE(double(run.samples.size()), 2.0 * summary.wall_seconds - 1);
 }
 
+// A cancel that cannot wait for its step (the CLI's SIGTERM after its grace) ends the record as
+// cancelled from another thread; the run's later writes, its end included, leave it so. Before,
+// a run stuck in a step and then killed kept "running" forever.
+TEST(RunRecord, ARecordEndedAsCancelledFromAnotherThreadStaysCancelled) {
+  test::TempDir dir;
+  data::MnistData mnist{test::synthetic_set(64, 1), test::synthetic_set(16, 2), dir.path()};
+  RunRequest request;
+  request.model = preset("mlp");
+  request.train.batch = 16;
+  request.train.max_steps = 6;
+  request.out_dir = dir.path() / "run";
+  struct EndAtStepThree : RunObserver {
+    RunControl* control = nullptr;
+    bool ended = false;
+    void on_step(const StepMetrics& m) override {
+      if (m.step == 3) ended = control->record_cancel_now("cancelled by SIGTERM during a step");
+    }
+  } observer;
+  RunControl control;
+  observer.control = &control;
+  EXPECT_FALSE(control.record_cancel_now("before the run"));  // no record open yet
+  const RunSummary summary = execute_run(request, observer, control, &mnist);
+  EXPECT_TRUE(observer.ended);
+  EXPECT_EQ(summary.status, RunStatus::Finished);  // the run went on: its record did not
+  const RunData run = load_run(request.out_dir);
+  EXPECT_EQ(run.status(), "cancelled");
+  EXPECT_EQ(run.info["message"], "cancelled by SIGTERM during a step");
+  EXPECT_FALSE(control.record_cancel_now("after the run"));  // the record is closed
+}
+
 // A learning rate changed while a run trains is in its record: metrics.csv's lr column from the
 // step it took effect, run.json's "lr_changes", and the marks of a chart drawn from the record
 // read back.

@@ -33,6 +33,7 @@
 #include <functional>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "damaged_runs.hpp"
 #include "engine/records/run_record.hpp"
@@ -45,6 +46,7 @@
 #include "ui/charts/plot_check.hpp"
 #include "ui/charts/replica_timeline.hpp"
 #include "ui/compare/compare_view.hpp"
+#include "ui/fetch/data_fetcher.hpp"
 #include "ui/runs/run_store.hpp"
 #include "ui/runs/runs_panel.hpp"
 #include "ui/setup/device_picker.hpp"
@@ -53,7 +55,6 @@
 #include "ui/setup/limited_spin_box.hpp"
 #include "ui/setup/race_panel.hpp"
 #include "ui/widgets/status_widgets.hpp"
-#include "ui/fetch/data_fetcher.hpp"
 #include "ui/window/guarded_application.hpp"
 #include "ui/window/main_window.hpp"
 #include "ui/window/window_state.hpp"
@@ -1572,6 +1573,41 @@ TEST(ChartFiles, AnExportNeverReplacesARunsRecord) {
   const RunData after = load_run(dir.path() / "run");
   EXPECT_EQ(after.status(), "finished");
   EXPECT_EQ(after.steps.size(), 1u);
+}
+
+// The window's Export goes through the one output check: a file of another kind (a lab's .md
+// named .png, a CSV of the user's) is refused naming what it is and kept; the window's own earlier
+// export of that kind is replaced.
+TEST(ChartFiles, AnExportReplacesOnlyAnEarlierExportOfItsKind) {
+  test::TempDir dir;
+  {
+    RunRecorder record(dir.path() / "run", {{"name", "a"}});
+    StepMetrics step;
+    step.step = 1;
+    step.loss = 2;
+    record.on_step(step);
+    RunSummary summary;
+    summary.status = RunStatus::Finished;
+    record.finish(summary);
+  }
+  const RunData run = load_run(dir.path() / "run");
+  for (const auto& [name, format, bytes, said] :
+       std::vector<std::tuple<std::string, ExportFormat, std::string, std::string>>{
+           {"lab.png", ExportFormat::Png, "# A lab\n", "is a text file"},
+           {"grades.csv", ExportFormat::Csv, "name,grade\nAda,A\n", "is a CSV file"}}) {
+    const auto file = dir.path() / name;
+    std::ofstream(file) << bytes;
+    const QString path = QString::fromStdString(file.string());
+    QString error;
+    EXPECT_FALSE(export_chart(ChartKind::Loss, {&run}, {}, ChartOptions{}, path, format, &error));
+    EXPECT_TRUE(error.contains(QString::fromStdString(said))) << error.toStdString();
+    std::ifstream in(file);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), bytes);
+    std::filesystem::remove(file);
+    for (int time = 0; time < 2; ++time)
+      EXPECT_TRUE(export_chart(ChartKind::Loss, {&run}, {}, ChartOptions{}, path, format, &error))
+          << error.toStdString();
+  }
 }
 
 // --runs-dir naming a file or a folder that is not there says so, rather than showing an empty

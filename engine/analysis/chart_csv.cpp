@@ -22,6 +22,14 @@ std::string csv_number(double value) {
 
 }  // namespace
 
+const OutputKind& chart_csv_kind() {
+  static const OutputKind kind = first_line_kind("a chart's CSV", [](std::string_view line) {
+    return line.starts_with("panel,run,series,device,") ||
+           line.starts_with("run,device,batch,precision,status,");
+  });
+  return kind;
+}
+
 void write_chart_csv(const Chart& chart, std::ostream& out) {
   out << "panel,run,series,device," << (chart.x == XAxis::Time ? "time_s" : x_axis_name(chart.x))
       << ",value,smoothed\n";

@@ -17,6 +17,14 @@ class ConfigError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An output path refused before anything is written: it names a file that is not of the kind the
+// flag writes (a Markdown file given to --save), a folder, a device, an input of the command or
+// a run's record. The command line exits with status 2 for it; nothing was touched.
+class OutputRefused : public ConfigError {
+ public:
+  using ConfigError::ConfigError;
+};
+
 // A checkpoint that cannot be read or does not fit the model.
 class CheckpointError : public std::runtime_error {
  public:

@@ -79,6 +79,13 @@ Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set,
   return confusion;
 }
 
+const OutputKind& confusion_csv_kind() {
+  static const OutputKind kind =
+      first_line_kind("a confusion matrix's CSV",
+                      [](std::string_view line) { return line.starts_with("true\\predicted,"); });
+  return kind;
+}
+
 std::string confusion_csv(const Confusion& confusion, bool row_normalized) {
   const std::vector<double> rows =
       row_normalized ? confusion.row_normalized() : std::vector<double>{};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "datasets/mnist.hpp"
+#include "engine/base/output_kind.hpp"
 #include "engine/inside/model_weights.hpp"
 
 namespace gpulab {
@@ -48,5 +49,9 @@ Confusion confusion_matrix(const ModelWeights& model, const data::ImageSet& set,
 // "true\predicted,0,1,...,9" then a row per true class: its label then the counts, or with
 // `row_normalized` each row's shares (6 decimals).
 std::string confusion_csv(const Confusion& confusion, bool row_normalized = false);
+
+// A confusion matrix's CSV as confusion_csv writes it (its first cell "true\\predicted"): what
+// eval --confusion and the Inside tab's CSV export may replace.
+const OutputKind& confusion_csv_kind();
 
 }  // namespace gpulab

@@ -173,8 +173,8 @@ void check_hand_in_folder(const fs::path& dir, const Lab& lab, const std::string
   std::error_code error;
   if (!fs::is_directory(dir, error)) return;  // made when written
   auto refuse = [&](const std::string& why) {
-    throw ConfigError(flag + " " + dir.string() + ": " + why +
-                      "; give an empty or new folder for the hand-in");
+    throw OutputRefused(flag + " " + dir.string() + ": " + why +
+                        "; give an empty or new folder for the hand-in");
   };
   bool empty = true;
   for (const auto& entry : fs::directory_iterator(dir, error)) {

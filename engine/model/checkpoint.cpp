@@ -5,8 +5,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
@@ -63,6 +63,26 @@ std::optional<ModelConfig> Checkpoint::model() const {
   }
 }
 
+const OutputKind& checkpoint_kind() {
+  static const OutputKind kind{
+      "a checkpoint", [](const fs::path& path) {
+        const std::string start = file_start(path, 8);
+        if (start.size() < 8) return false;
+        uint64_t header_size = 0;
+        std::memcpy(&header_size, start.data(), 8);
+        std::error_code error;
+        if (header_size > kMaxHeaderBytes || header_size + 8 > fs::file_size(path, error))
+          return false;
+        const json header =
+            json::parse(file_start(path, 8 + header_size).substr(8), nullptr, false);
+        if (!header.is_object()) return false;
+        const auto metadata = header.find("__metadata__");
+        return metadata != header.end() && metadata->is_object() &&
+               metadata->contains("gpulab.model") && (*metadata)["gpulab.model"].is_string();
+      }};
+  return kind;
+}
+
 void save_checkpoint(const fs::path& path, const ModelPlan& plan, const ModelConfig& config,
                      std::span<const float> params) {
   json header;
@@ -89,6 +109,23 @@ void save_checkpoint(const fs::path& path, const ModelPlan& plan, const ModelCon
 }
 
 namespace {
+
+// Shapes and offsets in whole numbers only: 2.5 was read as 2, and [0.0, 40.0] as offsets.
+void check_whole_numbers(const std::string& name, const json& header) {
+  for (const auto& [key, value] : header.items()) {
+    if (key == "__metadata__" || !value.is_object()) continue;
+    for (const char* field : {"shape", "data_offsets"}) {
+      const auto list = value.find(field);
+      if (list == value.end()) continue;  // said by parse_tensors
+      if (!list->is_array() || !std::all_of(list->begin(), list->end(),
+                                            [](const json& n) { return n.is_number_integer(); }))
+        throw CheckpointError(name + ": tensor " + key + " has \"" + field + "\" " +
+                              list->dump().substr(0, 200) +
+                              ", which is not a list of whole numbers; not a checkpoint gpulab "
+                              "or PyTorch writes");
+    }
+  }
+}
 
 // The tensors a checked header declares, from `bytes`, the data after the header.
 Checkpoint parse_tensors(const std::string& name, const json& header, const std::string& bytes) {
@@ -162,12 +199,22 @@ Checkpoint load_checkpoint(const fs::path& path) {
                             " does not fit the file of " + std::to_string(file.size()) +
                             " bytes; not a safetensors file or truncated");
     json header;
+    // Two tensors of one name: JSON keeps the last, and the first would silently be lost.
+    std::set<std::string> names;
+    const json::parser_callback_t unique_names = [&](int depth, json::parse_event_t event,
+                                                     json& parsed) {
+      if (depth == 1 && event == json::parse_event_t::key && !names.insert(parsed).second)
+        throw CheckpointError(name + ": the header names the tensor " + parsed.get<std::string>() +
+                              " twice; a checkpoint holds each tensor once");
+      return true;
+    };
     try {
-      header = json::parse(file.read(8, header_size));
+      header = json::parse(file.read(8, header_size), unique_names);
     } catch (const json::exception& e) {
       throw CheckpointError(name + ": header is not valid JSON: " + e.what());
     }
     if (!header.is_object()) throw CheckpointError(name + ": header is not a JSON object");
+    check_whole_numbers(name, header);
     const uint64_t data_start = 8 + header_size;
     const uint64_t data_size = file.size() - data_start;
     // safetensors' own rule: the tensors cover the data exactly, so a file with more (or less)

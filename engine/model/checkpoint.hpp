@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/output_kind.hpp"
 #include "engine/model/model_config.hpp"
 
 namespace gpulab {
@@ -24,6 +25,10 @@ struct Checkpoint {
   // The model config stored by gpulab (metadata "gpulab.model"), when present.
   std::optional<ModelConfig> model() const;
 };
+
+// A checkpoint gpulab wrote (its header's __metadata__ holds "gpulab.model"): what --save and the
+// window's weights may replace.
+const OutputKind& checkpoint_kind();
 
 // Writes atomically (temporary file, then rename).
 void save_checkpoint(const std::filesystem::path& path, const ModelPlan& plan,

@@ -62,7 +62,11 @@ std::vector<LayerSpec> named_layers(const std::vector<LayerSpec>& layers) {
 constexpr int kMaxPadding = 1024;
 // A config of a thousand layers is some 100 KB.
 constexpr std::uintmax_t kMaxModelFileBytes = std::uintmax_t(16) << 20;
-constexpr int64_t kMaxActivationValues = std::numeric_limits<int32_t>::max();
+// The memory one layer's output may take per image. MNIST's models need far less (the widest
+// preset layer holds 25,088 values, 98 KiB); a padding of 1024 on a 28x28 image made 6 feature
+// maps of 2072x2072, 98 MiB an image and 12 GiB with their gradients at a batch of 64, and a run
+// that stepped for minutes without ending.
+constexpr int64_t kMaxActivationBytesPerImage = int64_t(64) << 20;
 
 // Infers one layer's output; returns the problem, or an empty string when the layer fits.
 std::string infer_layer(LayerInfo& info) {
@@ -141,10 +145,13 @@ Inference infer(const ModelConfig& config) {
         !added && problem.empty())
       problem = "its name \"" + spec.name + "\" is layer " + std::to_string(first->second) +
                 "'s too; give each layer a name of its own";
-    if (problem.empty() && info.output.size() > kMaxActivationValues)
-      problem = "its output " + shape_text(info.output) + " holds " +
-                std::to_string(info.output.size()) + " values per image; at most " +
-                std::to_string(kMaxActivationValues);
+    if (const int64_t bytes = info.output.size() * int64_t(sizeof(float));
+        problem.empty() && bytes > kMaxActivationBytesPerImage)
+      problem = "its output " + shape_text(info.output) + " takes " + size_text(uint64_t(bytes)) +
+                " of memory per image (" + size_text(uint64_t(bytes) * 2 * 64) +
+                " with its gradient at a batch of 64), more than the " +
+                size_text(kMaxActivationBytesPerImage) +
+                " a layer may have per image; use less padding, a larger stride or fewer channels";
     if (!problem.empty()) info.output = shape;  // best guess to keep checking the rest
     result.problems.push_back(problem);
     shape = info.output;
@@ -163,9 +170,9 @@ int whole_value(const json& value, const std::string& label, int least) {
   return value.get<int>();
 }
 
-int json_int(const json& j, const char* key, int fallback) {
+int json_int(const json& j, const char* key, int fallback, int least = 0) {
   if (!j.contains(key)) return fallback;
-  return whole_value(j[key], std::string("\"") + key + "\"", 0);
+  return whole_value(j[key], std::string("\"") + key + "\"", least);
 }
 
 }  // namespace
@@ -366,7 +373,8 @@ ModelConfig model_from_json(const json& j) {
         throw ConfigError(where + ": \"name\" " + problem);
       s.out_channels = json_int(l, "out_channels", 0);
       s.kernel = json_int(l, "kernel", s.type == LayerType::MaxPool2d ? 2 : 0);
-      s.stride = json_int(l, "stride", s.type == LayerType::MaxPool2d ? s.kernel : 1);
+      // A stride of 0 is no step at all: a pooling layer took it as "the kernel's" unsaid.
+      s.stride = json_int(l, "stride", s.type == LayerType::MaxPool2d ? s.kernel : 1, 1);
       s.padding = json_int(l, "padding", 0);
       s.out_features = json_int(l, "out_features", 0);
       s.bias = l.value("bias", true);

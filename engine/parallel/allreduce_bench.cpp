@@ -173,6 +173,15 @@ std::string format_allreduce_table(const std::vector<AllreduceTiming>& rows) {
   return out.str();
 }
 
+const OutputKind& allreduce_json_kind() {
+  static const OutputKind kind =
+      json_kind("an all-reduce benchmark's JSON", [](const nlohmann::json& j) {
+        return j.is_object() && j.contains("benchmark") && j["benchmark"] == "allreduce" &&
+               j.contains("results");
+      });
+  return kind;
+}
+
 std::string allreduce_json(const std::vector<AllreduceTiming>& rows, const std::string& device,
                            const std::string& reducer) {
   nlohmann::json j = {{"benchmark", "allreduce"},

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/output_kind.hpp"
+
 namespace gpulab {
 
 class ProcessGroup;
@@ -46,6 +48,10 @@ AllreduceTiming time_mpi_allreduce(const std::shared_ptr<ProcessGroup>& group, s
 
 // A table with a header line: replicas, size, time (us), algbw and busbw (GB/s).
 std::string format_allreduce_table(const std::vector<AllreduceTiming>& rows);
+// The JSON allreduce_json writes ("benchmark": "allreduce" and its "results"): what
+// bench allreduce --json may replace.
+const OutputKind& allreduce_json_kind();
+
 std::string allreduce_json(const std::vector<AllreduceTiming>& rows, const std::string& device,
                            const std::string& reducer);
 

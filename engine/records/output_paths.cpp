@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "datasets/mnist_files.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/records/run_record.hpp"
 
@@ -16,7 +17,14 @@ namespace fs = std::filesystem;
 namespace {
 
 [[noreturn]] void refuse(const std::string& flag, const fs::path& path, const std::string& why) {
-  throw ConfigError(flag + " " + path.string() + ": " + why);
+  throw OutputRefused(flag + " " + path.string() + ": " + why);
+}
+
+// How to get past a refusal that --force lifts: a flag of the command line has --force beside
+// it; the window's dialogs ("Export") choose another file.
+std::string force_hint(const std::string& flag) {
+  return flag.starts_with("--") ? "name another file, or add --force to replace it"
+                                : "choose another file";
 }
 
 // The same file, whether or not either exists yet.
@@ -54,8 +62,14 @@ bool is_run_record_file(const fs::path& path, const fs::path& run_dir) {
   return holds_run(folder) || (!run_dir.empty() && same_file(folder, run_dir));
 }
 
-void check_output_file(const fs::path& path, const std::string& flag,
-                       const std::vector<fs::path>& inputs, const fs::path& run_dir) {
+void refuse_foreign_file(const fs::path& path, const std::string& flag, const OutputKind& kind) {
+  refuse(flag, path,
+         "is " + describe_file(path) + ", not " + kind.what +
+             " that gpulab wrote, and is never replaced by one; " + force_hint(flag));
+}
+
+void check_output_file(const fs::path& path, const std::string& flag, const OutputKind& kind,
+                       bool force, const std::vector<fs::path>& inputs, const fs::path& run_dir) {
   if (path.empty()) throw ConfigError(flag + ": give a file name");
   std::error_code error;
   const fs::file_status status = fs::status(path, error);  // through a symbolic link
@@ -88,6 +102,10 @@ void check_output_file(const fs::path& path, const std::string& flag,
     check_writable_folder(folder, flag, path);
   if (fs::exists(status) && ::access(path.c_str(), W_OK) != 0)
     refuse(flag, path, std::string("is not writable (") + std::strerror(errno) + ")");
+  // Only gpulab's own output of this kind is replaced: a lab's .md given to --save, or MNIST's
+  // data given to --json, was overwritten before.
+  if (fs::is_regular_file(status) && !force && !kind.is_own(path))
+    refuse_foreign_file(path, flag, kind);
 }
 
 namespace {
@@ -108,7 +126,8 @@ void check_output_folder(const fs::path& dir, const std::string& flag,
   std::error_code error;
   const fs::file_status status = fs::status(dir, error);
   if (!fs::exists(status)) return check_new_folder(dir, flag);
-  if (!fs::is_directory(status)) refuse(flag, dir, "is not a folder; name a new or empty folder");
+  if (!fs::is_directory(status))
+    refuse(flag, dir, "is " + describe_file(dir) + ", not a folder; name a new or empty folder");
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, error)) {
     const std::string name = entry.path().filename().string();
     if (!entry.is_regular_file(error) || !own(name))
@@ -122,17 +141,65 @@ void check_output_folder(const fs::path& dir, const std::string& flag,
   check_writable_folder(whole.parent_path(), flag, dir);
 }
 
+namespace {
+
+// Folders no run or hand-in is ever written into, whatever --force says: the root of the file
+// system, MNIST's data folder, a runs folder (whose runs are each in a folder of their own).
+void refuse_shared_folder(const fs::path& dir, const std::string& flag) {
+  std::error_code error;
+  const fs::path whole = fs::weakly_canonical(fs::absolute(dir, error), error);
+  if (!whole.empty() && whole == whole.root_path())
+    refuse(flag, dir, "is the root of the file system; name a new folder");
+  for (const data::MnistFile& file : data::mnist_files())
+    for (const char* ending : {"", ".gz"})
+      if (const std::string name = file.name + std::string(ending); fs::exists(dir / name, error))
+        refuse(flag, dir,
+               "is a data folder (it holds MNIST's " + name +
+                   "), which a run never writes into; name a new folder");
+  if (!whole.empty() && fs::exists(default_runs_dir(), error) &&
+      fs::equivalent(whole, default_runs_dir(), error))
+    refuse(flag, dir,
+           "is the runs folder itself, whose runs are each in a folder of their own; name a new "
+           "folder (or leave --out out: a run gets a new folder there)");
+  for (const fs::path& run : run_folders(dir))
+    refuse(flag, dir,
+           "is a runs folder (it holds the run " + run.filename().string() +
+               "); name a new folder for the run");
+}
+
+}  // namespace
+
 void check_run_folder(const fs::path& dir, const std::string& flag) {
   if (dir.empty()) return;  // a new folder under the runs folder
   std::error_code error;
   const fs::file_status status = fs::status(dir, error);
   if (fs::exists(status)) {
-    if (!fs::is_directory(status)) refuse(flag, dir, "is not a folder; name a new folder");
+    if (!fs::is_directory(status))
+      refuse(flag, dir, "is " + describe_file(dir) + ", not a folder; name a new folder");
     if (holds_run(dir)) refuse(flag, dir, "already holds a run; choose another --out folder");
+    refuse_shared_folder(dir, flag);
     check_writable_folder(dir, flag, dir);
     return;
   }
   check_new_folder(dir, flag);
+}
+
+void check_new_run_folder(const fs::path& dir, const std::string& flag, bool force) {
+  check_run_folder(dir, flag);
+  std::error_code error;
+  if (dir.empty() || !fs::is_directory(dir, error)) return;
+  for (const char* hand_in_file : {"manifest.json", "answers.json"})
+    if (fs::exists(dir / hand_in_file, error))
+      refuse(flag, dir,
+             std::string("is a hand-in (it holds ") + hand_in_file +
+                 "), which a run never writes into; name a new folder");
+  if (force) return;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, error))
+    if (!is_run_record_file(entry.path(), dir))  // what a run that never started left
+      refuse(flag, dir,
+             "holds " + entry.path().filename().string() + " (" + describe_file(entry.path()) +
+                 "), and a run's folder holds only the run; name a new or empty folder, or add "
+                 "--force to record the run beside it");
 }
 
 }  // namespace gpulab

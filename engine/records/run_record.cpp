@@ -127,7 +127,18 @@ RunRecorder::~RunRecorder() {
 }
 
 void RunRecorder::write_json() {
+  if (ended_now_) return;  // the record was ended while the run was stuck: it stays so
   write_file_atomically(dir_ / "run.json", record_json_text(info_));
+}
+
+bool RunRecorder::end_cancelled_now(const std::string& message) {
+  std::lock_guard lock(mutex_);
+  if (ended_now_ || info_.value("status", "") != "running") return false;
+  info_["status"] = "cancelled";
+  info_["message"] = message;
+  write_json();
+  ended_now_ = true;
+  return true;
 }
 
 void RunRecorder::on_step(const StepMetrics& m) {

@@ -48,6 +48,9 @@ class RunRecorder final : public TrainObserver {
   // Adds or replaces top-level fields of run.json (devices found once the backend starts).
   void update_info(const nlohmann::json& fields);
   void finish(const RunSummary& summary);
+  // Ends the record as cancelled with `message` at once, from any thread, while the run may still
+  // be inside a step; every later write leaves the record as it is. False when it had ended.
+  bool end_cancelled_now(const std::string& message);
 
  private:
   void write_json();
@@ -61,6 +64,7 @@ class RunRecorder final : public TrainObserver {
   std::vector<EpochSummary> epochs_;
   double others_percent_sum_ = 0, others_percent_max_ = 0;  // kOtherProgramsDevice samples
   int others_samples_ = 0;
+  bool ended_now_ = false;  // end_cancelled_now wrote the record's end
 };
 
 // A run counts as measured under outside load when other programs took, on average over the

@@ -164,7 +164,7 @@ std::string auto_run_name(const RunRequest& request, int ranks) {
 }
 
 void check_outputs(const RunRequest& request, const std::vector<std::filesystem::path>& inputs) {
-  check_run_folder(request.out_dir, "--out");
+  check_new_run_folder(request.out_dir, "--out", request.force_outputs);
   if (!request.save_weights) return;
   // The MNIST files the run reads are inputs too: weights saved over one broke every later run.
   std::vector<std::filesystem::path> read = inputs;
@@ -178,7 +178,8 @@ void check_outputs(const RunRequest& request, const std::vector<std::filesystem:
     for (const data::MnistFile& file : data::mnist_files())
       for (const char* ending : {"", ".gz"})
         read.push_back(*data_dir / (file.name + std::string(ending)));
-  check_output_file(*request.save_weights, "--save", read, request.out_dir);
+  check_output_file(*request.save_weights, "--save", checkpoint_kind(), request.force_outputs, read,
+                    request.out_dir);
 }
 
 RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunControl& control,
@@ -223,6 +224,14 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     info["not_for_comparison"] = request.not_for_comparison;
   std::optional<RunRecorder> record;
   if (records) record.emplace(dir, info);  // throws only when the folder cannot be made
+  // A cancel that cannot wait for the step to end records through this while the record is open.
+  struct RecordCancelHook {
+    RunControl& control;
+    ~RecordCancelHook() { control.set_record_cancel(nullptr); }
+  } hook{control};
+  if (record)
+    control.set_record_cancel(
+        [&record](const std::string& message) { return record->end_cancelled_now(message); });
   TrainObserver no_record;
   TrainObserver& recorder_observer = record ? static_cast<TrainObserver&>(*record) : no_record;
   auto update_info = [&](const json& fields) {

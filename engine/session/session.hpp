@@ -29,6 +29,9 @@ struct RunRequest {
   std::filesystem::path out_dir;          // the run folder; new_run_dir(default_runs_dir()) when empty
   std::optional<std::filesystem::path> init_weights;
   std::optional<std::filesystem::path> save_weights;
+  // --force: save_weights may replace a file that is no checkpoint of gpulab's, and out_dir may
+  // hold other files (never a run, a hand-in, data or a runs folder).
+  bool force_outputs = false;
   int validation = 0;                     // images held out of the training set
   double telemetry_hz = 10;               // device samples per second; the first at the start
   // Runs started at the same time on hardware this run uses too (a race run at once): recorded

@@ -152,6 +152,13 @@ Experiment experiment_from_json(const json& j) {
   return e;
 }
 
+const OutputKind& setup_kind() {
+  static const OutputKind kind = json_kind("a setup", [](const json& j) {
+    return j.is_object() && j.contains("layers") && j["layers"].is_array();
+  });
+  return kind;
+}
+
 void save_experiment(const std::filesystem::path& path, const Experiment& experiment) {
   write_file_atomically(path, experiment_to_json(experiment).dump(2) + "\n");
 }

@@ -4,10 +4,10 @@
 #pragma once
 
 #include <filesystem>
-
 #include <nlohmann/json_fwd.hpp>
 
 #include "engine/backend/backend.hpp"
+#include "engine/base/output_kind.hpp"
 #include "engine/model/model_config.hpp"
 #include "engine/training/trainer.hpp"
 
@@ -33,6 +33,9 @@ void check_train_keys(const nlohmann::json& j);
 
 nlohmann::json experiment_to_json(const Experiment& experiment);
 Experiment experiment_from_json(const nlohmann::json& j);  // throws ConfigError
+
+// A setup or model config (a JSON object with "layers"): what Save setup may replace.
+const OutputKind& setup_kind();
 
 // Files: written atomically; reading names the file in every error.
 void save_experiment(const std::filesystem::path& path, const Experiment& experiment);

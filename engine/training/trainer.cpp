@@ -65,6 +65,16 @@ std::string RunControl::cancel_message(int64_t steps) const {
   return message;
 }
 
+bool RunControl::record_cancel_now(const std::string& message) {
+  std::lock_guard lock(record_cancel_mutex_);
+  return record_cancel_ && record_cancel_(message);
+}
+
+void RunControl::set_record_cancel(std::function<bool(const std::string&)> hook) {
+  std::lock_guard lock(record_cancel_mutex_);
+  record_cancel_ = std::move(hook);
+}
+
 const char* run_status_name(RunStatus status) {
   switch (status) {
     case RunStatus::Running: return "running";

@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,17 @@ struct RunControl {
   void request_lr(double lr);
   // How a run cancelled after `steps` steps says so: "cancelled at step 41 by SIGTERM".
   std::string cancel_message(int64_t steps) const;
+
+  // Where a cancel cannot wait for the run to stop by itself (a step that does not end, and a
+  // SIGTERM that must end the program): ends the run's record as cancelled with `message` now,
+  // from any thread; later writes of the run leave it so. False when no record is open, or it has
+  // ended already. execute_run sets the hook while its record is open.
+  bool record_cancel_now(const std::string& message);
+  void set_record_cancel(std::function<bool(const std::string&)> hook);
+
+ private:
+  std::mutex record_cancel_mutex_;
+  std::function<bool(const std::string&)> record_cancel_;
 };
 
 // Called on the training thread; implementations must not block for long.

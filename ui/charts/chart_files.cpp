@@ -2,13 +2,16 @@
 #include <qcustomplot.h>
 
 #include <QBuffer>
+#include <QFileInfo>
 #include <QPageLayout>
 #include <QPdfWriter>
 #include <QSvgGenerator>
 #include <algorithm>
 #include <cmath>
 
+#include "engine/analysis/chart_csv.hpp"
 #include "engine/base/files.hpp"
+#include "engine/base/output_kind.hpp"
 #include "engine/records/output_paths.hpp"
 #include "ui/charts/chart_render.hpp"
 
@@ -37,9 +40,42 @@ QString export_format_name(ExportFormat format) {
   return "?";
 }
 
-bool may_write(const QString& path, QString* error) {
+namespace {
+
+// A picture format the name says, before anything is drawn.
+const OutputKind* picture_kind_of_name(const QString& path) {
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == "png") return &png_picture_kind();
+  if (suffix == "svg") return &svg_picture_kind();
+  if (suffix == "pdf") return &pdf_picture_kind();
+  return nullptr;
+}
+
+// What `text` is as an output: a picture by its bytes, any other file (a CSV, a report) by its
+// first line, so that a file is replaced only by one of the same format and columns.
+OutputKind kind_of_text(const std::string& text) {
+  if (text.starts_with("\x89PNG")) return png_picture_kind();
+  if (text.starts_with("%PDF-")) return pdf_picture_kind();
+  if (text.substr(0, 4096).find("<svg") != std::string::npos) return svg_picture_kind();
+  const std::string first = text.substr(0, text.find('\n'));
+  // A chart's CSV of any chart and x axis replaces another, as export --out does.
+  if (first.starts_with("panel,run,series,device,") ||
+      first.starts_with("run,device,batch,precision,status,"))
+    return chart_csv_kind();
+  return first_line_kind(
+      first.find(',') != std::string::npos ? "a CSV of these columns" : "a file of this kind",
+      [first](std::string_view line) { return line == first; });
+}
+
+QString& forced_path() {
+  static QString path;  // drawing happens on one thread: the CLI's, or the window's
+  return path;
+}
+
+bool may_write_kind(const QString& path, const OutputKind& kind, QString* error) {
   try {
-    check_output_file(path.toStdString(), "Export");
+    check_output_file(path.toStdString(), "Export", kind,
+                      !forced_path().isEmpty() && path == forced_path());
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());
     return false;
@@ -47,8 +83,20 @@ bool may_write(const QString& path, QString* error) {
   return true;
 }
 
+}  // namespace
+
+ForceReplace::ForceReplace(const QString& path) { forced_path() = path; }
+ForceReplace::~ForceReplace() { forced_path().clear(); }
+
+bool may_write(const QString& path, QString* error) {
+  // Where the name says no picture, save_text judges the file by what it is about to write.
+  static const OutputKind checked_later{"", [](const std::filesystem::path&) { return true; }};
+  const OutputKind* picture = picture_kind_of_name(path);
+  return may_write_kind(path, picture ? *picture : checked_later, error);
+}
+
 bool save_text(const QString& path, const std::string& text, QString* error) {
-  if (!may_write(path, error)) return false;
+  if (!may_write_kind(path, kind_of_text(text), error)) return false;
   try {
     write_file_atomically(path.toStdString(), text);
   } catch (const std::exception& e) {
@@ -72,6 +120,8 @@ QByteArray plot_bytes(QCustomPlot& plot, ExportFormat format, int width, int hei
       const int dots_per_meter = int(std::lround(96 / 0.0254));
       image.setDotsPerMeterX(dots_per_meter);
       image.setDotsPerMeterY(dots_per_meter);
+      // gpulab's mark, by which a later export knows the file as its own to replace.
+      image.setText(kPngSoftwareKey, kPngSoftwareValue);
       if (!image.save(&buffer, "PNG")) return {};
       break;
     }

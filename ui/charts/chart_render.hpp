@@ -125,11 +125,24 @@ std::optional<ExportFormat> export_format_from_name(const QString& name);  // pn
 QString export_format_name(ExportFormat format);
 
 // Whether a chart file may be written at `path`: never over a run's record, a folder, a device
-// or a FIFO (engine/records/output_paths.hpp). False with the reason in `error`.
+// or a FIFO, nor over a file that is not gpulab's own of the format the name says
+// (engine/records/output_paths.hpp). False with the reason in `error`.
 bool may_write(const QString& path, QString* error);
 
-// Writes `text` to `path` atomically (engine/base/files.hpp) where may_write allows it: a full
-// disk or a kill leaves the earlier file whole. False with a message naming the file.
+// While it lives, may_write and save_text let `path` replace a regular file of another kind
+// (gpulab-cli's --force, which its own check has passed); nothing else about the path is lifted.
+class ForceReplace {
+ public:
+  explicit ForceReplace(const QString& path);
+  ~ForceReplace();
+  ForceReplace(const ForceReplace&) = delete;
+  ForceReplace& operator=(const ForceReplace&) = delete;
+};
+
+// Writes `text` to `path` atomically (engine/base/files.hpp) where may_write allows it and the
+// file there is gpulab's of the same kind as `text` (a picture of its format, a CSV of the same
+// header): a full disk or a kill leaves the earlier file whole. False with a message naming the
+// file.
 bool save_text(const QString& path, const std::string& text, QString* error);
 
 // Saves the plot as it is drawn, at width x height pixels (points for PDF), through save_text:

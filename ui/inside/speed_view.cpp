@@ -198,8 +198,8 @@ bool SpeedView::export_csv(const QString& path, QString* error) const {
   out << "device,batch,batch_ms,ms_per_image,images_per_second,flags\n";
   for (const InferenceTiming& t : timings_) {
     const auto caveat = load_caveats_.find(t.device);
-    out << t.device << ',' << t.batch << ',' << t.batch_ms << ',' << t.ms_per_image() << ','
-        << t.images_per_second() << ','
+    out << csv_field(t.device) << ',' << t.batch << ',' << t.batch_ms << ',' << t.ms_per_image()
+        << ',' << t.images_per_second() << ','
         << (caveat == load_caveats_.end() ? std::string()
                                           : csv_field("⚠ " + caveat->second.toStdString()))
         << '\n';

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "engine/base/errors.hpp"
+#include "engine/records/output_paths.hpp"
 #include "engine/records/run_record.hpp"
 #include "ui/setup/demo_setups.hpp"
 #include "ui/setup/device_picker.hpp"
@@ -153,6 +154,8 @@ bool SetupFiles::save(const QString& path, QString* error) const {
   try {
     if (!parts_.experiment->problem().isEmpty())
       throw ConfigError(parts_.experiment->problem().toStdString());
+    // Never over a file that is no setup (a lab's .md, a run's run.json).
+    check_output_file(path.toStdString(), "Save setup", setup_kind());
     save_experiment(path.toStdString(), current());
     return true;
   } catch (const std::exception& e) {
