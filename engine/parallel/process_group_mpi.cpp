@@ -17,6 +17,7 @@
 
 #include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/host.hpp"
 #include "engine/parallel/gradient_reducer.hpp"
 #include "engine/parallel/process_group.hpp"
 #include "gpulab/build_config.hpp"
@@ -89,12 +90,6 @@ bool note_arrived() {
   return g_notes.arrived.has_value();
 }
 
-std::string this_host() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
 class MpiGroup;
 
 class MpiPending final : public PendingCollective {
@@ -114,7 +109,7 @@ class MpiPending final : public PendingCollective {
 
 class MpiGroup final : public ProcessGroup {
  public:
-  explicit MpiGroup(double timeout_s) : timeout_s_(timeout_s), host_(this_host()) {
+  explicit MpiGroup(double timeout_s) : timeout_s_(timeout_s), host_(host_name()) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }

@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "engine/base/errors.hpp"
+#include "engine/base/host.hpp"
 #include "engine/records/record_csv.hpp"
 #include "engine/records/record_reader.hpp"
 #include "engine/records/run_record.hpp"
@@ -36,12 +37,6 @@ std::string RunData::name() const {
 
 namespace {
 
-std::string this_host() {
-  char name[256] = {};
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
 enum class Writer { Unknown, Alive, Gone };
 
 // The process that wrote a record, where run.json names it.
@@ -52,7 +47,7 @@ Writer record_writer(const json& info) {
   if (host == process->end() || !host->is_string() || pid == process->end() ||
       !pid->is_number_integer())
     return Writer::Unknown;
-  if (host->get<std::string>() != this_host()) return Writer::Unknown;
+  if (host->get<std::string>() != host_name()) return Writer::Unknown;
   const long id = pid->get<long>();
   if (id <= 0) return Writer::Unknown;
   // Signal 0 only asks: EPERM means a process of another user has the id, so it lives.
@@ -66,7 +61,7 @@ std::string recorded_status(const json& info) {
 
 }  // namespace
 
-json this_process_json() { return {{"host", this_host()}, {"pid", int(::getpid())}}; }
+json this_process_json() { return {{"host", host_name()}, {"pid", int(::getpid())}}; }
 
 std::string RunData::status() const {
   const std::string status = recorded_status(info);
