@@ -653,19 +653,27 @@ class FaultsAfterTheLastStep final : public ForwardingBackend {
   int synchronized = 0;
 };
 
+// The mlp on the CPU at the options' batch, its parameters initialised from their seed.
+struct MlpOnCpu {
+  MlpOnCpu(const Fixture& f, const TrainOptions& options)
+      : plan(plan_model(preset("mlp"))),
+        cpu(plan, options.optimizer, f.sets, BackendOptions{.batch = options.batch}),
+        params(plan.parameter_count) {
+    init_parameters(params, plan, options.seed);
+    cpu.set_parameters(params);
+  }
+  ModelPlan plan;
+  CpuBackend cpu;
+  std::vector<float> params;  // as initialised
+};
+
 TEST(Trainer, WaitsForTheDeviceBeforeARunIsFinished) {
   Fixture f;
   TrainOptions options;
   options.batch = 16;
   options.eval_at_epoch_end = false;  // nothing else touches the device after the last step
-  const ModelPlan plan = plan_model(preset("mlp"));
-  BackendOptions backend_options;
-  backend_options.batch = options.batch;
-  CpuBackend cpu(plan, options.optimizer, f.sets, backend_options);
-  std::vector<float> params(plan.parameter_count);
-  init_parameters(params, plan, options.seed);
-  cpu.set_parameters(params);
-  FaultsAfterTheLastStep backend(cpu);
+  MlpOnCpu mlp(f, options);
+  FaultsAfterTheLastStep backend(mlp.cpu);
   Recorder recorder;
   RunControl control;
   EXPECT_THROW(train(backend, f.sets, options, recorder, control), std::runtime_error);
@@ -713,15 +721,9 @@ TEST(Trainer, ACancelDuringTheLastEvaluationEndsTheRunCancelledAtOnce) {
   Fixture f;  // 96 training images, 40 test images: an epoch of 6 steps, evaluated 16 at a time
   TrainOptions options;
   options.batch = 16;
-  const ModelPlan plan = plan_model(preset("mlp"));
-  BackendOptions backend_options;
-  backend_options.batch = options.batch;
-  CpuBackend cpu(plan, options.optimizer, f.sets, backend_options);
-  std::vector<float> params(plan.parameter_count);
-  init_parameters(params, plan, options.seed);
-  cpu.set_parameters(params);
+  MlpOnCpu mlp(f, options);
   RunControl control;
-  CancelledWhileEvaluating backend(cpu, control);
+  CancelledWhileEvaluating backend(mlp.cpu, control);
   Recorder recorder;
   const RunSummary summary = train(backend, f.sets, options, recorder, control);
   EXPECT_EQ(summary.status, RunStatus::Cancelled) << summary.message;
@@ -732,10 +734,10 @@ TEST(Trainer, ACancelDuringTheLastEvaluationEndsTheRunCancelledAtOnce) {
   EXPECT_TRUE(std::isnan(summary.test_loss)) << "no figure of part of the test set";
   // Without a cancel, every image is evaluated as before.
   RunControl plain;
-  cpu.set_parameters(params);
-  EXPECT_EQ(train(cpu, f.sets, options, recorder, plain).status, RunStatus::Finished);
-  cpu.stop_evaluations_on(nullptr);
-  EXPECT_EQ(cpu.evaluate(Split::Test, std::vector<int32_t>{0, 1, 2, 3}).count, 4);
+  mlp.cpu.set_parameters(mlp.params);
+  EXPECT_EQ(train(mlp.cpu, f.sets, options, recorder, plain).status, RunStatus::Finished);
+  mlp.cpu.stop_evaluations_on(nullptr);
+  EXPECT_EQ(mlp.cpu.evaluate(Split::Test, std::vector<int32_t>{0, 1, 2, 3}).count, 4);
 }
 
 TEST(Trainer, TheStepsBeforeAnEvaluationEndOnTheTrainingClock) {
@@ -747,14 +749,8 @@ TEST(Trainer, TheStepsBeforeAnEvaluationEndOnTheTrainingClock) {
   TrainOptions options;
   options.batch = 16;
   options.eval_every = 2;
-  const ModelPlan plan = plan_model(preset("mlp"));
-  BackendOptions backend_options;
-  backend_options.batch = options.batch;
-  CpuBackend cpu(plan, options.optimizer, f.sets, backend_options);
-  std::vector<float> params(plan.parameter_count);
-  init_parameters(params, plan, options.seed);
-  cpu.set_parameters(params);
-  CallLog backend(cpu);
+  MlpOnCpu mlp(f, options);
+  CallLog backend(mlp.cpu);
   Recorder recorder;
   RunControl control;
   const RunSummary summary = train(backend, f.sets, options, recorder, control);

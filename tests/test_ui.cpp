@@ -1548,12 +1548,10 @@ TEST_F(LargeRecord, AMillionStepRunLoadsInTheBackgroundWhileTheWindowAnswers) {
   EXPECT_EQ(entry->data.steps.back().step, 1000000);
 }
 
-// The window's exports are checked as gpulab-cli's are: a chart saved over a run's record is
-// refused with the reason, and the record is kept.
-TEST(ChartFiles, AnExportNeverReplacesARunsRecord) {
-  test::TempDir dir;
+// A finished run of one step, recorded by RunRecorder into `folder`, as loaded back.
+RunData record_one_step_run(const std::filesystem::path& folder) {
   {
-    RunRecorder record(dir.path() / "run", {{"name", "a"}});
+    RunRecorder record(folder, {{"name", "a"}});
     StepMetrics step;
     step.step = 1;
     step.loss = 2;
@@ -1562,7 +1560,14 @@ TEST(ChartFiles, AnExportNeverReplacesARunsRecord) {
     summary.status = RunStatus::Finished;
     record.finish(summary);
   }
-  const RunData run = load_run(dir.path() / "run");
+  return load_run(folder);
+}
+
+// The window's exports are checked as gpulab-cli's are: a chart saved over a run's record is
+// refused with the reason, and the record is kept.
+TEST(ChartFiles, AnExportNeverReplacesARunsRecord) {
+  test::TempDir dir;
+  const RunData run = record_one_step_run(dir.path() / "run");
   for (const char* file : {"metrics.csv", "run.json"}) {
     const QString path = QString::fromStdString((dir.path() / "run" / file).string());
     QString error;
@@ -1580,17 +1585,7 @@ TEST(ChartFiles, AnExportNeverReplacesARunsRecord) {
 // export of that kind is replaced.
 TEST(ChartFiles, AnExportReplacesOnlyAnEarlierExportOfItsKind) {
   test::TempDir dir;
-  {
-    RunRecorder record(dir.path() / "run", {{"name", "a"}});
-    StepMetrics step;
-    step.step = 1;
-    step.loss = 2;
-    record.on_step(step);
-    RunSummary summary;
-    summary.status = RunStatus::Finished;
-    record.finish(summary);
-  }
-  const RunData run = load_run(dir.path() / "run");
+  const RunData run = record_one_step_run(dir.path() / "run");
   for (const auto& [name, format, bytes, said] :
        std::vector<std::tuple<std::string, ExportFormat, std::string, std::string>>{
            {"lab.png", ExportFormat::Png, "# A lab\n", "is a text file"},

@@ -19,10 +19,6 @@ namespace {
 constexpr size_t kSniffBytes = 64 * 1024;
 constexpr size_t kMaxJsonKindBytes = size_t(16) << 20;
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
@@ -50,7 +46,7 @@ bool safetensors_magic(std::string_view head) {
 }
 
 std::string_view trimmed(std::string_view text) {
-  if (starts_with(text, "\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);  // a UTF-8 byte order mark
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
   return text;
@@ -119,24 +115,23 @@ std::string describe_file(const fs::path& path) {
                             ? fs::weakly_canonical(fs::absolute(path, error), error)
                             : path;
   const std::string name = real.filename().string();
-  if (starts_with(head, "\x89PNG\r\n\x1a\n")) return "a PNG image";
-  if (starts_with(head, "%PDF-")) return "a PDF document";
-  if (starts_with(head, "\xFF\xD8\xFF")) return "a JPEG image";
-  if (starts_with(head, "GIF8")) return "a GIF image";
-  if (starts_with(head, "PK\x03\x04") || starts_with(head, "PK\x05\x06")) return "a zip archive";
-  if (starts_with(head,
-                  "\x7f"
-                  "ELF"))
+  if (head.starts_with("\x89PNG\r\n\x1a\n")) return "a PNG image";
+  if (head.starts_with("%PDF-")) return "a PDF document";
+  if (head.starts_with("\xFF\xD8\xFF")) return "a JPEG image";
+  if (head.starts_with("GIF8")) return "a GIF image";
+  if (head.starts_with("PK\x03\x04") || head.starts_with("PK\x05\x06")) return "a zip archive";
+  if (head.starts_with("\x7f"
+                       "ELF"))
     return "a program (ELF)";
-  if (starts_with(head, "\x1f\x8b"))
+  if (head.starts_with("\x1f\x8b"))
     return name.ends_with("-ubyte.gz") ? "an MNIST IDX file (gzip-compressed)"
                                        : "a gzip-compressed file";
   if (idx_magic(head)) return "an MNIST IDX file";
   if (safetensors_magic(head)) return "a safetensors checkpoint";
   if (head.find('\0') != std::string::npos) return "a binary file";
   const std::string_view text = trimmed(head);
-  if (starts_with(text, "{") || starts_with(text, "[")) return describe_json(real, text);
-  if (starts_with(text, "<")) {
+  if (text.starts_with("{") || text.starts_with("[")) return describe_json(real, text);
+  if (text.starts_with("<")) {
     if (contains(text, "<svg")) return "an SVG image";
     if (contains(lower(std::string(text.substr(0, 512))), "<html")) return "an HTML page";
     return "an XML file";
@@ -171,7 +166,7 @@ const OutputKind& png_picture_kind() {
         const std::string head = file_start(path, kSniffBytes);
         // The mark is a tEXt chunk before the image data.
         const std::string mark = std::string("tEXt") + kPngSoftwareKey + '\0' + kPngSoftwareValue;
-        return starts_with(head, "\x89PNG\r\n\x1a\n") && contains(head, mark);
+        return head.starts_with("\x89PNG\r\n\x1a\n") && contains(head, mark);
       }};
   return kind;
 }
@@ -190,7 +185,7 @@ const OutputKind& pdf_picture_kind() {
                                  // Qt writes the creator as a UTF-16 string (a byte order
                                  // mark, then big-endian characters).
                                  using namespace std::string_view_literals;
-                                 return starts_with(head, "%PDF-") &&
+                                 return head.starts_with("%PDF-") &&
                                         (contains(head, "/Creator (gpulab") ||
                                          contains(head, "/Creator (\xFE\xFF\0g\0p\0u\0l\0a\0b"sv));
                                }};

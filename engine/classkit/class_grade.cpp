@@ -78,18 +78,6 @@ std::vector<fs::path> sorted_entries(const fs::path& dir) {
   return entries;
 }
 
-// A JSON object of the hand-in, or null where it is missing or damaged (verify says which).
-json object_in(const fs::path& file) {
-  try {
-    std::string text;
-    if (!read_record_file(file, kMaxRunJsonBytes, &text)) return json();
-    json j = json::parse(text);
-    return j.is_object() ? j : json();
-  } catch (const std::exception&) {
-    return json();
-  }
-}
-
 std::string string_in(const json& j, const char* key) {
   if (!j.is_object()) return "";
   const auto value = j.find(key);
@@ -160,13 +148,13 @@ fs::path hand_in_in(const fs::path& unpacked) {
 }
 
 void read_facts(ClassRow& row, const fs::path& dir) {
-  const json manifest = object_in(dir / kManifestFile);
+  const json manifest = hand_in_object(dir / kManifestFile);
   // Bounded where read: a learner's name of megabytes made the class chart take minutes.
   if (const std::string learner = string_in(manifest, "learner"); !learner.empty())
     row.learner = bounded_name(learner);
   row.lab = bounded_name(string_in(manifest, "lab"));
   row.submitted = string_in(manifest, "handed_in");
-  const json answers = object_in(dir / "answers.json");
+  const json answers = hand_in_object(dir / "answers.json");
   if (!answers.is_null()) {
     row.score = int_in(answers, "score", -1);
     row.first_attempt_score = int_in(answers, "first_attempt_score", -1);
@@ -176,7 +164,7 @@ void read_facts(ClassRow& row, const fs::path& dir) {
     const json written = answers.value("written", json::array());
     row.written_questions = written.is_array() ? int(written.size()) : 0;
   }
-  const json machine = object_in(dir / "machine.json");
+  const json machine = hand_in_object(dir / "machine.json");
   if (machine.is_object()) {
     row.host = string_in(machine, "host");
     row.cpu = string_in(machine.value("cpu", json::object()), "model");
@@ -193,7 +181,7 @@ void read_facts(ClassRow& row, const fs::path& dir) {
     for (const json& e : experiments) {
       const std::string folder = string_in(e, "run");
       if (folder.empty() || !e.is_object() || e.value("reference", false)) continue;
-      const std::string created = string_in(object_in(dir / folder / "run.json"), "created");
+      const std::string created = string_in(hand_in_object(dir / folder / "run.json"), "created");
       for (const char* file : {"run.json", "metrics.csv"}) try {
           row.run_hashes.push_back(sha256_file(dir / folder / file));
           row.run_created.push_back(created);

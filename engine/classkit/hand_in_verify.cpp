@@ -52,18 +52,6 @@ json read_json(const fs::path& dir, const std::string& name, std::vector<HandInP
   return json();
 }
 
-// A JSON object of the hand-in, or null where it is missing or damaged (said by read_json).
-json read_json_quietly(const fs::path& file) {
-  try {
-    std::string text;
-    if (!read_record_file(file, kMaxRunJsonBytes, &text)) return json();
-    json j = json::parse(text);
-    return j.is_object() ? j : json();
-  } catch (const std::exception&) {
-    return json();
-  }
-}
-
 std::string text_at(const json& j, const char* key) {
   const auto value = j.find(key);
   return value != j.end() && value->is_string() ? value->get<std::string>() : "";
@@ -169,8 +157,8 @@ HandInVerdict Verifier::run() {
   if (have_lab_) check_tables();
   if (have_lab_) check_charts();
   for (HandInProblem& p :
-       hand_in_disagreements(dir_, manifest_, read_json_quietly(dir_ / "answers.json"),
-                             read_json_quietly(dir_ / "machine.json"), verdict_.tables))
+       hand_in_disagreements(dir_, manifest_, hand_in_object(dir_ / "answers.json"),
+                             hand_in_object(dir_ / "machine.json"), verdict_.tables))
     verdict_.problems.push_back(std::move(p));
   if (options_.replay_steps > 0) replay();
   verdict_.lab_checked = have_lab_;
@@ -699,6 +687,17 @@ void Verifier::replay() {
 HandInVerdict verify_hand_in(const fs::path& dir, const VerifyOptions& options,
                              RunControl* control) {
   return Verifier(dir, options, control).run();
+}
+
+json hand_in_object(const fs::path& file) {
+  try {
+    std::string text;
+    if (!read_record_file(file, kMaxRunJsonBytes, &text)) return json();
+    json j = json::parse(text);
+    return j.is_object() ? j : json();
+  } catch (const std::exception&) {
+    return json();
+  }
 }
 
 }  // namespace gpulab

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,5 +65,9 @@ struct HandInVerdict {
 // naming it. `control` cancels a replay.
 HandInVerdict verify_hand_in(const std::filesystem::path& dir, const VerifyOptions& options,
                              RunControl* control = nullptr);
+
+// The JSON object in a hand-in's `file` (manifest.json, answers.json, a run.json), or null where
+// it is missing or damaged: what is wrong with it is verify_hand_in's to say.
+nlohmann::json hand_in_object(const std::filesystem::path& file);
 
 }  // namespace gpulab
