@@ -667,12 +667,13 @@ TEST_F(Fit, NothingMovesWhenRunsStartChangeTheirRateOrAMessageShows) {
   auto expect_unmoved = [&](const std::vector<std::pair<QWidget*, QRect>>& before,
                             const std::string& what) {
     for (const auto& [w, rect] : before)
-      if (w->isVisible())
+      if (w->isVisible()) {
         EXPECT_EQ(where(w), rect) << what << ": " << w->metaObject()->className() << " \""
                                   << w->objectName().toStdString() << "\" "
                                   << (qobject_cast<QPushButton*>(w)
                                           ? qobject_cast<QPushButton*>(w)->text().toStdString()
                                           : std::string());
+      }
   };
   for (const bool presenter : {false, true}) {
     window_->set_presenter(presenter);
@@ -718,10 +719,11 @@ TEST_F(Fit, NothingMovesWhenRunsStartChangeTheirRateOrAMessageShows) {
     ASSERT_TRUE(message->isVisible());
     expect_unmoved(before, mode + ", a message shown");
     for (const auto& [w, rect] : controls())
-      if (w != message && !message->isAncestorOf(w) && !w->isAncestorOf(message))
+      if (w != message && !message->isAncestorOf(w) && !w->isAncestorOf(message)) {
         EXPECT_FALSE(where(message).intersects(rect))
             << mode << ": the message covers " << w->metaObject()->className() << " \""
             << w->objectName().toStdString() << "\"";
+      }
     window_->findChild<Banner*>("message")->dismiss();
     QTest::mouseClick(window_->stop_button(), Qt::LeftButton);
     ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
@@ -1388,10 +1390,11 @@ TEST_F(Fit, PresenterLiveNamesTheRunsAboveAndShowsTheReplicaHintWhole) {
           legend = l;
       if (!legend) continue;
       for (int i = 0; i < legend->itemCount(); ++i)
-        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i)))
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i))) {
           EXPECT_FALSE(item->plottable()->name().startsWith("lenet5"))
               << where << " " << chart_kind_name(view->kind()) << ": "
               << item->plottable()->name().toStdString();
+        }
     }
     ChartView* steps = window_->chart(ChartKind::StepTime);
     auto ticker = steps->plot()->axisRects().back()->axis(QCPAxis::atBottom)->ticker();

@@ -94,7 +94,6 @@ void LiveTab::set_runs(const std::vector<const RunData*>& runs, const std::vecto
     names.push_back(QString::fromStdString(name));
   timeline_->set_runs(runs, names);
   update_key();
-  run_count_ = runs.size();
   show_key();
 }
 
@@ -104,7 +103,8 @@ void LiveTab::set_presenter(bool on) {
 }
 
 void LiveTab::show_key() {
-  run_key_->setVisible(run_count_ >= kFoldLegendRuns || (presenter_ && run_count_ > 0));
+  const size_t runs = charts_.front()->chart().runs.size();
+  run_key_->setVisible(runs >= kFoldLegendRuns || (presenter_ && runs > 0));
 }
 
 void LiveTab::update_key() {

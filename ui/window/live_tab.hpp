@@ -60,7 +60,6 @@ class LiveTab : public QWidget {
   QSlider* smoothing_;
   QLabel* smoothing_label_;
   QLabel* run_key_;  // the shown runs' colours and names, once for all charts, when many
-  size_t run_count_ = 0;
   bool presenter_ = false;
 };
 
