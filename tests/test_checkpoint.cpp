@@ -174,6 +174,41 @@ TEST(Checkpoint, DuplicatedNamesAndFloatShapesOrOffsetsAreRefused) {
             1u);
 }
 
+// A header is bounded as it is read: 300,000 tensors (the window stopped for minutes) and a
+// nesting a million deep are refused in one line, and a mismatch names a dozen problems, then
+// counts.
+TEST(Checkpoint, AHeaderOfTooManyTensorsOrNestedTooDeepIsRefusedAsItIsRead) {
+  test::TempDir dir;
+  nlohmann::json many = nlohmann::json::object();
+  for (int i = 0; i < 300000; ++i)
+    many["t" + std::to_string(i)] = {
+        {"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {4 * i, 4 * i + 4}}};
+  const std::string too_many = error_of([&] {
+    load_checkpoint(write_raw_safetensors(dir.path() / "many.safetensors", many.dump(), 1200000));
+  });
+  EXPECT_NE(too_many.find("names more than 10000 tensors"), std::string::npos) << too_many;
+  const std::string deep = error_of([&] {
+    load_checkpoint(write_raw_safetensors(
+        dir.path() / "deep.safetensors", std::string(1000000, '[') + std::string(1000000, ']'), 0));
+  });
+  EXPECT_NE(deep.find("nested more than 8 levels deep"), std::string::npos) << deep.substr(0, 300);
+  for (const std::string& problem : {too_many, deep})
+    EXPECT_EQ(problem.find('\n'), std::string::npos) << problem.substr(0, 300);
+
+  nlohmann::json extra = nlohmann::json::object();
+  for (int i = 0; i < 40; ++i)
+    extra["t" + std::to_string(i)] = {
+        {"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {4 * i, 4 * i + 4}}};
+  const Checkpoint checkpoint =
+      load_checkpoint(write_raw_safetensors(dir.path() / "extra.safetensors", extra.dump(), 160));
+  const ModelConfig config = preset("mlp");
+  const std::string mismatch =
+      error_of([&] { check_checkpoint_fits(checkpoint, plan_model(config), "extra.safetensors"); });
+  // mlp's 4 tensors missing and 40 unexpected: 12 named, 32 counted.
+  EXPECT_NE(mismatch.find("; and 32 more"), std::string::npos) << mismatch;
+  EXPECT_LT(mismatch.size(), 1000u) << mismatch;
+}
+
 // Only a checkpoint gpulab wrote is its own to replace: PyTorch's, or any other file, is not.
 TEST(Checkpoint, OnlyACheckpointGpulabWroteIsItsKind) {
   test::TempDir dir;

@@ -156,6 +156,22 @@ TEST(ModelConfig, AStrideOfZeroIsRefusedNamingTheField) {
   }
 }
 
+// 100,000 layers made the window's layer table unusable for minutes: a model has at most 1,000.
+TEST(ModelConfig, AModelOfMoreThanAThousandLayersIsRefused) {
+  nlohmann::json layers = nlohmann::json::array();
+  for (int i = 0; i < 998; ++i) layers.push_back({{"type", "relu"}});
+  layers.push_back({{"type", "flatten"}});
+  layers.push_back({{"type", "linear"}, {"out_features", 10}});
+  EXPECT_EQ(model_from_json({{"layers", layers}}).layers.size(), 1000u);
+  layers.insert(layers.begin(), {{"type", "relu"}});
+  try {
+    model_from_json({{"layers", layers}});
+    ADD_FAILURE() << "1,001 layers were taken";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "\"layers\" holds 1001 layers; a model has at most 1000");
+  }
+}
+
 TEST(ModelConfig, JsonRoundTripAndErrors) {
   for (const auto& name : preset_names()) {
     const ModelConfig c = preset(name);

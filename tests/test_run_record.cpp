@@ -19,6 +19,7 @@
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
+#include "engine/base/text.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/session/hardware_share.hpp"
 #include "engine/session/session.hpp"
@@ -674,6 +675,27 @@ TEST(RunRecord, ANameThatIsNotUtf8OrTooLongIsRefusedBeforeTheFolderIsMade) {
     }
     EXPECT_FALSE(std::filesystem::exists(request.out_dir));
   }
+}
+
+// A record written elsewhere with a name of 4 MB (the window stopped, an export took 44 s) is
+// read with its name cut as a new run's is bounded, and so are its model's name and message.
+TEST(RunRecord, ARecordsHugeNamesAreReadBackCutToTheBound) {
+  test::TempDir dir;
+  nlohmann::json info = test::complete_run_info();
+  info["name"] = std::string(4 << 20, 'n');
+  info["model"]["name"] = std::string(1 << 20, 'm');
+  info["message"] = std::string(1 << 20, 'x');
+  test::write_run(dir.path() / "huge", info);
+  const RunData run = load_run(dir.path() / "huge");
+  EXPECT_LE(run.name().size(), kMaxNameBytes);
+  EXPECT_EQ(run.name().substr(0, 10), "nnnnnnnnnn");
+  EXPECT_NE(run.name().find("…"), std::string::npos);
+  EXPECT_LE(run.info["model"]["name"].get<std::string>().size(), kMaxNameBytes);
+  EXPECT_LE(run.info["message"].get<std::string>().size(), 4096u);
+  const std::string short_name = "lenet5 on 2 threads";
+  info["name"] = short_name;
+  test::write_run(dir.path() / "short", info);
+  EXPECT_EQ(load_run(dir.path() / "short").name(), short_name);
 }
 
 // A path that is not UTF-8 (Linux allows any bytes) is kept in run.json with U+FFFD for what is

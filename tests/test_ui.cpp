@@ -35,6 +35,7 @@
 #include <thread>
 #include <tuple>
 
+#include "bad_inputs.hpp"
 #include "damaged_runs.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/session/session.hpp"
@@ -1412,6 +1413,146 @@ TEST(WindowStart, SigtermAndSigintEndTheRunAsCancelledThenQuit) {
         << file_text(log);
     const RunData record = load_run(run);
     EXPECT_EQ(record.info["status"], "cancelled") << strsignal(signal);
+  }
+}
+
+// Start-up files a hostile or careless user can give the window: a setup that cannot be used (a
+// negative learning rate, a FIFO, a race of 5,000 entries, a billion classes, 100,000 layers), a
+// checkpoint of 300,000 tensors or a header nested a million deep, a lab naming /dev/zero, a
+// device, a FIFO and a file outside its folder as images, a run named with 4 MB of text. Each
+// window is refused at once (exit code 2, one line naming the file) or opens and answers: its event
+// loop takes SIGTERM and it quits with exit code 0. They start together, to keep the suite short.
+TEST(WindowStart, HostileStartFilesAreRefusedOrOpenAndTheWindowAnswersSigterm) {
+  using nlohmann::json;
+  test::TempDir dir;
+  const auto& root = dir.path();
+  const json demo = json::parse(
+      file_text(std::filesystem::path(GPULAB_SOURCE_DIR) / "resources/demos/race.json"));
+  const auto setup = [&](const std::string& name, const std::function<void(json&)>& change) {
+    json j = demo;
+    change(j);
+    test::write_text(root / name, j.dump());
+    return (root / name).string();
+  };
+  struct Case {
+    std::string what;
+    std::vector<std::string> args;
+    std::string refusal;  // what its one line names, where a refusal is right ("" must open)
+  };
+  std::vector<Case> cases;
+  cases.push_back({"a negative learning rate",
+                   {"--setup", setup("lr.json", [](json& j) { j["train"]["lr"] = -1; })},
+                   "lr"});
+  cases.push_back(
+      {"a FIFO as the setup", {"--setup", test::make_fifo(root / "fifo.json")}, "FIFO"});
+  cases.push_back({"a race of 5,000 entries",
+                   {"--setup", setup("race.json",
+                                     [](json& j) {
+                                       json one = j["race"][0];
+                                       j["race"] = json::array();
+                                       for (int i = 0; i < 5000; ++i) j["race"].push_back(one);
+                                     })},
+                   "race"});
+  cases.push_back({"a billion classes",
+                   {"--setup", setup("classes.json",
+                                     [](json& j) {
+                                       j["classes"] = 1000000000;
+                                       j["layers"].back()["out_features"] = 1000000000;
+                                     })},
+                   "fc3"});
+  cases.push_back({"100,000 layers",
+                   {"--setup", setup("layers.json",
+                                     [](json& j) {
+                                       json layers = json::array();
+                                       for (int i = 0; i < 100000; ++i)
+                                         layers.push_back({{"type", "tanh"}});
+                                       layers.push_back({{"type", "flatten"}});
+                                       layers.push_back({{"type", "linear"}, {"out_features", 10}});
+                                       j["layers"] = layers;
+                                       j.erase("race");
+                                     })},
+                   "layers"});
+  const auto safetensors = [&](const std::string& name, const std::string& header) {
+    const uint64_t size = header.size();
+    std::ofstream out(root / name, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(&size), 8);
+    out << header;
+    return (root / name).string();
+  };
+  json many = json::object();
+  for (int i = 0; i < 300000; ++i)
+    many["t" + std::to_string(i)] = {
+        {"dtype", "F32"}, {"shape", {1}}, {"data_offsets", {4 * i, 4 * i + 4}}};
+  cases.push_back({"a checkpoint of 300,000 tensors",
+                   {"--weights", safetensors("many.safetensors", many.dump()), "--tab", "inside"},
+                   ""});
+  cases.push_back(
+      {"a checkpoint header nested a million deep",
+       {"--weights",
+        safetensors("deep.safetensors", std::string(1000000, '[') + std::string(1000000, ']')),
+        "--tab", "inside"},
+       ""});
+  std::filesystem::create_directories(root / "lab");
+  test::make_fifo(root / "lab/fifo.png");
+  std::filesystem::create_symlink("/dev/zero", root / "lab/zero.png");
+  test::write_text(root / "outside.png", "not an image of the lab's");
+  test::write_text(
+      root / "lab/lab.md",
+      "---\ntitle: Images from everywhere\n---\n\n# Images from everywhere\n\n"
+      "![zero](/dev/zero)\n![url](file:///dev/zero)\n![random](../../../../dev/urandom)\n"
+      "![fifo](fifo.png)\n![link](zero.png)\n![outside](../outside.png)\n");
+  cases.push_back({"a lab naming /dev/zero, a FIFO and a file outside as images",
+                   {"--lab", (root / "lab/lab.md").string(), "--tab", "labs"},
+                   ""});
+  json info = test::complete_run_info();
+  info["name"] = std::string(4 << 20, 'n');
+  test::write_run(root / "named-runs/huge-name", info);
+  cases.push_back(
+      {"a run named with 4 MB of text",
+       {"--runs-dir", (root / "named-runs").string(), "--show-recent", "1", "--tab", "compare"},
+       ""});
+
+  struct Started {
+    pid_t pid;
+    std::filesystem::path log;
+  };
+  std::vector<Started> started;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::vector<std::string> args = cases[i].args;
+    if (std::find(args.begin(), args.end(), "--runs-dir") == args.end())
+      args.insert(args.end(), {"--runs-dir", (root / "runs").string()});
+    std::filesystem::create_directories(root / "runs");
+    const auto log = root / ("log-" + std::to_string(i));
+    started.push_back({start_window(args, root / ("config-" + std::to_string(i)), log), log});
+    ASSERT_GT(started.back().pid, 0);
+  }
+  // Time to open (or to refuse) for all of them at once, under the sanitizers on two cores. A
+  // SIGTERM that comes while a window still loads waits in its event loop's pipe; a window that
+  // does not end within a minute of it does not answer (those above took minutes, or never).
+  std::this_thread::sleep_for(8s);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    int status = wait_for_exit(started[i].pid, 1ms);
+    const bool opened = status == -1;
+    if (opened) {
+      kill(started[i].pid, SIGTERM);
+      status = wait_for_exit(started[i].pid, 60s);
+      if (status == -1) kill(started[i].pid, SIGKILL), waitpid(started[i].pid, nullptr, 0);
+    }
+    const std::string log = file_text(started[i].log);
+    const int code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (c.refusal.empty()) {
+      EXPECT_TRUE(opened) << c.what << ": the window ended at once\n" << log.substr(0, 2000);
+      EXPECT_EQ(code, 0) << c.what << ": SIGTERM did not end the window (status " << status << ")\n"
+                         << log.substr(0, 2000);
+    } else if (code != 2) {  // the window opened, saying why (or still loaded it at the SIGTERM)
+      EXPECT_EQ(code, 0) << c.what << ": SIGTERM did not end the window (status " << status << ")\n"
+                         << log.substr(0, 2000);
+    } else {
+      EXPECT_NE(log.find(c.refusal), std::string::npos) << c.what << "\n" << log.substr(0, 2000);
+      EXPECT_LT(log.size(), 4000u) << c.what << ": the refusal is not one short line";
+    }
+    EXPECT_EQ(log.find("Sanitizer"), std::string::npos) << c.what << "\n" << log.substr(0, 4000);
   }
 }
 

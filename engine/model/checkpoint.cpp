@@ -24,6 +24,15 @@ constexpr uint64_t kMaxHeaderBytes = 100u << 20;  // the format's own limit is 1
 // Far beyond any model gpulab builds (the largest layer holds 2^31 values); the memory free now
 // is checked too, before anything is read.
 constexpr uint64_t kMaxCheckpointBytes = uint64_t(16) << 30;
+// A model has at most 1,000 layers, two tensors each; a header of 300,000 tensors stopped the
+// window for minutes. Counted while the header is parsed, so such a header is refused at its
+// 10,001st name.
+constexpr size_t kMaxTensors = 10000;
+// A safetensors header is three levels deep (tensor, its fields, a shape); a header nested a
+// million deep is refused at its ninth level instead of being built.
+constexpr int kMaxHeaderDepth = 8;
+// Problems listed in one message; the rest are counted.
+constexpr size_t kMaxProblemsNamed = 12;
 
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string text = "[";
@@ -199,17 +208,29 @@ Checkpoint load_checkpoint(const fs::path& path) {
                             " does not fit the file of " + std::to_string(file.size()) +
                             " bytes; not a safetensors file or truncated");
     json header;
-    // Two tensors of one name: JSON keeps the last, and the first would silently be lost.
+    // Two tensors of one name: JSON keeps the last, and the first would silently be lost. The
+    // count and the depth are bounded as the header is read, before it is built.
     std::set<std::string> names;
-    const json::parser_callback_t unique_names = [&](int depth, json::parse_event_t event,
-                                                     json& parsed) {
-      if (depth == 1 && event == json::parse_event_t::key && !names.insert(parsed).second)
-        throw CheckpointError(name + ": the header names the tensor " + parsed.get<std::string>() +
-                              " twice; a checkpoint holds each tensor once");
+    const json::parser_callback_t bounded = [&](int depth, json::parse_event_t event,
+                                                json& parsed) {
+      if (depth > kMaxHeaderDepth)
+        throw CheckpointError(name + ": the header is nested more than " +
+                              std::to_string(kMaxHeaderDepth) +
+                              " levels deep; a safetensors header is three");
+      if (depth == 1 && event == json::parse_event_t::key) {
+        if (!names.insert(parsed).second)
+          throw CheckpointError(name + ": the header names the tensor " +
+                                parsed.get<std::string>() +
+                                " twice; a checkpoint holds each tensor once");
+        if (names.size() > kMaxTensors + 1)  // the tensors and __metadata__
+          throw CheckpointError(name + ": the header names more than " +
+                                std::to_string(kMaxTensors) +
+                                " tensors; a model gpulab builds has at most 2,000");
+      }
       return true;
     };
     try {
-      header = json::parse(file.read(8, header_size), unique_names);
+      header = json::parse(file.read(8, header_size), bounded);
     } catch (const json::exception& e) {
       throw CheckpointError(name + ": header is not valid JSON: " + e.what());
     }
@@ -256,7 +277,10 @@ void check_checkpoint_fits(const Checkpoint& checkpoint, const ModelPlan& plan,
   if (!problems.empty()) {
     // One line, so the command line and the window show it as it is.
     std::string message = source_name + " does not fit the model:";
-    for (size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : " ") + problems[i];
+    for (size_t i = 0; i < problems.size() && i < kMaxProblemsNamed; ++i)
+      message += (i ? "; " : " ") + problems[i];
+    if (problems.size() > kMaxProblemsNamed)
+      message += "; and " + std::to_string(problems.size() - kMaxProblemsNamed) + " more";
     throw CheckpointError(message);
   }
   // Weights a diverged run saved: predict said "p nan%", eval "loss nan", and a run started from

@@ -67,6 +67,9 @@ constexpr std::uintmax_t kMaxModelFileBytes = std::uintmax_t(16) << 20;
 // maps of 2072x2072, 98 MiB an image and 12 GiB with their gradients at a batch of 64, and a run
 // that stepped for minutes without ending.
 constexpr int64_t kMaxActivationBytesPerImage = int64_t(64) << 20;
+// The deepest preset, vgg-small, has 18 layers; a model of 100,000 made the window's layer table
+// and every per-layer view unusable for minutes. A thousand is far beyond anything MNIST needs.
+constexpr size_t kMaxLayers = 1000;
 
 // Infers one layer's output; returns the problem, or an empty string when the layer fits.
 std::string infer_layer(LayerInfo& info) {
@@ -348,6 +351,9 @@ ModelConfig model_from_json(const json& j) {
     c.classes = json_int(j, "classes", 10);
     if (!j.contains("layers") || !j["layers"].is_array())
       throw ConfigError("a model config needs \"layers\": a list of layer objects");
+    if (j["layers"].size() > kMaxLayers)
+      throw ConfigError("\"layers\" holds " + std::to_string(j["layers"].size()) +
+                        " layers; a model has at most " + std::to_string(kMaxLayers));
     for (size_t i = 0; i < j["layers"].size(); ++i) {
       const json& l = j["layers"][i];
       const std::string where = "layer " + std::to_string(i + 1);

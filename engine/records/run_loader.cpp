@@ -7,6 +7,7 @@
 
 #include "engine/base/errors.hpp"
 #include "engine/base/host.hpp"
+#include "engine/base/text.hpp"
 #include "engine/records/record_csv.hpp"
 #include "engine/records/record_reader.hpp"
 #include "engine/records/run_record.hpp"
@@ -99,6 +100,18 @@ nlohmann::json load_run_info(const fs::path& dir) {
     throw RecordError(json_path.string() + ": not a gpulab run record (format \"" + kRunFormat +
                       "\" expected)");
   check_run_info(info, json_path);
+  // Names label rows, keys and chart titles: one of 4 MB stopped the window and took an export
+  // 44 s. Cut as a new run's name is bounded (and the message, which the runs list shows).
+  const auto shorten = [](json& object, const char* key, size_t bound) {
+    if (!object.is_object()) return;
+    const auto field = object.find(key);
+    if (field != object.end() && field->is_string() &&
+        field->get_ref<const std::string&>().size() > bound)
+      *field = bounded_name(field->get_ref<const std::string&>(), bound);
+  };
+  shorten(info, "name", kMaxNameBytes);
+  shorten(info, "message", 4096);
+  if (info.contains("model")) shorten(info["model"], "name", kMaxNameBytes);
   return info;
 }
 

@@ -4,15 +4,19 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
-
 #include <nlohmann/json.hpp>
 
 #include "engine/base/errors.hpp"
+#include "io/input_file.hpp"
 
 namespace gpulab::ui {
 namespace {
 
 const char* const kDemoFolder = ":/demos";
+// A race is a few setups side by side on one screen: 32 is already more lines than a chart shows.
+constexpr size_t kMaxRaceEntries = 32;
+// As the CLI reads a setup: a setup is a page of JSON.
+constexpr std::uintmax_t kMaxSetupBytes = std::uintmax_t(16) << 20;
 
 Setup parse_setup(const QByteArray& bytes, const QString& source) {
   const std::string where = source.toStdString();
@@ -24,6 +28,9 @@ Setup parse_setup(const QByteArray& bytes, const QString& source) {
     setup.description = QString::fromStdString(j.value("description", ""));
     if (j.contains("race")) {
       if (!j["race"].is_array()) throw ConfigError("\"race\" must be a list of {\"device\": ...}");
+      if (j["race"].size() > kMaxRaceEntries)
+        throw ConfigError("\"race\" has " + std::to_string(j["race"].size()) +
+                          " entries; a race has at most " + std::to_string(kMaxRaceEntries));
       for (const auto& e : j["race"]) {
         RaceEntry entry;
         entry.device = e.at("device").get<std::string>();
@@ -61,9 +68,19 @@ Setup load_setup(const QString& name_or_path) {
                         ": cannot be opened (no such file, and not a demo: " +
                         demo_names().join(", ").toStdString() + ")");
   }
-  QFile file(path);
-  if (!file.open(QIODevice::ReadOnly)) throw ConfigError(path.toStdString() + ": cannot be opened");
-  return parse_setup(file.readAll(), path);
+  if (path.startsWith(':')) {  // a shipped demo, built in
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+      throw ConfigError(path.toStdString() + ": cannot be opened");
+    return parse_setup(file.readAll(), path);
+  }
+  // Through the one reader of input files: a FIFO, a device or a folder is named, never waited on.
+  try {
+    const std::string text = read_input_file(path.toStdString(), kMaxSetupBytes, "a setup file");
+    return parse_setup(QByteArray::fromStdString(text), path);
+  } catch (const InputFileError& e) {
+    throw ConfigError(e.what());
+  }
 }
 
 }  // namespace gpulab::ui
