@@ -74,12 +74,17 @@ int main(int argc, char** argv) {
   const QCommandLineOption tab("tab", "open on this tab: live, compare, labs or inside", "TAB");
   const QCommandLineOption weights(
       "weights", "open this checkpoint on the Inside tab (a .safetensors file)", "FILE");
+  const QCommandLineOption class_folder(
+      "class-folder",
+      "open the class board on this folder (hand-ins to grade, or one lab grade wrote), as File "
+      "> Open class folder does",
+      "DIR");
   const QCommandLineOption lab(
       "lab",
       "open this lab (a Markdown lab file, see docs/labs.md) on the Labs tab; repeat for more",
       "FILE.md");
-  parser.addOptions(
-      {presenter, runs_dir, data_dir, telemetry, setup, train, device, recent, tab, lab, weights});
+  parser.addOptions({presenter, runs_dir, data_dir, telemetry, setup, train, device, recent, tab,
+                     lab, weights, class_folder});
   parser.process(app);
 
   gpulab::ui::WindowOptions options;
@@ -154,6 +159,14 @@ int main(int argc, char** argv) {
       return fail("--weights " + QString::fromStdString(problem));
     window.inside()->open_weights(file);
     window.show_tab("inside");
+  }
+  if (parser.isSet(class_folder)) {
+    const std::filesystem::path folder = parser.value(class_folder).toStdString();
+    std::error_code error;
+    if (!std::filesystem::is_directory(folder, error))
+      return fail("--class-folder " + parser.value(class_folder) +
+                  ": no such folder; give the folder of the class's hand-ins");
+    window.open_class_folder(folder);
   }
   if (parser.isSet(tab) && !window.show_tab(parser.value(tab)))
     return fail("--tab must be live, compare, labs or inside, not " + parser.value(tab));

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# docs/screenshots.sh OUT_DIR: the window as a class sees it, for docs/window.md. Six short runs
-# made with gpulab-cli (MNIST needed; one cancelled by a signal midway, so flagged ⚠),
-# then at 1024x768, 1280x720 and 1920x1080, each on an Xvfb screen of its own with a window
-# manager (openbox): the window maximized with the six runs ticked (Live and Compare), the same in
-# presenter mode (--presenter), and a lab open on the Labs tab. Needs xvfb, openbox, xdotool and
-# imagemagick (import).
+# docs/screenshots.sh OUT_DIR: the window as a class sees it, for docs/window.md and docs/labs.md.
+# Six short runs made with gpulab-cli (MNIST needed; two flagged ⚠: one trained beside a busy
+# loop on every core, one cancelled by a signal midway), and a class of seven hand-ins graded with
+# a roster of eight (real `lab run`s: five of the matrix-multiply lab, one of cnn-on-gpu with
+# --quick, one a copy of another's). Then at 1024x768, 1280x720 and 1920x1080, each on an Xvfb
+# screen of its own with a window manager (openbox): the window maximized with the six runs ticked
+# (Live and Compare), the same in presenter mode (--presenter), a lab open on the Labs tab, and the
+# class board over the window (--class-folder); at 1280x720 also a learner's runs opened in Compare
+# from the board with a double-click. Needs xvfb, openbox, xdotool and imagemagick (import).
 #
 #   docs/screenshots.sh OUT_DIR [--data-dir DIR]
 #
@@ -37,7 +40,15 @@ printf 'screenshots: six runs into %s\n' "$runs"
 train() { "$cli" train --quiet "${data_args[@]+"${data_args[@]}"}" "$@" >/dev/null; }
 train --model lenet5 --batch 64 --steps 120 --threads 1 --out "$runs/a"
 train --model lenet5 --batch 64 --steps 120 --threads 2 --out "$runs/b"
+# Flagged: trained beside a busy loop on every core (measured under outside load).
+busy=()
+for _ in $(seq "$(nproc)"); do
+  (while :; do :; done) &
+  busy+=($!)
+done
 train --model lenet5 --batch 128 --steps 80 --threads 2 --out "$runs/c"
+kill "${busy[@]}"
+wait "${busy[@]}" 2>/dev/null || true
 train --model lenet5 --batch 64 --steps 120 --threads 2 --replicas 2 --out "$runs/d"
 train --model mlp --batch 64 --steps 200 --threads 2 --out "$runs/e"
 # Flagged: cancelled by a signal midway.
@@ -47,6 +58,28 @@ trainer=$!
 sleep 4
 kill -INT "$trainer"
 wait "$trainer" || true
+
+printf 'screenshots: a class of seven hand-ins and a roster of eight in %s\n' "$work/class"
+class="$work/class"
+hand_in() {  # hand_in LAB LEARNER [--quick]: a real lab run, handed in as the course platform keeps it
+  local lab=$1 learner=$2
+  shift 2
+  "$cli" lab run "$lab" --quiet "${data_args[@]+"${data_args[@]}"}" --learner "$learner" "$@" \
+    --out "$class/$learner" >/dev/null
+}
+hand_in cnn-on-gpu "Ada Lovelace" --quick
+for learner in "Alan Turing" "Grace Hopper" "Katherine Johnson" "Zoë Ñandú" "李 小龍"; do
+  hand_in gpu-vs-cpu-matmul "$learner"
+done
+cp -r "$class/Alan Turing" "$class/Mallory Moe"  # a copy, runs and all, under another folder
+printf 'id,name,email\n' >"$work/roster.csv"
+id=1000
+for learner in "Ada Lovelace" "Alan Turing" "Grace Hopper" "Katherine Johnson" "Zoë Ñandú" \
+  "李 小龍" "Mallory Moe" "Edsger Dijkstra"; do
+  printf '%s,%s,%s\n' "$id" "$learner" "learner$id@example.org" >>"$work/roster.csv"
+  id=$((id + 1))
+done
+"$cli" lab grade "$class" --roster "$work/roster.csv" --out "$work/graded" >/dev/null || true
 
 display=99
 shoot() {  # shoot NAME: the whole screen
@@ -100,5 +133,15 @@ for size in 1024x768 1280x720 1920x1080; do
   stop_window
   start_window "$size" --show-recent 6 --lab "$REPO/resources/labs/cnn-on-gpu.md"
   shoot "lab-$size"
+  stop_window
+  start_window "$size" --show-recent 6 --class-folder "$work/graded"
+  shoot "classboard-roster-$size"
+  if [[ $size == 1280x720 ]]; then
+    # Ada's row (the first) double-clicked: her runs in Compare, the board still above it.
+    board="$(DISPLAY=":$display" xdotool search --onlyvisible --name '^Class:' | head -1)"
+    eval "$(DISPLAY=":$display" xdotool getwindowgeometry --shell "$board")"
+    DISPLAY=":$display" xdotool mousemove $((X + 120)) $((Y + 57)) click --repeat 2 --delay 80 1
+    shoot "classboard-compare-$size"
+  fi
   stop_window
 done

@@ -1297,6 +1297,7 @@ TEST(WindowFlags, BadFlagsAreNamedAndNothingStarts) {
            {"--setup /nonexistent.json", "/nonexistent.json"},
            {"--telemetry-hz 0", "--telemetry-hz"},
            {"--telemetry-hz nan", "--telemetry-hz"},
+           {"--class-folder /nonexistent", "--class-folder /nonexistent: no such folder"},
            {"--device cuda:7 --train", "--device cuda:7"}}) {
     const auto [code, output] = gpulab(args);
     EXPECT_EQ(code, 2) << args << "\n" << output;

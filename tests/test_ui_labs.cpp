@@ -13,6 +13,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPlainTextEdit>
 #include <QPointer>
 #include <QPushButton>
@@ -26,6 +27,7 @@
 #include <QTableWidget>
 #include <QTimer>
 #include <QTreeWidget>
+#include <QWindow>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -142,6 +144,13 @@ class Labs : public test::WindowTest {
     EXPECT_NE(board, nullptr);
     if (board) EXPECT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
     return board && board->isVisible() ? board : nullptr;
+  }
+  // The class board's Lab file… then "A lab file…" in its menu, `lab` typed into the dialog.
+  static void choose_lab_file(ClassBoard* board, const QString& lab) {
+    test::answer_file_dialog(lab, [&] {
+      EXPECT_TRUE(test::choose_from_button_menu(board->lab_button(), board->lab_button()->menu(),
+                                                "A lab file"));
+    });
   }
   // The row of the first lab opened from a file: after the built-in labs.
   QTreeWidgetItem* opened_lab_row() {
@@ -795,9 +804,7 @@ TEST_F(Labs, ClassBoardGradesAClassFolderAsHandInsArrive) {
 
   // The instructor's copy of the lab, chosen with Lab file…: named above the table, and the key
   // figures recomputed from each hand-in's runs against it make the class chart.
-  test::answer_file_dialog(QString::fromStdString(lab.string()), [&] {
-    QTest::mouseClick(board->lab_button(), Qt::LeftButton);
-  });
+  choose_lab_file(board, QString::fromStdString(lab.string()));
   ASSERT_TRUE(wait_until(
       [&] { return !board->grading() && board->summary().contains(lab.string().c_str()); }, 20s))
       << board->summary().toStdString();
@@ -857,6 +864,50 @@ TEST_F(Labs, ClassBoardOnOneHandInLoadsNoImageFromOutsideIt) {
 // would not stop root, as CI runs) is graded into a temporary folder, said above the table, and
 // that folder goes when the board closes. Lab file… given a file that is no lab names the file and
 // its first problem, and the board keeps grading with the lab it had.
+// Lab file… offers the built-in labs by title before a file: an instructor who handed out one
+// has no file of it. Chosen, it is named above the table and a hand-in of another lab is told so.
+TEST_F(Labs, ClassBoardLabFileOffersTheBuiltInLabs) {
+  open_window();
+  const auto lab = write_lab("tiny-lab.md", kTinyLab);
+  const auto hand_ins = labs_dir_.path() / "class";
+  const test::CliResult ran = lab_run(lab, "Ada", hand_ins / "Ada");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  ClassBoard* board = open_class_folder(hand_ins);
+  ASSERT_NE(board, nullptr);
+  QTableWidget* table = board->table();
+  ASSERT_TRUE(wait_until([&] { return table->rowCount() == 1 && !board->grading(); }, 20s))
+      << board->summary().toStdString();
+  EXPECT_EQ(cell(table, 0, "verified"), "yes");
+  EXPECT_TRUE(board->summary().contains("the built-in labs (Lab file… for yours)"))
+      << board->summary().toStdString();
+
+  QMenu* menu = board->lab_button()->menu();
+  ASSERT_NE(menu, nullptr);
+  ASSERT_TRUE(test::choose_from_button_menu(board->lab_button(), menu,
+                                            "A CNN on the GPU (built in: cnn-on-gpu)"));
+  QStringList entries;
+  for (QAction* action : menu->actions())
+    if (!action->isSeparator()) entries << action->text();
+  EXPECT_EQ(entries.size(), int(builtin_lab_names().size()) + 1)
+      << entries.join(" | ").toStdString();
+  EXPECT_EQ(entries.back(), "A lab file…");
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return !board->grading() &&
+               board->summary().contains("checked against the built-in lab cnn-on-gpu");
+      },
+      20s))
+      << board->summary().toStdString();
+  EXPECT_NE(cell(table, 0, "verified"), "yes") << "Ada handed in tiny-lab, not cnn-on-gpu";
+
+  // A file again, through the same menu.
+  choose_lab_file(board, QString::fromStdString(lab.string()));
+  ASSERT_TRUE(wait_until(
+      [&] { return !board->grading() && board->summary().contains(lab.string().c_str()); }, 20s))
+      << board->summary().toStdString();
+  EXPECT_EQ(cell(table, 0, "verified"), "yes");
+}
+
 TEST_F(Labs, ClassBoardGradesElsewhereWhereGradedCannotBeWrittenAndKeepsItsLabOverANonLab) {
   open_window();
   const auto lab = write_lab("tiny-lab.md", kTinyLab);
@@ -880,15 +931,13 @@ TEST_F(Labs, ClassBoardGradesElsewhereWhereGradedCannotBeWrittenAndKeepsItsLabOv
   EXPECT_TRUE(std::filesystem::exists(temporary / "class.csv"));
   EXPECT_EQ(read(hand_ins / "graded"), "not a folder\n");
 
-  test::answer_file_dialog(QString::fromStdString(lab.string()),
-                           [&] { QTest::mouseClick(board->lab_button(), Qt::LeftButton); });
+  choose_lab_file(board, QString::fromStdString(lab.string()));
   ASSERT_TRUE(wait_until(
       [&] { return !board->grading() && board->summary().contains(lab.string().c_str()); }, 20s))
       << board->summary().toStdString();
   ASSERT_FALSE(cell(table, 0, "mlp cpu images/s").startsWith("(no column"));
   const auto not_a_lab = write_lab("notes.md", "Remember to bring the projector.\n");
-  test::answer_file_dialog(QString::fromStdString(not_a_lab.string()),
-                           [&] { QTest::mouseClick(board->lab_button(), Qt::LeftButton); });
+  choose_lab_file(board, QString::fromStdString(not_a_lab.string()));
   const QString refused = board->summary();
   EXPECT_TRUE(refused.contains(not_a_lab.string().c_str()) &&
               refused.contains("is not used to check the hand-ins"))
@@ -1061,6 +1110,12 @@ TEST_F(Labs, ClassBoardOpensALearnersRunsInCompareReadOnly) {
   click_row("Ada", false);
   ASSERT_TRUE(board->compare_button()->isEnabled());
   QTest::mouseClick(board->compare_button(), Qt::LeftButton);
+  // The window comes forward with Compare, and the board stays in sight above it: it is a window
+  // of the main one's, which window managers keep above it (it was hidden behind).
+  EXPECT_TRUE(board->isVisible());
+  ASSERT_NE(board->windowHandle(), nullptr);
+  EXPECT_EQ(board->windowHandle()->transientParent(), window_->windowHandle());
+  EXPECT_EQ(window_->tabs()->currentWidget(), window_->compare());
   EXPECT_TRUE(line->text().startsWith("Ada's hand-in (read-only): tiny-lab, 2 runs"))
       << line->text().toStdString();
   ASSERT_EQ(window_->compare()->runs().size(), 2u);

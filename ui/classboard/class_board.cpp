@@ -8,7 +8,9 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QImage>
+#include <QMenu>
 #include <QPixmap>
+#include <QScreen>
 #include <QSplitter>
 #include <QTextDocument>
 #include <QUrl>
@@ -94,7 +96,13 @@ struct ClassGradeDone {
 };
 
 ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
-    : QWidget(parent, Qt::Window), folder_(folder), report_(folder) {
+    // A dialog-type window of the main window's (transient for it), which window managers keep
+    // above it: Open in Compare raises the main window, and hid a plain window's board behind it.
+    // It keeps a plain window's buttons.
+    : QWidget(parent, Qt::Dialog | Qt::WindowTitleHint | Qt::WindowSystemMenuHint |
+                          Qt::WindowMinMaxButtonsHint | Qt::WindowCloseButtonHint),
+      folder_(folder),
+      report_(folder) {
   setAttribute(Qt::WA_DeleteOnClose);  // and the zips it unpacked go with it
   setObjectName("class-board");
   setWindowTitle(tr("Class: %1").arg(QString::fromStdString(folder.string())));
@@ -134,8 +142,9 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
   lab_button_ = new QPushButton(tr("Lab file…"), this);
   lab_button_->setObjectName("class-lab-file");
   lab_button_->setToolTip(
-      tr("Your copy of the lab as you handed it out: each hand-in's lab must be this one, and its "
-         "tables and settings are checked against it (without it, only the built-in labs are)"));
+      tr("The lab as you handed it out, built in or your copy of its file: each hand-in's lab "
+         "must be this one, and its tables and settings are checked against it (without it, "
+         "only the built-in labs are)"));
   regrade_->setVisible(grades_);
   lab_button_->setVisible(grades_);
   table_ = new QTableWidget(this);
@@ -218,13 +227,31 @@ ClassBoard::ClassBoard(const fs::path& folder, QWidget* parent)
     settle_.start();
   });
   connect(regrade_, &QPushButton::clicked, this, &ClassBoard::grade);
-  connect(lab_button_, &QPushButton::clicked, this, [this] {
-    const QString file = QFileDialog::getOpenFileName(
-        this, tr("Your copy of the lab, as you handed it out"),
-        QString::fromStdString(folder_.string()), tr("Labs (*.md);;All files (*)"));
-    if (!file.isEmpty()) set_lab_file(file.toStdString());
+  // The built-in labs first (an instructor who handed one out has no file of it), then a file.
+  // Made when the menu opens: the board itself starts without parsing seven labs.
+  auto* labs = new QMenu(lab_button_);
+  labs->setObjectName("class-lab-menu");
+  connect(labs, &QMenu::aboutToShow, this, [this, labs] {
+    labs->clear();
+    const std::vector<std::string> names = builtin_lab_names();
+    const std::vector<Lab> builtins = builtin_labs();
+    for (size_t i = 0; i < names.size() && i < builtins.size(); ++i)
+      connect(labs->addAction(tr("%1 (built in: %2)")
+                                  .arg(QString::fromStdString(builtins[i].title),
+                                       QString::fromStdString(names[i]))),
+              &QAction::triggered, this, [this, name = names[i]] { set_lab_file(name); });
+    labs->addSeparator();
+    connect(labs->addAction(tr("A lab file…")), &QAction::triggered, this, [this] {
+      const QString file = QFileDialog::getOpenFileName(
+          this, tr("Your copy of the lab, as you handed it out"),
+          QString::fromStdString(folder_.string()), tr("Labs (*.md);;All files (*)"));
+      if (!file.isEmpty()) set_lab_file(file.toStdString());
+    });
   });
-  resize(1200, 760);
+  lab_button_->setMenu(labs);
+  // 1200x760 where the screen has room; on a 1280x720 projector it took more than the screen.
+  const QRect room = screen() ? screen()->availableGeometry() : QRect(0, 0, 1200, 760);
+  resize(std::min(1200, room.width() * 19 / 20), std::min(760, room.height() * 9 / 10));
   if (grades_) {
     watch_class();
     grade();
@@ -407,7 +434,9 @@ void ClassBoard::reload() {
            "class.md and the chart are in %4.")
             .arg(counts, QString::fromStdString(folder_.string()),
                  lab_file_.empty() ? tr("the built-in labs (Lab file… for yours)")
-                                   : QString::fromStdString(lab_file_.string()),
+                 : lab_file_.has_parent_path()
+                     ? QString::fromStdString(lab_file_.string())
+                     : tr("the built-in lab %1").arg(QString::fromStdString(lab_file_.string())),
                  report_note_.isEmpty() ? QString::fromStdString(report_.string()) : report_note_));
   // The first lab's chart, as lab grade drew it.
   std::vector<fs::path> charts;

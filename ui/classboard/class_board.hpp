@@ -89,7 +89,8 @@ class ClassBoard : public QWidget {
   std::filesystem::path folder_, report_;
   bool grades_ = false;
   std::unique_ptr<QTemporaryDir> report_temporary_;  // where folder/graded cannot be written
-  std::filesystem::path lab_file_;                   // lab grade's --lab; empty: the built-in labs
+  std::filesystem::path
+      lab_file_;  // lab grade's --lab: a file or a built-in lab's name; empty: any built-in lab
   QString report_note_;                              // where the grades went, and why there
   QLabel* summary_ = nullptr;
   QPushButton* regrade_ = nullptr;
