@@ -78,33 +78,45 @@ constexpr int64_t kQuickSteps = 3;
 constexpr const char* kQuickMark = "quick: a few steps each, not for comparison";
 constexpr int kQuickLargestMatrix = 256;
 
-// The lab's charts from the runs that finished, drawn as `gpulab-cli export` draws them, into
-// the hand-in's chart files. Returns, per chart, why it is not there ("" when drawn).
+// The lab's charts from the runs that finished, drawn as `gpulab-cli export` draws them (its
+// options are lab_chart's), into the hand-in's chart files; a reference run among them is marked
+// in the chart as recorded elsewhere. Returns, per chart, why it is not there ("" when drawn).
 std::vector<std::string> write_charts(const Lab& lab, const std::vector<LabRunResult>& results,
                                       const fs::path& out, int argc, char** argv) {
   std::vector<std::string> missing(lab.charts.size());
   for (size_t i = 0; i < lab.charts.size(); ++i) {
     const LabChart& chart = lab.charts[i];
-    ExportFlags x;  // the options lab_chart draws with: its points are the hand-in's CSV
-    x.chart = chart.kind;
-    for (size_t r : lab_chart_results(lab, i, results))
-      x.runs.push_back(results[r].run_dir.string());
-    if (x.runs.empty()) {
+    std::vector<RunData> loaded;
+    try {
+      for (size_t r : lab_chart_results(lab, i, results)) {
+        loaded.push_back(load_run(results[r].run_dir));
+        loaded.back().recorded_on = results[r].recorded_on;
+      }
+    } catch (const RecordError& error) {
+      std::printf("chart %s: not drawn: %s\n", chart.kind.c_str(), error.what());
+      missing[i] = error.what();
+      continue;
+    }
+    if (loaded.empty()) {
       std::printf("chart %s: no runs to draw\n", chart.kind.c_str());
       missing[i] = "no finished runs to draw";
       continue;
     }
+    std::vector<const RunData*> runs;
+    for (const RunData& run : loaded) runs.push_back(&run);
+    const Chart drawn = lab_chart(lab, i, runs);
     for (const char* format : {"png", "svg"}) {
-      x.format = format;
-      x.out = (out / hand_in_chart_file(lab, i, format)).string();
+      const fs::path file = out / hand_in_chart_file(lab, i, format);
       try {
-        if (run_export(x, argc, argv) != 0) missing[i] = "it could not be drawn";  // says why
-      } catch (const ConfigError& error) {
+        write_chart_file(drawn, file.string(), argc, argv);
+        std::printf("wrote %s (%s chart of %zu run%s)\n", file.string().c_str(), chart.kind.c_str(),
+                    runs.size(), runs.size() == 1 ? "" : "s");
+      } catch (const std::runtime_error& error) {  // ConfigError without Qt, RecordError on write
         // A build without Qt draws no charts; the table is still there.
         std::printf("chart %s: not drawn: %s\n", chart.kind.c_str(), error.what());
         missing[i] = error.what();
+        break;
       }
-      if (!missing[i].empty()) break;
     }
   }
   return missing;
@@ -375,7 +387,7 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   const ReferenceRuns references = references_for(lab);
   const DeviceList devices = list_devices();
   const std::vector<LabRunResult> results =
-      lab_results_from(lab, record, runs, devices, references.runs);
+      lab_results_from(lab, record, runs, devices, references);
   refuse_shipped_runs(results, runs, devices, runs_dir);
   warn_setting_differences(lab, results, runs);
   LabHandIn h = hand_in_here(results, {}, "gpulab-cli lab hand-in");
@@ -403,7 +415,7 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   }
   int ran = 0;
   for (const LabRunResult& r : results)
-    ran += (r.summary && r.recorded_on.empty()) || !r.matmul.empty();
+    ran += r.recorded_on.empty() && (r.summary || !r.matmul.empty());
   std::printf(
       "hand-in of \"%s\" by %s: %d of %zu experiments with results, quiz %d of %zu "
       "right (%d at the first attempt), %zu of %zu questions answered in words; %s\n",
@@ -595,7 +607,14 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
     std::printf("[%zu/%zu] %s (%s): ", ++number, lab.experiments.size(),
                 terminal_text(e.name).c_str(), e.experiment.backend.device.c_str());
     if (const std::string why = missing_hardware(e); !why.empty()) {
-      if (auto reference = reference_result(lab, e, references.runs)) {
+      if (auto reference = reference_result(lab, e, references); reference && !reference->summary) {
+        result = std::move(*reference);  // a benchmark's timings, recorded on a GPU elsewhere
+        std::printf(
+            "not run here: %s\n  reference timings, recorded on %s (not measured on this "
+            "machine): %zu sizes, n = %d to %d\n",
+            why.c_str(), result.recorded_on.c_str(), result.matmul.size(),
+            result.matmul.front().size, result.matmul.back().size);
+      } else if (reference) {
         result = std::move(*reference);
         const RunSummary& s = *result.summary;
         char accuracy[48] = "";

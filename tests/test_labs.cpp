@@ -21,9 +21,11 @@
 #include "engine/devices/devices.hpp"
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/labs/lab_charts.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/matmul_chart.hpp"
 #include "engine/labs/reference_runs.hpp"
 #include "engine/training/experiment.hpp"
 #include "gpulab/build_config.hpp"
@@ -101,7 +103,7 @@ TEST(Labs, GpuLabsSayWhichRecordedGpuRunsShipWithThem) {
     for (const LabExperiment& e : lab.experiments) {
       if (!e.needs_gpu()) continue;
       gpu_experiment = true;
-      if (auto reference = reference_result(lab, e, shipped.runs)) {
+      if (auto reference = reference_result(lab, e, shipped)) {
         const std::string& on = reference->recorded_on;  // "NVIDIA H100 80GB HBM3, 2026-11-27"
         ASSERT_NE(on.find(", "), std::string::npos) << on;
         recorded.insert(on.substr(0, on.rfind(", ")) + " on " + on.substr(on.rfind(", ") + 2));
@@ -122,8 +124,8 @@ TEST(Labs, GpuLabsSayWhichRecordedGpuRunsShipWithThem) {
   }
   // The labs whose one-GPU experiments were run on an H100 or an H200 and ship.
   EXPECT_EQ(labs_with_references,
-            (std::set<std::string>{"cnn-on-gpu", "feeding-the-gpu", "many-jobs-or-one",
-                                   "mixed-precision", "single-vs-multi-gpu",
+            (std::set<std::string>{"cnn-on-gpu", "feeding-the-gpu", "gpu-vs-cpu-matmul",
+                                   "many-jobs-or-one", "mixed-precision", "single-vs-multi-gpu",
                                    "watching-the-hardware"}));
 }
 
@@ -1212,7 +1214,7 @@ TEST(LabCli, QuickRunOfTheMatmulLabWritesItsTable) {
   const std::string csv = read(dir.path() / "results.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "experiment,device,size,ms,ms with copies,GFLOP/s,GFLOP/s with copies,copy ms,copy "
-            "GB/s,note")
+            "GB/s,speedup,note")
       << csv;
   EXPECT_NE(csv.find("\ncpu,cpu,256,"), std::string::npos) << csv;
   // The CPU copies nothing: its copy cells are empty, not 0. (Its note may say the machine was
@@ -1226,9 +1228,19 @@ TEST(LabCli, QuickRunOfTheMatmulLabWritesItsTable) {
   EXPECT_EQ(cells[7], "") << csv;
   EXPECT_EQ(cells[8], "") << csv;
   EXPECT_EQ(csv.find("\ncpu,cpu,512,"), std::string::npos) << csv;  // --quick: small sizes only
-  if (list_devices().gpus.empty()) {  // one row saying why, not one per size
-    EXPECT_NE(csv.find("\ngpu,cuda:0,,,,,,,,skipped: --device cuda:0: no GPU"), std::string::npos)
+  if (list_devices().gpus.empty()) {  // the H200's timings that ship, marked, a row per size
+    EXPECT_NE(csv.find("\ngpu,cuda:0,32,0.015,0.043,"), std::string::npos) << csv;
+    EXPECT_NE(csv.find("\ngpu,cuda:0,8192,21.445,36.009,51271.2,30534.4,14.564,55.29,,"
+                       "\"recorded on NVIDIA H200, 2026-11-27 (a reference run, not measured on "
+                       "this machine)"),
+              std::string::npos)
         << csv;
+    EXPECT_NE(r.output.find("not run here: --device cuda:0: no GPU"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("reference timings, recorded on NVIDIA H200, 2026-11-27 (not measured "
+                            "on this machine): 9 sizes, n = 32 to 8192"),
+              std::string::npos)
+        << r.output;
   }
 }
 
@@ -1248,10 +1260,16 @@ TEST(LabCli, QuickRunOfTheMatmulLabDrawsItsLogLogChart) {
   const std::string svg = read(dir.path() / "chart-matmul.svg");
   for (const char* text :
        {"Matrix multiply: time and GFLOP/s against the size", "matrix size n (log scale)",
-        "ms (log scale)", "GFLOP/s (log scale)", ">cpu<", ">256<"})
+        "ms (log scale)", "GFLOP/s (log scale)", ">256<"})
     EXPECT_NE(svg.find(text), std::string::npos) << text;
+  // ⚠ after its name where other programs loaded the machine while it timed.
+  EXPECT_TRUE(svg.find(">cpu<") != std::string::npos || svg.find(">cpu ⚠<") != std::string::npos);
   const bool gpu = !list_devices().gpus.empty();
   EXPECT_EQ(svg.find(">gpu with copies<") != std::string::npos, gpu);
+  // Without a GPU, the H200's timings that ship are drawn, marked as recorded there.
+  EXPECT_EQ(svg.find(">gpu with copies (reference, recorded on NVIDIA H200, 2026-11-27)<") !=
+                std::string::npos,
+            !gpu);
   // The report shows it.
   const std::string readme = read(dir.path() / "README.md");
   EXPECT_NE(readme.find("](chart-matmul.png)"), std::string::npos) << readme;
@@ -1697,7 +1715,8 @@ TEST(ReferenceRuns, AHandInNamesTheSkippedGpuExperimentsAndWhy) {
       << readme;
   // With its reference run, nothing is said to be skipped.
   test::write_reference_run(dir.path() / "refs" / "gpu", lab_run_name(lab, *lab.experiment("on a gpu")));
-  h.results = lab_results_from(lab, nullptr, runs, no_gpu(), load_reference_runs(dir.path() / "refs").runs);
+  h.results =
+      lab_results_from(lab, nullptr, runs, no_gpu(), load_reference_runs(dir.path() / "refs"));
   EXPECT_EQ(hand_in_readme(lab, h).find("skipped on this machine"), std::string::npos);
 }
 
@@ -1712,8 +1731,7 @@ TEST(ReferenceRuns, FillTheRowMarkedRecordedOnUntilTheLearnersOwnRun) {
   std::vector<RunData> runs = {
       load_run(test::write_reference_run(dir.path() / "runs" / "cpu", lab_run_name(lab, cpu), ""))};
 
-  const std::vector<LabRunResult> results =
-      lab_results_from(lab, nullptr, runs, no_gpu(), refs.runs);
+  const std::vector<LabRunResult> results = lab_results_from(lab, nullptr, runs, no_gpu(), refs);
   ASSERT_EQ(results.size(), 2u);
   EXPECT_EQ(results[0].recorded_on, "");
   EXPECT_EQ(results[1].recorded_on, "NVIDIA H200 (fixture), 2026-11-20");
@@ -1722,7 +1740,15 @@ TEST(ReferenceRuns, FillTheRowMarkedRecordedOnUntilTheLearnersOwnRun) {
   EXPECT_EQ(table.rows[1][0], "on a gpu");
   EXPECT_EQ(table.rows[1][1], "4");        // its figures
   EXPECT_FALSE(table.rows[1][2].empty());  // images/s
-  EXPECT_EQ(table.rows[1][3], "");         // no speedup across machines
+  // The speedup is the reference GPU's over the learner's CPU, and the note says so.
+  EXPECT_NEAR(std::atof(table.rows[1][3].c_str()),
+              std::atof(table.rows[1][2].c_str()) / std::atof(table.rows[0][2].c_str()),
+              0.01 * std::atof(table.rows[1][3].c_str()))
+      << table.rows[1][3];
+  EXPECT_NE(
+      table.rows[1][4].find("; speedup: GPU (reference, NVIDIA H200 (fixture)) over your CPU"),
+      std::string::npos)
+      << table.rows[1][4];
   EXPECT_EQ(
       table.rows[1][4].rfind(kFixtureMark + " (a reference run, not measured on this machine)", 0),
       0u)
@@ -1768,12 +1794,198 @@ TEST(ReferenceRuns, FillTheRowMarkedRecordedOnUntilTheLearnersOwnRun) {
       load_run(test::write_reference_run(dir.path() / "runs" / "mine", lab_run_name(lab, gpu),
                                          "NVIDIA RTX 4090", "2026-11-25T10:00:00Z")));
   sort_newest_first(runs);
-  const std::vector<LabRunResult> own = lab_results_from(lab, nullptr, runs, no_gpu(), refs.runs);
+  const std::vector<LabRunResult> own = lab_results_from(lab, nullptr, runs, no_gpu(), refs);
   ASSERT_EQ(own.size(), 2u);
   EXPECT_EQ(own[1].recorded_on, "");
   EXPECT_EQ(own[1].run_dir, dir.path() / "runs" / "mine");
   EXPECT_EQ(lab_results_table(lab, lab.tables[0], own).rows[1][4].find("recorded on"),
             std::string::npos);
+}
+
+// A learner's run and a reference run in a small record each: 16 images a step, the CPU's median
+// step 8 ms (2000 images/s), the reference GPU's 0.5 ms (32000 images/s).
+LabRunResult paced(const std::string& experiment, double median_step_ms,
+                   const std::string& recorded_on = "") {
+  LabRunResult r;
+  r.experiment = experiment;
+  RunSummary s;
+  s.status = RunStatus::Finished;
+  s.steps = 100;
+  s.images = 1600;
+  s.train_seconds = 100 * median_step_ms / 1000;
+  r.summary = s;
+  r.readings.median_step_ms = median_step_ms;
+  r.run_dir = "/runs/" + experiment;
+  r.recorded_on = recorded_on;
+  return r;
+}
+
+// Issue 41.7: without a GPU, the speedup of a GPU experiment is the reference run's images/s over
+// the learner's CPU run's, named so in the note; a flagged CPU run carries its ⚠ into that row.
+TEST(ReferenceRuns, TheSpeedupIsTheReferenceGpuOverYourCpuAndSaysSo) {
+  const Lab lab = parse(kCpuAndGpuLab);
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  LabRunResult cpu = paced("mlp cpu", 8.0);
+  const LabRunResult gpu = paced("on a gpu", 0.5, "NVIDIA H200, 2026-11-27");
+  LabResultsTable table = lab_results_table(lab, lab.tables[0], {cpu, gpu});
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0][2], "2000");   // 16 images in 8 ms
+  EXPECT_EQ(table.rows[1][2], "32000");  // 16 images in 0.5 ms
+  EXPECT_EQ(table.rows[1][3], "16.00");  // 32000 / 2000
+  EXPECT_EQ(table.rows[1][4],
+            "recorded on NVIDIA H200, 2026-11-27 (a reference run, not measured on this machine); "
+            "speedup: GPU (reference, NVIDIA H200) over your CPU");
+  EXPECT_FALSE(table.flagged[1]);
+  // The CPU row is the baseline: its speedup is over itself, never over a reference.
+  EXPECT_EQ(table.rows[0][3], "1.00");
+  EXPECT_EQ(table.rows[0][4], "");
+
+  cpu.flags = {"shared its hardware with another run"};
+  table = lab_results_table(lab, lab.tables[0], {cpu, gpu});
+  EXPECT_EQ(table.rows[1][3], "16.00");
+  EXPECT_NE(table.rows[1][4].find("; ⚠ the speedup is over \"mlp cpu\", which is flagged: shared "
+                                  "its hardware with another run"),
+            std::string::npos)
+      << table.rows[1][4];
+  EXPECT_TRUE(table.flagged[1]);
+  EXPECT_NE(to_markdown(table).find("| ⚠ on a gpu |"), std::string::npos) << to_markdown(table);
+}
+
+// The reference run is drawn in the lab's charts beside the learner's, its name marked.
+TEST(ReferenceRuns, AreDrawnInTheLabsChartsMarkedRecordedOn) {
+  test::TempDir dir;
+  const Lab lab = parse(kCpuAndGpuLab + "```chart\nkind: throughput\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  test::write_reference_run(dir.path() / "refs" / "gpu",
+                            lab_run_name(lab, *lab.experiment("on a gpu")));
+  const std::vector<RunData> runs = {load_run(test::write_reference_run(
+      dir.path() / "runs" / "cpu", lab_run_name(lab, *lab.experiment("mlp cpu")), ""))};
+  const ReferenceRuns refs = load_reference_runs(dir.path() / "refs");
+  ASSERT_EQ(refs.runs.size(), 1u);
+  EXPECT_EQ(refs.runs[0].recorded_on, "NVIDIA H200 (fixture), 2026-11-20");
+  const std::vector<LabRunResult> results = lab_results_from(lab, nullptr, runs, no_gpu(), refs);
+  const std::vector<size_t> drawn = lab_chart_results(lab, 0, results);
+  ASSERT_EQ(drawn, (std::vector<size_t>{0, 1}));
+  const Chart chart = lab_chart(lab, 0, {&runs[0], &refs.runs[0]});
+  ASSERT_EQ(chart.runs.size(), 2u);
+  EXPECT_EQ(chart.runs[0].find("reference"), std::string::npos) << chart.runs[0];
+  EXPECT_NE(chart.runs[1].find(" (reference, recorded on NVIDIA H200 (fixture), 2026-11-20)"),
+            std::string::npos)
+      << chart.runs[1];
+}
+
+std::string bench_reference_json(const std::string& timings) {
+  return R"({"format": "gpulab-bench-reference/1", "lab": "gpu-vs-cpu-matmul", "experiment": "gpu",
+  "gpu": "NVIDIA H200", "driver": "580.159.04", "cuda": "13.0", "recorded": "2026-11-27",
+  "commit": "c2cf0e0", "command": "gpulab-cli lab run gpu-vs-cpu-matmul --out x",
+  "timings": )" +
+         timings + "}";
+}
+
+// Issue 41.6: a benchmark's reference (a *.matmul.json beside the reference runs) fills the GPU
+// rows of a machine without one, marked, with the speedup of the reference GPU over the learner's
+// CPU at each size; the chart draws it marked too.
+TEST(BenchReference, FillsTheGpuRowsAndTheChartMarkedRecordedOn) {
+  test::TempDir dir;
+  std::ofstream(dir.path() / "gpu-vs-cpu-matmul.gpu.matmul.json")
+      << bench_reference_json(R"([{"size": 32, "ms": 0.015, "ms_with_copies": 0.043},
+        {"size": 2048, "ms": 0.347, "ms_with_copies": 1.298}])");
+  const ReferenceRuns refs = load_reference_runs(dir.path());
+  ASSERT_TRUE(refs.problems.empty()) << refs.problems.front();
+  ASSERT_EQ(refs.benchmarks.size(), 1u);
+  const Lab lab = load_lab("gpu-vs-cpu-matmul");
+  LabRecord record;
+  record.matmul["cpu"] = {{32, 0.004, 0.004}, {2048, 125.4, 125.4}};
+  const std::vector<LabRunResult> results = lab_results_from(lab, &record, {}, no_gpu(), refs);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[1].recorded_on, "NVIDIA H200, 2026-11-27");
+  EXPECT_EQ(results[1].device, "NVIDIA H200, driver 580.159.04, CUDA 13.0");
+  const LabResultsTable table = lab_results_table(lab, lab.tables[0], results);
+  const auto cell = [&](size_t row, const std::string& column) {
+    return table.rows.at(row).at(
+        size_t(std::find(table.header.begin(), table.header.end(), column) - table.header.begin()));
+  };
+  ASSERT_EQ(table.rows.size(), 4u);
+  EXPECT_EQ(cell(2, "size"), "32");
+  EXPECT_EQ(cell(3, "GFLOP/s"), "49509.7");  // 2 x 2048³ in 0.347 ms
+  EXPECT_EQ(cell(2, "speedup"), "0.09");     // the CPU's 0.004 ms over the H200's 0.043 with copies
+  EXPECT_EQ(cell(3, "speedup"), "96.61");    // 125.4 / 1.298
+  EXPECT_EQ(cell(0, "note"), "");
+  EXPECT_EQ(cell(3, "note"),
+            "recorded on NVIDIA H200, 2026-11-27 (a reference run, not measured on this machine); "
+            "speedup: GPU (reference, NVIDIA H200) over your CPU");
+  const Chart chart = matmul_chart(lab, results);
+  EXPECT_EQ(chart.runs, (std::vector<std::string>{
+                            "cpu", "gpu (reference, recorded on NVIDIA H200, 2026-11-27)",
+                            "gpu with copies (reference, recorded on NVIDIA H200, 2026-11-27)"}));
+  ASSERT_EQ(chart.panels.size(), 2u);
+  EXPECT_EQ(chart.panels[0].lines[2].points.y, (std::vector<double>{0.043, 1.298}));
+  // The learner's own timings, once there, win.
+  record.matmul["gpu"] = {{32, 0.02, 0.09}};
+  EXPECT_EQ(lab_results_from(lab, &record, {}, no_gpu(), refs)[1].recorded_on, "");
+}
+
+// The one that ships: the H200's table of bench/results, its figures recomputed from its times.
+TEST(BenchReference, TheShippedOneIsTheH200sTable) {
+  ASSERT_EQ(std::getenv(kReferenceRunsVariable), nullptr) << "the shipped folder is checked";
+  const ReferenceRuns shipped = load_reference_runs(reference_runs_dir());
+  ASSERT_EQ(shipped.benchmarks.size(), 1u);
+  const BenchReference& h200 = shipped.benchmarks[0];
+  EXPECT_EQ(h200.recorded_on(), "NVIDIA H200, 2026-11-27");
+  EXPECT_EQ(h200.driver, "580.159.04");
+  EXPECT_EQ(h200.commit, "c2cf0e086751b3072f60ae3c6df7e71e74a13f04");
+  EXPECT_NE(h200.command.find("gpulab-cli lab run gpu-vs-cpu-matmul"), std::string::npos);
+  ASSERT_EQ(h200.timings.size(), 9u);
+  EXPECT_EQ(h200.timings.back().size, 8192);
+  // 2 x 8192³ operations in 21.445 ms: 51271 GFLOP/s, the table's 51271.0.
+  EXPECT_NEAR(matmul_gflops(8192, h200.timings.back().ms), 51271.0, 0.5);
+  // 3 x 8192² x 4 bytes in 36.009 - 21.445 ms: the table's 55.30 GB/s.
+  EXPECT_NEAR(matmul_copy_bytes(8192) /
+                  ((h200.timings.back().ms_with_copies - h200.timings.back().ms) * 1e6),
+              55.30, 0.01);
+}
+
+// A damaged benchmark reference is left out, named with what is wrong and what to do; the rest
+// still load.
+TEST(BenchReference, ADamagedFileIsNamedAndLeftOut) {
+  test::TempDir dir;
+  const auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir.path() / name) << text;
+    return (dir.path() / name).string();
+  };
+  const std::string fix =
+      "; fix the file (gpulab's own are in resources/reference-runs) or remove it";
+  const std::string broken = write("a.matmul.json", "{ not json");
+  const std::string no_gpu_named =
+      write("b.matmul.json", R"({"format": "gpulab-bench-reference/1"})");
+  const std::string bad_size = write(
+      "c.matmul.json", bench_reference_json(R"([{"size": -3, "ms": 1, "ms_with_copies": 2}])"));
+  const std::string slower_alone = write(
+      "d.matmul.json", bench_reference_json(R"([{"size": 32, "ms": 2, "ms_with_copies": 1}])"));
+  write("e.matmul.json", bench_reference_json(R"([{"size": 32, "ms": 1, "ms_with_copies": 2}])"));
+  const ReferenceRuns found = load_reference_runs(dir.path());
+  ASSERT_EQ(found.benchmarks.size(), 1u);
+  std::string all;
+  for (const auto& p : found.problems) all += p + "\n";
+  ASSERT_EQ(found.problems.size(), 4u) << all;
+  EXPECT_TRUE(
+      has(found.problems, broken + ": not a benchmark reference: it is not a JSON object" + fix))
+      << all;
+  EXPECT_TRUE(has(found.problems, no_gpu_named +
+                                      ": not a benchmark reference: its \"lab\" is missing or "
+                                      "not a text" +
+                                      fix))
+      << all;
+  const std::string timing =
+      ": not a benchmark reference: timing 1 is not a size from 1 to 65536 with ms > 0 and "
+      "ms_with_copies >= ms" +
+      fix;
+  EXPECT_TRUE(has(found.problems, bad_size + timing)) << all;
+  EXPECT_TRUE(has(found.problems, slower_alone + timing)) << all;
+  // A FIFO in its place is refused by its kind, never opened to block.
+  const auto fifo = dir.path() / "f.matmul.json";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(load_reference_runs(dir.path()).problems.size(), 5u);
 }
 
 TEST(LabCli, RunWithoutAGpuShowsTheReferenceRunMarkedRecordedOn) {
@@ -1798,7 +2010,10 @@ TEST(LabCli, RunWithoutAGpuShowsTheReferenceRunMarkedRecordedOn) {
       << r.output;
   const std::string csv = read(out / "results.csv");
   EXPECT_NE(csv.find("\non a gpu,4,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",,\"" + kFixtureMark + " (a reference run, not measured on this machine)"),
+  EXPECT_NE(csv.find(",\"" + kFixtureMark + " (a reference run, not measured on this machine)"),
+            std::string::npos)
+      << csv;
+  EXPECT_NE(csv.find("; speedup: GPU (reference, NVIDIA H200 (fixture)) over your CPU"),
             std::string::npos)
       << csv;
   EXPECT_NE(read(out / "README.md").find("are reference runs"), std::string::npos);

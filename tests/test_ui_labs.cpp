@@ -1526,12 +1526,16 @@ TEST_F(Labs, AGpuExperimentShowsTheReferenceRunMarkedUntilTheLearnersOwn) {
       << cell(table, row, "note").toStdString();
   EXPECT_GT(cell(table, row, "images/s").toDouble(), 0);
   EXPECT_FALSE(cell(table, row, "ms per step").isEmpty());
-  EXPECT_EQ(cell(table, row, "speedup"), "");  // not over this machine's CPU run
+  EXPECT_EQ(cell(table, row, "speedup"), "");  // no CPU run of the learner's to take it over
   EXPECT_FALSE(page->run_button("lenet5 gpu")->isEnabled());
   const QString says = page->experiment_text("lenet5 gpu");
   EXPECT_TRUE(says.contains("Its row shows a reference run " + mark)) << says.toStdString();
   EXPECT_TRUE(says.contains("not a measurement of yours")) << says.toStdString();
-  // Not counted as the learner's progress, and not drawn in the lab's charts.
+  // Drawn in the lab's chart, its name marked; not counted as the learner's progress.
+  const std::vector<std::string> drawn = page->chart(0)->chart().runs;
+  ASSERT_EQ(drawn.size(), 1u);
+  EXPECT_NE(drawn[0].find("(reference, " + mark.toStdString() + ")"), std::string::npos)
+      << drawn[0];
   const auto names = builtin_lab_names();
   const int lab_row = int(std::find(names.begin(), names.end(), "cnn-on-gpu") - names.begin());
   const QString progress = tab()->list()->topLevelItem(lab_row)->text(3);

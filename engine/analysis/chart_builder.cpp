@@ -238,6 +238,9 @@ void ChartBuilder::marked_names(std::vector<std::string>& names,
   flags.clear();
   for (size_t r = 0; r < runs_.size(); ++r) {
     const std::vector<std::string> run = run_flags(*runs_[r]);
+    // A reference run drawn beside the learner's is never taken for theirs.
+    if (!runs_[r]->recorded_on.empty())
+      names[r] += " (reference, recorded on " + runs_[r]->recorded_on + ")";
     names[r] = flagged_name(names[r], run);
     flags.push_back(join_flags(run));
   }

@@ -99,6 +99,11 @@ json manifest_experiments(const std::vector<LabRunResult>& results,
         timings.push_back({{"size", t.size}, {"ms", t.ms}, {"ms_with_copies", t.ms_with_copies}});
       entry["matmul"] = timings;
       if (!r.outside_load.is_null()) entry["outside_load"] = r.outside_load;
+      // A benchmark keeps no run folder to say where it was recorded: its entry does.
+      if (!r.recorded_on.empty()) {
+        entry["recorded_on"] = r.recorded_on;
+        entry["device"] = r.device;
+      }
     }
     list.push_back(entry);
   }

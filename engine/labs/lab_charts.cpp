@@ -17,8 +17,7 @@ std::vector<size_t> lab_chart_results(const Lab& lab, size_t chart,
     const LabExperiment* e = lab.experiment(r.experiment);
     const bool named =
         wanted.empty() || std::find(wanted.begin(), wanted.end(), r.experiment) != wanted.end();
-    if (named && e && e->bench.empty() && r.summary && !r.run_dir.empty() && r.recorded_on.empty())
-      drawn.push_back(i);
+    if (named && e && e->bench.empty() && r.summary && !r.run_dir.empty()) drawn.push_back(i);
   }
   return drawn;
 }

@@ -13,9 +13,9 @@
 namespace gpulab {
 
 // The results chart `chart` of the lab draws, as indices into `results` in their order: those of
-// its experiments (every experiment where it names none) that have a run, never a benchmark
-// (it keeps no run) nor a reference run (a chart's legend could not mark it as recorded
-// elsewhere).
+// its experiments (every experiment where it names none) that have a run, never a benchmark (it
+// keeps no run). A reference run is drawn too, its name marked "(reference, recorded on ...)"
+// (RunData::recorded_on, which whoever loads it for the chart sets from the result's).
 std::vector<size_t> lab_chart_results(const Lab& lab, size_t chart,
                                       const std::vector<LabRunResult>& results);
 

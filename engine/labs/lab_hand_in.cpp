@@ -523,7 +523,10 @@ void write_chart_points(const fs::path& dir, const Lab& lab, const LabHandIn& h,
     for (size_t i : lab_chart_results(lab, c, h.results)) {
       if (folders.at(i).empty()) continue;
       auto run = loaded.find(i);
-      if (run == loaded.end()) run = loaded.emplace(i, load_run(dir / folders[i])).first;
+      if (run == loaded.end()) {
+        run = loaded.emplace(i, load_run(dir / folders[i])).first;
+        run->second.recorded_on = h.results[i].recorded_on;
+      }
       runs.push_back(&run->second);
     }
     if (runs.empty()) {

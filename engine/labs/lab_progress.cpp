@@ -200,7 +200,7 @@ std::string skipped_note(const std::string& missing, const DeviceList& devices) 
 std::vector<LabRunResult> lab_results_from(const Lab& lab, const LabRecord* record,
                                            const std::vector<RunData>& runs,
                                            const DeviceList& devices,
-                                           const std::vector<RunData>& references) {
+                                           const ReferenceRuns& references) {
   std::vector<const RunData*> newest_first;
   for (const RunData& run : runs) newest_first.push_back(&run);
   std::vector<LabRunResult> results;

@@ -12,6 +12,7 @@
 #include "engine/devices/matmul_bench.hpp"
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/reference_runs.hpp"
 #include "engine/records/run_record.hpp"
 
 namespace gpulab {
@@ -90,6 +91,6 @@ std::string skipped_note(const std::string& missing, const DeviceList& devices);
 std::vector<LabRunResult> lab_results_from(const Lab& lab, const LabRecord* record,
                                            const std::vector<RunData>& runs,
                                            const DeviceList& devices,
-                                           const std::vector<RunData>& references = {});
+                                           const ReferenceRuns& references = {});
 
 }  // namespace gpulab

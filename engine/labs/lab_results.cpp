@@ -71,6 +71,31 @@ std::string note(const LabRunResult* r) {
   return text;
 }
 
+// Whether a row may take a speedup over `base`: both measured on this machine, or a reference
+// recorded elsewhere over the learner's own run, the ratio the learner without a GPU asks for
+// (said in the row's note: speedup_note). Never the learner's run over a reference.
+bool speedup_over(const LabRunResult& r, const LabRunResult& base) {
+  return base.recorded_on.empty() || base.recorded_on == r.recorded_on;
+}
+
+// What a speedup of a reference over the learner's own run is: "speedup: GPU (reference, NVIDIA
+// H200) over your CPU", and the ⚠ of that run where it is flagged, since its figures are half
+// the ratio. Empty for a speedup of two runs of this machine whose baseline is clean.
+std::string speedup_note(const LabRunResult& r, const LabRunResult& base,
+                         const LabExperiment& over) {
+  std::string text;
+  if (!r.recorded_on.empty() && base.recorded_on.empty()) {
+    const std::string gpu = r.recorded_on.substr(0, r.recorded_on.rfind(", "));
+    text = "speedup: GPU (reference, " + gpu + ") over " +
+           (over.experiment.backend.device == "cpu" ? "your CPU"
+                                                    : "your run of \"" + over.name + "\"");
+  }
+  if (!base.flags.empty() && &base != &r)  // a baseline's own ⚠ is already in its note
+    text += (text.empty() ? "" : "; ") + std::string("⚠ the speedup is over \"") + over.name +
+            "\", which is flagged: " + join_flags(base.flags);
+  return text;
+}
+
 // "NVIDIA H200, driver 570.86, CUDA 12.8" or "AMD EPYC 9454P, 8 cores": a run.json device.
 std::string device_text(const nlohmann::json& device) {
   if (!device.is_object()) return {};
@@ -298,6 +323,7 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
       const MatmulTiming* base_t = at_size(base, size);
       std::vector<std::string> row;
       std::string also;  // a reading's reason for its empty cell, after the row's note
+      std::string speedup_said;  // what the speedup is over, where the cell alone would mislead
       for (const auto& column : table.columns) {
         std::string cell;
         if (column == "experiment")
@@ -318,14 +344,15 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
           cell = fixed(images_per_second(*s, r->readings), 0);
         else if (s && column == "ms per step")
           cell = fixed(ms_per_step(*s, r->readings), 2);
-        else if (s && column == "speedup" && base && base->summary &&
-                 base->recorded_on == r->recorded_on)  // not across machines
+        else if (s && column == "speedup" && base && base->summary && speedup_over(*r, *base)) {
           cell = fixed(images_per_second(*s, r->readings) /
                            images_per_second(*base->summary, base->readings),
                        2);
-        else if (t && column == "speedup" && base_t)
+          speedup_said = speedup_note(*r, *base, *over_e);
+        } else if (t && column == "speedup" && base_t && speedup_over(*r, *base)) {
           cell = fixed(base_t->ms_with_copies / t->ms_with_copies, 2);
-        else if (s && column == "time to target")
+          speedup_said = speedup_note(*r, *base, *over_e);
+        } else if (s && column == "time to target")
           cell = s->time_to_target_s      ? fixed(*s->time_to_target_s, 2)
                  : s->target_accuracy > 0 ? "not reached"
                                           : "";
@@ -367,10 +394,12 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
         row.push_back(cell);
       }
       std::string said = note(r);
-      if (!also.empty()) said += (said.empty() ? "" : "; ") + also;
+      for (const std::string* more : {&also, &speedup_said})
+        if (!more->empty()) said += (said.empty() ? "" : "; ") + *more;
       row.push_back(said);
       out.rows.push_back(std::move(row));
-      out.flagged.push_back(ran && !r->flags.empty());
+      out.flagged.push_back(ran &&
+                            (!r->flags.empty() || speedup_said.find("⚠") != std::string::npos));
     }
   }
   return out;

@@ -89,7 +89,8 @@ LabRunResult lab_run_result(const std::string& experiment, const RunData& run);
 
 // Rows in the table's experiment order (one per size for a benchmark); an experiment not run yet
 // has its name and empty cells, a skipped or failed one says why in "note", and a reference run's
-// note says where it was recorded (no speedup is taken between it and a run of this machine).
+// note says where it was recorded and, where it has a speedup over the learner's run, that it is
+// "GPU (reference, <GPU>) over your CPU".
 LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
                                   const std::vector<LabRunResult>& results);
 std::string to_csv(const LabResultsTable& table);

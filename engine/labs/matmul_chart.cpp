@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "engine/analysis/run_figures.hpp"
+
 namespace gpulab {
 
 Chart matmul_chart(const Lab& lab, const std::vector<LabRunResult>& results) {
@@ -15,11 +17,14 @@ Chart matmul_chart(const Lab& lab, const std::vector<LabRunResult>& results) {
   time.y_label = "ms (log scale)";
   rate.y_label = "GFLOP/s (log scale)";
   time.log_y = rate.log_y = true;
-  auto add = [&](const std::string& name, const std::vector<MatmulTiming>& timings,
-                 bool with_copies) {
+  auto add = [&](const LabRunResult& r, const std::string& series, bool with_copies) {
+    const std::vector<MatmulTiming>& timings = r.matmul;
     const int run = int(chart.runs.size());
-    chart.runs.push_back(name);
-    chart.flags.emplace_back();
+    // Marked as every chart marks a run: recorded elsewhere, and ⚠ where flagged.
+    const std::string where =
+        r.recorded_on.empty() ? "" : " (reference, recorded on " + r.recorded_on + ")";
+    chart.runs.push_back(flagged_name(series + where, r.flags));
+    chart.flags.push_back(join_flags(r.flags));
     LineSeries t, g;
     t.run = g.run = run;
     t.metric = g.metric = Metric::StepMs;  // the line's tooltip name only; y_label says what it is
@@ -40,11 +45,11 @@ Chart matmul_chart(const Lab& lab, const std::vector<LabRunResult>& results) {
     const auto r = std::find_if(results.begin(), results.end(),
                                 [&](const LabRunResult& x) { return x.experiment == e.name; });
     if (r == results.end() || r->matmul.empty()) continue;
-    add(e.name, r->matmul, false);
+    add(*r, e.name, false);
     // The CPU's "with copies" is its product alone (nothing crosses a bus): no second line.
     if (std::any_of(r->matmul.begin(), r->matmul.end(),
                     [](const MatmulTiming& t) { return t.ms_with_copies != t.ms; }))
-      add(e.name + " with copies", r->matmul, true);
+      add(*r, e.name + " with copies", true);
   }
   if (!chart.runs.empty()) chart.panels = {std::move(time), std::move(rate)};
   return chart;

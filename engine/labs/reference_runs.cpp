@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -15,6 +16,7 @@
 #include "engine/base/errors.hpp"
 #include "engine/base/sha256.hpp"
 #include "engine/labs/lab_progress.hpp"
+#include "io/input_file.hpp"
 #include "io/install_paths.hpp"
 
 namespace gpulab {
@@ -22,16 +24,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "2026-11-20" from run.json's "created" (2026-11-20T19:08:15Z), or "" when it holds no date.
-std::string created_day(const RunData& run) {
-  const auto created = run.info.find("created");
-  if (created == run.info.end() || !created->is_string()) return {};
-  const std::string text = created->get<std::string>();
+// "2026-11-20" from "2026-11-20T19:08:15Z" or "2026-11-20", or "" when it starts with no date.
+std::string day_of(const std::string& text) {
   if (text.size() < 10) return {};
   for (size_t i = 0; i < 10; ++i)
     if (i == 4 || i == 7 ? text[i] != '-' : !std::isdigit(static_cast<unsigned char>(text[i])))
       return {};
   return text.substr(0, 10);
+}
+
+// The day of run.json's "created".
+std::string created_day(const RunData& run) {
+  const auto created = run.info.find("created");
+  if (created == run.info.end() || !created->is_string()) return {};
+  return day_of(created->get<std::string>());
 }
 
 // "NVIDIA H200" or "2× NVIDIA H100 80GB HBM3, NVIDIA A100": the GPUs among run.json's devices.
@@ -199,10 +205,77 @@ std::string recorded_on(const RunData& run) {
   return gpus.empty() || day.empty() ? std::string() : gpus + ", " + day;
 }
 
+// A benchmark reference is a few hundred bytes a size: 1 MiB is thousands of sizes.
+constexpr std::uintmax_t kMaxBenchReferenceBytes = std::uintmax_t(1) << 20;
+
+BenchReference read_bench_reference(const fs::path& file) {
+  const std::string fix =
+      "; fix the file (gpulab's own are in resources/reference-runs) or remove it";
+  auto fail = [&](const std::string& what) -> BenchReference {
+    throw ConfigError(file.string() + ": not a benchmark reference: " + what + fix);
+  };
+  std::string text;
+  try {
+    text = read_input_file(file, kMaxBenchReferenceBytes, "a benchmark reference (JSON)");
+  } catch (const InputFileError& e) {
+    throw ConfigError(e.what());
+  }
+  const nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
+  if (json.is_discarded() || !json.is_object()) return fail("it is not a JSON object");
+  if (json.value("format", nlohmann::json()) != kBenchReferenceFormat)
+    return fail(std::string("its \"format\" is not \"") + kBenchReferenceFormat + "\"");
+  BenchReference r;
+  r.file = file;
+  const std::pair<const char*, std::string*> fields[] = {
+      {"lab", &r.lab},         {"experiment", &r.experiment},
+      {"gpu", &r.gpu},         {"driver", &r.driver},
+      {"cuda", &r.cuda},       {"recorded", &r.recorded},
+      {"command", &r.command}, {"commit", &r.commit}};
+  for (const auto& [key, field] : fields) {
+    const auto value = json.find(key);
+    if (value == json.end() || !value->is_string() || value->get<std::string>().empty())
+      return fail(std::string("its \"") + key + "\" is missing or not a text");
+    *field = value->get<std::string>();
+  }
+  if (day_of(r.recorded) != r.recorded)
+    return fail("its \"recorded\" is \"" + r.recorded + "\", not a day YYYY-MM-DD");
+  const auto timings = json.find("timings");
+  if (timings == json.end() || !timings->is_array() || timings->empty())
+    return fail("it has no \"timings\" (a list of {size, ms, ms_with_copies})");
+  for (const auto& t : *timings) {
+    const auto number = [&](const char* key) {
+      const auto v = t.is_object() ? t.find(key) : t.end();
+      return t.is_object() && v != t.end() && v->is_number() ? v->get<double>() : -1.0;
+    };
+    const double size = number("size"), ms = number("ms"), with = number("ms_with_copies");
+    // A size the benchmark could time, and times it could take: with copies no faster than
+    // without.
+    if (!(size >= 1 && size <= 65536 && size == std::floor(size)) || !(ms > 0) || !(with >= ms) ||
+        !std::isfinite(with))
+      return fail("timing " + std::to_string(r.timings.size() + 1) +
+                  " is not a size from 1 to 65536 with ms > 0 and ms_with_copies >= ms");
+    r.timings.push_back({int(size), ms, with});
+  }
+  return r;
+}
+
 ReferenceRuns load_reference_runs(const fs::path& dir) {
   ReferenceRuns found;
   std::error_code error;
   if (!fs::exists(dir, error)) return found;
+  std::vector<fs::path> benchmark_files;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > std::string(kBenchReferenceSuffix).size() &&
+        name.ends_with(kBenchReferenceSuffix))
+      benchmark_files.push_back(entry.path());
+  }
+  std::sort(benchmark_files.begin(), benchmark_files.end());
+  for (const fs::path& file : benchmark_files) try {
+      found.benchmarks.push_back(read_bench_reference(file));
+    } catch (const ConfigError& e) {
+      found.problems.push_back(e.what());
+    }
   for (RunData& run : load_runs(dir, &found.problems)) {
     std::string why;
     if (run.status() != "finished")
@@ -211,9 +284,10 @@ ReferenceRuns load_reference_runs(const fs::path& dir) {
       why = "its run.json names no GPU among its \"devices\"";
     else if (created_day(run).empty())
       why = "its run.json has no \"created\" date";
-    if (why.empty())
+    if (why.empty()) {
+      run.recorded_on = recorded_on(run);
       found.runs.push_back(std::move(run));
-    else
+    } else
       found.problems.push_back(run.dir.string() + ": not a reference run: " + why +
                                "; only a finished run recorded on a GPU is shown in a lab");
   }
@@ -221,14 +295,25 @@ ReferenceRuns load_reference_runs(const fs::path& dir) {
 }
 
 std::optional<LabRunResult> reference_result(const Lab& lab, const LabExperiment& e,
-                                             const std::vector<RunData>& references) {
-  if (!e.bench.empty()) return std::nullopt;
+                                             const ReferenceRuns& references) {
+  if (!e.bench.empty()) {
+    for (const BenchReference& bench : references.benchmarks) {
+      if (bench.lab != lab.name || bench.experiment != e.name) continue;
+      LabRunResult result;
+      result.experiment = e.name;
+      result.matmul = bench.timings;
+      result.recorded_on = bench.recorded_on();
+      result.device = bench.gpu + ", driver " + bench.driver + ", CUDA " + bench.cuda;
+      return result;
+    }
+    return std::nullopt;
+  }
   std::vector<const RunData*> runs;
-  for (const RunData& run : references) runs.push_back(&run);
+  for (const RunData& run : references.runs) runs.push_back(&run);
   const int found = experiment_run(lab, e, nullptr, runs);
   if (found < 0) return std::nullopt;
-  LabRunResult result = lab_run_result(e.name, references[size_t(found)]);
-  result.recorded_on = recorded_on(references[size_t(found)]);
+  LabRunResult result = lab_run_result(e.name, references.runs[size_t(found)]);
+  result.recorded_on = recorded_on(references.runs[size_t(found)]);
   return result;
 }
 

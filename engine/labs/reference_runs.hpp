@@ -23,25 +23,46 @@ inline constexpr const char* kReferenceRunsVariable = "GPULAB_REFERENCE_RUNS";
 // ("GPULAB_REFERENCE_RUNS=DIR: not a folder; ...") when the variable names no folder.
 std::filesystem::path reference_runs_dir();
 
+// A benchmark's timings recorded on a real GPU, shipped as a file beside the reference runs
+// (LAB.EXPERIMENT.matmul.json, kBenchReferenceFormat): a benchmark keeps no run folder, so its
+// file says itself where, when and how it was recorded.
+struct BenchReference {
+  std::filesystem::path file;
+  std::string lab, experiment;  // the lab's name and the experiment it stands in for
+  std::string gpu, driver, cuda, recorded, command, commit;  // "NVIDIA H200", ..., "2026-11-27"
+  std::vector<MatmulTiming> timings;
+  // "NVIDIA H200, 2026-11-27": as a reference run's recorded_on, so one note marks both.
+  std::string recorded_on() const { return gpu + ", " + recorded; }
+};
+inline constexpr const char* kBenchReferenceFormat = "gpulab-bench-reference/1";
+inline constexpr const char* kBenchReferenceSuffix = ".matmul.json";
+
+// The benchmark reference in `file`; throws ConfigError naming the file, what is wrong and what
+// to do, for a file that cannot be read or is not one.
+BenchReference read_bench_reference(const std::filesystem::path& file);
+
 struct ReferenceRuns {
-  std::vector<RunData> runs;          // newest first, each recorded_on() a GPU
-  std::vector<std::string> problems;  // the folders left out, each "DIR: why; what to do"
+  std::vector<RunData> runs;               // newest first, each recorded_on() a GPU
+  std::vector<BenchReference> benchmarks;  // the *.matmul.json files, by file name
+  std::vector<std::string>
+      problems;  // the folders and files left out, each "PATH: why; what to do"
 };
 
-// The run folders directly under `dir` (none when it does not exist). A folder that cannot be
-// read, did not finish, or whose run.json names no GPU device or no date is left out, said in
-// `problems`: only a finished run recorded on a real GPU stands in for a learner's.
+// The run folders directly under `dir` (none when it does not exist), and its benchmark files
+// (read_bench_reference). A folder that cannot be read, did not finish, or whose run.json names
+// no GPU device or no date is left out, as is a damaged benchmark file, said in `problems`: only
+// what was recorded on a real GPU stands in for a learner's figures.
 ReferenceRuns load_reference_runs(const std::filesystem::path& dir);
 
 // "NVIDIA H200, 2026-11-20": the GPUs run.json's devices name ("2× NVIDIA H100" for two of one
 // kind) and the day it was created. "" when it names no GPU or no date.
 std::string recorded_on(const RunData& run);
 
-// The reference run of a training experiment, found as the learner's own runs are
-// (experiment_run: the run named lab_run_name), with its figures marked recorded_on. Empty when
-// none matches, and for a benchmark, which records no run folder.
+// The reference of an experiment, with its figures marked recorded_on: a training experiment's
+// reference run, found as the learner's own runs are (experiment_run: the run named
+// lab_run_name), or a benchmark's file of the same lab and experiment. Empty when none matches.
 std::optional<LabRunResult> reference_result(const Lab& lab, const LabExperiment& e,
-                                             const std::vector<RunData>& references);
+                                             const ReferenceRuns& references);
 
 // A run that ships with gpulab (a reference run), recognised in a learner's runs.
 struct ShippedRunMatch {

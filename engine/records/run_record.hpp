@@ -105,6 +105,9 @@ struct RunData {
   // (name_runs: the window's run store); empty where display_run_names names it from the runs
   // shown with it.
   std::string display_name;
+  // A reference run's "NVIDIA H200, 2026-11-27" (engine/labs/reference_runs): recorded on that
+  // GPU elsewhere, so every chart that draws it says so in its name. Empty for the learner's own.
+  std::string recorded_on;
   std::string name() const;            // info["name"], else the folder's name
   // run.json's status, except that a record left at "running" by a process of this machine that
   // is gone (killed, crashed) is "interrupted".

@@ -104,6 +104,9 @@ class NewFolderDialog : public QFileDialog {
 
 enum LabColumn { kTitle, kMinutes, kHardware, kProgress };
 constexpr int kMostProblemLines = 8;  // of one lab file; the rest are counted
+// A reference run's line in a lab's charts: grey, the colour of no run of the learner's, beside
+// its legend's "(reference, recorded on ...)".
+const QColor kReferenceRunColor(120, 120, 120);
 
 // A lab's problems as the engine words them, one a line.
 QString problems_text(const Lab& lab) {
@@ -285,9 +288,8 @@ void LabsTab::read_references() {
   if (references_read_) return;
   references_read_ = true;
   if (references_dir_.empty()) return;
-  ReferenceRuns references = load_reference_runs(references_dir_);
-  references_ = std::move(references.runs);
-  for (const std::string& left_out : references.problems)
+  references_ = load_reference_runs(references_dir_);
+  for (const std::string& left_out : references_.problems)
     report(tr("A reference run is left out: %1").arg(QString::fromStdString(left_out)), false);
 }
 
@@ -564,6 +566,8 @@ void LabsTab::refresh_lab(size_t index) {
   std::vector<LabRunResult> results;
   std::vector<ExperimentState> states;
   std::map<std::string, RunEntry*> finished_runs;  // experiment -> its run, for the charts
+  // experiment -> the reference run its row shows, drawn beside them marked as recorded elsewhere
+  std::map<std::string, const RunData*> reference_runs;
   int done = 0;
   const std::vector<RunEntry*> entries = context_.store->entries();  // newest first
   std::vector<const RunData*> entry_runs;
@@ -608,6 +612,8 @@ void LabsTab::refresh_lab(size_t index) {
       if (auto reference = reference_result(lab, e, references_)) {
         result = std::move(*reference);
         state.reference = result.recorded_on;
+        for (const RunData& run : references_.runs)
+          if (run.dir == result.run_dir) reference_runs[e.name] = &run;
         have = true;
       } else {
         result.skipped = skipped_note(state.missing, context_.devices);
@@ -634,6 +640,10 @@ void LabsTab::refresh_lab(size_t index) {
         if (const auto run = finished_runs.find(e.name); run != finished_runs.end()) {
           runs.push_back(&run->second->data);
           colors.push_back(run->second->color);
+        } else if (const auto reference = reference_runs.find(e.name);
+                   reference != reference_runs.end()) {
+          runs.push_back(reference->second);
+          colors.push_back(kReferenceRunColor);
         }
       }
       page->set_chart_runs(c, std::move(runs), std::move(colors));

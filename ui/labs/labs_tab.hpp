@@ -14,6 +14,7 @@
 
 #include "engine/devices/devices.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/labs/reference_runs.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/session/outside_load.hpp"
 #include "engine/session/session.hpp"
@@ -99,7 +100,7 @@ class LabsTab : public QWidget {
   void read_references();
   std::filesystem::path references_dir_;  // empty where $GPULAB_REFERENCE_RUNS names no folder
   bool references_read_ = false;
-  std::vector<RunData> references_;
+  ReferenceRuns references_;
   Banner* message_;
   QTreeWidget* list_;
   QLineEdit* learner_;
