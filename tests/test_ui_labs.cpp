@@ -142,7 +142,9 @@ class Labs : public test::WindowTest {
     });
     ClassBoard* board = window_->class_board();
     EXPECT_NE(board, nullptr);
-    if (board) EXPECT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
+    if (board) {
+      EXPECT_TRUE(wait_until([&] { return board->isVisible(); }, 5s));
+    }
     return board && board->isVisible() ? board : nullptr;
   }
   // The class board's Lab file… then "A lab file…" in its menu, `lab` typed into the dialog.
@@ -702,7 +704,7 @@ TEST_F(Labs, ClassBoardShowsTheGradedClassAndFollowsTheFolder) {
   const auto hand_ins = labs_dir_.path() / "hand-ins";
   // Bob's name is not ASCII (issue 46.3): typed, handed in, graded and shown as it is.
   const std::string bob = "Bøb Ωμέγα 李";
-  for (const std::string learner : {std::string("Ada"), bob}) {
+  for (const std::string& learner : {std::string("Ada"), bob}) {
     give_name(QString::fromStdString(learner));
     ASSERT_TRUE(tab()->hand_in("tiny-lab", hand_ins / learner)) << tab()->message().toStdString();
   }

@@ -93,9 +93,15 @@ DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
   gpu_time_->hide();  // until set_gpu says where the window has one, or that it has none
   bars_ = new ProbabilityBars(this);
 
+  // The timings under the canvas, where Clear leaves room: under the bars they were below the
+  // fold of a 1280x720 screen.
   auto* canvas_column = new QVBoxLayout;
   canvas_column->addWidget(canvas_);
   canvas_column->addWidget(clear_, 0, Qt::AlignLeft);
+  cpu_time_->setMaximumWidth(canvas_->width());  // wrapped to the canvas, not widening it
+  gpu_time_->setMaximumWidth(canvas_->width());
+  canvas_column->addWidget(cpu_time_);
+  canvas_column->addWidget(gpu_time_);
   canvas_column->addStretch();
   auto* seen_column = new QVBoxLayout;
   seen_column->addWidget(new QLabel(tr("What the model sees (28x28):"), this));
@@ -105,8 +111,6 @@ DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
   auto* result_column = new QVBoxLayout;
   result_column->addWidget(status_);
   result_column->addWidget(bars_, 1);
-  result_column->addWidget(cpu_time_);
-  result_column->addWidget(gpu_time_);
   drawing_ = new QHBoxLayout;
   drawing_->addLayout(canvas_column);
   drawing_->addLayout(seen_column);
