@@ -180,29 +180,6 @@ ReferenceRuns references_for(const Lab& lab) {
   return references;
 }
 
-// A run of the learner's that is one of gpulab's shipped reference runs (copied into the runs
-// folder) is refused before anything is written: a reference run is only ever shown marked as
-// recorded elsewhere.
-void refuse_shipped_runs(const std::vector<LabRunResult>& results, const std::vector<RunData>& runs,
-                         const DeviceList& devices, const fs::path& runs_dir) {
-  std::vector<std::string> gpus;
-  for (const GpuInfo& gpu : devices.gpus) gpus.push_back(gpu.name);
-  for (const LabRunResult& result : results) {
-    if (!result.recorded_on.empty() || result.run_dir.empty()) continue;
-    const auto run = std::find_if(runs.begin(), runs.end(),
-                                  [&](const RunData& r) { return r.dir == result.run_dir; });
-    if (run == runs.end()) continue;
-    if (const auto shipped = shipped_run_of(*run, gpus))
-      throw ConfigError("--runs-dir " + runs_dir.string() + ": the run " + run->dir.string() +
-                        " of \"" + result.experiment + "\" is " + shipped->text() + " (" +
-                        shipped->how +
-                        "), not a run of yours: a hand-in never takes a reference run as the "
-                        "learner's own; remove it from the runs folder (where this machine cannot "
-                        "run the experiment, the hand-in shows the shipped run marked \"recorded "
-                        "on ...\") or run the experiment yourself");
-  }
-}
-
 // Whether FILE (already read by read_given_written) holds quiz answers ("answers").
 bool given_quiz_answers(const fs::path& file) {
   std::string text;
@@ -212,25 +189,6 @@ bool given_quiz_answers(const fs::path& file) {
     return given.is_object() && given.contains("answers");
   } catch (const std::exception&) {
     return false;
-  }
-}
-
-// A run the hand-in takes for an experiment whose model or settings are not the experiment's:
-// said before it is handed in, naming both, since `lab verify` will name it as a problem.
-void warn_setting_differences(const Lab& lab, const std::vector<LabRunResult>& results,
-                              const std::vector<RunData>& runs) {
-  for (const LabRunResult& result : results) {
-    const LabExperiment* e = lab.experiment(result.experiment);
-    if (!e || !result.recorded_on.empty() || result.run_dir.empty()) continue;
-    const auto run = std::find_if(runs.begin(), runs.end(),
-                                  [&](const RunData& r) { return r.dir == result.run_dir; });
-    if (run == runs.end()) continue;
-    for (const std::string& difference : setting_differences(*run, *e))
-      std::printf(
-          "warning: the run %s (\"%s\") taken for the experiment \"%s\": %s; lab verify "
-          "will name it: run the experiment again as the lab sets it\n",
-          run->dir.string().c_str(), terminal_text(run->name()).c_str(),
-          terminal_text(e->name).c_str(), terminal_text(difference).c_str());
   }
 }
 
@@ -388,8 +346,14 @@ int run_lab_hand_in(const LabFlags& f, int argc, char** argv) {
   const DeviceList devices = list_devices();
   const std::vector<LabRunResult> results =
       lab_results_from(lab, record, runs, devices, references);
-  refuse_shipped_runs(results, runs, devices, runs_dir);
-  warn_setting_differences(lab, results, runs);
+  // A shipped reference run copied into the runs is refused before anything is written: a
+  // reference run is only ever shown marked as recorded elsewhere.
+  std::vector<std::string> gpus;
+  for (const GpuInfo& gpu : devices.gpus) gpus.push_back(gpu.name);
+  if (const std::string problem = shipped_run_problem(results, runs, gpus); !problem.empty())
+    throw ConfigError("--runs-dir " + runs_dir.string() + ": " + problem);
+  for (const std::string& warning : setting_warnings(lab, results, runs))
+    std::printf("warning: %s\n", warning.c_str());
   LabHandIn h = hand_in_here(results, {}, "gpulab-cli lab hand-in");
   add_record_answers(h, lab, record);
   if (lab_run_output) h.answers = read_given_answers(runs_dir / "answers.json", lab, "--runs-dir");

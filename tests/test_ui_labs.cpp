@@ -541,6 +541,25 @@ TEST_F(Labs, TheWheelOverALabsChartScrollsThePageAndLeavesTheChartAlone) {
   EXPECT_EQ(plot->xAxis->range().upper, x.upper);
 }
 
+// Hand in… refuses a shipped reference run copied into the learner's runs, as `lab hand-in`
+// does, naming it, and writes nothing: it was taken as the learner's own (only the CLI refused).
+TEST_F(Labs, HandInRefusesAShippedReferenceRunAsTheLearnersOwn) {
+  std::filesystem::copy(reference_runs_dir() / "cnn-on-gpu.lenet5-gpu", runs_.path() / "lenet5-gpu",
+                        std::filesystem::copy_options::recursive);
+  open_window();
+  ASSERT_NE(choose_lab("cnn-on-gpu"), nullptr);
+  give_name("Eve");
+  const auto folder = labs_dir_.path() / "hand-in";
+  EXPECT_FALSE(tab()->hand_in("cnn-on-gpu", folder));
+  const QString said = tab()->message();
+  EXPECT_TRUE(said.contains("The lab was not handed in: the run " +
+                            QString::fromStdString((runs_.path() / "lenet5-gpu").string()) +
+                            " of \"lenet5 gpu\" is the reference run \"cnn-on-gpu.lenet5-gpu\"") &&
+              said.contains("a hand-in never takes a reference run as the learner's own"))
+      << said.toStdString();
+  EXPECT_FALSE(std::filesystem::exists(folder));
+}
+
 // A long answer wraps under its radio button instead of widening the page past a 1024-pixel
 // screen, and a click on its text picks it.
 TEST_F(Labs, LongChoicesWrapAndAClickOnTheirTextPicksThem) {

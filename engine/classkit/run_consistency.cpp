@@ -8,6 +8,7 @@
 
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/text.hpp"
+#include "engine/labs/reference_runs.hpp"
 #include "engine/model/model_config.hpp"
 #include "engine/training/experiment.hpp"
 
@@ -230,6 +231,47 @@ std::vector<std::string> setting_differences(const RunData& run, const LabExperi
                       ", but the lab's experiment \"" + experiment.name + "\" sets " +
                       value.dump());
   return found;
+}
+
+namespace {
+// The run of `runs` a result was taken from, or null (a reference result, an experiment not run).
+const RunData* run_of(const LabRunResult& result, const std::vector<RunData>& runs) {
+  if (!result.recorded_on.empty() || result.run_dir.empty()) return nullptr;
+  const auto run = std::find_if(runs.begin(), runs.end(),
+                                [&](const RunData& r) { return r.dir == result.run_dir; });
+  return run == runs.end() ? nullptr : &*run;
+}
+}  // namespace
+
+std::string shipped_run_problem(const std::vector<LabRunResult>& results,
+                                const std::vector<RunData>& runs,
+                                const std::vector<std::string>& gpus) {
+  for (const LabRunResult& result : results)
+    if (const RunData* run = run_of(result, runs))
+      if (const auto shipped = shipped_run_of(*run, gpus))
+        return "the run " + run->dir.string() + " of \"" + result.experiment + "\" is " +
+               shipped->text() + " (" + shipped->how +
+               "), not a run of yours: a hand-in never takes a reference run as the learner's "
+               "own; remove it from the runs folder (where this machine cannot run the "
+               "experiment, the hand-in shows the shipped run marked \"recorded on ...\") or run "
+               "the experiment yourself";
+  return {};
+}
+
+std::vector<std::string> setting_warnings(const Lab& lab, const std::vector<LabRunResult>& results,
+                                          const std::vector<RunData>& runs) {
+  std::vector<std::string> warnings;
+  for (const LabRunResult& result : results) {
+    const LabExperiment* e = lab.experiment(result.experiment);
+    const RunData* run = e ? run_of(result, runs) : nullptr;
+    if (!run) continue;
+    for (const std::string& difference : setting_differences(*run, *e))
+      warnings.push_back("the run " + run->dir.string() + " (\"" + terminal_text(run->name()) +
+                         "\") taken for the experiment \"" + terminal_text(e->name) +
+                         "\": " + terminal_text(difference) +
+                         "; lab verify will name it: run the experiment again as the lab sets it");
+  }
+  return warnings;
 }
 
 }  // namespace gpulab

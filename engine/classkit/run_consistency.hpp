@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/labs/lab.hpp"
+#include "engine/labs/lab_results.hpp"
 #include "engine/records/run_record.hpp"
 
 namespace gpulab {
@@ -31,5 +32,18 @@ std::vector<std::pair<std::string, std::string>> timing_disagreements(const RunD
 // Where the run's model and settings in run.json are not the lab experiment's, one line each (a
 // --quick run's shorter step budget and evaluation interval allowed).
 std::vector<std::string> setting_differences(const RunData& run, const LabExperiment& experiment);
+
+// Before a hand-in is written, from the window or `lab hand-in`: a result whose run (found in
+// `runs` by its folder) is one of gpulab's shipped reference runs, copied into the learner's runs,
+// gives "the run DIR of \"EXPERIMENT\" is the reference run ... not a run of yours: ...", which
+// refuses the hand-in; "" when none is. `gpus` are this machine's GPU names (shipped_run_of).
+std::string shipped_run_problem(const std::vector<LabRunResult>& results,
+                                const std::vector<RunData>& runs,
+                                const std::vector<std::string>& gpus);
+
+// A line for each run taken for an experiment whose model or settings are not the experiment's
+// (setting_differences), said before the hand-in is written since `lab verify` will name it.
+std::vector<std::string> setting_warnings(const Lab& lab, const std::vector<LabRunResult>& results,
+                                          const std::vector<RunData>& runs);
 
 }  // namespace gpulab

@@ -24,6 +24,7 @@
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
+#include "engine/classkit/run_consistency.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/labs/lab_results.hpp"
@@ -392,6 +393,7 @@ bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir, bool zip
   if (!lab_page) return false;
   const Lab& lab = lab_page->lab();
   fs::path zip_file;
+  std::vector<std::string> warnings;
   try {
     if (learner_->text().trimmed().isEmpty())
       throw ConfigError(tr("type your name in \"Your name\" above the labs first: a hand-in "
@@ -403,6 +405,19 @@ bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir, bool zip
     const FolderWriteLock dir_lock(dir, tr("Hand in to").toStdString());
     check_hand_in_folder(dir, lab, tr("Hand in to").toStdString());
     h.results = lab_page->results();
+    // As `lab hand-in` does: a shipped reference run copied into the runs is refused before
+    // anything is written, and a run of other settings than its experiment's is said.
+    std::vector<RunData> runs;
+    for (const LabRunResult& r : h.results)
+      if (r.recorded_on.empty() && !r.run_dir.empty()) try {
+          runs.push_back(load_run(r.run_dir));
+        } catch (const std::exception&) {  // a damaged record: lab verify names it
+        }
+    std::vector<std::string> gpus;
+    for (const GpuInfo& gpu : context_.devices.gpus) gpus.push_back(gpu.name);
+    if (const std::string problem = shipped_run_problem(h.results, runs, gpus); !problem.empty())
+      throw ConfigError(problem);
+    warnings = setting_warnings(lab, h.results, runs);
     const auto kept = progress_.labs.find(lab.source);
     add_record_answers(h, lab, kept == progress_.labs.end() ? nullptr : &kept->second);
     h.answers = lab_page->answers();
@@ -449,6 +464,9 @@ bool LabsTab::hand_in(const std::string& lab_name, const fs::path& dir, bool zip
                                 : tr(" Packed into %1 to upload.")
                                       .arg(QString::fromStdString(zip_file.string()))));
   message_->add_message(Banner::Kind::Info, tr("Handed in: %1").arg(readme));
+  for (const std::string& warning : warnings)
+    message_->add_message(Banner::Kind::Warning,
+                          tr("Handed in, but %1").arg(QString::fromStdString(warning)));
   return true;
 }
 
