@@ -2,12 +2,12 @@
 # docs/screenshots.sh OUT_DIR: the window as a class sees it, for docs/window.md and docs/labs.md.
 # Six short runs made with gpulab-cli (MNIST needed; two flagged ⚠: one trained beside a busy
 # loop on every core, one cancelled by a signal midway), and a class of seven hand-ins graded with
-# a roster of eight (real `lab run`s: five of the matrix-multiply lab, one of cnn-on-gpu with
-# --quick, one a copy of another's). Then at 1024x768, 1280x720 and 1920x1080, each on an Xvfb
-# screen of its own with a window manager (openbox): the window maximized with the six runs ticked
-# (Live and Compare), the same in presenter mode (--presenter), a lab open on the Labs tab, and the
-# class board over the window (--class-folder); at 1280x720 also a learner's runs opened in Compare
-# from the board with a double-click. Needs xvfb, openbox, xdotool and imagemagick (import).
+# a roster of eight (real `lab run`s of cnn-on-gpu with --quick, one a copy of another's). Then at
+# 1024x768, 1280x720 and 1920x1080, each on an Xvfb screen of its own with a window manager
+# (openbox): the window maximized with the six runs ticked (Live and Compare), the same in
+# presenter mode (--presenter), a lab open on the Labs tab, and the class board over the window
+# (--class-folder); at 1280x720 also a learner's runs opened in Compare from the board with a
+# double-click. Needs xvfb, openbox, xdotool and imagemagick (import).
 #
 #   docs/screenshots.sh OUT_DIR [--data-dir DIR]
 #
@@ -67,9 +67,9 @@ hand_in() {  # hand_in LAB LEARNER [--quick]: a real lab run, handed in as the c
   "$cli" lab run "$lab" --quiet "${data_args[@]+"${data_args[@]}"}" --learner "$learner" "$@" \
     --out "$class/$learner" >/dev/null
 }
-hand_in cnn-on-gpu "Ada Lovelace" --quick
-for learner in "Alan Turing" "Grace Hopper" "Katherine Johnson" "Zoë Ñandú" "李 小龍"; do
-  hand_in gpu-vs-cpu-matmul "$learner"
+for learner in "Ada Lovelace" "Alan Turing" "Grace Hopper" "Katherine Johnson" "Zoë Ñandú" \
+  "李 小龍"; do
+  hand_in cnn-on-gpu "$learner" --quick
 done
 cp -r "$class/Alan Turing" "$class/Mallory Moe"  # a copy, runs and all, under another folder
 printf 'id,name,email\n' >"$work/roster.csv"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "class_hand_ins.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/classkit/class_grade.hpp"
 #include "engine/classkit/hand_in_zip.hpp"
 #include "engine/classkit/run_consistency.hpp"
@@ -500,6 +501,42 @@ TEST(ClassKitOutliers, AFigureFarOutsideTheClassOnTheSameHardwareIsFlagged) {
             "outside the class on the same hardware; look at its runs");
   for (size_t i : {0, 1, 2, 4, 5}) EXPECT_TRUE(grade.rows[i].flagged_runs.empty()) << i;
   EXPECT_TRUE(grade.rows[3].problems.empty());  // a flag, not a verdict
+}
+
+// Issue 42.3: a GPU figure far from the shipped reference run of the same experiment recorded on
+// the same GPU model is flagged, naming both figures and where the reference was recorded, with
+// no class to compare against; near it, or on another GPU, it is not.
+TEST(ClassKitOutliers, AGpuFigureFarFromTheShippedReferenceOnThatGpuIsFlagged) {
+  const RunData reference = load_run(shipped_run());
+  const double shipped = run_images_per_second(reference);
+  ASSERT_GT(shipped, 0);
+  ClassGrade grade;
+  const auto add = [&](const std::string& gpu, double images) {
+    ClassRow row;
+    row.learner = "x";
+    row.lab = "cnn-on-gpu";
+    row.gpu = gpu;
+    row.figures = {{"lenet5 gpu images/s", images}, {"lenet5 gpu speedup", 3.0}};
+    grade.rows.push_back(row);
+  };
+  add("NVIDIA H100 80GB HBM3", shipped * 3);
+  add("NVIDIA H100 80GB HBM3", shipped * 1.5);
+  add("NVIDIA H100 80GB HBM3", shipped / 4);
+  add("NVIDIA GeForce RTX 3060", shipped * 3);
+  flag_against_references(grade, {reference});
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "lenet5 gpu images/s: %.4g is 3.00× the %.4g of the reference run that ships with "
+                "gpulab, recorded on NVIDIA H100 80GB HBM3, 2026-11-27: far from what this GPU "
+                "gave there; look at its runs",
+                shipped * 3, shipped);
+  ASSERT_EQ(grade.rows[0].flagged_runs.size(), 1u);
+  EXPECT_EQ(grade.rows[0].flagged_runs[0], text);
+  EXPECT_TRUE(grade.rows[1].flagged_runs.empty());
+  ASSERT_EQ(grade.rows[2].flagged_runs.size(), 1u);
+  EXPECT_NE(grade.rows[2].flagged_runs[0].find("is 0.25× the"), std::string::npos);
+  EXPECT_TRUE(grade.rows[3].flagged_runs.empty());
+  for (const ClassRow& row : grade.rows) EXPECT_TRUE(row.problems.empty());  // flags, not verdicts
 }
 
 // Issue 43.9: a FIFO, /dev/null and a link to /dev/zero are rows saying why they are no hand-in,

@@ -18,12 +18,15 @@
 #include <system_error>
 #include <tuple>
 
+#include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/sha256.hpp"
 #include "engine/base/text.hpp"
 #include "engine/classkit/hand_in_verify.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
+#include "engine/labs/lab_progress.hpp"
 #include "engine/labs/lab_results.hpp"
+#include "engine/labs/reference_runs.hpp"
 #include "engine/records/record_reader.hpp"
 #include "engine/training/trainer.hpp"
 
@@ -402,6 +405,32 @@ void flag_outliers(ClassGrade& grade) {
   }
 }
 
+void flag_against_references(ClassGrade& grade, const std::vector<RunData>& references) {
+  const std::string suffix = " images/s";
+  for (ClassRow& row : grade.rows) {
+    if (row.gpu.empty()) continue;
+    for (const auto& [name, value] : row.figures) {
+      if (!name.ends_with(suffix) || !std::isfinite(value) || value <= 0) continue;
+      const std::string experiment = name.substr(0, name.size() - suffix.size());
+      for (const RunData& reference : references) {
+        const std::string where = recorded_on(reference);  // "NVIDIA H100 80GB HBM3, 2026-11-27"
+        if (reference.name() != lab_run_name(experiment, row.lab) ||
+            where.substr(0, where.rfind(", ")) != row.gpu)
+          continue;
+        const double shipped = run_images_per_second(reference);
+        if (!(shipped > 0) || !(value > shipped * kOutlierRatio || value * kOutlierRatio < shipped))
+          continue;
+        char text[512];
+        std::snprintf(text, sizeof text,
+                      "%s: %.4g is %.2f× the %.4g of the reference run that ships with gpulab, "
+                      "recorded on %s: far from what this GPU gave there; look at its runs",
+                      name.c_str(), value, value / shipped, shipped, where.c_str());
+        row.flagged_runs.push_back(text);
+      }
+    }
+  }
+}
+
 std::vector<fs::path> find_hand_ins(const std::vector<fs::path>& paths, const fs::path& skip) {
   std::vector<fs::path> found;
   std::error_code error;
@@ -622,6 +651,7 @@ ClassGrade grade_class(const std::vector<fs::path>& found, const fs::path& work,
       }
   }
   flag_outliers(grade);
+  flag_against_references(grade, load_reference_runs(reference_runs_dir()).runs);
   for (ClassRow& row : grade.rows) score(row);
   const auto order = [](const ClassRow& a, const ClassRow& b) {
     return std::tie(a.lab, a.learner, a.submitted) < std::tie(b.lab, b.learner, b.submitted);

@@ -15,6 +15,7 @@
 
 #include "engine/classkit/hand_in_zip.hpp"
 #include "engine/labs/lab.hpp"
+#include "engine/records/run_record.hpp"
 
 namespace gpulab {
 
@@ -121,6 +122,11 @@ inline constexpr size_t kOutlierPeers = 2;
 // Flags (in flagged_runs, never as a problem: a person looks) each key figure far outside the
 // others' of the same lab on the same hardware, naming both figures.
 void flag_outliers(ClassGrade& grade);
+
+// Flags each GPU row's images/s more than kOutlierRatio away from a shipped reference run of the
+// same lab experiment recorded on the same GPU model (`references`, load_reference_runs), naming
+// both figures and where the reference was recorded: a learner alone on an H100 still has a peer.
+void flag_against_references(ClassGrade& grade, const std::vector<RunData>& references);
 
 // Grades every hand-in of `found` (progress(done, total) after each), keeps each learner's last
 // per lab, and flags rows of different learners that hold the same run.

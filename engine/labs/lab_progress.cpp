@@ -160,7 +160,10 @@ bool record_quiz_answer(const Lab& lab, LabRecord& record, const std::string& qu
 }
 
 std::string lab_run_name(const Lab& lab, const LabExperiment& e) {
-  return e.name + " · " + lab.name;
+  return lab_run_name(e.name, lab.name);
+}
+std::string lab_run_name(const std::string& experiment, const std::string& lab) {
+  return experiment + " · " + lab;
 }
 
 int experiment_run(const Lab& lab, const LabExperiment& e, const LabRecord* record,

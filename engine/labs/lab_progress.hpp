@@ -71,6 +71,7 @@ std::vector<int> quiz_answers(const Lab& lab, const LabRecord* record);
 // The name a lab's experiment runs under in the runs list: "lenet5 cpu · cnn-on-gpu" (the lab's
 // name keeps two labs' "cpu" runs apart).
 std::string lab_run_name(const Lab& lab, const LabExperiment& e);
+std::string lab_run_name(const std::string& experiment, const std::string& lab);
 // An experiment's run among `runs` (newest first): the folder the record names (as canonical
 // paths), else one of that folder's name with the experiment's run name (a runs folder copied or
 // moved), else the newest run named lab_run_name (a record kept in the runs folder when the
