@@ -1500,7 +1500,7 @@ TEST(LabCli, RunHandsInTheAnswersGivenAndRefusesOnesTheLabLacks) {
                        answers.string());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string readme = read(out / "README.md");
-  EXPECT_NE(readme.find("## Quiz: 1 of 3 right (1 of 3 answered)"), std::string::npos) << readme;
+  EXPECT_NE(readme.find("## Quiz: 1 of 4 right (1 of 4 answered)"), std::string::npos) << readme;
   EXPECT_NE(readme.find("Answer: False — **right**"), std::string::npos) << readme;
 
   std::ofstream(answers) << R"({"answers": [{"question": "Is this asked?", "answer": "True"}]})";
