@@ -22,6 +22,7 @@
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/text.hpp"
 #include "engine/cpu/cpu_backend.hpp"
@@ -369,6 +370,9 @@ int run_train(const TrainFlags& flags) {
   if (!progress.run_dir().empty()) try {
       const nlohmann::json info = load_run_info(progress.run_dir());
       if (info.contains("energy")) std::printf("energy: %s\n", energy_text(info["energy"]).c_str());
+      // Training is mostly matrix products: measured on the CPU, said after every CPU run.
+      const std::string matmul = matmul_share_text(matmul_share(load_run(progress.run_dir())));
+      if (!matmul.empty()) std::printf("compute: %s\n", matmul.c_str());
     } catch (const std::exception&) {
       // The record was read back only for this line; its own problems are reported where read.
     }

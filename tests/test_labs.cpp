@@ -787,6 +787,27 @@ TEST(Labs, HardwareColumnsComeFromTheRunsRecord) {
                 "sampled over 0.22 s"}));
 }
 
+// The matrix products' share of forward and backward, worked out by hand: (7 + 3) of
+// (4 + 6 + 2 + 3) ms is 67 %; a record without it (a GPU run, an older record) shows "—".
+TEST(Labs, TheMatmulShareColumnIsTheRecordsMatrixProductsOverForwardAndBackward) {
+  const Lab lab = parse(
+      "```experiment\nname: cpu\ndevice: cpu\nsteps: 2\n```\n"
+      "```table\ncolumns: experiment, matmul share\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  RunData run;
+  run.info = {{"status", "finished"},
+              {"summary", {{"steps", 2}, {"images", 128}, {"train_seconds", 0.1}}}};
+  StepMetrics first, second;
+  first.times.forward_ms = 4, first.times.backward_ms = 6, first.times.matmul_ms = 7;
+  second.times.forward_ms = 2, second.times.backward_ms = 3, second.times.matmul_ms = 3;
+  run.steps = {first, second};
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("cpu", run)}).rows[0],
+            (std::vector<std::string>{"cpu", "67", ""}));
+  run.steps[0].times.matmul_ms = run.steps[1].times.matmul_ms = kNoValue;
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("cpu", run)}).rows[0],
+            (std::vector<std::string>{"cpu", "—", ""}));
+}
+
 // data-on (where a run keeps its training data) and stop-at-accuracy are keys as on the command
 // line; the precision is a column of its own.
 TEST(Labs, DataOnAndStopAtAccuracyAreKeysAndPrecisionAColumn) {

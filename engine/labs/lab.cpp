@@ -592,7 +592,7 @@ const std::vector<std::string>& lab_columns() {
       "GFLOP/s with copies", "copy GB/s",
       // From the run's record: its telemetry, step phases and energy (lab_run_readings).
       "utilization", "peak memory", "power", "peak temperature", "data ms", "copy ms",
-      "all-reduce ms", "energy", "images/J"};
+      "all-reduce ms", "matmul share", "energy", "images/J"};
   return columns;
 }
 

@@ -182,6 +182,7 @@ LabRunReadings lab_run_readings(const RunData& run) {
     const double n = double(run.steps.size());
     r.data_ms = data / n, r.copy_ms = copy / n, r.allreduce_ms = allreduce / n;
     r.median_step_ms = median_step(run).step_ms;
+    r.matmul_percent = matmul_share(run).percent;
   }
   if (const auto energy = run.info.find("energy"); energy != run.info.end()) r.energy = *energy;
   return r;
@@ -347,6 +348,8 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
           cell = reading(r->readings.copy_ms, 2);
         else if (s && column == "all-reduce ms")
           cell = reading(r->readings.allreduce_ms, 2);
+        else if (s && column == "matmul share")
+          cell = reading(r->readings.matmul_percent, 0);
         else if (s && column == "energy")
           cell = energy_cell(r->readings.energy, false);
         else if (s && column == "images/J")

@@ -26,6 +26,8 @@ struct LabRunReadings {
   double mean_power_w = kNoValue;        // the devices together: the sum of each one's mean
   double peak_temperature_c = kNoValue;  // the hottest of them
   double data_ms = kNoValue, copy_ms = kNoValue, allreduce_ms = kNoValue;  // mean per step
+  // Of forward and backward, the share in matrix products, % (run_figures' matmul_share): CPU runs.
+  double matmul_percent = kNoValue;
   // The median step's time (run_figures' median_step): the table's ms per step and images/s,
   // which the set-up in a run's first steps would otherwise swell.
   double median_step_ms = kNoValue;
