@@ -68,8 +68,14 @@ void add_run_facts(LabRunResult& result, const RunData& run);
 // Adds a benchmark's outside load to its result, and its flag where it was under load (the
 // caveat a run measured so carries), so every row of its sizes carries ⚠.
 void add_bench_load(LabRunResult& result, const nlohmann::json& load);
-// Times a benchmark experiment's `sizes` on its device (bench_matmul), measuring other programs'
-// load meanwhile (OutsideLoadMeter): its timings, load and flag, for the CLI and the window alike.
+// An inference benchmark's timings: its model's forward pass at each batch size on its device and
+// CPU threads (time_inference), kept as the benchmark rows a lab keeps: the batch as the size, a
+// batch's time as both times (a GPU's with its copies).
+std::vector<MatmulTiming> time_lab_inference(const LabExperiment& e,
+                                             const std::vector<int>& batches);
+// Times a benchmark experiment's `sizes` on its device (bench_matmul, or time_lab_inference for
+// bench: inference), measuring other programs' load meanwhile (OutsideLoadMeter): its timings,
+// load and flag, for the CLI and the window alike.
 LabRunResult run_lab_bench(const LabExperiment& e, const std::vector<int>& sizes);
 
 struct LabResultsTable {
