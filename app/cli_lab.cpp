@@ -598,7 +598,11 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
       std::vector<int> sizes;
       for (int n : e.sizes)
         if (!f.quick || n <= kQuickLargestMatrix) sizes.push_back(n);
-      std::printf("matrix multiply of %zu sizes\n", sizes.size());
+      if (e.bench == "inference")
+        std::printf("inference of %s at %zu batch sizes\n", terminal_text(e.model_name).c_str(),
+                    sizes.size());
+      else
+        std::printf("matrix multiply of %zu sizes\n", sizes.size());
       std::fflush(stdout);
       result = run_lab_bench(e, sizes);
       for (const std::string& flag : result.flags) std::printf("  ⚠ %s\n", flag.c_str());

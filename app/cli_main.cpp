@@ -22,6 +22,7 @@
 #include "app/cli_progress.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/text.hpp"
 #include "engine/cpu/cpu_backend.hpp"
@@ -117,14 +118,17 @@ int print_devices() {
   const CpuInfo& cpu = devices.cpu;
   std::printf("cpu: %s, %d logical cores, %s, %s\n", cpu.model.c_str(), cpu.logical_cores,
               cpu.simd.c_str(), cpu.blas.c_str());
+  std::printf("  hardware: %s\n", cpu_hardware_text(cpu).c_str());
   const GpuPathFacts facts = gpu_path_facts(devices.driver_found, devices.driver_cuda);
   std::printf("%s\n", cuda_versions_line(facts).c_str());
   if (devices.gpus.empty()) std::printf("no GPU: %s\n", devices.no_gpu_reason.c_str());
   for (const std::string& line : devices.no_gpu_help) std::printf("  %s\n", line.c_str());
-  for (const auto& gpu : devices.gpus)
+  for (const auto& gpu : devices.gpus) {
     std::printf("cuda:%d: %s, %.1f GiB, compute %d.%d, driver %s, runtime %s\n", gpu.index,
                 gpu.name.c_str(), gpu.memory_bytes / (1 << 30), gpu.compute_major,
                 gpu.compute_minor, gpu.driver_version.c_str(), gpu.runtime_version.c_str());
+    std::printf("  hardware: %s\n", gpu_hardware_text(gpu).c_str());
+  }
   std::printf("data parallelism:\n");
   std::printf(
       "  cpu replicas: yes (--replicas R, up to the batch size; %d cores, threads / R "
@@ -366,6 +370,9 @@ int run_train(const TrainFlags& flags) {
   if (!progress.run_dir().empty()) try {
       const nlohmann::json info = load_run_info(progress.run_dir());
       if (info.contains("energy")) std::printf("energy: %s\n", energy_text(info["energy"]).c_str());
+      // Training is mostly matrix products: measured on the CPU, said after every CPU run.
+      const std::string matmul = matmul_share_text(matmul_share(load_run(progress.run_dir())));
+      if (!matmul.empty()) std::printf("compute: %s\n", matmul.c_str());
     } catch (const std::exception&) {
       // The record was read back only for this line; its own problems are reported where read.
     }

@@ -227,5 +227,87 @@ TEST(GpuPath, SetupSaysTheSameWhereADriverIsFound) {
   EXPECT_EQ(no_driver.output.find("GPU"), std::string::npos) << no_driver.output;
 }
 
+// What the hardware is (issue 41, item 11): the CPU's clock and cores read from the system's
+// own text, a GPU's lanes and memory bandwidth worked out by hand from what CUDA reports.
+const char* const kTwoPackagesOfTwoCoresWithTwoThreads =
+    "processor\t: 0\nphysical id\t: 0\ncore id\t\t: 0\ncpu MHz\t\t: 2100.000\n\n"
+    "processor\t: 1\nphysical id\t: 0\ncore id\t\t: 1\ncpu MHz\t\t: 2200.000\n\n"
+    "processor\t: 2\nphysical id\t: 0\ncore id\t\t: 0\ncpu MHz\t\t: 2300.000\n\n"
+    "processor\t: 3\nphysical id\t: 0\ncore id\t\t: 1\n\n"
+    "processor\t: 4\nphysical id\t: 1\ncore id\t\t: 0\n\n"
+    "processor\t: 5\nphysical id\t: 1\ncore id\t\t: 1\n";
+
+TEST(Hardware, TheCpuClockIsCpufreqsPeakElseTheClockOfTheMomentElseUnknown) {
+  const CpuClock peak = cpu_clock_from("3700000\n", kTwoPackagesOfTwoCoresWithTwoThreads);
+  EXPECT_DOUBLE_EQ(peak.mhz, 3700);  // 3,700,000 kHz
+  EXPECT_TRUE(peak.peak);
+  const CpuClock now = cpu_clock_from("", kTwoPackagesOfTwoCoresWithTwoThreads);
+  EXPECT_DOUBLE_EQ(now.mhz, 2100);  // the first "cpu MHz"
+  EXPECT_FALSE(now.peak);
+  const CpuClock unknown = cpu_clock_from("", "processor\t: 0\nmodel name\t: Some ARM\n");
+  EXPECT_EQ(unknown.mhz, 0);
+  // A key that only begins like "cpu MHz" is not it.
+  EXPECT_EQ(cpu_clock_from("", "cpu MHz dynamic\t: 900\n").mhz, 0);
+}
+
+TEST(Hardware, PhysicalCoresAreDistinctPackageAndCorePairs) {
+  // Packages 0 and 1, cores 0 and 1 in each: four, whatever the six logical CPUs.
+  EXPECT_EQ(physical_cores_from(kTwoPackagesOfTwoCoresWithTwoThreads), 4);
+  EXPECT_EQ(physical_cores_from("processor\t: 0\nmodel name\t: Some ARM\n"), 0);
+}
+
+TEST(Hardware, TheCpuIsDescribedInCoresAndClockAndSaysUnknownClearly) {
+  CpuInfo cpu;
+  cpu.logical_cores = 6;
+  cpu.physical_cores = 4;
+  cpu.clock_mhz = 3700;
+  cpu.clock_is_peak = true;
+  EXPECT_EQ(cpu_hardware_text(cpu), "6 logical cores (4 physical), up to 3.70 GHz");
+  cpu.clock_is_peak = false;
+  cpu.clock_mhz = 2100;
+  EXPECT_EQ(cpu_hardware_text(cpu), "6 logical cores (4 physical), at 2.10 GHz now");
+  cpu.physical_cores = 0;
+  cpu.clock_mhz = 0;
+  EXPECT_EQ(cpu_hardware_text(cpu), "6 logical cores, clock unknown");
+}
+
+TEST(Hardware, AGpusLanesAndBandwidthAreWorkedOutFromWhatCudaReports) {
+  GpuInfo gpu;  // an H100 SXM as cudaGetDeviceProperties describes it
+  gpu.memory_bytes = 80.0 * (1 << 30);
+  gpu.compute_major = 9;
+  gpu.compute_minor = 0;
+  gpu.sm_count = 132;
+  gpu.clock_mhz = 1980;
+  gpu.memory_clock_mhz = 2619;
+  gpu.memory_bus_bits = 5120;
+  // Two transfers per clock over 5120 bits (640 bytes): 2 x 2619e6 x 640 = 3352.32e9 bytes/s.
+  EXPECT_DOUBLE_EQ(memory_bandwidth_bytes_per_second(gpu), 2 * 2619e6 * 640);
+  EXPECT_EQ(fp32_lanes_per_sm(9, 0), 128);
+  EXPECT_EQ(fp32_lanes_per_sm(8, 0), 64);   // the A100
+  EXPECT_EQ(fp32_lanes_per_sm(8, 9), 128);  // a consumer Ada card
+  EXPECT_EQ(fp32_lanes_per_sm(3, 5), 0);    // not in the table: no lanes are claimed
+  // 132 x 128 = 16896 lanes.
+  EXPECT_EQ(gpu_hardware_text(gpu),
+            "132 SMs x 128 FP32 lanes = 16896 lanes at up to 1.98 GHz; 80.0 GiB at 3352 GB/s "
+            "(5120-bit bus at 2.62 GHz)");
+  GpuInfo unknown;
+  unknown.memory_bytes = 8.0 * (1 << 30);
+  EXPECT_EQ(memory_bandwidth_bytes_per_second(unknown), 0);
+  EXPECT_EQ(gpu_hardware_text(unknown),
+            "SM count unknown, clock unknown; 8.0 GiB, bandwidth unknown");
+}
+
+// gpulab-cli devices says it under the cpu line, in the same words.
+TEST(Hardware, DevicesShowsTheCpusCoresAndClock) {
+  const test::CliResult r = test::run_command(std::string(GPULAB_CLI_PATH) + " devices");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string hardware = "\n  hardware: " + cpu_hardware_text(cpu_info()) + "\n";
+  const size_t at = r.output.find(hardware);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\n'), at) << "right under the cpu line:\n" << r.output;
+  EXPECT_NE(hardware.find(std::to_string(cpu_info().logical_cores) + " logical cores"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpulab

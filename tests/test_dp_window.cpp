@@ -293,6 +293,41 @@ TEST_F(GpuPicker, TickedGpusRaceOrTrainAsOneRunWithTheirReplicas) {
   EXPECT_TRUE(picker->one_gpu_run());
 }
 
+// The Setup panel reads off what the hardware is: the CPU's cores and clock, each GPU's SMs,
+// lanes, clock, memory and bandwidth, in the words gpulab-cli devices prints.
+TEST(DevicePickerHardware, ShowsTheCpusCoresAndClockAndEachGpusLanesAndBandwidth) {
+  DeviceList list;
+  list.cpu.model = "Test CPU 9000";
+  list.cpu.logical_cores = 8;
+  list.cpu.physical_cores = 4;
+  list.cpu.clock_mhz = 3500;
+  list.cpu.clock_is_peak = true;
+  GpuInfo gpu;
+  gpu.name = "NVIDIA H100";
+  gpu.memory_bytes = 80.0 * (1 << 30);
+  gpu.compute_major = 9;
+  gpu.sm_count = 132;
+  gpu.clock_mhz = 1980;
+  gpu.memory_clock_mhz = 2619;
+  gpu.memory_bus_bits = 5120;
+  list.gpus = {gpu};
+  DevicePicker picker(list);
+  auto* cpu = picker.findChild<QLabel*>("cpu-hardware");
+  ASSERT_NE(cpu, nullptr);
+  EXPECT_EQ(cpu->text().toStdString(), "8 logical cores (4 physical), up to 3.50 GHz");
+  auto* gpu_label = picker.findChild<QLabel*>("gpu-hardware-0");
+  ASSERT_NE(gpu_label, nullptr);
+  // 132 SMs x 128 lanes; 2 transfers x 2619 MHz x 640 bytes = 3352 GB/s.
+  const std::string expected =
+      "132 SMs x 128 FP32 lanes = 16896 lanes at up to 1.98 GHz; 80.0 GiB at 3352 GB/s (5120-bit "
+      "bus at 2.62 GHz)";
+  EXPECT_EQ(gpu_label->text().toStdString(), expected);
+  auto* box = picker.findChild<QCheckBox*>("device-cuda-0");
+  ASSERT_NE(box, nullptr);
+  EXPECT_TRUE(box->toolTip().contains(QString::fromStdString(expected)))
+      << box->toolTip().toStdString();
+}
+
 TEST_F(DataParallelWindow, ATwoReplicaRunShowsTheAllReduceAndTwoReplicaLanes) {
   type_replicas(2);
   train_and_wait();

@@ -190,6 +190,55 @@ TEST(LabTexts, TheMatmulLabCountsAsItsQuizAndMeasuresLatencyAgainstBandwidth) {
     EXPECT_NE(std::find(gpu->sizes.begin(), gpu->sizes.end(), n), gpu->sizes.end()) << n;
 }
 
+// Issue 41, items 11, 12 and 10: the matrix-multiply lab reads the learner's own hardware (CUDA,
+// what frameworks hide, the tiers of GPU); the CNN lab measures how much of a step is matrix
+// products and times inference at batch 1 and 64 on one and every CPU thread and on the GPU,
+// beside its training run.
+TEST(LabTexts, TheMatmulLabReadsTheLearnersOwnHardware) {
+  const Lab lab = load_lab("gpu-vs-cpu-matmul");
+  const std::string text = words(lab);
+  for (const char* phrase :
+       {"**CUDA**", "Frameworks such as PyTorch and TensorFlow hide it", "A **consumer** card",
+        "A **data-centre** GPU", "A **multi-GPU server**", "`hardware:`"})
+    EXPECT_TRUE(says(text, phrase)) << phrase;
+  bool shows_devices = false;
+  for (const LabBlock& block : lab.blocks)
+    shows_devices |= block.kind == LabBlock::Kind::Code && block.text == "gpulab-cli devices\n";
+  EXPECT_TRUE(shows_devices);
+}
+
+TEST(LabTexts, TheCnnLabMeasuresMatrixProductsAndTimesInferenceAgainstTraining) {
+  const Lab lab = load_lab("cnn-on-gpu");
+  ASSERT_EQ(lab.tables.size(), 2u);
+  const auto has = [](const std::vector<std::string>& list, const std::string& item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
+  };
+  EXPECT_TRUE(has(lab.tables[0].columns, "matmul share"));
+  EXPECT_FALSE(has(lab.tables[0].experiments, "inference 1 thread"));
+  const LabTable& inference = lab.tables[1];
+  for (const char* column : {"batch", "ms", "ms per image", "images/s", "speedup"})
+    EXPECT_TRUE(has(inference.columns, column)) << column;
+  EXPECT_EQ(inference.experiments,
+            (std::vector<std::string>{"lenet5 cpu", "inference 1 thread", "inference all threads",
+                                      "inference gpu"}));
+  const struct {
+    const char* name;
+    const char* device;
+    int threads;  // 0: every core
+  } expected[] = {{"inference 1 thread", "cpu", 1},
+                  {"inference all threads", "cpu", 0},
+                  {"inference gpu", "cuda:0", 0}};
+  for (const auto& want : expected) {
+    const LabExperiment* e = lab.experiment(want.name);
+    ASSERT_NE(e, nullptr) << want.name;
+    EXPECT_EQ(e->bench, "inference");
+    EXPECT_EQ(e->model_name, "lenet5");
+    EXPECT_EQ(e->sizes, (std::vector<int>{1, 64})) << want.name;
+    EXPECT_EQ(e->experiment.backend.device, want.device);
+    EXPECT_EQ(e->experiment.backend.threads, want.threads) << want.name;
+  }
+}
+
 // The data-parallel lab says what small buckets may cost and why a busy machine can show replicas
 // that share its cores faster than one, leaving the figures to the learner's table (issue 41.4:
 // the ones it quoted came from no run that ships), and says its steps are not the course's list.

@@ -20,6 +20,7 @@
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/text.hpp"
+#include "engine/records/record_csv.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/session/hardware_share.hpp"
 #include "engine/session/session.hpp"
@@ -69,6 +70,94 @@ TEST(RunRecord, ARunWritesAFolderThatReadsBack) {
   // At least two samples a second, the first one at once.
   EXPECT_LT(run.samples[0].time_s, 0.2);
   EXPECT_GE(double(run.samples.size()), 2.0 * summary.wall_seconds - 1);
+}
+
+// How much of a step is matrix products (issue 41, item 12): every CPU step records its time in
+// the convolution and fully connected kernels, within its forward and backward time, and the
+// run's share is those summed over the steps' forward and backward, recomputed here by hand.
+TEST(RunRecord, ACpuRunRecordsItsMatrixProductsWithinForwardAndBackward) {
+  test::TempDir dir;
+  data::MnistData mnist{test::synthetic_set(256, 1), test::synthetic_set(64, 2), dir.path()};
+  RunRequest request;
+  request.model = preset("lenet5");
+  request.train.batch = 32;
+  request.out_dir = dir.path() / "run";
+  RunObserver observer;
+  RunControl control;
+  ASSERT_EQ(execute_run(request, observer, control, &mnist).status, RunStatus::Finished);
+
+  std::ifstream metrics(request.out_dir / "metrics.csv");
+  std::string header;
+  std::getline(metrics, header);
+  EXPECT_TRUE(header.ends_with(",allreduce_hidden_ms,matmul_ms")) << header;
+  const RunData run = load_run(request.out_dir);
+  ASSERT_EQ(run.steps.size(), 8u);
+  double matmul = 0, compute = 0;
+  for (const StepMetrics& s : run.steps) {
+    ASSERT_TRUE(std::isfinite(s.times.matmul_ms)) << "step " << s.step;
+    EXPECT_GE(s.times.matmul_ms, 0) << "step " << s.step;
+    // Timed inside the forward and backward timers: a part of them, never more.
+    EXPECT_LE(s.times.matmul_ms, s.times.forward_ms + s.times.backward_ms) << "step " << s.step;
+    matmul += s.times.matmul_ms;
+    compute += s.times.forward_ms + s.times.backward_ms;
+  }
+  const MatmulShare share = matmul_share(run);
+  EXPECT_EQ(share.steps, 8);
+  EXPECT_DOUBLE_EQ(share.matmul_ms, matmul);
+  EXPECT_DOUBLE_EQ(share.compute_ms, compute);
+  EXPECT_DOUBLE_EQ(share.percent, 100 * matmul / compute);
+  EXPECT_LE(share.percent, 100);
+
+  // Two replicas: the step's forward, backward and matrix products are one replica's (the step's
+  // critical path), so the part stays within its whole.
+  request.backend.replicas = 2;
+  request.out_dir = dir.path() / "two";
+  ASSERT_EQ(execute_run(request, observer, control, &mnist).status, RunStatus::Finished);
+  for (const StepMetrics& s : load_run(request.out_dir).steps) {
+    ASSERT_TRUE(std::isfinite(s.times.matmul_ms)) << "step " << s.step;
+    EXPECT_LE(s.times.matmul_ms, s.times.forward_ms + s.times.backward_ms) << "step " << s.step;
+  }
+}
+
+TEST(RunRecord, TheMatrixProductsShareIsWorkedOutFromTheStepsThatMeasuredIt) {
+  test::TempDir dir;
+  // Two CPU steps: forward 4 + backward 6 with 7 in matrix products, 2 + 3 with 3; a third step
+  // without the column's value (as a GPU step) does not count.
+  std::ofstream(dir.path() / "metrics.csv") << metrics_csv_header() << "\n"
+                                            << "1,1,0.1,2.3,0.1,640,0.05,12,1,0,4,6,0,1,0,7\n"
+                                            << "2,1,0.2,2.1,0.2,640,0.05,7,1,0,2,3,0,1,0,3\n"
+                                            << "3,1,0.3,2.0,0.2,640,0.05,7,1,0,2,3,0,1,0,\n";
+  RunData run;
+  run.steps = read_metrics_csv(dir.path() / "metrics.csv");
+  ASSERT_EQ(run.steps.size(), 3u);
+  EXPECT_TRUE(std::isnan(run.steps[2].times.matmul_ms));
+  const MatmulShare share = matmul_share(run);
+  EXPECT_EQ(share.steps, 2);
+  EXPECT_DOUBLE_EQ(share.matmul_ms, 10);   // 7 + 3
+  EXPECT_DOUBLE_EQ(share.compute_ms, 15);  // 4 + 6 + 2 + 3
+  EXPECT_DOUBLE_EQ(share.percent, 100.0 * 10 / 15);
+  EXPECT_EQ(matmul_share_text(share),
+            "67 % of forward and backward in matrix products (convolutions and GEMMs): 5.00 of "
+            "7.50 ms a step");
+  // The row written for a step reads back the same.
+  EXPECT_EQ(metrics_csv_row(run.steps[0]), "1,1,0.1,2.3,0.1,640,0.0500000007,12,1,0,4,6,0,1,0,7\n");
+
+  // A record from before the column (and one before allreduce_hidden_ms) still loads, and says
+  // nothing of matrix products rather than 0 %.
+  std::ofstream(dir.path() / "metrics.csv", std::ios::trunc) << test::kGoodMetrics;
+  run.steps = read_metrics_csv(dir.path() / "metrics.csv");
+  ASSERT_EQ(run.steps.size(), 2u);
+  const MatmulShare old = matmul_share(run);
+  EXPECT_EQ(old.steps, 0);
+  EXPECT_TRUE(std::isnan(old.percent));
+  EXPECT_EQ(matmul_share_text(old), "");
+  const std::string good = test::kGoodMetrics;
+  std::ofstream(dir.path() / "metrics.csv", std::ios::trunc)
+      << good.substr(0, good.find(",allreduce_hidden_ms")) << "\n"
+      << "1,1,0.1,2.3,0.1,640,0.05,10,1,0,4,4,0,1\n";
+  run.steps = read_metrics_csv(dir.path() / "metrics.csv");
+  ASSERT_EQ(run.steps.size(), 1u);
+  EXPECT_TRUE(std::isnan(matmul_share(run).percent));
 }
 
 // A cancel that cannot wait for its step (the CLI's SIGTERM after its grace) ends the record as

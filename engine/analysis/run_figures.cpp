@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <unordered_set>
 
@@ -77,6 +78,7 @@ void thin_for_drawing(RunData& run, size_t max_steps) {
           mean(from, to, [&](const StepMetrics& s) { return s.times.*phase.ms; });
     point.times.allreduce_hidden_ms =
         mean(from, to, [](const StepMetrics& s) { return s.times.allreduce_hidden_ms; });
+    point.times.matmul_ms = mean(from, to, [](const StepMetrics& s) { return s.times.matmul_ms; });
     kept.insert(point.step);
     thinned.push_back(std::move(point));
   }
@@ -123,6 +125,33 @@ MedianStep median_step(const RunData& run) {
   out.other_ms = std::max(0.0, out.step_ms - phases);
   out.steps = int(last - first);
   return out;
+}
+
+MatmulShare matmul_share(const RunData& run) {
+  MatmulShare share;
+  double matmul = 0, compute = 0;
+  for (const StepMetrics& s : run.steps) {
+    if (!std::isfinite(s.times.matmul_ms)) continue;
+    matmul += s.times.matmul_ms;
+    compute += s.times.forward_ms + s.times.backward_ms;
+    ++share.steps;
+  }
+  if (share.steps == 0) return share;
+  share.matmul_ms = matmul;
+  share.compute_ms = compute;
+  if (compute > 0) share.percent = 100 * matmul / compute;
+  return share;
+}
+
+std::string matmul_share_text(const MatmulShare& share) {
+  if (!std::isfinite(share.percent)) return "";
+  char text[160];
+  std::snprintf(text, sizeof text,
+                "%.0f %% of forward and backward in matrix products (convolutions and GEMMs): "
+                "%.2f of %.2f ms a step",
+                share.percent, share.matmul_ms / double(share.steps),
+                share.compute_ms / double(share.steps));
+  return text;
 }
 
 double pace_images_per_second(double images, double steps, double median_step_ms) {

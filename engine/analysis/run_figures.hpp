@@ -40,6 +40,21 @@ struct MedianStep {
 };
 MedianStep median_step(const RunData& run);
 
+// How much of the compute is matrix products: over the recorded steps that measured it (the CPU
+// backend's; StepTimes::matmul_ms), their time in convolution and fully connected kernels against
+// their forward and backward time. percent is 100 x matmul_ms / compute_ms; every field NaN (and
+// steps 0) where no step measured it: a GPU run, a record from before it was kept.
+struct MatmulShare {
+  double matmul_ms = kNoValue;   // summed over those steps
+  double compute_ms = kNoValue;  // their forward_ms + backward_ms, summed
+  double percent = kNoValue;
+  int64_t steps = 0;
+};
+MatmulShare matmul_share(const RunData& run);
+// "72 % of forward and backward in matrix products (convolutions and GEMMs): 3.60 of 5.00 ms a
+// step" (the means over those steps), or "" where not measured: gpulab-cli train's line.
+std::string matmul_share_text(const MatmulShare& share);
+
 // A run's pace: the one figure every view, file and command calls "images/s" (the runs list, the
 // status line, Compare and its CSV, the headline, a race's verdict, lab tables, hand-ins, the class
 // board, gpulab-cli's lines). The images of a step over the median step's time (median_step), so

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <limits>
 
 namespace gpulab {
 
@@ -16,6 +17,11 @@ struct StepTimes {
   double data_ms = 0, copy_ms = 0, forward_ms = 0, backward_ms = 0, allreduce_ms = 0,
          optimizer_ms = 0;
   double allreduce_hidden_ms = 0;
+  // Of forward_ms + backward_ms, the time in matrix products: the convolution kernels (with the
+  // ReLU and pooling fused into them) and the fully connected layers' GEMMs, timed around each
+  // kernel call on the CPU (metrics.csv's matmul_ms, after allreduce_hidden_ms). NaN where not
+  // measured: a GPU run, whose kernels the host does not wait for, and records from before.
+  double matmul_ms = std::numeric_limits<double>::quiet_NaN();
   double total_ms() const;
 };
 

@@ -41,6 +41,7 @@ BatchStats CpuReplica::compute_gradients(std::span<const int32_t> shard, Shard p
                                          int64_t step, StepTimes& times) {
   if (shard.empty()) {  // a last batch smaller than the replicas: nothing to add to the sum
     kernels::cpu::zero(network_.gradients().data(), network_.gradients().size());
+    times.matmul_ms = 0;
     return {};
   }
   const int batch = static_cast<int>(shard.size());
@@ -57,6 +58,7 @@ BatchStats CpuReplica::compute_gradients(std::span<const int32_t> shard, Shard p
   start = Clock::now();
   network_.backward(ready_);
   times.backward_ms = ms_since(start);
+  times.matmul_ms = network_.matmul_ms();
   return {loss.loss_sum, loss.correct, loss.count};
 }
 

@@ -2,6 +2,7 @@
 #include "engine/cpu/cpu_network.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -48,7 +49,28 @@ const KernelTable kFastKernels = GPULAB_KERNEL_TABLE(k::cpu);
 const KernelTable kReferenceKernels = GPULAB_KERNEL_TABLE(k::ref);
 #undef GPULAB_KERNEL_TABLE
 
-// LayerStack's Ops over host memory; the loss lands in `loss`.
+// Adds the time of one kernel call to `total_ms`. Two clock reads (tens of nanoseconds) around a
+// call that does a whole layer's products for a batch (tens of microseconds and more) cost
+// nothing measurable, so the timing is always on and every CPU record has it.
+class MatmulTimer {
+ public:
+  explicit MatmulTimer(double& total_ms)
+      : total_ms_(total_ms), start_(std::chrono::steady_clock::now()) {}
+  ~MatmulTimer() {
+    total_ms_ +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+            .count();
+  }
+  MatmulTimer(const MatmulTimer&) = delete;
+  MatmulTimer& operator=(const MatmulTimer&) = delete;
+
+ private:
+  double& total_ms_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// LayerStack's Ops over host memory; the loss lands in `loss`, the time in convolution and
+// fully connected kernels in `matmul_ms` (from the start of each forward).
 struct CpuOps {
   template <class T>
   using Buffer = std::vector<T>;
@@ -62,40 +84,49 @@ struct CpuOps {
   int batch = 0;  // this forward's rows, the shard's position in the whole batch and its size
   Shard shard;
   LossStats loss;
+  double matmul_ms = 0;
 
   void conv2d_forward(float* out, const float* in, const float* w, const float* b,
                       const k::Conv2dShape& s) {
+    const MatmulTimer timer(matmul_ms);
     kernels->conv2d_forward(out, in, w, b, s);
   }
   void conv2d_backward(float* din, float* dw, float* db, const float* dout, const float* in,
                        const float* w, const k::Conv2dShape& s) {
+    const MatmulTimer timer(matmul_ms);
     kernels->conv2d_backward(din, dw, db, dout, in, w, s);
   }
   void conv2d_relu_forward(float* out, const float* in, const float* w, const float* b,
                            const k::Conv2dShape& s) {
+    const MatmulTimer timer(matmul_ms);
     kernels->conv2d_relu_forward(out, in, w, b, s);
   }
   void conv2d_relu_backward(float* din, float* dw, float* db, const float* dout, const float* out,
                             const float* in, const float* w, const k::Conv2dShape& s) {
+    const MatmulTimer timer(matmul_ms);
     kernels->conv2d_relu_backward(din, dw, db, dout, out, in, w, s);
   }
   void conv2d_relu_maxpool_forward(float* out, int32_t* argmax, const float* in, const float* w,
                                    const float* b, const k::Conv2dShape& s,
                                    const k::Pool2dShape& pool) {
+    const MatmulTimer timer(matmul_ms);
     kernels->conv2d_relu_maxpool_forward(out, argmax, in, w, b, s, pool);
   }
   void conv2d_relu_maxpool_backward(float* din, float* dw, float* db, const float* dout,
                                     const float* out, const int32_t* argmax, const float* in,
                                     const float* w, const k::Conv2dShape& s,
                                     const k::Pool2dShape& pool) {
+    const MatmulTimer timer(matmul_ms);
     kernels->conv2d_relu_maxpool_backward(din, dw, db, dout, out, argmax, in, w, s, pool);
   }
   void linear_forward(float* out, const float* in, const float* w, const float* b, int batch,
                       int in_features, int out_features) {
+    const MatmulTimer timer(matmul_ms);
     kernels->linear_forward(out, in, w, b, batch, in_features, out_features);
   }
   void linear_backward(float* din, float* dw, float* db, const float* dout, const float* in,
                        const float* w, int batch, int in_features, int out_features) {
+    const MatmulTimer timer(matmul_ms);
     kernels->linear_backward(din, dw, db, dout, in, w, batch, in_features, out_features);
   }
   void maxpool2d_forward(float* out, int32_t* argmax, const float* in, const k::Pool2dShape& s) {
@@ -169,9 +200,12 @@ LossStats CpuNetwork::forward(const float* images, const uint8_t* labels, int ba
   impl_->ops.step = step;
   impl_->ops.batch = batch;
   impl_->ops.shard = shard;
+  impl_->ops.matmul_ms = 0;
   impl_->stack.forward(impl_->ops, images, labels, batch, training);
   return impl_->ops.loss;
 }
+
+double CpuNetwork::matmul_ms() const { return impl_->ops.matmul_ms; }
 
 std::span<const float> CpuNetwork::logits() const {
   const size_t classes = size_t(impl_->stack.plan().layers.back().output.channels);

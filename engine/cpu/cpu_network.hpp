@@ -38,6 +38,9 @@ class CpuNetwork {
   // Zeroes and fills gradients() for the batch of the last training forward(); ready(offset)
   // after each layer with parameters, as LayerStack::backward says.
   void backward(const std::function<void(size_t)>& ready = {});
+  // Milliseconds the last forward() and the backward() after it spent in the convolution and
+  // fully connected kernels: the step's matrix products (StepTimes::matmul_ms).
+  double matmul_ms() const;
   // (batch, classes): the logits of the last forward(), before the softmax.
   std::span<const float> logits() const;
   // (batch, output.size()): layer `layer`'s output of the last forward(), the layer walk's own

@@ -38,6 +38,18 @@ void list_cuda_gpus(DeviceList& list) {
     gpu.memory_bytes = double(prop.totalGlobalMem);
     gpu.compute_major = prop.major;
     gpu.compute_minor = prop.minor;
+    gpu.sm_count = prop.multiProcessorCount;
+    gpu.memory_bus_bits = prop.memoryBusWidth;
+    // CUDA 13 dropped the clocks from cudaDeviceProp; the attributes still give them, in kHz.
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, i) == cudaSuccess)
+      gpu.clock_mhz = khz / 1000.0;
+    else
+      cudaGetLastError();
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, i) == cudaSuccess)
+      gpu.memory_clock_mhz = khz / 1000.0;
+    else
+      cudaGetLastError();
     gpu.driver_version = driver_version;
     gpu.runtime_version = runtime_version;
     char bus_id[32] = {};

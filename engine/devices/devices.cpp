@@ -6,9 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <set>
+#include <sstream>
+#include <utility>
 
 #include "engine/backend/backend.hpp"
 #include "engine/base/errors.hpp"
@@ -24,9 +28,107 @@ void list_cuda_gpus(DeviceList& list);  // engine/cuda/cuda_devices.cpp
 }
 #endif
 
+namespace {
+
+std::string file_text(const char* path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The value of a "key<tabs>: value" line of /proc/cpuinfo, or "" when `line` is not that key's.
+std::string cpuinfo_value(const std::string& line, const std::string& key) {
+  if (line.rfind(key, 0) != 0) return "";
+  const size_t colon = line.find(':');
+  if (colon == std::string::npos || line.find_first_not_of(" \t", key.size()) != colon) return "";
+  const size_t value = line.find_first_not_of(' ', colon + 1);
+  return value == std::string::npos ? "" : line.substr(value);
+}
+
+std::string ghz_text(double mhz) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GHz", mhz / 1000);
+  return text;
+}
+
+}  // namespace
+
+CpuClock cpu_clock_from(const std::string& cpufreq_max_khz, const std::string& proc_cpuinfo) {
+  const double khz = std::atof(cpufreq_max_khz.c_str());
+  if (khz > 0) return {khz / 1000, true};
+  std::istringstream lines(proc_cpuinfo);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string mhz = cpuinfo_value(line, "cpu MHz");
+    if (!mhz.empty() && std::atof(mhz.c_str()) > 0) return {std::atof(mhz.c_str()), false};
+  }
+  return {};
+}
+
+int physical_cores_from(const std::string& proc_cpuinfo) {
+  std::set<std::pair<std::string, std::string>> cores;
+  std::string package, core;
+  std::istringstream lines(proc_cpuinfo + "\n");
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) {  // the end of one logical CPU's block
+      if (!core.empty()) cores.emplace(package, core);
+      package.clear();
+      core.clear();
+    }
+    if (const std::string value = cpuinfo_value(line, "physical id"); !value.empty())
+      package = value;
+    if (const std::string value = cpuinfo_value(line, "core id"); !value.empty()) core = value;
+  }
+  return int(cores.size());
+}
+
+double memory_bandwidth_bytes_per_second(const GpuInfo& gpu) {
+  if (gpu.memory_clock_mhz <= 0 || gpu.memory_bus_bits <= 0) return 0;
+  return 2 * gpu.memory_clock_mhz * 1e6 * (gpu.memory_bus_bits / 8.0);
+}
+
+int fp32_lanes_per_sm(int major, int minor) {
+  // Volta, Turing and the A100 have 64; every later consumer and data-centre chip 128.
+  if (major == 7 || (major == 8 && minor == 0)) return 64;
+  if (major == 6) return minor == 0 ? 64 : 128;
+  if (major >= 8 && major <= 12) return 128;
+  return 0;
+}
+
+std::string cpu_hardware_text(const CpuInfo& cpu) {
+  std::string text = std::to_string(cpu.logical_cores) + " logical cores";
+  if (cpu.physical_cores > 0) text += " (" + std::to_string(cpu.physical_cores) + " physical)";
+  if (cpu.clock_mhz <= 0) return text + ", clock unknown";
+  return text + (cpu.clock_is_peak ? ", up to " + ghz_text(cpu.clock_mhz)
+                                   : ", at " + ghz_text(cpu.clock_mhz) + " now");
+}
+
+std::string gpu_hardware_text(const GpuInfo& gpu) {
+  std::string text;
+  if (gpu.sm_count > 0) {
+    text = std::to_string(gpu.sm_count) + " SMs";
+    if (const int lanes = fp32_lanes_per_sm(gpu.compute_major, gpu.compute_minor); lanes > 0)
+      text += " x " + std::to_string(lanes) +
+              " FP32 lanes = " + std::to_string(gpu.sm_count * lanes) + " lanes";
+  } else {
+    text = "SM count unknown";
+  }
+  text += gpu.clock_mhz > 0 ? " at up to " + ghz_text(gpu.clock_mhz) : ", clock unknown";
+  char memory[64];
+  std::snprintf(memory, sizeof memory, "; %.1f GiB", gpu.memory_bytes / double(1 << 30));
+  text += memory;
+  const double bandwidth = memory_bandwidth_bytes_per_second(gpu);
+  if (bandwidth <= 0) return text + ", bandwidth unknown";
+  char rate[96];
+  std::snprintf(rate, sizeof rate, " at %.0f GB/s (%d-bit bus at ", bandwidth / 1e9,
+                gpu.memory_bus_bits);
+  return text + rate + ghz_text(gpu.memory_clock_mhz) + ")";
+}
+
 CpuInfo cpu_info() {
   CpuInfo info;
-  std::ifstream in("/proc/cpuinfo");
+  const std::string proc_cpuinfo = file_text("/proc/cpuinfo");
+  std::istringstream in(proc_cpuinfo);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("model name", 0) == 0) {
       info.model = line.substr(line.find(':') + 2);
@@ -35,6 +137,11 @@ CpuInfo cpu_info() {
   }
   if (info.model.empty()) info.model = "unknown CPU";
   info.logical_cores = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  info.physical_cores = physical_cores_from(proc_cpuinfo);
+  const CpuClock clock = cpu_clock_from(
+      file_text("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"), proc_cpuinfo);
+  info.clock_mhz = clock.mhz;
+  info.clock_is_peak = clock.peak;
   __builtin_cpu_init();
   info.simd = __builtin_cpu_supports("avx512f")  ? "avx512f"
               : __builtin_cpu_supports("avx2")   ? "avx2"

@@ -13,6 +13,7 @@
 #include "engine/base/sha256.hpp"
 #include "engine/base/text.hpp"
 #include "engine/devices/matmul_bench.hpp"
+#include "engine/inside/inference_timing.hpp"
 #include "engine/labs/markdown_images.hpp"
 #include "engine/training/backend_factory.hpp"
 #include "engine/training/setting_bounds.hpp"
@@ -294,6 +295,8 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
   e.model_name = "lenet5";  // as `gpulab-cli train`
   int model_line = line, compare_line = 0;
   bool epochs_given = false, steps_given = false, sizes_given = false, train_valid = true;
+  std::string sizes_text;  // read once the bench is known: matrix sizes or batch sizes
+  int sizes_line = 0;
   TrainOptions& train = e.experiment.train;
   BackendOptions& backend = e.experiment.backend;
   for (const auto& [n, key, value] : key_values(body, "experiment")) {
@@ -313,15 +316,12 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
       model_line = n;
     } else if (key == "bench") {
       e.bench = value;
-      if (value != "matmul")
-        problem(n, "bench: unknown \"" + value + "\"; the benchmark is matmul");
+      if (value != "matmul" && value != "inference")
+        problem(n, "bench: unknown \"" + value + "\"; the benchmarks are matmul and inference");
     } else if (key == "sizes") {
       sizes_given = true;
-      try {
-        e.sizes = parse_matrix_sizes(value);
-      } catch (const ConfigError& error) {
-        problem(n, std::string("sizes: ") + error.what());
-      }
+      sizes_text = value;
+      sizes_line = n;
     } else if (const TrainKey* k = train_key(key)) {
       try {
         // Where the data lives is read by the setup reader where the engine trains from either
@@ -349,9 +349,23 @@ void Reader::experiment(int line, const std::vector<std::pair<int, std::string>>
   if (steps_given && !epochs_given) train.epochs = 0;
   backend.batch = train.batch;
   backend.seed = train.seed;
-  if (!e.bench.empty()) {
+  if (sizes_given) try {
+      // An inference benchmark's sizes are batch sizes, as bench inference --batch takes them.
+      e.sizes = e.bench == "inference" ? parse_inference_batches(sizes_text)
+                                       : parse_matrix_sizes(sizes_text);
+    } catch (const ConfigError& error) {
+      // A lab has no --batch flag to name: its key is sizes.
+      std::string what = error.what();
+      if (e.bench == "inference" && what.rfind("--batch: ", 0) == 0) what.erase(0, 9);
+      problem(sizes_line, "sizes: " + what);
+    }
+  if (e.bench == "matmul") {
     if (!sizes_given) problem(line, "a bench: matmul experiment needs sizes: (32, 64, ...)");
-  } else {
+  } else if (e.bench == "inference" && !sizes_given) {
+    problem(line, "a bench: inference experiment needs sizes: its batch sizes (1, 64, ...)");
+  }
+  // Training and inference both need the model; a matrix product has none.
+  if (e.bench != "matmul") {
     try {
       std::filesystem::path file = e.model_name;
       if (!is_preset(e.model_name) && file.is_relative() && !base_dir_.empty())
@@ -592,7 +606,9 @@ const std::vector<std::string>& lab_columns() {
       "GFLOP/s with copies", "copy GB/s",
       // From the run's record: its telemetry, step phases and energy (lab_run_readings).
       "utilization", "peak memory", "power", "peak temperature", "data ms", "copy ms",
-      "all-reduce ms", "energy", "images/J"};
+      "all-reduce ms", "matmul share", "energy", "images/J",
+      // An inference benchmark's (and a training run's, to set beside it).
+      "ms per image"};
   return columns;
 }
 

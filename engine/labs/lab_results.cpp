@@ -10,6 +10,8 @@
 #include "engine/analysis/run_comparison.hpp"
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/text.hpp"
+#include "engine/inside/inference_timing.hpp"
+#include "engine/model/init.hpp"
 #include "engine/records/outside_load.hpp"
 #include "engine/session/outside_load.hpp"
 
@@ -207,6 +209,7 @@ LabRunReadings lab_run_readings(const RunData& run) {
     const double n = double(run.steps.size());
     r.data_ms = data / n, r.copy_ms = copy / n, r.allreduce_ms = allreduce / n;
     r.median_step_ms = median_step(run).step_ms;
+    r.matmul_percent = matmul_share(run).percent;
   }
   if (const auto energy = run.info.find("energy"); energy != run.info.end()) r.energy = *energy;
   return r;
@@ -263,11 +266,29 @@ void add_bench_load(LabRunResult& result, const nlohmann::json& load) {
     result.flags.push_back(std::move(caveat));
 }
 
+std::vector<MatmulTiming> time_lab_inference(const LabExperiment& e,
+                                             const std::vector<int>& batches) {
+  // The work of a forward pass does not depend on the weights' values (nor on the images':
+  // time_inference's are pseudo-random), so freshly initialized weights time what trained ones do.
+  ModelWeights model;
+  model.source = e.model_name;
+  model.config = e.experiment.model;
+  model.plan = plan_model(model.config);
+  model.params.resize(size_t(model.plan.parameter_count));
+  init_parameters(model.params, model.plan, e.experiment.train.seed);
+  std::vector<MatmulTiming> timings;
+  for (const InferenceTiming& t :
+       time_inference(model, e.experiment.backend.device, batches, e.experiment.backend.threads))
+    timings.push_back({t.batch, t.batch_ms, t.batch_ms});
+  return timings;
+}
+
 LabRunResult run_lab_bench(const LabExperiment& e, const std::vector<int>& sizes) {
   LabRunResult result;
   result.experiment = e.name;
   OutsideLoadMeter meter;
-  result.matmul = bench_matmul(e.experiment.backend.device, sizes);
+  result.matmul = e.bench == "inference" ? time_lab_inference(e, sizes)
+                                         : bench_matmul(e.experiment.backend.device, sizes);
   // A benchmark of small sizes is over within a few clock ticks: measure() reads the load over
   // half a second at least, the benchmark and what follows it.
   add_bench_load(result, meter.measure());
@@ -311,6 +332,7 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
     const RunSummary* s =
         r && r->summary && r->summary->status != RunStatus::Running ? &*r->summary : nullptr;
     const bool ran = r && r->skipped.empty();
+    const bool inference = e->bench == "inference";
     // A benchmark has a row per size it timed (one row saying why when it did not run); a
     // training run one row.
     std::vector<int> sizes = {0};
@@ -331,9 +353,11 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
         else if (column == "device")
           cell = e->experiment.backend.device;
         else if (column == "model")
-          cell = e->bench.empty() ? e->model_name : "sgemm";
+          cell = e->bench == "matmul" ? "sgemm" : e->model_name;
         else if (column == "batch")
-          cell = e->bench.empty() ? std::to_string(e->experiment.train.batch) : "";
+          cell = e->bench.empty()        ? std::to_string(e->experiment.train.batch)
+                 : inference && size > 0 ? std::to_string(size)
+                                         : "";
         else if (column == "precision")
           cell = e->bench.empty() ? precision_name(e->experiment.backend.precision) : "";
         else if (column == "size")
@@ -342,6 +366,14 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
           cell = std::to_string(s->steps);
         else if (s && column == "images/s")
           cell = fixed(images_per_second(*s, r->readings), 0);
+        // A training step's time per image, beside an inference's: what answering costs against
+        // what learning costs.
+        else if (s && column == "ms per image")
+          cell = fixed(1000.0 / images_per_second(*s, r->readings), 4);
+        else if (t && inference && column == "images/s")
+          cell = fixed(1000.0 * size / t->ms, 0);
+        else if (t && inference && column == "ms per image")
+          cell = fixed(t->ms / size, 4);
         else if (s && column == "ms per step")
           cell = fixed(ms_per_step(*s, r->readings), 2);
         else if (s && column == "speedup" && base && base->summary && speedup_over(*r, *base)) {
@@ -374,6 +406,8 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
           cell = reading(r->readings.copy_ms, 2);
         else if (s && column == "all-reduce ms")
           cell = reading(r->readings.allreduce_ms, 2);
+        else if (s && column == "matmul share")
+          cell = reading(r->readings.matmul_percent, 0);
         else if (s && column == "energy")
           cell = energy_cell(r->readings.energy, false);
         else if (s && column == "images/J")
@@ -382,9 +416,9 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
           cell = fixed(t->ms, 3);
         else if (t && column == "ms with copies")
           cell = fixed(t->ms_with_copies, 3);
-        else if (t && column == "GFLOP/s")
+        else if (t && !inference && column == "GFLOP/s")
           cell = fixed(matmul_gflops(size, t->ms), 1);
-        else if (t && column == "GFLOP/s with copies")
+        else if (t && !inference && column == "GFLOP/s with copies")
           cell = fixed(matmul_gflops(size, t->ms_with_copies), 1);
         // The copies' share of a benchmark: empty on the CPU, which copies nothing.
         else if (t && column == "copy ms" && t->ms_with_copies != t->ms)

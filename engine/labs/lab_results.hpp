@@ -26,6 +26,8 @@ struct LabRunReadings {
   double mean_power_w = kNoValue;        // the devices together: the sum of each one's mean
   double peak_temperature_c = kNoValue;  // the hottest of them
   double data_ms = kNoValue, copy_ms = kNoValue, allreduce_ms = kNoValue;  // mean per step
+  // Of forward and backward, the share in matrix products, % (run_figures' matmul_share): CPU runs.
+  double matmul_percent = kNoValue;
   // The median step's time (run_figures' median_step): the table's ms per step and images/s,
   // which the set-up in a run's first steps would otherwise swell.
   double median_step_ms = kNoValue;
@@ -66,8 +68,14 @@ void add_run_facts(LabRunResult& result, const RunData& run);
 // Adds a benchmark's outside load to its result, and its flag where it was under load (the
 // caveat a run measured so carries), so every row of its sizes carries ⚠.
 void add_bench_load(LabRunResult& result, const nlohmann::json& load);
-// Times a benchmark experiment's `sizes` on its device (bench_matmul), measuring other programs'
-// load meanwhile (OutsideLoadMeter): its timings, load and flag, for the CLI and the window alike.
+// An inference benchmark's timings: its model's forward pass at each batch size on its device and
+// CPU threads (time_inference), kept as the benchmark rows a lab keeps: the batch as the size, a
+// batch's time as both times (a GPU's with its copies).
+std::vector<MatmulTiming> time_lab_inference(const LabExperiment& e,
+                                             const std::vector<int>& batches);
+// Times a benchmark experiment's `sizes` on its device (bench_matmul, or time_lab_inference for
+// bench: inference), measuring other programs' load meanwhile (OutsideLoadMeter): its timings,
+// load and flag, for the CLI and the window alike.
 LabRunResult run_lab_bench(const LabExperiment& e, const std::vector<int>& sizes);
 
 struct LabResultsTable {

@@ -1,8 +1,10 @@
 // The CSV files of a run record: headers, the rows RunRecorder writes, and reading them back.
 #include "engine/records/record_csv.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <stdexcept>
 #include <string_view>
@@ -17,8 +19,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // metrics.csv: these columns, then one per step phase (kStepPhases), then the all-reduce hidden
-// under the backward pass; replicas.csv: step and replica, then one per replica phase
-// (kReplicaPhases), then hidden_ms. Records from before the hidden columns load too.
+// under the backward pass, then the matrix products' share of forward and backward (matmul_ms);
+// replicas.csv: step and replica, then one per replica phase (kReplicaPhases), then hidden_ms.
+// Records from before the hidden and the matmul columns load too.
 constexpr const char* kMetricsLeadingColumns =
     "step,epoch,time_s,loss,accuracy,images_per_second,lr,step_ms";
 constexpr int kMetricsLeadingCount = 8;
@@ -32,6 +35,10 @@ std::string header_with(const char* leading, const Phases& phases) {
 
 const std::string& metrics_header_without_hidden() {
   static const std::string header = header_with(kMetricsLeadingColumns, kStepPhases);
+  return header;
+}
+const std::string& metrics_header_without_matmul() {
+  static const std::string header = metrics_header_without_hidden() + ",allreduce_hidden_ms";
   return header;
 }
 const std::string& replicas_header_without_hidden() {
@@ -101,12 +108,13 @@ int epoch_field(const std::string& text) {
   return int(whole_field(text, "epoch", 0, std::numeric_limits<int>::max()));
 }
 
-// Reads a CSV written by RunRecorder: checks the header (`current`, or `older` for records from
-// before a column was added), parses each complete row. A final line without its newline is what
-// a killed run leaves behind and is skipped. Lines may end in CRLF (a file saved on Windows).
+// Reads a CSV written by RunRecorder: checks the header (`current`, or one of `older` for records
+// from before a column was added), parses each complete row. A final line without its newline is
+// what a killed run leaves behind and is skipped. Lines may end in CRLF (a file saved on Windows).
 template <typename Row>
 std::vector<Row> read_csv(const fs::path& path, const std::string& current,
-                          const std::string& older, Row (*parse)(const std::vector<std::string>&)) {
+                          std::initializer_list<std::string> older,
+                          Row (*parse)(const std::vector<std::string>&)) {
   std::vector<Row> rows;
   std::string text;
   if (!read_record_file(path, kMaxRecordCsvBytes, &text)) return rows;  // older or partial
@@ -134,7 +142,8 @@ std::vector<Row> read_csv(const fs::path& path, const std::string& current,
     if (line_number == 1) {
       const size_t first = line.find_first_not_of(" \t");
       line.remove_prefix(first == line.npos ? line.size() : first);
-      const std::string& header = !older.empty() && line == older ? older : current;
+      const auto known = std::find(older.begin(), older.end(), line);
+      const std::string& header = known != older.end() ? *known : current;
       if (line != header)
         throw RecordError(path.string() + ": unexpected header; expected \"" + current + "\"");
       split_csv_line(header, &fields);
@@ -170,6 +179,8 @@ StepMetrics parse_step(const std::vector<std::string>& f) {
     m.times.*kStepPhases[p].ms = parse_number(f[kMetricsLeadingCount + p]);
   if (const size_t hidden = kMetricsLeadingCount + kStepPhases.size(); f.size() > hidden)
     m.times.allreduce_hidden_ms = parse_number(f[hidden]);
+  if (const size_t matmul = kMetricsLeadingCount + kStepPhases.size() + 1; f.size() > matmul)
+    m.times.matmul_ms = parse_number(f[matmul]);
   return m;
 }
 
@@ -213,7 +224,7 @@ DeviceSample parse_sample(const std::vector<std::string>& f) {
 }  // namespace
 
 const std::string& metrics_csv_header() {
-  static const std::string header = metrics_header_without_hidden() + ",allreduce_hidden_ms";
+  static const std::string header = metrics_header_without_matmul() + ",matmul_ms";
   return header;
 }
 const std::string& replicas_csv_header() {
@@ -236,6 +247,7 @@ std::string metrics_csv_row(const StepMetrics& m) {
     row.append(",").append(number(value));
   for (const StepPhase& phase : kStepPhases) row.append(",").append(number(m.times.*phase.ms));
   row.append(",").append(number(m.times.allreduce_hidden_ms));
+  row.append(",").append(number(m.times.matmul_ms));
   return row.append("\n");
 }
 
@@ -269,22 +281,23 @@ std::string telemetry_csv_row(const DeviceSample& s) {
 }
 
 std::vector<StepMetrics> read_metrics_csv(const fs::path& path) {
-  return read_csv<StepMetrics>(path, metrics_csv_header(), metrics_header_without_hidden(),
+  return read_csv<StepMetrics>(path, metrics_csv_header(),
+                               {metrics_header_without_matmul(), metrics_header_without_hidden()},
                                parse_step);
 }
 
 std::vector<ReplicaStep> read_replicas_csv(const fs::path& path) {
-  return read_csv<ReplicaStep>(path, replicas_csv_header(), replicas_header_without_hidden(),
+  return read_csv<ReplicaStep>(path, replicas_csv_header(), {replicas_header_without_hidden()},
                                parse_replica_step);
 }
 
 // Records from before train_s was kept have one column less.
 std::vector<EvalMetrics> read_eval_csv(const fs::path& path) {
-  return read_csv<EvalMetrics>(path, kEvalHeader, kEvalHeaderWithoutTrainS, parse_eval);
+  return read_csv<EvalMetrics>(path, kEvalHeader, {kEvalHeaderWithoutTrainS}, parse_eval);
 }
 
 std::vector<DeviceSample> read_telemetry_csv(const fs::path& path) {
-  return read_csv<DeviceSample>(path, kTelemetryHeader, "", parse_sample);
+  return read_csv<DeviceSample>(path, kTelemetryHeader, {}, parse_sample);
 }
 
 }  // namespace gpulab

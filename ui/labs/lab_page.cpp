@@ -50,6 +50,15 @@ QString settings_text(const LabExperiment& e) {
   if (!e.bench.empty()) {
     QStringList sizes;
     for (int n : e.sizes) sizes << QString::number(n);
+    if (e.bench == "inference") {
+      QString text =
+          QObject::tr("inference of %1 on %2")
+              .arg(QString::fromStdString(e.model_name), QString::fromStdString(backend.device));
+      if (backend.device == "cpu")
+        text += backend.threads > 0 ? QObject::tr(", %n CPU thread(s)", "", backend.threads)
+                                    : QObject::tr(", every CPU thread");
+      return text + QObject::tr(", batch sizes %1").arg(sizes.join(", "));
+    }
     return QObject::tr("single-precision matrix multiply on %1, sizes %2")
         .arg(QString::fromStdString(backend.device), sizes.join(", "));
   }

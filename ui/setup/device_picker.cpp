@@ -45,9 +45,19 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
   cpu_box_ = new QCheckBox(tr("CPU: %1").arg(QString::fromStdString(cpu.model)), this);
   cpu_box_->setObjectName("device-cpu");
   cpu_box_->setChecked(true);
-  cpu_box_->setToolTip(tr("%1 logical cores, %2; %3")
-                           .arg(cpu.logical_cores)
-                           .arg(QString::fromStdString(cpu.simd), QString::fromStdString(cpu.blas)));
+  cpu_box_->setToolTip(tr("%1, %2; %3")
+                           .arg(QString::fromStdString(cpu_hardware_text(cpu)),
+                                QString::fromStdString(cpu.simd),
+                                QString::fromStdString(cpu.blas)));
+  // What the hardware is, read off at a glance: a few fast cores here against a GPU's many
+  // slower lanes below (engine/devices' own words, as gpulab-cli devices prints them).
+  auto hardware_label = [this](const std::string& text, const QString& name) {
+    auto* label = new QLabel(QString::fromStdString(text), this);
+    label->setObjectName(name);
+    label->setWordWrap(true);
+    label->setStyleSheet("color: palette(mid)");
+    return label;
+  };
   threads_ = new LimitedSpinBox(tr("CPU threads"), report, this);
   threads_->setObjectName("cpu-threads");
   threads_->setRange(1, std::max(1, cpu.logical_cores));
@@ -61,6 +71,7 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
   threads_->setToolTip(tr("CPU threads for the CPU run (this machine has %1)").arg(cpu.logical_cores));
   grid->addWidget(cpu_box_, 0, 0);
   grid->addWidget(threads_, 0, 1);
+  grid->addWidget(hardware_label(cpu_hardware_text(cpu), "cpu-hardware"), 1, 0, 1, 2);
   connect(cpu_box_, &QCheckBox::toggled, this, &DevicePicker::selection_changed);
   connect(cpu_box_, &QCheckBox::toggled, threads_, &QSpinBox::setEnabled);
 
@@ -87,7 +98,7 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
   auto* parallel = new QHBoxLayout;
   parallel->addWidget(replicas_, 1);
   parallel->addWidget(sync_, 1);
-  grid->addLayout(parallel, 1, 0, 1, 2);
+  grid->addLayout(parallel, 2, 0, 1, 2);
   auto enable_parallel = [this] {
     replicas_->setEnabled(cpu_box_->isChecked());
     sync_->setEnabled(cpu_box_->isChecked() && replicas_->value() > 1);
@@ -98,7 +109,7 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
   connect(sync_, &QComboBox::currentIndexChanged, this, &DevicePicker::selection_changed);
   enable_parallel();
 
-  int row = 2;
+  int row = 3;
   for (const GpuInfo& gpu : devices.gpus) {
     auto* box = new QCheckBox(QString("cuda:%1: %2 (%3 GiB)")
                                   .arg(gpu.index)
@@ -108,12 +119,16 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
     box->setObjectName(QString("device-cuda-%1").arg(gpu.index));
     box->setProperty("gpu", gpu.index);
     box->setProperty("device", gpu_device(gpu.index));
-    box->setToolTip(tr("compute capability %1.%2, driver %3, CUDA runtime %4")
+    box->setToolTip(tr("%1; compute capability %2.%3, driver %4, CUDA runtime %5")
+                        .arg(QString::fromStdString(gpu_hardware_text(gpu)))
                         .arg(gpu.compute_major)
                         .arg(gpu.compute_minor)
                         .arg(QString::fromStdString(gpu.driver_version),
                              QString::fromStdString(gpu.runtime_version)));
     grid->addWidget(box, row++, 0, 1, 2);
+    grid->addWidget(
+        hardware_label(gpu_hardware_text(gpu), QString("gpu-hardware-%1").arg(gpu.index)), row++, 0,
+        1, 2);
     connect(box, &QCheckBox::toggled, this, &DevicePicker::selection_changed);
     gpu_boxes_.push_back(box);
   }
