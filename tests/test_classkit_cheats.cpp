@@ -725,6 +725,39 @@ TEST_F(Cheats, ARosterNamesImpersonationCopiesAndLearnersWithoutAHandIn) {
 }
 
 // A roster that cannot be read stops the grade in one line, naming the file and line.
+// A learner's hand-in copied whole into a plain folder under another name is one hand-in in two
+// places, not a second hand-in replacing the first: the row says where both are. The folder and
+// the zip `lab hand-in --zip` packs beside it are one hand-in, and no problem.
+TEST_F(Cheats, AHandInCopiedIntoAnotherFolderIsNamedNotTakenAsAResubmission) {
+  const fs::path course = dir_.path() / "course";
+  ASSERT_EQ(hand_in("Ada Lovelace", root() / "ada", course / "Ada Lovelace", " --zip").exit_code,
+            0);
+  const fs::path out = dir_.path() / "graded";
+  const test::CliResult packed =
+      cli("lab grade " + course.string() + " --out " + out.string() + " --lab " + lab().string());
+  ASSERT_EQ(packed.exit_code, 0) << packed.output;
+  auto rows = csv_rows(read(out / "class.csv"));
+  ASSERT_EQ(rows.size(), 2u) << read(out / "class.csv");
+  EXPECT_EQ(cell(rows, rows[1], "verified"), "yes") << cell(rows, rows[1], "problems");
+
+  fs::copy(course / "Ada Lovelace", course / "Mallory Moe", fs::copy_options::recursive);
+  const test::CliResult copied = cli("lab grade " + course.string() + " --out " + out.string() +
+                                     " --lab " + lab().string() + " --force");
+  ASSERT_EQ(copied.exit_code, 0) << copied.output;
+  EXPECT_NE(copied.output.find("0 earlier hand-ins replaced by a later one"), std::string::npos)
+      << copied.output;
+  rows = csv_rows(read(out / "class.csv"));
+  ASSERT_EQ(rows.size(), 2u) << read(out / "class.csv");
+  EXPECT_EQ(cell(rows, rows[1], "verified"), "no");
+  const std::string problems = cell(rows, rows[1], "problems");
+  EXPECT_NE(problems.find("the same hand-in of Ada Lovelace for two-cpus (handed in "),
+            std::string::npos)
+      << problems;
+  EXPECT_NE(problems.find((course / "Mallory Moe").string()), std::string::npos) << problems;
+  EXPECT_NE(problems.find("one is a copy of the other; find out whose each is"), std::string::npos)
+      << problems;
+}
+
 TEST_F(Cheats, ABadRosterIsRefusedNamingItsLine) {
   const fs::path roster = dir_.path() / "roster.csv";
   for (const auto& [text, said] :

@@ -564,14 +564,37 @@ ClassGrade grade_class(const std::vector<fs::path>& found, const fs::path& work,
   for (size_t i = 0; i < all.size(); ++i)
     if (!all[i].lab.empty()) claims[{learner_key(all[i]), all[i].lab}].push_back(i);
   std::vector<bool> counts(all.size(), true);
+  std::vector<bool> again(all.size(), false);  // a hand-in found before in another place
   for (const auto& [key, rows] : claims) {
     // Each submitter's last hand-in; the earlier ones listed as replaced.
     std::vector<size_t> last;
+    std::map<size_t, std::vector<std::string>> places;  // a hand-in found more than once
     for (size_t i : rows) {
       const auto same = std::find_if(last.begin(), last.end(),
                                      [&](size_t j) { return same_submitter(all[i], all[j]); });
       if (same == last.end()) {
         last.push_back(i);
+      } else if (!all[i].submitted.empty() && all[i].submitted == all[*same].submitted) {
+        // One hand-in in two places, not a second hand-in: the zip `lab hand-in --zip` packed
+        // beside its folder, or a copy under another name, which the row says with both places
+        // (it replaced the other quietly).
+        std::vector<std::string>& seen = places[*same];
+        if (seen.empty()) seen.push_back(all[*same].source);
+        const auto zip = [](const std::string& p) { return fs::path(p).extension() == ".zip"; };
+        const bool packed =
+            std::none_of(seen.begin(), seen.end(),
+                         [&](const std::string& p) { return zip(p) == zip(all[i].source); }) &&
+            std::any_of(seen.begin(), seen.end(), [&](const std::string& p) {
+              return fs::path(p).parent_path() == fs::path(all[i].source).parent_path();
+            });
+        if (!packed)
+          all[*same].problems.push_back("the same hand-in of " + all[i].learner + " for " +
+                                        all[i].lab + " (handed in " + when(all[i].submitted) +
+                                        ") is in " + seen.front() + " and in " + all[i].source +
+                                        ": one is a copy of the other; find out whose each is");
+        seen.push_back(all[i].source);
+        counts[i] = false;
+        again[i] = true;
       } else if (all[i].submitted >= all[*same].submitted) {
         counts[*same] = false;
         *same = i;
@@ -592,7 +615,7 @@ ClassGrade grade_class(const std::vector<fs::path>& found, const fs::path& work,
   ClassGrade grade;
   for (const ClassRow& row : all) (row.no_hand_in ? grade.not_graded : grade.hand_ins) += 1;
   for (size_t i = 0; i < all.size(); ++i)
-    (counts[i] ? grade.rows : grade.earlier).push_back(std::move(all[i]));
+    if (!again[i]) (counts[i] ? grade.rows : grade.earlier).push_back(std::move(all[i]));
   // Two learners holding one run: flagged on both rows, each saying which hand-in came first and
   // which record of the run was made first.
   std::map<std::string, std::vector<std::pair<size_t, std::string>>> holders;  // -> row, created
