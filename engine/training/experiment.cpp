@@ -163,7 +163,7 @@ void save_experiment(const std::filesystem::path& path, const Experiment& experi
   write_file_atomically(path, experiment_to_json(experiment).dump(2) + "\n");
 }
 
-Experiment load_experiment(const std::filesystem::path& path) {
+std::string read_setup_file(const std::filesystem::path& path) {
   // Through the one reader of input files: a FIFO or device is refused, never waited on.
   constexpr std::uintmax_t kMaxSetupBytes = std::uintmax_t(16) << 20;
   std::string text;
@@ -175,6 +175,11 @@ Experiment load_experiment(const std::filesystem::path& path) {
   }
   if (const std::string bom = bom_problem(text); !bom.empty())  // else "not valid JSON"
     throw ConfigError(path.string() + ": " + bom);
+  return text;
+}
+
+Experiment load_experiment(const std::filesystem::path& path) {
+  const std::string text = read_setup_file(path);
   try {
     return experiment_from_json(json::parse(text));
   } catch (const json::exception& e) {

@@ -40,5 +40,9 @@ const OutputKind& setup_kind();
 // Files: written atomically; reading names the file in every error.
 void save_experiment(const std::filesystem::path& path, const Experiment& experiment);
 Experiment load_experiment(const std::filesystem::path& path);
+// A setup file's text, read as every setup is (the CLI's --setup, the window's): a regular file
+// of at most 16 MiB, never a FIFO or device waited on, without a byte order mark; throws
+// ConfigError naming the file and what is wrong.
+std::string read_setup_file(const std::filesystem::path& path);
 
 }  // namespace gpulab

@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/base/errors.hpp"
-#include "io/input_file.hpp"
 
 namespace gpulab::ui {
 namespace {
@@ -15,8 +14,6 @@ namespace {
 const char* const kDemoFolder = ":/demos";
 // A race is a few setups side by side on one screen: 32 is already more lines than a chart shows.
 constexpr size_t kMaxRaceEntries = 32;
-// As the CLI reads a setup: a setup is a page of JSON.
-constexpr std::uintmax_t kMaxSetupBytes = std::uintmax_t(16) << 20;
 
 Setup parse_setup(const QByteArray& bytes, const QString& source) {
   const std::string where = source.toStdString();
@@ -74,13 +71,8 @@ Setup load_setup(const QString& name_or_path) {
       throw ConfigError(path.toStdString() + ": cannot be opened");
     return parse_setup(file.readAll(), path);
   }
-  // Through the one reader of input files: a FIFO, a device or a folder is named, never waited on.
-  try {
-    const std::string text = read_input_file(path.toStdString(), kMaxSetupBytes, "a setup file");
-    return parse_setup(QByteArray::fromStdString(text), path);
-  } catch (const InputFileError& e) {
-    throw ConfigError(e.what());
-  }
+  // As the CLI reads one: a FIFO, a device or a folder is named, never waited on.
+  return parse_setup(QByteArray::fromStdString(read_setup_file(path.toStdString())), path);
 }
 
 }  // namespace gpulab::ui
