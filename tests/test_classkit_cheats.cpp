@@ -724,7 +724,6 @@ TEST_F(Cheats, ARosterNamesImpersonationCopiesAndLearnersWithoutAHandIn) {
   EXPECT_EQ(cell(unchecked_rows, unchecked_rows.at(1), "lab_checked"), "no");
 }
 
-// A roster that cannot be read stops the grade in one line, naming the file and line.
 // A learner's hand-in copied whole into a plain folder under another name is one hand-in in two
 // places, not a second hand-in replacing the first: the row says where both are. The folder and
 // the zip `lab hand-in --zip` packs beside it are one hand-in, and no problem.
@@ -758,6 +757,7 @@ TEST_F(Cheats, AHandInCopiedIntoAnotherFolderIsNamedNotTakenAsAResubmission) {
       << problems;
 }
 
+// A roster that cannot be read stops the grade in one line, naming the file and line.
 TEST_F(Cheats, ABadRosterIsRefusedNamingItsLine) {
   const fs::path roster = dir_.path() / "roster.csv";
   for (const auto& [text, said] :

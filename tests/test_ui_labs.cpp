@@ -881,10 +881,6 @@ TEST_F(Labs, ClassBoardOnOneHandInLoadsNoImageFromOutsideIt) {
   board->close();
 }
 
-// A class folder whose graded/ cannot be made (a file of that name stands there; a permission
-// would not stop root, as CI runs) is graded into a temporary folder, said above the table, and
-// that folder goes when the board closes. Lab file… given a file that is no lab names the file and
-// its first problem, and the board keeps grading with the lab it had.
 // Lab file… offers the built-in labs by title before a file: an instructor who handed out one
 // has no file of it. Chosen, it is named above the table and a hand-in of another lab is told so.
 TEST_F(Labs, ClassBoardLabFileOffersTheBuiltInLabs) {
@@ -929,6 +925,10 @@ TEST_F(Labs, ClassBoardLabFileOffersTheBuiltInLabs) {
   EXPECT_EQ(cell(table, 0, "verified"), "yes");
 }
 
+// A class folder whose graded/ cannot be made (a file of that name stands there; a permission
+// would not stop root, as CI runs) is graded into a temporary folder, said above the table, and
+// that folder goes when the board closes. Lab file… given a file that is no lab names the file and
+// its first problem, and the board keeps grading with the lab it had.
 TEST_F(Labs, ClassBoardGradesElsewhereWhereGradedCannotBeWrittenAndKeepsItsLabOverANonLab) {
   open_window();
   const auto lab = write_lab("tiny-lab.md", kTinyLab);
