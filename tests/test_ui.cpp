@@ -1446,6 +1446,10 @@ TEST(WindowStart, HostileStartFilesAreRefusedOrOpenAndTheWindowAnswersSigterm) {
                    "lr"});
   cases.push_back(
       {"a FIFO as the setup", {"--setup", test::make_fifo(root / "fifo.json")}, "FIFO"});
+  test::write_text(root / "bom.json", "\xEF\xBB\xBF" + demo.dump());
+  cases.push_back({"a setup saved with a byte order mark",
+                   {"--setup", (root / "bom.json").string()},
+                   "byte order mark"});
   cases.push_back({"a race of 5,000 entries",
                    {"--setup", setup("race.json",
                                      [](json& j) {
