@@ -82,9 +82,20 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   charts_->addWidget(step_time_);
   charts_->addWidget(scaling_);
   for (int i = 0; i < charts_->count(); ++i) charts_->setStretchFactor(i, 1);  // equal widths
+  // Columns no run shown has a figure in are left out, and named under the table: a column of
+  // dashes took the room the runs' names and epoch times needed at 1280x720.
+  left_out_ = new QLabel(this);
+  left_out_->setObjectName("summary-left-out");
+  left_out_->setWordWrap(true);
+  left_out_->hide();
+  auto* table_box = new QWidget(this);
+  auto* table_layout = new QVBoxLayout(table_box);
+  table_layout->setContentsMargins(0, 0, 0, 0);
+  table_layout->addWidget(table_);
+  table_layout->addWidget(left_out_);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(charts_);
-  split->addWidget(table_);
+  split->addWidget(table_box);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);
@@ -206,7 +217,9 @@ void CompareView::fill_table() {
     for (const std::string& flag : row.flags) flags << QString::fromStdString(flag);
     if (row.status == "diverged") flags << QString::fromStdString(row.note);
     for (int c = 0; c < cells.size(); ++c) {
-      auto* item = new QTableWidgetItem(c == 0 && !flags.isEmpty() ? "⚠ " + cells[c] : cells[c]);
+      // The epoch time shows its figure ("≈ 11.92 s"); how it was worked out is in its tip.
+      const QString shown = c == 4 ? cells[c].section(',', 0, 0) : cells[c];
+      auto* item = new QTableWidgetItem(c == 0 && !flags.isEmpty() ? "⚠ " + shown : shown);
       if (c >= 2) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
       if (c == 0) item->setForeground(runs_[r]->color.darker(120));
       if (c == 0 && row.status == "diverged") item->setText(item->text() + tr(" ⚠ diverged"));
@@ -224,6 +237,18 @@ void CompareView::fill_table() {
       table_->setItem(r, c, item);
     }
   }
+  QStringList left_out;
+  for (int c : {7, 9, 10, 11}) {
+    bool figures = false;
+    for (int r = 0; r < table_->rowCount(); ++r)
+      figures |= table_->item(r, c)->text() != QStringLiteral("–");
+    table_->setColumnHidden(c, !figures && table_->rowCount() > 0);
+    if (!figures && table_->rowCount() > 0)
+      left_out << table_->horizontalHeaderItem(c)->text().replace("-\n", "-").replace('\n', ' ');
+  }
+  left_out_->setText(tr("Left out, as no run shown has a figure for it: %1.")
+                         .arg(left_out.join(QStringLiteral(", "))));
+  left_out_->setVisible(!left_out.isEmpty());
   fit_table_columns();
   // Every row in view: the tab scrolls instead, not a box of 2½ rows inside it.
   int height = table_->horizontalHeader()->sizeHint().height() + 2 * table_->frameWidth();
@@ -240,6 +265,7 @@ void CompareView::fit_table_columns() {
   int excess = -table_->viewport()->width();
   std::vector<int> widths(size_t(table_->columnCount()));
   for (int c = 0; c < table_->columnCount(); ++c) {
+    if (table_->isColumnHidden(c)) continue;
     widths[size_t(c)] = std::max(view->sizeHintForColumn(c), header->sectionSizeHint(c));
     excess += widths[size_t(c)];
   }
@@ -251,14 +277,17 @@ void CompareView::fit_table_columns() {
     if (const QTableWidgetItem* item = table_->item(r, 4))
       figure = std::max(figure, metrics.horizontalAdvance(item->text().section(',', 0, 0)) +
                                     2 * metrics.averageCharWidth() + metrics.height());
-  for (int c : {1, 4, 0, 11}) {
+  // The device (its run's name says most of it) and the all-reduce give way first; the run's
+  // name and the epoch time only where the table is narrower still.
+  for (int c : {1, 11, 0, 4}) {
     int& width = widths[size_t(c)];
     const int least = c == 4 ? figure : eight;
     if (excess <= 0 || width <= least) continue;
     const int given = std::min(excess, width - least);
     width -= given, excess -= given;
   }
-  for (int c = 0; c < table_->columnCount(); ++c) header->resizeSection(c, widths[size_t(c)]);
+  for (int c = 0; c < table_->columnCount(); ++c)
+    if (!table_->isColumnHidden(c)) header->resizeSection(c, widths[size_t(c)]);
 }
 
 void CompareView::resizeEvent(QResizeEvent* event) {

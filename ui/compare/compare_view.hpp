@@ -12,6 +12,7 @@
 
 class QComboBox;
 class QDoubleSpinBox;
+class QLabel;
 class QSplitter;
 class QTableWidget;
 
@@ -45,6 +46,7 @@ class CompareView : public QWidget {
   // The charts' theme; each names its runs (Compare has no key of the runs above them).
   void set_theme(PlotTheme theme);
   QTableWidget* table() { return table_; }
+  QLabel* left_out_label() { return left_out_; }
 
  signals:
   void baseline_chosen(int id);
@@ -54,8 +56,8 @@ class CompareView : public QWidget {
   void apply_options();
   void fill_table();
   // Each column as wide as its text; where the table is wider than its view, the device, the
-  // epoch time (down to its figure), the run's name and the all-reduce give way in that order,
-  // down to 8 characters each (elided, whole in their tips), so the figures stay in view.
+  // all-reduce, the run's name and the epoch time give way in that order, down to 8 characters
+  // each (elided, whole in their tips), so the figures stay in view.
   void fit_table_columns();
   void resizeEvent(QResizeEvent* event) override;
   // The charts side by side in equal widths, as their equal stretch means: a splitter keeps the
@@ -74,6 +76,7 @@ class CompareView : public QWidget {
   ScalingChart* scaling_;  // shown for runs that differ only in replicas
   QSplitter* charts_;
   QTableWidget* table_;
+  QLabel* left_out_;  // names the columns no run shown has a figure for, left out of the table
 };
 
 }  // namespace gpulab::ui
