@@ -693,6 +693,38 @@ TEST_F(InsideTabTest, InferenceTimedUnderOutsideLoadIsMarked) {
   }
 }
 
+// Issue 40.9: on a 1280x720 screen (a window of 1280x690 inside its title bar) the Draw section
+// is whole without scrolling: the canvas, Clear, both timings and the bars down to their digits
+// (the digits were 15 px below the fold, and the timings under the bars further still).
+TEST_F(InsideTabTest, TheDrawSectionIsWholeOnA1280x720ScreenWithoutScrolling) {
+  window_->showNormal();  // offscreen, "full screen" is whatever size it had
+  window_->resize(1280, 690);
+  wait_until([] { return false; }, 150ms);
+  open(kLenet);
+  ASSERT_NE(tab()->model(), nullptr) << tab()->message().toStdString();
+  click_section(tab()->digits());
+  stroke({70, 60}, {210, 60});
+  stroke({210, 60}, {120, 230});
+  ASSERT_TRUE(wait_until([&] { return tab()->digits()->predicted() >= 0; }, 10s));
+  QApplication::processEvents();
+  DigitPanel* panel = tab()->digits();
+  const std::vector<QWidget*> parts = {panel->canvas(), panel->clear_button(),
+                                       panel->cpu_time_label(), panel->gpu_time_label(),
+                                       panel->probability_bars()};
+  for (QWidget* part : parts) {
+    ASSERT_TRUE(part->isVisible()) << part->metaObject()->className();
+    for (QWidget* at = part->parentWidget(); at; at = at->parentWidget())
+      if (auto* area = qobject_cast<QAbstractScrollArea*>(at)) {
+        const QRect shown = QRect(part->mapTo(area->viewport(), QPoint()), part->size());
+        EXPECT_TRUE(area->viewport()->rect().contains(shown))
+            << part->metaObject()->className() << " \"" << part->objectName().toStdString()
+            << "\" ends at y " << shown.bottom() << " in a view " << area->viewport()->height()
+            << " px high, the panel " << panel->width() << "x" << panel->height() << " px high ("
+            << area->objectName().toStdString() << ")";
+      }
+  }
+}
+
 // With GPULAB_SCREENSHOTS=DIR: the tab at 1280x720 mid-drawing, with the digit drawn, and the
 // confusion matrix with one cell's mistakes, as PNG files in DIR. GPULAB_SCREENSHOT_WEIGHTS and
 // GPULAB_SCREENSHOT_DATA give a trained model and the real MNIST folder; the fixture's otherwise.

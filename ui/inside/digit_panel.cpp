@@ -93,31 +93,38 @@ DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
   gpu_time_->hide();  // until set_gpu says where the window has one, or that it has none
   bars_ = new ProbabilityBars(this);
 
-  // The timings under the canvas, where Clear leaves room: under the bars they were below the
-  // fold of a 1280x720 screen.
   auto* canvas_column = new QVBoxLayout;
   canvas_column->addWidget(canvas_);
   canvas_column->addWidget(clear_, 0, Qt::AlignLeft);
-  cpu_time_->setMaximumWidth(canvas_->width());  // wrapped to the canvas, not widening it
-  gpu_time_->setMaximumWidth(canvas_->width());
-  canvas_column->addWidget(cpu_time_);
-  canvas_column->addWidget(gpu_time_);
   canvas_column->addStretch();
   auto* seen_column = new QVBoxLayout;
   seen_column->addWidget(new QLabel(tr("What the model sees (28x28):"), this));
   seen_column->addWidget(seen_);
   seen_column->addWidget(digit_);
   seen_column->addStretch();
+  // The timings above the bars, which give up the height they take: under the bars they were
+  // below the fold of a 1280x720 screen, and under the canvas they made the panel taller than
+  // the canvas, so the bars' digits were.
+  for (QLabel* timing : {cpu_time_, gpu_time_})  // wrapped to the bars' width, never widening it
+    timing->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   auto* result_column = new QVBoxLayout;
   result_column->addWidget(status_);
+  result_column->addWidget(cpu_time_);
+  result_column->addWidget(gpu_time_);
   result_column->addWidget(bars_, 1);
   drawing_ = new QHBoxLayout;
   drawing_->addLayout(canvas_column);
   drawing_->addLayout(seen_column);
   results_ = result_column;
-  layout_ = new QBoxLayout(QBoxLayout::LeftToRight, this);
+  layout_ = new QBoxLayout(QBoxLayout::LeftToRight);
+  layout_->setContentsMargins(0, 0, 0, 0);
   layout_->addLayout(drawing_);
   layout_->addLayout(results_, 1);
+  // As tall as the drawing and the results need, at the top: the section is as tall as the
+  // window's tallest tab, and the bars stretched to it put their digits below the fold.
+  auto* outer = new QVBoxLayout(this);
+  outer->addLayout(layout_);
+  outer->addStretch(1);
 
   connect(canvas_, &DigitCanvas::drawn, this, &DigitPanel::classify);
   connect(canvas_, &DigitCanvas::finished, this, &DigitPanel::time_cpu);
@@ -127,18 +134,20 @@ DigitPanel::DigitPanel(QWidget* parent) : QWidget(parent) {
 
 DigitPanel::~DigitPanel() = default;
 
+QWidget* DigitPanel::probability_bars() { return bars_; }
+
 int DigitPanel::width_beside() const {
-  const QMargins margins = layout_->contentsMargins();
+  const QMargins margins = layout()->contentsMargins();
   return drawing_->minimumSize().width() + layout_->spacing() + results_->minimumSize().width() +
          margins.left() + margins.right();
 }
 
 QSize DigitPanel::minimumSizeHint() const {
   // As narrow as the drawing alone, so the section's scroll area lets the results go under it.
-  const QMargins margins = layout_->contentsMargins();
+  const QMargins margins = layout()->contentsMargins();
   const int stacked = std::max(drawing_->minimumSize().width(), results_->minimumSize().width()) +
                       margins.left() + margins.right();
-  return {stacked, layout_->minimumSize().height()};
+  return {stacked, layout()->minimumSize().height()};
 }
 
 void DigitPanel::resizeEvent(QResizeEvent* event) {

@@ -43,6 +43,8 @@ class DigitPanel : public QWidget {
   QString cpu_time_text() const;
   // One inference on the GPU, timed on a worker thread when a model opens (or "no GPU").
   QLabel* gpu_time_label() { return gpu_time_; }
+  QLabel* cpu_time_label() { return cpu_time_; }
+  QWidget* probability_bars();  // the ten bars and their digits
   // The 28x28 image the model sees (784 bytes), empty when the canvas holds no digit.
   const std::vector<uint8_t>& seen_digit() const { return seen_digit_; }
 
@@ -76,7 +78,7 @@ class DigitPanel : public QWidget {
   ProbabilityBars* bars_;
   QBoxLayout* layout_;    // the drawing, and the results beside or under it
   QHBoxLayout* drawing_;  // the canvas and what the model sees
-  QVBoxLayout* results_;  // the line, the bars and the timings
+  QVBoxLayout* results_;  // the line, the timings and the bars
   int predicted_ = -1;
   std::vector<float> probabilities_;
   std::vector<uint8_t> seen_digit_;
