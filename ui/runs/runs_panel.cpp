@@ -161,9 +161,10 @@ void RunsPanel::fill_row(QTreeWidgetItem* item, const RunEntry& entry) {
   item->setForeground(kStatus, bad ? QBrush(QColor(0xC0, 0x20, 0x20)) : QBrush());
   QString tip = QString::fromStdString(entry.data.dir.string());
   if (!row.note.empty()) tip += "\n" + QString::fromStdString(row.note);
-  if (!row.caveats.empty()) {
+  // Flagged as the charts and Compare flag it: a cancelled run too, not only a caveat.
+  if (!row.flags.empty()) {
     item->setText(kStatus, status + " ⚠");
-    for (const std::string& caveat : row.caveats) tip += "\n⚠ " + QString::fromStdString(caveat);
+    for (const std::string& flag : row.flags) tip += "\n⚠ " + QString::fromStdString(flag);
   }
   for (int c = 0; c < kColumns; ++c) item->setToolTip(c, tip);
   // The device's text may be elided where the list is narrow: its tooltip says it whole.
