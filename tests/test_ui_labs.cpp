@@ -229,6 +229,25 @@ class Labs : public test::WindowTest {
   test::TempDir labs_dir_;
 };
 
+// Issue 40: `gpulab --lab resources/labs/cnn-on-gpu.md` (the source tree's copy of a built-in
+// lab) listed "A CNN on the GPU" twice; the copy is the built-in lab, chosen. An edited copy is a
+// lab of its own.
+TEST_F(Labs, ABuiltInLabsOwnFileOpensThatLabNotASecondOne) {
+  open_window();
+  const int listed = tab()->list()->topLevelItemCount();
+  const std::filesystem::path copy =
+      std::filesystem::path(GPULAB_SOURCE_DIR) / "resources/labs/cnn-on-gpu.md";
+  ASSERT_TRUE(tab()->open_lab(copy)) << tab()->message().toStdString();
+  EXPECT_EQ(tab()->list()->topLevelItemCount(), listed);
+  ASSERT_NE(tab()->current_page(), nullptr);
+  EXPECT_EQ(tab()->current_page(), tab()->page("cnn-on-gpu"));
+  std::ifstream in(copy);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(tab()->open_lab(write_lab("cnn-on-gpu.md", text + "\nOne more line.\n")))
+      << tab()->message().toStdString();
+  EXPECT_EQ(tab()->list()->topLevelItemCount(), listed + 1);
+}
+
 TEST_F(Labs, RunButtonStartsTheExperimentAndItsRowFillsWhenItEnds) {
   open_window();
   ASSERT_TRUE(tab()->open_lab(write_lab("tiny-lab.md", kTinyLab)))

@@ -143,6 +143,10 @@ Lab load_lab_file(const std::filesystem::path& path);
 // The labs built into the program (resources/labs), by name.
 std::vector<std::string> builtin_lab_names();
 std::vector<Lab> builtin_labs();
+// The source (":/labs/NAME.md") of the built-in lab whose text `file` holds byte for byte (the
+// source tree's copy, say), or "" when it is no built-in's copy: opened as a file, it is that lab,
+// not a second one of the same title.
+std::string builtin_lab_source_of(const std::filesystem::path& file);
 // A file when `name_or_path` names one, else a built-in lab ("cnn-on-gpu" or "cnn-on-gpu.md");
 // throws ConfigError listing the built-in labs when neither exists.
 Lab load_lab(const std::string& name_or_path);

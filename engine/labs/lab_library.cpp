@@ -62,6 +62,21 @@ std::vector<Lab> builtin_labs() {
   return labs;
 }
 
+std::string builtin_lab_source_of(const std::filesystem::path& file) {
+  std::string text;
+  try {
+    if (!read_input_file(file, kMaxLabBytes, "a lab file", &text)) return {};
+  } catch (const InputFileError&) {
+    return {};
+  }
+  for (size_t i = 0; i < kBuiltinLabCount; ++i) {
+    const auto& lab = kBuiltinLabs[i];
+    if (std::string_view(reinterpret_cast<const char*>(lab.bytes), lab.size) == text)
+      return std::string(":/labs/") + lab.name;
+  }
+  return {};
+}
+
 Lab load_lab(const std::string& name_or_path) {
   // A file at that path is read as a lab file (a FIFO or device is refused, saying what it is); a
   // folder (a lab's --out folder named after it) or nothing there is a built-in lab's name.

@@ -341,6 +341,12 @@ void LabsTab::hideEvent(QHideEvent* event) {
 bool LabsTab::open_lab(const fs::path& path) {
   std::error_code error;
   const fs::path file = fs::absolute(path, error);
+  // A copy of a built-in lab (the source tree's resources/labs/NAME.md) is that lab, chosen: it
+  // was listed twice under one title.
+  if (const std::string builtin = builtin_lab_source_of(error ? path : file); !builtin.empty()) {
+    select_lab(builtin);
+    return true;
+  }
   Lab lab = load_lab_file(error ? path : file);
   if (!lab.ok()) {
     report(tr("The lab file could not be loaded; the other labs are still here:\n") +
