@@ -46,13 +46,20 @@ namespace {
 // Everywhere.
 
 TEST(CudaBackendConfig, PrecisionOtherThanFp32IsRejectedOnTheCpu) {
+  // The CPU has no tf32 or bf16 kernels: it says so rather than run fp32 under another name.
   BackendOptions options;
-  options.precision = Precision::Bf16;
-  try {
-    validate(options);
-    FAIL() << "bf16 accepted on the CPU";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("--precision bf16"), std::string::npos) << e.what();
+  for (const Precision precision : {Precision::Tf32, Precision::Bf16}) {
+    options.precision = precision;
+    const std::string flag = std::string("--precision ") + precision_name(precision);
+    try {
+      validate(options);
+      ADD_FAILURE() << flag << " accepted on the CPU";
+    } catch (const ConfigError& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find(flag), std::string::npos) << text;
+      EXPECT_NE(text.find("the CPU computes in fp32 only"), std::string::npos) << text;
+      EXPECT_NE(text.find("no tf32 or bf16 CPU kernels"), std::string::npos) << text;
+    }
   }
   options.precision = Precision::Fp32;
   EXPECT_NO_THROW(validate(options));
