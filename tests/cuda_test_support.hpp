@@ -121,6 +121,17 @@ inline float round_to_tf32(float x) {
   return x;
 }
 
+// x rounded to bfloat16 (7 mantissa bits, to nearest, ties to even, as __float2bfloat16_rn),
+// back as a float: the CPU's picture of a bf16 GEMM operand.
+inline float round_to_bf16(float x) {
+  if (!std::isfinite(x)) return x;
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) & 0xFFFF0000u;
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
 inline bool all_finite(const std::vector<float>& v) {
   for (float x : v)
     if (!std::isfinite(x)) return false;
@@ -136,6 +147,30 @@ inline constexpr double kFp32Bound = 1e-7, kTf32Bound = 1e-5, kBf16Bound = 2e-4;
 // 1.2e-7 at any K, under kFp32Bound; this bound, 47x under TF32 on every shape of the suite, fails
 // fp32 run as TF32 (CudaTestChecks.AnFp32GemmRunAsTf32FailsTheFp32GemmBound).
 inline constexpr double kFp32GemmBound = 1e-9;
+// A bf16 GEMM against the CPU's double sums of the same operands rounded to bf16 (round_to_bf16):
+// a product of two bf16 values is exact in fp32, so only the fp32 sums differ, ~1e-9 at the
+// suite's longest inner dimension (tensor cores truncating each of the K/16 accumulations
+// coherently: (576 * 2^-24)^2 ~ 1e-9). Operands rounded to TF32 or truncated to bf16 instead are
+// 4.6e-6 and 4e-5 from it on fc1's shape, fp32 sums of the right operands 3e-14 (CudaTestChecks.
+// ABf16GemmRunAsTf32OrTruncatedFailsTheBf16Checks computes them).
+inline constexpr double kBf16SumBound = 1e-7;
+// Between TF32 and bf16 against the exact product. Rounding an operand uniform in [-1, 1] to p
+// mantissa bits has a relative error uniform in +-2^-(p+1)/m for its significand m in [1, 2):
+// E[delta^2] = 2^-2(p+1) / 3 * E[1/m^2] = 2^-2p / 24. Two rounded operands per product, products
+// of random sign: the normalized error is twice that, 2^-2p / 12: 8e-8 for TF32 (p = 10),
+// 5.1e-6 for bf16 (p = 7); on fc1's shape 7.1e-8 and 4.5e-6, 14x under this bound and 4.5x over.
+inline constexpr double kTf32RoundingBound = 1e-6;
+
+// The error bound of one bf16 GEMM output against the exact sum of products a_i b_i (plus an
+// fp32 term such as a bias, among `terms`): rounding each operand to bf16 moves it by at most
+// u = 2^-8 of itself, so each product by at most (2u + u^2) |a_i b_i|, and the products of bf16
+// values are exact in fp32; adding `terms` values in fp32 in any order (and truncating, as tensor
+// cores may) errs by at most terms * 2^-23 of the sum of their magnitudes, which are at most
+// (1 + u)^2 |a_i b_i|. magnitude: sum |a_i b_i| (+ |bias|).
+inline double bf16_output_bound(double magnitude, int terms) {
+  const double u = std::ldexp(1.0, -8), fp32_sums = terms * std::ldexp(1.0, -23);
+  return (2 * u + u * u + fp32_sums * (1 + u) * (1 + u)) * magnitude;
+}
 
 inline void expect_close(const std::vector<float>& gpu, const std::vector<float>& cpu, double bound,
                          const std::string& what) {

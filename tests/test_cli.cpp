@@ -90,6 +90,8 @@ TEST(Cli, ModelFilesThatCannotBeReadSayWhy) {
 
 TEST(Cli, RejectsGpuFlagsNamingThem) {
   expect_rejected("train --precision bf16 --device cpu", "--precision bf16");
+  expect_rejected("train --precision tf32 --device cpu",
+                  "--precision tf32: the CPU computes in fp32 only");
   expect_rejected("train --precision fp16", "--precision");
   expect_rejected("train --cuda-graph maybe", "--cuda-graph");
   expect_rejected("train --telemetry-hz 0", "--telemetry-hz");

@@ -46,13 +46,20 @@ namespace {
 // Everywhere.
 
 TEST(CudaBackendConfig, PrecisionOtherThanFp32IsRejectedOnTheCpu) {
+  // The CPU has no tf32 or bf16 kernels: it says so rather than run fp32 under another name.
   BackendOptions options;
-  options.precision = Precision::Bf16;
-  try {
-    validate(options);
-    FAIL() << "bf16 accepted on the CPU";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("--precision bf16"), std::string::npos) << e.what();
+  for (const Precision precision : {Precision::Tf32, Precision::Bf16}) {
+    options.precision = precision;
+    const std::string flag = std::string("--precision ") + precision_name(precision);
+    try {
+      validate(options);
+      ADD_FAILURE() << flag << " accepted on the CPU";
+    } catch (const ConfigError& e) {
+      const std::string text = e.what();
+      EXPECT_NE(text.find(flag), std::string::npos) << text;
+      EXPECT_NE(text.find("the CPU computes in fp32 only"), std::string::npos) << text;
+      EXPECT_NE(text.find("no tf32 or bf16 CPU kernels"), std::string::npos) << text;
+    }
   }
   options.precision = Precision::Fp32;
   EXPECT_NO_THROW(validate(options));
@@ -618,6 +625,7 @@ TEST_F(CudaBackendTest, ReducedPrecisionTrainsCloseToFp32) {
   // within 5% (tf32) and 10% (bf16) of fp32's, and training still lowers the loss.
   Recipe run = fifty_steps("pytorch-example", OptimizerKind::Adam, 0.0f);
   const Losses fp32 = train_on(run, "cuda:0", data);
+  std::vector<std::vector<double>> losses;
   for (const auto& [precision, bound] :
        {std::pair{Precision::Tf32, 0.05}, std::pair{Precision::Bf16, 0.10}}) {
     run.backend.precision = precision;
@@ -627,7 +635,11 @@ TEST_F(CudaBackendTest, ReducedPrecisionTrainsCloseToFp32) {
     // The bounds alone also pass when the precision never reaches cuBLAS; rounded GEMM inputs
     // over 50 steps change at least some bits of the losses.
     EXPECT_NE(reduced.loss, fp32.loss) << precision_name(precision) << " ran as fp32";
+    losses.push_back(reduced.loss);
   }
+  // bf16 once reached cuBLAS as an allowance that cuBLAS met with TF32 kernels: the same losses.
+  ASSERT_EQ(losses.size(), 2u);
+  EXPECT_NE(losses[1], losses[0]) << "bf16 ran as tf32";
 }
 
 TEST_F(CudaBackendTest, StepTimesCoverEveryPhase) {

@@ -1,14 +1,17 @@
 // Every CUDA op against its CPU reference (kernels/cpu/reference) on several shapes, odd sizes
 // and long inner dimensions included: normalized error within a bound per precision (fp32 GEMMs
 // within one that TF32 exceeds; tf32 and bf16, where they differ from fp32, further from the CPU
-// than fp32), NaN/Inf checks on outputs filled with NaN before the kernel writes them, exact
+// than fp32; bf16 the CPU's product of the operands rounded to bf16, and never tf32's bits),
+// NaN/Inf checks on outputs filled with NaN before the kernel writes them, exact
 // equality where the op is exact (pooling, dropout masks, batch gathering), optimizer updates and
 // state against the CPU twin. Skips where there is no GPU. The error-check macros, the compute
 // types and the comparisons themselves (fed a deliberately wrong result) are tested everywhere.
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -97,11 +100,40 @@ TEST(CudaCheck, AllocationWithoutADriverSaysSo) {
   }
 }
 
-TEST(CudaCheck, EachPrecisionReachesCublasAsItsComputeType) {
-  // fp32 must never let cuBLAS round its inputs; the reduced precisions must ask for it.
+TEST(CudaCheck, EachPrecisionReachesCublasAsItsComputeAndOperandTypes) {
+  // fp32 must never let cuBLAS round its inputs; tf32 asks cuBLAS to; bf16 hands it operands
+  // already rounded to bf16, with fp32 accumulation (_FAST_16BF on fp32 operands only allows
+  // bf16, and cuBLAS ran TF32 kernels for it).
   EXPECT_EQ(kc::compute_type(kc::Precision::Fp32), CUBLAS_COMPUTE_32F);
   EXPECT_EQ(kc::compute_type(kc::Precision::Tf32), CUBLAS_COMPUTE_32F_FAST_TF32);
-  EXPECT_EQ(kc::compute_type(kc::Precision::Bf16), CUBLAS_COMPUTE_32F_FAST_16BF);
+  EXPECT_EQ(kc::compute_type(kc::Precision::Bf16), CUBLAS_COMPUTE_32F);
+  EXPECT_EQ(kc::operand_type(kc::Precision::Fp32), CUDA_R_32F);
+  EXPECT_EQ(kc::operand_type(kc::Precision::Tf32), CUDA_R_32F);
+  EXPECT_EQ(kc::operand_type(kc::Precision::Bf16), CUDA_R_16BF);
+}
+
+TEST(CudaCheck, ABf16GemmWithoutRoomForItsOperandsIsAnError) {
+  // Checked before any cuBLAS or CUDA call: no GPU needed, and never an allocation in a step.
+  // op(A) (3, 7) takes 21 elements, 24 with B's start on 16 bytes, op(B) (7, 5) 35 more.
+  EXPECT_EQ(kc::gemm_bf16_elements(3, 5, 7), 24u + 35u);
+  EXPECT_EQ(kc::gemm_bf16_elements(3, 5, 8, 2, 1), 48u + 40u);
+  const std::vector<float> a(21), b(35);
+  std::vector<float> c(15);
+  kc::Gemm gemm{nullptr, kc::Precision::Bf16, nullptr, 0, nullptr, 0};
+  try {
+    kc::gemm(gemm, false, false, 3, 5, 7, 1.0f, a.data(), 7, b.data(), 5, 0.0f, c.data(), 5,
+             nullptr);
+    FAIL() << "a bf16 GEMM ran without room for its operands";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bf16 operands need 59 elements"), std::string::npos)
+        << e.what();
+  }
+  gemm.bf16_elements = 58;  // one short, and still no buffer
+  EXPECT_THROW(kc::gemm(gemm, false, false, 3, 5, 7, 1.0f, a.data(), 7, b.data(), 5, 0.0f, c.data(),
+                        5, nullptr),
+               std::invalid_argument);
+  // The linear layer's three products at the largest: its forward, 24 + 35 for (3, 7) -> 5.
+  EXPECT_EQ(kc::linear_bf16_elements(3, 7, 5), 59u);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,6 +162,10 @@ const std::vector<k::Conv2dShape> kConvShapes = {
 
 Vec tf32_rounded(Vec v) {
   for (float& x : v) x = test::round_to_tf32(x);
+  return v;
+}
+Vec bf16_rounded(Vec v) {
+  for (float& x : v) x = test::round_to_bf16(x);
   return v;
 }
 
@@ -169,6 +205,66 @@ TEST(CudaTestChecks, AnFp32GemmRunAsTf32FailsTheFp32GemmBound) {
     if (s.in_channels * s.kernel_h * s.kernel_w < 4) continue;
     EXPECT_GT(test::normalized_error(as_tf32, exact), test::kFp32GemmBound) << what;
   }
+}
+
+Vec bf16_truncated(Vec v) {  // toward zero: a conversion that forgets to round
+  for (float& x : v) {
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    bits &= 0xFFFF0000u;
+    std::memcpy(&x, &bits, sizeof bits);
+  }
+  return v;
+}
+
+// A bf16 GEMM is checked three ways on the GPU (CudaOps.Bf16GemmsMultiplyTheirOperandsRoundedToBf16
+// and CudaOps.Bf16IsNotTf32): against the CPU's product of the operands rounded to bf16, within
+// kBf16SumBound; against the exact product, within kBf16Bound and each output within
+// bf16_output_bound, but outside kTf32RoundingBound, which tf32 stays within. Here, on the CPU, a
+// right bf16 GEMM (operands rounded to nearest even, fp32 sums) passes each check, and one that
+// rounds to TF32 or truncates to bf16 fails the first; the TF32 one also the last.
+TEST(CudaTestChecks, ABf16GemmRunAsTf32OrTruncatedFailsTheBf16Checks) {
+  const LinearShape l{64, 9216, 128};  // pytorch-example's fc1, as the GPU test
+  const Vec inp = random_floats(size_t(l.batch) * l.in_features, 21),
+            weight = random_floats(size_t(l.out_features) * l.in_features, 22);
+  const size_t n = size_t(l.batch) * l.out_features;
+  auto product = [&](const Vec& a, const Vec& w) {  // double sums
+    Vec out(n);
+    k::ref::linear_forward(out.data(), a.data(), w.data(), nullptr, l.batch, l.in_features,
+                           l.out_features);
+    return out;
+  };
+  const Vec exact = product(inp, weight);
+  const Vec bf16 = product(bf16_rounded(inp), bf16_rounded(weight));
+  const Vec as_tf32 = product(tf32_rounded(inp), tf32_rounded(weight));
+  const Vec truncated = product(bf16_truncated(inp), bf16_truncated(weight));
+  Vec bf16_fp32_sums(n);  // the GPU's picture: bf16 operands, fp32 sums
+  k::cpu::linear_forward(bf16_fp32_sums.data(), bf16_rounded(inp).data(),
+                         bf16_rounded(weight).data(), nullptr, l.batch, l.in_features,
+                         l.out_features);
+  Vec abs_inp = inp, abs_weight = weight;
+  for (float& x : abs_inp) x = std::fabs(x);
+  for (float& x : abs_weight) x = std::fabs(x);
+  const Vec magnitude = product(abs_inp, abs_weight);  // sum |a_i b_i| per output
+
+  EXPECT_LE(test::normalized_error(bf16_fp32_sums, bf16), test::kBf16SumBound);
+  EXPECT_GT(test::normalized_error(as_tf32, bf16), test::kBf16SumBound) << "tf32 for bf16";
+  EXPECT_GT(test::normalized_error(truncated, bf16), test::kBf16SumBound) << "truncated";
+  for (const Vec* right : std::vector<const Vec*>{&bf16, &bf16_fp32_sums}) {
+    EXPECT_LE(test::normalized_error(*right, exact), test::kBf16Bound);
+    EXPECT_GT(test::normalized_error(*right, exact), test::kTf32RoundingBound);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_LE(std::fabs(double((*right)[i]) - exact[i]),
+                test::bf16_output_bound(magnitude[i], l.in_features))
+          << "output " << i;
+  }
+  EXPECT_LE(test::normalized_error(as_tf32, exact), test::kTf32RoundingBound);
+  std::printf(
+      "normalized error against the bf16 product: tf32 %.2g, truncated %.2g, fp32 sums "
+      "%.2g; against the exact one: bf16 %.2g, tf32 %.2g\n",
+      test::normalized_error(as_tf32, bf16), test::normalized_error(truncated, bf16),
+      test::normalized_error(bf16_fp32_sums, bf16), test::normalized_error(bf16, exact),
+      test::normalized_error(as_tf32, exact));
 }
 
 // One optimizer, run on the CPU as the CUDA kernels' twin is (three steps, lr 0.01 / step).
@@ -242,30 +338,39 @@ class CudaOps : public ::testing::Test {
     stream_ = kc::make_stream();
     blas_ = kc::CublasHandle::create();
   }
-  kc::Gemm gemm(k::Conv2dShape s = {}, int chunk = 0,
-                kc::Precision precision = kc::Precision::Fp32) {
+  // A conv's scratch for `chunk` images (0: all), or none; in bf16, the operands' room that
+  // conv2d_bf16_elements asks for, or linear_bf16 elements: exactly, so that a size function
+  // that asks too little fails the GEMM.
+  kc::Gemm gemm(k::Conv2dShape s = {}, int chunk = 0, kc::Precision precision = kc::Precision::Fp32,
+                size_t linear_bf16 = 0) {
     const size_t floats = s.batch ? kc::conv2d_scratch_floats(s, chunk ? chunk : s.batch) : 0;
     scratch_ = kc::DeviceBuffer<float>(floats, "conv scratch");
-    return kc::Gemm{blas_.get(), precision, scratch_.data(), floats};
+    const size_t bf16 = precision != kc::Precision::Bf16 ? 0
+                        : s.batch                        ? kc::conv2d_bf16_elements(s, floats)
+                                                         : linear_bf16;
+    bf16_ = kc::DeviceBuffer<__nv_bfloat16>(bf16, "bf16 operands");
+    return kc::Gemm{blas_.get(), precision, scratch_.data(), floats, bf16_.data(), bf16};
   }
   cudaStream_t stream() const { return stream_.get(); }
 
   kc::Stream stream_;
   kc::CublasHandle blas_;
   kc::DeviceBuffer<float> scratch_;
+  kc::DeviceBuffer<__nv_bfloat16> bf16_;
 };
 
 using k::detail::describe;
 
-// The outputs of an op that cuBLAS computes, each with its CPU reference: what reduced precision
-// must change.
+// The outputs of an op that cuBLAS computes, each with its CPU reference (double sums) of the
+// exact operands and of the operands rounded to bf16: what reduced precision must change.
 struct GemmOutputs {
   std::vector<std::string> names;
-  std::vector<Vec> gpu, cpu;
-  void add(std::string name, Vec from_gpu, Vec from_cpu) {
+  std::vector<Vec> gpu, cpu, cpu_bf16;
+  void add(std::string name, Vec from_gpu, Vec from_cpu, Vec from_cpu_bf16) {
     names.push_back(std::move(name));
     gpu.push_back(std::move(from_gpu));
     cpu.push_back(std::move(from_cpu));
+    cpu_bf16.push_back(std::move(from_cpu_bf16));
   }
 };
 
@@ -281,27 +386,32 @@ GemmOutputs run_conv(CudaOps& t, const k::Conv2dShape& s, int chunk, kc::Precisi
   const Vec dinp0 = random_floats(in_n, 5), dweight0 = random_floats(w_n, 6),
             dbias0 = random_floats(s.out_channels, 7);
   const kc::Gemm gemm = t.gemm(s, chunk, precision);
+  const Vec inp16 = bf16_rounded(inp), weight16 = bf16_rounded(weight), dout16 = bf16_rounded(dout);
 
-  Vec out(out_n);
+  Vec out(out_n), out16(out_n);
   k::ref::conv2d_forward(out.data(), inp.data(), weight.data(), bias.data(), s);
+  k::ref::conv2d_forward(out16.data(), inp16.data(), weight16.data(), bias.data(), s);
   auto d_inp = upload(inp), d_weight = upload(weight), d_bias = upload(bias);
   auto d_out = test::nan_filled<float>(out_n, "out");
   kc::conv2d_forward(d_out.data(), d_inp.data(), d_weight.data(), d_bias.data(), s, gemm,
                      t.stream());
   GemmOutputs outputs;
-  outputs.add("conv2d_forward " + what, download(d_out), out);
+  outputs.add("conv2d_forward " + what, download(d_out), out, out16);
   expect_close(outputs.gpu.back(), out, bound, outputs.names.back());
 
   Vec dinp = dinp0, dweight = dweight0, dbias = dbias0;
   k::ref::conv2d_backward(dinp.data(), dweight.data(), dbias.data(), dout.data(), inp.data(),
                           weight.data(), s);
+  Vec dinp16 = dinp0, dweight16 = dweight0;
+  k::ref::conv2d_backward(dinp16.data(), dweight16.data(), nullptr, dout16.data(), inp16.data(),
+                          weight16.data(), s);
   auto d_dinp = upload(dinp0), d_dweight = upload(dweight0), d_dbias = upload(dbias0),
        d_dout = upload(dout);
   kc::conv2d_backward(d_dinp.data(), d_dweight.data(), d_dbias.data(), d_dout.data(), d_inp.data(),
                       d_weight.data(), s, gemm, t.stream());
-  outputs.add("conv2d_backward dinp " + what, download(d_dinp), dinp);
+  outputs.add("conv2d_backward dinp " + what, download(d_dinp), dinp, dinp16);
   expect_close(outputs.gpu.back(), dinp, bound, outputs.names.back());
-  outputs.add("conv2d_backward dweight " + what, download(d_dweight), dweight);
+  outputs.add("conv2d_backward dweight " + what, download(d_dweight), dweight, dweight16);
   expect_close(outputs.gpu.back(), dweight, bound, outputs.names.back());
   // The bias gradient is a row sum, not a GEMM: the same in every precision.
   expect_close(download(d_dbias), dbias, bound, "conv2d_backward dbias " + what);
@@ -358,7 +468,8 @@ GemmOutputs run_linear(CudaOps& t, LinearShape l, bool with_bias, kc::Precision 
             bias = random_floats(l.out_features, 23), dout = random_floats(out_n, 24);
   const Vec dinp0 = random_floats(in_n, 25), dweight0 = random_floats(w_n, 26),
             dbias0 = random_floats(l.out_features, 27);
-  const kc::Gemm gemm = t.gemm({}, 0, precision);
+  const kc::Gemm gemm =
+      t.gemm({}, 0, precision, kc::linear_bf16_elements(l.batch, l.in_features, l.out_features));
   const float* b = with_bias ? bias.data() : nullptr;
 
   Vec out(out_n), dinp = dinp0, dweight = dweight0, dbias = dbias0;
@@ -367,6 +478,12 @@ GemmOutputs run_linear(CudaOps& t, LinearShape l, bool with_bias, kc::Precision 
   k::ref::linear_backward(dinp.data(), dweight.data(), with_bias ? dbias.data() : nullptr,
                           dout.data(), inp.data(), weight.data(), l.batch, l.in_features,
                           l.out_features);
+  const Vec inp16 = bf16_rounded(inp), weight16 = bf16_rounded(weight), dout16 = bf16_rounded(dout);
+  Vec out16(out_n), dinp16 = dinp0, dweight16 = dweight0;
+  k::ref::linear_forward(out16.data(), inp16.data(), weight16.data(), b, l.batch, l.in_features,
+                         l.out_features);
+  k::ref::linear_backward(dinp16.data(), dweight16.data(), nullptr, dout16.data(), inp16.data(),
+                          weight16.data(), l.batch, l.in_features, l.out_features);
   auto d_inp = upload(inp), d_weight = upload(weight), d_bias = upload(bias), d_dout = upload(dout),
        d_dinp = upload(dinp0), d_dweight = upload(dweight0), d_dbias = upload(dbias0);
   auto d_out = test::nan_filled<float>(out_n, "out");
@@ -377,9 +494,9 @@ GemmOutputs run_linear(CudaOps& t, LinearShape l, bool with_bias, kc::Precision 
                       d_dout.data(), d_inp.data(), d_weight.data(), l.batch, l.in_features,
                       l.out_features, gemm, t.stream());
   GemmOutputs outputs;
-  outputs.add("linear_forward " + what, download(d_out), out);
-  outputs.add("linear_backward dinp " + what, download(d_dinp), dinp);
-  outputs.add("linear_backward dweight " + what, download(d_dweight), dweight);
+  outputs.add("linear_forward " + what, download(d_out), out, out16);
+  outputs.add("linear_backward dinp " + what, download(d_dinp), dinp, dinp16);
+  outputs.add("linear_backward dweight " + what, download(d_dweight), dweight, dweight16);
   for (size_t i = 0; i < outputs.gpu.size(); ++i)
     expect_close(outputs.gpu[i], outputs.cpu[i], bound, outputs.names[i]);
   // The bias gradient is a column sum, not a GEMM: the same in every precision.
@@ -394,18 +511,20 @@ TEST_F(CudaOps, LinearMatchesReference) {
   }
 }
 
-// CUBLAS_COMPUTE_32F_FAST_TF32 and _FAST_16BF allow tensor cores, they do not demand them: cuBLAS
-// may pick an exact fp32 kernel, and fp32's bits are a right result then (that the precision
-// reaches cuBLAS at all is CudaCheck.EachPrecisionReachesCublasAsItsComputeType's, everywhere). A
-// result that differs must differ as rounded inputs do: further from the CPU's than fp32's (TF32
-// by ~1e-7 in normalized error, bf16 by ~1e-5; fp32 by ~1e-10 at most, from the order of its
-// sums). Returns how many outputs had fp32's bits, which the caller prints.
+// CUBLAS_COMPUTE_32F_FAST_TF32 allows tensor cores, it does not demand them: cuBLAS may pick an
+// exact fp32 kernel, and fp32's bits are a right tf32 result then (that the precision reaches
+// cuBLAS at all is CudaCheck.EachPrecisionReachesCublasAsItsComputeAndOperandTypes's,
+// everywhere). bf16 rounds its operands itself, so its results never have fp32's bits on these
+// shapes. A result that differs must differ as rounded inputs do: further from the CPU's than
+// fp32's (TF32 by ~1e-7 in normalized error, bf16 by ~5e-6; fp32 by ~1e-10 at most, from the
+// order of its sums). Returns how many tf32 outputs had fp32's bits, which the caller prints.
 int expect_reduced(const GemmOutputs& reduced, const GemmOutputs& fp32, kc::Precision precision) {
   EXPECT_EQ(reduced.gpu.size(), fp32.gpu.size());
   const char* name = precision == kc::Precision::Tf32 ? "tf32" : "bf16";
   int exact = 0;
   for (size_t i = 0; i < reduced.gpu.size() && i < fp32.gpu.size(); ++i) {
     if (reduced.gpu[i] == fp32.gpu[i]) {
+      EXPECT_NE(precision, kc::Precision::Bf16) << "bf16 ran as fp32: " << reduced.names[i];
       ++exact;
       continue;
     }
@@ -445,8 +564,115 @@ TEST_F(CudaOps, ReducedPrecisionGemmsStayWithinTheirBoundsAndDifferFromFp32AsRou
     }
   }
   EXPECT_EQ(large, 4) << "a large shape went missing from kLinearShapes or kConvShapes";
-  if (exact > 0)
-    std::printf("note: cuBLAS gave fp32's bits for %d reduced-precision outputs\n", exact);
+  if (exact > 0) std::printf("note: cuBLAS gave fp32's bits for %d tf32 outputs\n", exact);
+}
+
+// bf16 multiplies the operands rounded to bf16 and adds in fp32: on every shape (odd sizes, a
+// product or two, long inner dimensions, the weight gradient in slices, a conv in chunks) each
+// output is the CPU's product of the rounded operands within kBf16SumBound, and the exact
+// product within kBf16Bound (run_linear and run_conv check that one).
+TEST_F(CudaOps, Bf16GemmsMultiplyTheirOperandsRoundedToBf16) {
+  const auto bf16 = kc::Precision::Bf16;
+  std::vector<GemmOutputs> all;
+  for (const LinearShape& l : kLinearShapes) {
+    all.push_back(run_linear(*this, l, true, bf16, test::kBf16Bound));
+    all.push_back(run_linear(*this, l, false, bf16, test::kBf16Bound));
+  }
+  for (const k::Conv2dShape& c : kConvShapes)
+    all.push_back(run_conv(*this, c, 0, bf16, test::kBf16Bound));
+  all.push_back(run_conv(*this, kConvShapes[3], 2, bf16, test::kBf16Bound));
+  all.push_back(run_conv(*this, kConvShapes[7], 3, bf16, test::kBf16Bound));
+  for (const GemmOutputs& outputs : all)
+    for (size_t i = 0; i < outputs.gpu.size(); ++i)
+      EXPECT_LE(test::normalized_error(outputs.gpu[i], outputs.cpu_bf16[i]), test::kBf16SumBound)
+          << outputs.names[i];
+}
+
+// Each output of a bf16 forward within bf16_output_bound of the exact product: the bound of the
+// rounding itself, derived in cuda_test_support.hpp, not a measured margin.
+TEST_F(CudaOps, Bf16OutputsStayWithinTheirErrorBound) {
+  auto magnitude = [](Vec v) {
+    for (float& x : v) x = std::fabs(x);
+    return v;
+  };
+  for (const LinearShape& l : kLinearShapes) {
+    const Vec inp = random_floats(size_t(l.batch) * l.in_features, 21),
+              weight = random_floats(size_t(l.out_features) * l.in_features, 22),
+              bias = random_floats(l.out_features, 23);
+    const size_t n = size_t(l.batch) * l.out_features;
+    Vec exact(n), sizes(n);
+    k::ref::linear_forward(exact.data(), inp.data(), weight.data(), bias.data(), l.batch,
+                           l.in_features, l.out_features);
+    k::ref::linear_forward(sizes.data(), magnitude(inp).data(), magnitude(weight).data(),
+                           magnitude(bias).data(), l.batch, l.in_features, l.out_features);
+    const kc::Gemm gemm =
+        this->gemm({}, 0, kc::Precision::Bf16,
+                   kc::linear_bf16_elements(l.batch, l.in_features, l.out_features));
+    auto d_inp = upload(inp), d_weight = upload(weight), d_bias = upload(bias);
+    auto d_out = test::nan_filled<float>(n, "out");
+    kc::linear_forward(d_out.data(), d_inp.data(), d_weight.data(), d_bias.data(), l.batch,
+                       l.in_features, l.out_features, gemm, stream());
+    const Vec out = download(d_out);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_LE(std::fabs(double(out[i]) - exact[i]),
+                test::bf16_output_bound(sizes[i], l.in_features + 1))
+          << "linear " << l.batch << "x" << l.in_features << " -> " << l.out_features << ", output "
+          << i;
+  }
+  for (const k::Conv2dShape& s : kConvShapes) {
+    const size_t in_n = size_t(s.batch) * s.in_channels * s.in_height * s.in_width;
+    const size_t out_n = size_t(s.batch) * s.out_channels * s.out_height() * s.out_width();
+    const size_t w_n = size_t(s.out_channels) * s.in_channels * s.kernel_h * s.kernel_w;
+    const Vec inp = random_floats(in_n, 1), weight = random_floats(w_n, 2),
+              bias = random_floats(s.out_channels, 3);
+    Vec exact(out_n), sizes(out_n);
+    k::ref::conv2d_forward(exact.data(), inp.data(), weight.data(), bias.data(), s);
+    k::ref::conv2d_forward(sizes.data(), magnitude(inp).data(), magnitude(weight).data(),
+                           magnitude(bias).data(), s);
+    const kc::Gemm gemm = this->gemm(s, 0, kc::Precision::Bf16);
+    auto d_inp = upload(inp), d_weight = upload(weight), d_bias = upload(bias);
+    auto d_out = test::nan_filled<float>(out_n, "out");
+    kc::conv2d_forward(d_out.data(), d_inp.data(), d_weight.data(), d_bias.data(), s, gemm,
+                       stream());
+    const Vec out = download(d_out);
+    const int terms = s.in_channels * s.kernel_h * s.kernel_w + 1;
+    for (size_t i = 0; i < out_n; ++i)
+      ASSERT_LE(std::fabs(double(out[i]) - exact[i]), test::bf16_output_bound(sizes[i], terms))
+          << "conv2d_forward " << describe(s) << ", output " << i;
+  }
+}
+
+// bf16 is not tf32 under another name: on the shapes large enough for tensor cores no bf16
+// output has tf32's bits; tf32 stays within kTf32RoundingBound of the exact product and bf16 does
+// not; and tf32 is not the product of the operands rounded to bf16, which bf16 is.
+TEST_F(CudaOps, Bf16IsNotTf32) {
+  int large = 0;
+  auto compare = [&](const GemmOutputs& bf16, const GemmOutputs& tf32) {
+    ++large;
+    ASSERT_EQ(bf16.gpu.size(), tf32.gpu.size());
+    for (size_t i = 0; i < bf16.gpu.size(); ++i) {
+      const std::string& what = bf16.names[i];
+      EXPECT_NE(bf16.gpu[i], tf32.gpu[i]) << "bf16 ran as tf32: " << what;
+      const double bf16_error = test::normalized_error(bf16.gpu[i], bf16.cpu[i]);
+      const double tf32_error = test::normalized_error(tf32.gpu[i], tf32.cpu[i]);
+      EXPECT_LE(tf32_error, test::kTf32RoundingBound) << "tf32: " << what;
+      EXPECT_GT(bf16_error, test::kTf32RoundingBound) << "bf16 as close as tf32: " << what;
+      EXPECT_LE(test::normalized_error(bf16.gpu[i], bf16.cpu_bf16[i]), test::kBf16SumBound)
+          << "bf16: " << what;
+      EXPECT_GT(test::normalized_error(tf32.gpu[i], tf32.cpu_bf16[i]), test::kBf16SumBound)
+          << "tf32 as if rounded to bf16: " << what;
+    }
+  };
+  const auto bf16 = kc::Precision::Bf16, tf32 = kc::Precision::Tf32;
+  for (const LinearShape& l : kLinearShapes)
+    if (tensor_core_sized(l))
+      compare(run_linear(*this, l, true, bf16, test::kBf16Bound),
+              run_linear(*this, l, true, tf32, test::kTf32Bound));
+  for (const k::Conv2dShape& c : kConvShapes)
+    if (tensor_core_sized(c))
+      compare(run_conv(*this, c, 0, bf16, test::kBf16Bound),
+              run_conv(*this, c, 0, tf32, test::kTf32Bound));
+  EXPECT_EQ(large, 2) << "a large shape went missing from kLinearShapes or kConvShapes";
 }
 
 TEST_F(CudaOps, RowAndColumnSumsMatchALoop) {

@@ -30,6 +30,21 @@ size_t conv_scratch_floats(const ModelPlan& plan, int max_batch) {
   return floats;
 }
 
+// Room for the largest product's operands rounded to bf16, over every conv and linear layer at
+// max_batch, allocated with the network so that no captured step allocates.
+size_t bf16_operand_elements(const ModelPlan& plan, int max_batch, size_t conv_scratch) {
+  size_t elements = 0;
+  for (const LayerInfo& info : plan.layers) {
+    if (info.spec.type == LayerType::Conv2d)
+      elements =
+          std::max(elements, kc::conv2d_bf16_elements(conv_shape(info, max_batch), conv_scratch));
+    if (info.spec.type == LayerType::Linear)
+      elements = std::max(elements, kc::linear_bf16_elements(max_batch, info.input.channels,
+                                                             info.spec.out_features));
+  }
+  return elements;
+}
+
 }  // namespace
 
 void CudaOps::conv2d_forward(float* out, const float* in, const float* w, const float* b,
@@ -96,9 +111,15 @@ CudaNetwork::CudaNetwork(const ModelPlan& plan, int max_batch, kc::Precision pre
                          cudaStream_t stream)
     : stack_(plan, max_batch),
       scratch_(conv_scratch_floats(plan, max_batch), "the convolution scratch (im2col)"),
+      bf16_operands_(precision == kc::Precision::Bf16
+                         ? bf16_operand_elements(plan, max_batch, scratch_.size())
+                         : 0,
+                     "the GEMM operands rounded to bf16"),
       loss_(1, "the loss") {
   ops_.stream = stream;
   ops_.gemm = kc::Gemm{blas, precision, scratch_.data(), scratch_.size()};
+  ops_.gemm.bf16_operands = bf16_operands_.data();
+  ops_.gemm.bf16_elements = bf16_operands_.size();
   ops_.seed = seed;
   ops_.step = step;
   ops_.loss = loss_.data();

@@ -1,5 +1,6 @@
 // A model executed on one GPU: the shared layer walk (engine/model/layer_stack.hpp) over device
-// memory, the CUDA kernels on one stream, the GEMM scratch, and the loss left in device memory.
+// memory, the CUDA kernels on one stream, the GEMM scratch (and its bf16 operands), and the loss
+// left in device memory.
 #pragma once
 
 #include <cublas_v2.h>
@@ -92,6 +93,7 @@ class CudaNetwork {
  private:
   LayerStack<CudaOps> stack_;
   kernels::cuda::DeviceBuffer<float> scratch_;
+  kernels::cuda::DeviceBuffer<__nv_bfloat16> bf16_operands_;  // bf16 only: GEMM operands
   kernels::cuda::DeviceBuffer<DeviceLoss> loss_;
   CudaOps ops_;
 };

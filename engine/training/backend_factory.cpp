@@ -30,8 +30,9 @@ void validate(const BackendOptions& options) {
                       std::to_string(kThreadsPerCore) + per_core + "; 0 uses every core");
   if (gpu < 0 && options.precision != Precision::Fp32)
     throw ConfigError(std::string("--precision ") + precision_name(options.precision) +
-                      ": the CPU computes in fp32 only; use --precision fp32, or a GPU "
-                      "(--device cuda:0)");
+                      ": the CPU computes in fp32 only (its matrix products are fp32 sgemm; "
+                      "gpulab has no tf32 or bf16 CPU kernels, AVX-512 BF16 or not); use "
+                      "--precision fp32, or a GPU (--device cuda:0)");
   if (gpu < 0 && options.data_on == DataOn::Device)
     throw ConfigError(
         "--data-on device: the CPU trains from host memory, its only path, so there is no device "

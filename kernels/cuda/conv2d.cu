@@ -9,6 +9,7 @@
 // 64-bit index.
 // No atomics anywhere: col2im gathers, bias gradients are fixed-order block sums and the slices
 // are summed in order, so the same inputs give the same bits.
+#include <algorithm>
 #include <climits>
 #include <stdexcept>
 #include <string>
@@ -193,20 +194,27 @@ size_t per_image_floats(const Dims& d) { return size_t(d.K + d.CRS) * d.P; }
 // Scratch floats for the weight gradient's partial results, after the chunk's part.
 size_t partial_floats(const Dims& d) { return size_t(max_slices(d)) * d.K * d.CRS; }
 
-// Images per chunk that the scratch holds, so that every index within the chunk's buffers fits
-// an int; throws when not even one image fits.
-int chunk_images(const Conv2dShape& s, const Gemm& gemm, const char* op) {
+// Images per chunk that a scratch of scratch_floats holds, so that every index within the
+// chunk's buffers fits an int; 0 when not even one image fits.
+int fitting_images(const Conv2dShape& s, size_t scratch_floats) {
   const Dims d = dims_of(s);
   const size_t per_image = per_image_floats(d), fixed = partial_floats(d);
-  size_t fit = per_image && gemm.scratch_floats > fixed
-                   ? (gemm.scratch_floats - fixed) / per_image
-                   : 0;
+  size_t fit = per_image && scratch_floats > fixed ? (scratch_floats - fixed) / per_image : 0;
   if (per_image && fit > size_t(INT_MAX) / per_image) fit = size_t(INT_MAX) / per_image;
-  if (fit == 0 || gemm.scratch == nullptr)
+  return int(fit < size_t(s.batch) ? fit : size_t(s.batch));
+}
+
+// fitting_images for the scratch of gemm; throws when not even one image fits.
+int chunk_images(const Conv2dShape& s, const Gemm& gemm, const char* op) {
+  const int fit = fitting_images(s, gemm.scratch_floats);
+  if (fit == 0 || gemm.scratch == nullptr) {
+    const Dims d = dims_of(s);
     throw std::invalid_argument(std::string(op) + ": the scratch buffer holds " +
                                 std::to_string(gemm.scratch_floats) + " floats, " +
-                                std::to_string(fixed + per_image) + " needed for one image");
-  return int(fit < size_t(s.batch) ? fit : size_t(s.batch));
+                                std::to_string(partial_floats(d) + per_image_floats(d)) +
+                                " needed for one image");
+  }
+  return fit;
 }
 
 // dweight (K, CRS) += dout_t (K, NP) x col^T (NP, CRS), the inner dimension NP cut into slices
@@ -258,6 +266,18 @@ void bias_gradient(float* dbias, const float* dout_t, int NP, const Dims& d, flo
 size_t conv2d_scratch_floats(const Conv2dShape& s, int images) {
   const Dims d = dims_of(s);
   return per_image_floats(d) * size_t(images) + partial_floats(d);
+}
+
+size_t conv2d_bf16_elements(const Conv2dShape& s, size_t scratch_floats) {
+  const Dims d = dims_of(s);
+  const int images = fitting_images(s, scratch_floats);
+  const int NP = images * d.P;  // a whole chunk; the last one, smaller, needs less
+  // forward weight x col; weight gradient dout_t x col^T, whole or in slices that together
+  // cover at most NP columns of each; column gradients weight^T x dout_t.
+  const size_t forward = gemm_bf16_elements(d.K, NP, d.CRS);
+  const size_t weight_grad = gemm_bf16_elements(d.K, d.CRS, NP);
+  const size_t column_grad = gemm_bf16_elements(d.CRS, NP, d.K);
+  return std::max({forward, weight_grad, column_grad});
 }
 
 void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,

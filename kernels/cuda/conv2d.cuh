@@ -14,6 +14,9 @@ namespace gpulab::kernels::cuda {
 // Scratch floats that let conv2d_* process `images` images per GEMM. Any scratch of at least
 // conv2d_scratch_floats(s, 1) works; more means fewer, larger GEMMs.
 size_t conv2d_scratch_floats(const Conv2dShape& s, int images);
+// Elements of Gemm::bf16_operands that conv2d_* need in bf16 with a scratch of scratch_floats
+// (the chunk of images it holds sets the products' sizes).
+size_t conv2d_bf16_elements(const Conv2dShape& s, size_t scratch_floats);
 
 // out (N,K,Ho,Wo), inp (N,C,H,W), weight (K,C,R,S), bias (K) or nullptr
 void conv2d_forward(float* out, const float* inp, const float* weight, const float* bias,

@@ -1,5 +1,7 @@
 // Fully connected layer: each product one cuBLAS GEMM, the bias broadcast before the forward
 // GEMM (which then accumulates onto it, as the fast CPU kernel does) and summed for its gradient.
+#include <algorithm>
+
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/linear.cuh"
 #include "kernels/cuda/reduce.cuh"
@@ -13,6 +15,13 @@ __global__ void broadcast_rows_kernel(float* out, const float* bias, size_t rows
 }
 
 }  // namespace
+
+size_t linear_bf16_elements(int batch, int in_features, int out_features) {
+  const size_t forward = gemm_bf16_elements(batch, out_features, in_features);
+  const size_t input_grad = gemm_bf16_elements(batch, in_features, out_features);
+  const size_t weight_grad = gemm_bf16_elements(out_features, in_features, batch);
+  return std::max({forward, input_grad, weight_grad});
+}
 
 void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int batch,
                     int in_features, int out_features, const Gemm& gemm, cudaStream_t stream) {

@@ -4,9 +4,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+
 #include "kernels/cuda/gemm.cuh"
 
 namespace gpulab::kernels::cuda {
+
+// Elements of Gemm::bf16_operands that linear_* need in bf16 for batches up to `batch`.
+size_t linear_bf16_elements(int batch, int in_features, int out_features);
 
 // out (N,OC), inp (N,IC), weight (OC,IC), bias (OC) or nullptr
 void linear_forward(float* out, const float* inp, const float* weight, const float* bias, int batch,
