@@ -780,6 +780,25 @@ TEST_F(CudaBackendTest, AStepTimingThatHasNotCompletedIsSkipped) {
   EXPECT_EQ(next.backward_ms, 0);
   EXPECT_EQ(next.allreduce_ms, 0);
   EXPECT_EQ(next.optimizer_ms, 0);
+  // With batches from the host, the stream waits between the start and prepared marks while the
+  // host makes the batch: that wait is data, and the copy is what follows it. The step is read
+  // during the step after it.
+  go = false;
+  for (int step = 0; step < 2; ++step) {
+    timer.begin_step();
+    timer.record(CudaStepTimer::kStart, stream.get());
+    if (step == 0) {
+      ASSERT_EQ(cudaLaunchHostFunc(stream.get(), hold, &go), cudaSuccess);
+    }
+    for (const auto mark : {CudaStepTimer::kPrepared, CudaStepTimer::kCopied,
+                            CudaStepTimer::kGathered, CudaStepTimer::kForward})
+      timer.record(mark, stream.get());
+    go = true;
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+  const StepTimes prepared = timer.read();
+  EXPECT_GT(prepared.data_ms, 0);  // it spans the host function
+  EXPECT_GE(prepared.copy_ms, 0);
 }
 
 TEST_F(CudaBackendTest, OutOfMemoryNamesTheAllocationAndTheNextRunWorks) {
