@@ -892,6 +892,8 @@ TEST(Labs, DataOnAndStopAtAccuracyAreKeysAndPrecisionAColumn) {
             (std::vector<std::string>{"h", "bf16", "not run yet"}));
   expect_problem("```experiment\nname: a\ndata-on: disk\n```\n", 8,
                  "data-on: \"disk\" is not host or device");
+  expect_problem("```experiment\nname: a\npreprocess: sometimes\n```\n", 8,
+                 "preprocess: --preprocess sometimes: use none, once");
 }
 
 // A lab page loads an image only from the lab's own folder, a regular file: /dev/zero, a FIFO, a
