@@ -158,7 +158,7 @@ int print_devices() {
 struct TrainFlags {
   std::string model = "lenet5", device = "cpu", optimizer = "adam", schedule = "constant";
   std::string shuffle = "on", data_dir, out, init_weights, save, name;
-  std::string precision = "fp32", cuda_graph = "on", data_on = "auto";
+  std::string precision = "fp32", cuda_graph = "on", data_on = "auto", preprocess = "none";
   double telemetry_hz = 10;
   int threads = 0, epochs = 1, batch = 64, validation = 0;
   int replicas = 1;
@@ -225,6 +225,7 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   if (unset("--precision")) f.precision = precision_name(b.precision);
   if (unset("--cuda-graph")) f.cuda_graph = b.cuda_graph ? "on" : "off";
   if (unset("--data-on")) f.data_on = data_on_name(b.data_on);
+  if (unset("--preprocess")) f.preprocess = preprocess_name(b.preprocess);
   if (unset("--replicas")) f.replicas = b.replicas;
   if (unset("--sync")) f.sync = sync_name(b.sync);
   if (unset("--bucket-mb")) f.bucket_mb = b.bucket_mb;
@@ -263,6 +264,7 @@ RunRequest make_request(const TrainFlags& f) {
   r.backend.precision = parse_precision(f.precision);
   r.backend.cuda_graph = f.cuda_graph == "on";
   r.backend.data_on = parse_data_on(f.data_on);
+  r.backend.preprocess = parse_preprocess(f.preprocess);
   r.backend.batch = f.batch;
   r.backend.replicas = f.replicas;
   r.backend.sync = parse_sync(f.sync);
@@ -457,6 +459,13 @@ int main(int argc, char** argv) {
                    "host|device: a GPU's batches gathered on the host and copied every step, or "
                    "kept on the GPU (auto: device on a GPU; the CPU has only host memory)")
       ->check(CLI::IsMember({"auto", "host", "device"}))
+      ->capture_default_str();
+  train
+      ->add_option("--preprocess", f.preprocess,
+                   "none|once|per-batch: the training images rotated and shifted at random once "
+                   "before training, or every batch afresh on one host thread (its time is data "
+                   "ms; a GPU's batches then come from the host)")
+      ->check(CLI::IsMember({"none", "once", "per-batch"}))
       ->capture_default_str();
   train->add_option("--telemetry-hz", f.telemetry_hz, "device samples per second")
       ->check(cli::between(0.1, 1000.0))

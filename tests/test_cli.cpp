@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -243,8 +244,8 @@ TEST(Cli, SettingsOutOfRangeAreRefusedNamingTheValueAndTheRange) {
       {"", R"("learning_rate": 0.5)",
        "unknown key \"learning_rate\" (did you mean \"lr\"?); the known keys are batch, "
        "bucket_mb, collective_timeout_s, cuda_graph, data_on, device, dist, epochs, eval_every, "
-       "gamma, lr, lr_changes, max_steps, momentum, optimizer, precision, replicas, schedule, "
-       "seed, shuffle, stop_at_accuracy, sync, target_accuracy, threads, weight_decay"},
+       "gamma, lr, lr_changes, max_steps, momentum, optimizer, precision, preprocess, replicas, "
+       "schedule, seed, shuffle, stop_at_accuracy, sync, target_accuracy, threads, weight_decay"},
   };
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& [top, train, said] = files[i];
@@ -493,6 +494,42 @@ TEST(Cli, ASavedSetupGivesTheDefaultsAndFlagsWin) {
   std::ofstream(dir.path() / "bad.json") << R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
     "train": {"optimizer": "rmsprop"}})";
   expect_rejected("train --model " + (dir.path() / "bad.json").string() + data, "rmsprop");
+}
+
+// --preprocess: recorded only when asked for, so old records and setups read as none; both ways
+// train on other images than the plain path's (a different first loss); the CPU's batches are
+// made in the only memory it has, so there is no copy phase; a bad value names the choices.
+TEST(Cli, PreprocessIsRecordedAndTrainsOnAugmentedImages) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));
+  const std::string data = " --data-dir " + (dir.path() / "data").string();
+  const std::string args = "train --model mlp --steps 3 --batch 8 --threads 1" + data;
+  std::map<std::string, RunData> runs;
+  for (const std::string way : {"none", "once", "per-batch"}) {
+    const Result r = cli(args + (way == "none" ? "" : " --preprocess " + way) + " --out " +
+                         (dir.path() / way).string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    runs[way] = load_run(dir.path() / way);
+    ASSERT_EQ(runs[way].steps.size(), 3u) << way;
+    for (const StepMetrics& m : runs[way].steps) EXPECT_EQ(m.times.copy_ms, 0) << way;
+  }
+  EXPECT_FALSE(runs["none"].info["config"].contains("preprocess"));
+  EXPECT_EQ(runs["once"].info["config"]["preprocess"], "once");
+  EXPECT_EQ(runs["per-batch"].info["config"]["preprocess"], "per-batch");
+  EXPECT_NE(runs["once"].steps[0].loss, runs["none"].steps[0].loss);
+  EXPECT_NE(runs["per-batch"].steps[0].loss, runs["none"].steps[0].loss);
+  EXPECT_NE(runs["per-batch"].steps[0].loss, runs["once"].steps[0].loss);
+
+  const Result bad = cli(args + " --preprocess sometimes");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--preprocess"), std::string::npos) << bad.output;
+  const auto setup = dir.path() / "setup.json";
+  std::ofstream(setup)
+      << R"({"layers": [{"type": "flatten"}, {"type": "linear", "out_features": 10}],
+    "train": {"preprocess": "sometimes"}})";
+  expect_rejected("train --model " + setup.string() + data,
+                  "--preprocess sometimes: use none, once (the images augmented once, before "
+                  "training) or per-batch (every batch augmented on one host thread)");
 }
 
 // Every output is checked before the first step: a target that is a folder, a FIFO, a file of a

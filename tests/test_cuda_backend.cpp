@@ -620,6 +620,24 @@ TEST_F(CudaBackendTest, BatchesFromTheHostGiveTheSameLossesAsDataOnTheDevice) {
   expect_relative(host.loss, device.loss, 1e-6, "--data-on host vs device");
 }
 
+TEST_F(CudaBackendTest, ImagesAugmentedPerBatchOnTheHostTrainAsOnTheCpu) {
+  // --preprocess per-batch: the host augments each batch (data::augment_batch, on the CPU and
+  // for the GPU alike) and a GPU's batches come from the host whatever --data-on leaves open;
+  // the images differ from the plain ones, so the losses do too.
+  Recipe run = fifty_steps("pytorch-example", OptimizerKind::Adam, 0.0f);
+  run.train.shuffle = true;
+  const Losses plain = train_on(run, "cuda:0", data);
+  run.backend.preprocess = Preprocess::PerBatch;
+  const Losses cpu = train_on(run, "cpu", data), gpu = train_on(run, "cuda:0", data);
+  ASSERT_EQ(gpu.loss.size(), 50u);
+  expect_relative(gpu.loss, cpu.loss, 1e-3, "augmented per batch, GPU vs CPU");
+  EXPECT_NE(gpu.loss, plain.loss);
+  run.backend.data_on = DataOn::Host;
+  EXPECT_EQ(train_on(run, "cuda:0", data).loss, gpu.loss) << "--data-on host changed nothing";
+  run.backend.data_on = DataOn::Device;
+  EXPECT_THROW(train_on(run, "cuda:0", data), ConfigError);
+}
+
 TEST_F(CudaBackendTest, ReducedPrecisionTrainsCloseToFp32) {
   // tf32 and bf16 round the GEMM inputs (10 and 7 mantissa bits): over 50 steps the losses stay
   // within 5% (tf32) and 10% (bf16) of fp32's, and training still lowers the loss.
@@ -792,6 +810,25 @@ TEST_F(CudaBackendTest, AStepTimingThatHasNotCompletedIsSkipped) {
   EXPECT_EQ(next.backward_ms, 0);
   EXPECT_EQ(next.allreduce_ms, 0);
   EXPECT_EQ(next.optimizer_ms, 0);
+  // With batches from the host, the stream waits between the start and prepared marks while the
+  // host makes the batch: that wait is data, and the copy is what follows it. The step is read
+  // during the step after it.
+  go = false;
+  for (int step = 0; step < 2; ++step) {
+    timer.begin_step();
+    timer.record(CudaStepTimer::kStart, stream.get());
+    if (step == 0) {
+      ASSERT_EQ(cudaLaunchHostFunc(stream.get(), hold, &go), cudaSuccess);
+    }
+    for (const auto mark : {CudaStepTimer::kPrepared, CudaStepTimer::kCopied,
+                            CudaStepTimer::kGathered, CudaStepTimer::kForward})
+      timer.record(mark, stream.get());
+    go = true;
+  }
+  ASSERT_EQ(cudaStreamSynchronize(stream.get()), cudaSuccess);
+  const StepTimes prepared = timer.read();
+  EXPECT_GT(prepared.data_ms, 0);  // it spans the host function
+  EXPECT_GE(prepared.copy_ms, 0);
 }
 
 TEST_F(CudaBackendTest, OutOfMemoryNamesTheAllocationAndTheNextRunWorks) {

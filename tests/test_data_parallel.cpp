@@ -58,6 +58,7 @@ struct Setup {
   SyncMode sync = SyncMode::AllReduce;
   double bucket_mb = 25;
   OptimizerKind optimizer = OptimizerKind::Momentum;
+  Preprocess preprocess = Preprocess::None;
 };
 
 // The weights after 20 steps.
@@ -78,6 +79,7 @@ std::vector<float> train_weights(const Setup& s, std::vector<StepMetrics>* steps
   backend_options.replicas = s.replicas;
   backend_options.sync = s.sync;
   backend_options.bucket_mb = s.bucket_mb;
+  backend_options.preprocess = s.preprocess;
   CpuBackend backend(plan, options.optimizer, data.sets, backend_options);
   std::vector<float> params(plan.parameter_count);
   init_parameters(params, plan, options.seed);
@@ -134,6 +136,26 @@ TEST(DataParallel, ReplicasDrawOneReplicasDropoutMasks) {
         relative_error(train_weights({.replicas = replicas, .batch = 25, .dropout = 0.5f}), one),
         1e-5)
         << replicas << " replicas";
+}
+
+// --preprocess per-batch: each image's rotation and shift are drawn from the seed, the step and
+// its index, so replicas augment their shards as one replica augments the whole batch. The
+// batch is made in host memory, the CPU's only memory: its time is the data phase, and there is
+// no copy phase.
+TEST(DataParallel, ReplicasAugmentOneReplicasImages) {
+  std::vector<StepMetrics> steps;
+  const std::vector<float> one =
+      train_weights({.batch = 25, .preprocess = Preprocess::PerBatch}, &steps);
+  EXPECT_GT(relative_error(one, train_weights({.batch = 25})), 1e-3);  // other images
+  for (int replicas : {2, 3})
+    EXPECT_LE(
+        relative_error(
+            train_weights({.replicas = replicas, .batch = 25, .preprocess = Preprocess::PerBatch}),
+            one),
+        1e-5)
+        << replicas << " replicas";
+  ASSERT_EQ(steps.size(), 20u);
+  for (const StepMetrics& m : steps) EXPECT_EQ(m.times.copy_ms, 0) << "step " << m.step;
 }
 
 TEST(DataParallel, AdamAgreesToo) {

@@ -892,6 +892,56 @@ TEST(Labs, DataOnAndStopAtAccuracyAreKeysAndPrecisionAColumn) {
             (std::vector<std::string>{"h", "bf16", "not run yet"}));
   expect_problem("```experiment\nname: a\ndata-on: disk\n```\n", 8,
                  "data-on: \"disk\" is not host or device");
+  expect_problem("```experiment\nname: a\npreprocess: sometimes\n```\n", 8,
+                 "preprocess: --preprocess sometimes: use none, once");
+}
+
+// Issue 41.2: the feeding lab's augmented GPU rows, from records of the split phases. A GPU fed by
+// one host thread augmenting every batch spends its step in data ms (the host's preparing), copy
+// ms is the transfer alone, and NVML's utilization, sampled over more than a second, is low;
+// the same work done once leaves the step to the GPU. The figures are the fixture's, worked out
+// by hand.
+TEST(Labs, TheFeedingLabShowsAGpuStarvedByPerBatchPreprocessing) {
+  const Lab lab = load_lab("feeding-the-gpu");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  const LabExperiment* per_batch = nullptr;
+  for (const LabExperiment& e : lab.experiments)
+    if (e.name == "batch 1024, augmented per batch") per_batch = &e;
+  ASSERT_NE(per_batch, nullptr);
+  EXPECT_EQ(per_batch->experiment.backend.preprocess, Preprocess::PerBatch);
+  EXPECT_EQ(per_batch->experiment.backend.data_on, DataOn::Host);
+  EXPECT_EQ(per_batch->compare_to, "batch 1024, augmented once");
+
+  // Four steps of 1024 images each; cuda:0 sampled at 0 s and 2 s.
+  const auto record = [](double step_ms, double data_ms, double copy_ms, double util) {
+    RunData run;
+    run.info = {{"status", "finished"},
+                {"config", {{"device", "cuda:0"}}},
+                {"summary", {{"steps", 4}, {"images", 4096}, {"train_seconds", 0.1}}}};
+    run.samples = {sample("cuda:0", util, 1024, 100, 60, 0.0),
+                   sample("cuda:0", util, 1024, 100, 60, 2.0)};
+    for (int i = 1; i <= 4; ++i) {
+      StepMetrics m = step(data_ms, copy_ms, 0);
+      m.step = i;
+      m.step_ms = step_ms;
+      run.steps.push_back(m);
+    }
+    return run;
+  };
+  const std::vector<LabRunResult> results = {
+      lab_run_result("batch 1024, augmented per batch", record(8, 6, 0.25, 25)),
+      lab_run_result("batch 1024, augmented once", record(2, 0.05, 0.25, 90))};
+  std::map<std::string, std::vector<std::string>> rows;
+  for (const auto& row : lab_results_table(lab, lab.tables[0], results).rows)
+    rows[row.front()] = row;
+  // experiment, device, batch, data ms, copy ms, ms per step, images/s (1024 images / 8 ms),
+  // utilization, speedup (128000 / 512000 images/s), note.
+  EXPECT_EQ(rows["batch 1024, augmented per batch"],
+            (std::vector<std::string>{"batch 1024, augmented per batch", "cuda:0", "1024", "6.00",
+                                      "0.25", "8.00", "128000", "25", "0.25", ""}));
+  EXPECT_EQ(rows["batch 1024, augmented once"],
+            (std::vector<std::string>{"batch 1024, augmented once", "cuda:0", "1024", "0.05",
+                                      "0.25", "2.00", "512000", "90", "", ""}));
 }
 
 // A lab page loads an image only from the lab's own folder, a regular file: /dev/zero, a FIFO, a

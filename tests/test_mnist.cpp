@@ -5,16 +5,19 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <optional>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "datasets/augment.hpp"
 #include "datasets/batching.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/mnist.hpp"
@@ -572,4 +575,102 @@ TEST(BatchGather, RejectsAnIndexOutsideTheSet) {
   uint8_t label = 0;
   const std::vector<int32_t> bad = {4};
   EXPECT_THROW(gather_batch(images.data(), &label, set, bad), std::out_of_range);
+}
+
+// ---- augmentation (--preprocess) -----------------------------------------------------------
+
+// A 3 x 3 image with a value of its own at each pixel, row by row: 10, 20, ..., 90.
+std::vector<uint8_t> nine_pixels() { return {10, 20, 30, 40, 50, 60, 70, 80, 90}; }
+
+TEST(Augment, AWholePixelShiftMovesTheImageAndFillsWithZero) {
+  const std::vector<uint8_t> in = nine_pixels();
+  std::vector<float> out(9, -1.0f);
+  augment_image(out.data(), in.data(), 3, 3, {0, 1, 0});  // one pixel to the right
+  EXPECT_EQ(out, (std::vector<float>{0, 10, 20, 0, 40, 50, 0, 70, 80}));
+  augment_image(out.data(), in.data(), 3, 3, {0, 0, -1});  // one pixel up
+  EXPECT_EQ(out, (std::vector<float>{40, 50, 60, 70, 80, 90, 0, 0, 0}));
+}
+
+TEST(Augment, AHalfPixelShiftAveragesNeighbours) {
+  const std::vector<uint8_t> in = nine_pixels();
+  std::vector<float> out(9);
+  augment_image(out.data(), in.data(), 3, 3, {0, 0.5f, 0});
+  // Each pixel is half its own value and half its left neighbour's (0 left of the image).
+  EXPECT_EQ(out, (std::vector<float>{5, 15, 25, 20, 45, 55, 35, 75, 85}));
+}
+
+TEST(Augment, AQuarterTurnIsClockwiseOnScreen) {
+  const std::vector<uint8_t> in = nine_pixels();
+  std::vector<float> out(9);
+  augment_image(out.data(), in.data(), 3, 3, {90, 0, 0});
+  // 10 20 30       70 40 10
+  // 40 50 60  ->   80 50 20
+  // 70 80 90       90 60 30
+  const std::vector<float> turned = {70, 40, 10, 80, 50, 20, 90, 60, 30};
+  for (int i = 0; i < 9; ++i) EXPECT_NEAR(out[i], turned[i], 1e-3) << "pixel " << i;
+}
+
+TEST(Augment, DrawsAreReproducibleWithinTheirRangesAndDifferPerStepAndImage) {
+  const ImageAugment a = augment_draw(7, 3, 11);
+  const ImageAugment again = augment_draw(7, 3, 11);
+  EXPECT_EQ(a.rotation_deg, again.rotation_deg);
+  EXPECT_EQ(a.shift_x, again.shift_x);
+  EXPECT_EQ(a.shift_y, again.shift_y);
+  EXPECT_NE(a.rotation_deg, augment_draw(7, 4, 11).rotation_deg);  // the next step
+  EXPECT_NE(a.rotation_deg, augment_draw(7, 3, 12).rotation_deg);  // another image
+  EXPECT_NE(a.rotation_deg, augment_draw(8, 3, 11).rotation_deg);  // another seed
+  for (uint64_t image = 0; image < 1000; ++image) {
+    const ImageAugment d = augment_draw(1, 1, image);
+    EXPECT_GE(d.rotation_deg, -kMaxRotationDeg);
+    EXPECT_LT(d.rotation_deg, kMaxRotationDeg);
+    EXPECT_GE(d.shift_x, -kMaxShiftPixels);
+    EXPECT_LT(d.shift_x, kMaxShiftPixels);
+    EXPECT_GE(d.shift_y, -kMaxShiftPixels);
+    EXPECT_LT(d.shift_y, kMaxShiftPixels);
+  }
+}
+
+// Each image of a batch is its own draw under (seed, step, index), so a shard of the batch (a
+// replica's) gets the same images as the whole batch; then normalized as gather_batch does.
+TEST(Augment, ABatchIsEachImageAugmentedByItsIndexThenNormalized) {
+  const ImageSet set = synthetic_set(6, 2, 3);
+  const std::vector<int32_t> indices = {4, 0, 5};
+  std::vector<float> images(indices.size() * 6);
+  std::vector<uint8_t> labels(indices.size(), 255);
+  augment_batch(images.data(), labels.data(), set, indices, 9, 2);
+  for (size_t k = 0; k < indices.size(); ++k) {
+    EXPECT_EQ(labels[k], set.labels[indices[k]]);
+    std::vector<float> alone(6);
+    augment_image(alone.data(), set.pixels.data() + indices[k] * 6, 2, 3,
+                  augment_draw(9, 2, uint64_t(indices[k])));
+    for (int p = 0; p < 6; ++p)
+      EXPECT_EQ(images[k * 6 + p], (alone[p] / 255.0f - kMnistMean) / kMnistStd);
+  }
+  std::vector<float> shard(6);
+  uint8_t label = 0;
+  augment_batch(shard.data(), &label, set, std::span(indices).subspan(2), 9, 2);
+  EXPECT_TRUE(std::equal(shard.begin(), shard.end(), images.begin() + 12));
+  const std::vector<int32_t> bad = {6};
+  EXPECT_THROW(augment_batch(images.data(), labels.data(), set, bad, 9, 2), std::out_of_range);
+}
+
+// Once: every image augmented with the draw of counter 0 and rounded back to bytes; a black
+// image stays black whatever the draw.
+TEST(Augment, ASetAugmentedOnceKeepsItsImagesAsRoundedBytes) {
+  ImageSet set;
+  set.count = 2, set.rows = 3, set.cols = 3;
+  set.pixels = nine_pixels();
+  set.pixels.resize(18, 0);
+  set.labels = {3, 4};
+  const ImageSet before = set;
+  augment_set(set, 5);
+  std::vector<float> expected(9);
+  augment_image(expected.data(), before.pixels.data(), 3, 3, augment_draw(5, 0, 0));
+  for (int p = 0; p < 9; ++p)
+    EXPECT_EQ(set.pixels[p], uint8_t(std::lround(std::clamp(expected[p], 0.0f, 255.0f))))
+        << "pixel " << p;
+  EXPECT_NE(std::vector<uint8_t>(set.pixels.begin(), set.pixels.begin() + 9), nine_pixels());
+  EXPECT_EQ(std::vector<uint8_t>(set.pixels.begin() + 9, set.pixels.end()),
+            std::vector<uint8_t>(9, 0));
+  EXPECT_EQ(set.labels, before.labels);
 }

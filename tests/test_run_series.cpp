@@ -517,6 +517,17 @@ TEST(Names, AutomaticNamesCarryTheSettingsAndChartsShowWhatDiffers) {
             "lenet5 cuda:0x2,1x2, 4 replicas, b256, adam, lr 0.001, fp32");
   EXPECT_EQ(auto_run_name(named_run("cuda:1", 0, 256, 0.001).info),
             "lenet5 cuda:1, b256, adam, lr 0.001, fp32");
+  // --preprocess once or per-batch is a part of its own; none, and records without the key, add
+  // nothing.
+  RunData augmented = named_run("cpu", 1, 64, 0.001);
+  augmented.info["config"]["preprocess"] = "per-batch";
+  EXPECT_EQ(auto_run_name(augmented.info),
+            "lenet5 cpu, 1 thread, b64, adam, lr 0.001, fp32, augmented per batch");
+  augmented.info["config"]["preprocess"] = "once";
+  EXPECT_EQ(auto_run_name(augmented.info),
+            "lenet5 cpu, 1 thread, b64, adam, lr 0.001, fp32, augmented once");
+  augmented.info["config"]["preprocess"] = "none";
+  EXPECT_EQ(auto_run_name(augmented.info), one.name());
   // An MPI job says how many ranks; one recorded before it did still has an automatic name.
   RunData ranks =
       named_run("cpu", 1, 256, 0.001, "lenet5 cpu, 1 thread, b256, adam, lr 0.001, fp32");

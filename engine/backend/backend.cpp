@@ -24,6 +24,8 @@ const Names<Distribution> kDistributions = {{Distribution::None, "none"},
                                             {Distribution::Mpi, "mpi"}};
 const Names<DataOn> kDataOn = {
     {DataOn::Auto, "auto"}, {DataOn::Device, "device"}, {DataOn::Host, "host"}};
+const Names<Preprocess> kPreprocess = {
+    {Preprocess::None, "none"}, {Preprocess::Once, "once"}, {Preprocess::PerBatch, "per-batch"}};
 
 // The value named `name`, else a ConfigError saying `unknown`.
 template <typename E>
@@ -64,6 +66,14 @@ DataOn parse_data_on(const std::string& name) {
                     "--data-on " + name + ": use host (batches copied every step) or device");
 }
 const char* data_on_name(DataOn data_on) { return name_of(kDataOn, data_on); }
+
+Preprocess parse_preprocess(const std::string& name) {
+  return parse_name(kPreprocess, name,
+                    "--preprocess " + name +
+                        ": use none, once (the images augmented once, before training) or "
+                        "per-batch (every batch augmented on one host thread)");
+}
+const char* preprocess_name(Preprocess preprocess) { return name_of(kPreprocess, preprocess); }
 
 namespace {
 

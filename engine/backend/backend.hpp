@@ -113,6 +113,16 @@ enum class DataOn { Auto, Device, Host };
 DataOn parse_data_on(const std::string& name);  // throws ConfigError naming --data-on
 const char* data_on_name(DataOn data_on);       // "auto", "device", "host"
 
+// The input pipeline's work on the training images (datasets/augment.hpp): none (each batch's
+// bytes normalized as they are gathered, as before), once (every training image rotated and
+// shifted at random once, before training, and kept as bytes; batches then as with none),
+// per-batch (every batch decoded, rotated and shifted afresh and normalized on one host thread,
+// as a data loader's worker does: the time is the step's data phase; on a GPU the batches come
+// from the host).
+enum class Preprocess { None, Once, PerBatch };
+Preprocess parse_preprocess(const std::string& name);  // throws ConfigError naming --preprocess
+const char* preprocess_name(Preprocess preprocess);    // "none", "once", "per-batch"
+
 struct BackendOptions {
   std::string device = "cpu";  // cpu, cuda:N, cuda:0,1, cuda:all, cuda:0x4, cuda:0x2,1x2
   int threads = 0;             // CPU threads; 0: all cores
@@ -122,6 +132,7 @@ struct BackendOptions {
   Precision precision = Precision::Fp32;
   bool cuda_graph = true;  // CUDA: replay the training step from CUDA graphs after warm-up
   DataOn data_on = DataOn::Auto;
+  Preprocess preprocess = Preprocess::None;
   // Data parallelism: replicas in this process, each on its own thread with threads / replicas
   // of the CPU threads (at least 1); the batch is split evenly, the first replicas taking one
   // image more where it does not divide.

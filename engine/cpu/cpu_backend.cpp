@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "datasets/augment.hpp"
 #include "datasets/batching.hpp"
 #include "engine/base/clock.hpp"
 #include "engine/base/errors.hpp"
@@ -27,8 +28,11 @@ const data::ImageSet& DataSets::get(Split split) const {
 
 CpuReplica::CpuReplica(const ModelPlan& plan, const OptimizerConfig& optimizer,
                        const DataSets& data, int max_batch, CpuKernels kernels, uint64_t seed,
-                       bool with_optimizer)
-    : data_(data), seed_(seed), network_(plan, max_batch, kernels) {
+                       bool with_optimizer, bool augment_per_batch)
+    : data_(data),
+      seed_(seed),
+      augment_per_batch_(augment_per_batch),
+      network_(plan, max_batch, kernels) {
   if (with_optimizer) optimizer_.emplace_back(optimizer, size_t(plan.parameter_count));
   // Every set, not only the training set: eval gives a test set alone.
   check_images_fit(plan.layers.front().input, data);
@@ -46,7 +50,13 @@ BatchStats CpuReplica::compute_gradients(std::span<const int32_t> shard, Shard p
   }
   const int batch = static_cast<int>(shard.size());
   auto start = Clock::now();
-  data::gather_batch(batch_images_.data(), batch_labels_.data(), *data_.train, shard);
+  // The data phase: the batch assembled in host memory, the only memory the CPU trains from, so
+  // there is no copy phase.
+  if (augment_per_batch_)
+    data::augment_batch(batch_images_.data(), batch_labels_.data(), *data_.train, shard, seed_,
+                        static_cast<uint64_t>(step));
+  else
+    data::gather_batch(batch_images_.data(), batch_labels_.data(), *data_.train, shard);
   times.data_ms = ms_since(start);
 
   start = Clock::now();
@@ -129,7 +139,8 @@ CpuBackend::CpuBackend(const ModelPlan& plan, const OptimizerConfig& optimizer,
   std::vector<std::unique_ptr<Replica>> replicas;
   for (int r = 0; r < local; ++r)
     replicas.push_back(std::make_unique<CpuReplica>(plan, optimizer, data, max_shard, kernels,
-                                                    options.seed, !reducer->updates_parameters()));
+                                                    options.seed, !reducer->updates_parameters(),
+                                                    options.preprocess == Preprocess::PerBatch));
 
   const std::string per_replica =
       std::to_string(threads_) + (threads_ == 1 ? " thread" : " threads");

@@ -18,8 +18,11 @@ namespace gpulab {
 class CpuReplica final : public Replica {
  public:
   // with_optimizer: keep optimizer state (a parameter server keeps it instead).
+  // augment_per_batch (--preprocess per-batch): each training shard augmented on the replica's
+  // thread (data::augment_batch) instead of gathered.
   CpuReplica(const ModelPlan& plan, const OptimizerConfig& optimizer, const DataSets& data,
-             int max_batch, CpuKernels kernels, uint64_t seed, bool with_optimizer);
+             int max_batch, CpuKernels kernels, uint64_t seed, bool with_optimizer,
+             bool augment_per_batch = false);
   BatchStats compute_gradients(std::span<const int32_t> shard, Shard position, int64_t step,
                                StepTimes& times) override;
   void set_gradients_ready(GradientsReady ready) override { ready_ = std::move(ready); }
@@ -33,6 +36,7 @@ class CpuReplica final : public Replica {
  private:
   DataSets data_;
   uint64_t seed_;
+  bool augment_per_batch_;
   CpuNetwork network_;
   GradientsReady ready_;
   std::vector<HostOptimizer> optimizer_;  // empty without optimizer state

@@ -124,7 +124,9 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
       o.seed = options.seed;
       o.precision = options.precision;
       o.cuda_graph = graphs;
-      o.batches_from_host = options.data_on == DataOn::Host;
+      // Batches augmented per batch are made on the host, whatever --data-on leaves to choose.
+      o.augment_per_batch = options.preprocess == Preprocess::PerBatch;
+      o.batches_from_host = options.data_on == DataOn::Host || o.augment_per_batch;
       const size_t d =
           size_t(std::find(devices_.begin(), devices_.end(), device) - devices_.begin());
       auto replica = std::make_unique<CudaReplica>(plan, optimizer, uploaded[d], o);
@@ -149,9 +151,12 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
   }
 
   std::string description;
-  const std::string mode = std::string(precision_name(options.precision)) +
-                           (graphs ? ", CUDA graphs" : (options.cuda_graph ? ", no graphs" : "")) +
-                           (options.data_on == DataOn::Host ? ", batches from the host" : "");
+  const std::string mode =
+      std::string(precision_name(options.precision)) +
+      (graphs ? ", CUDA graphs" : (options.cuda_graph ? ", no graphs" : "")) +
+      (options.preprocess == Preprocess::PerBatch ? ", batches from the host augmented per batch"
+       : options.data_on == DataOn::Host          ? ", batches from the host"
+                                                  : "");
   if (ranks) {
     // Rank 0's start line says how the ranks' gradients meet, and why.
     description = options.device + " " + gpus.front().name + " (" + mode + ")" +

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "datasets/augment.hpp"
 #include "datasets/batching.hpp"
 #include "engine/cuda/cuda_failure.hpp"
 #include "engine/cuda/cuda_graph_cache.hpp"
@@ -208,6 +209,18 @@ BatchStats CudaReplica::compute_gradients(std::span<const int32_t> shard, Shard 
     std::memcpy(s.host_inputs.data(), &scalars, sizeof scalars);
     if (!shard.empty())
       std::memcpy(s.host_inputs.data() + kIndicesOffset, shard.data(), shard.size_bytes());
+    if (options_.batches_from_host && rows > 0) {
+      // Fed as a data loader feeds a GPU: the batch is made on the host (gathered, or augmented
+      // on this thread with --preprocess per-batch) and crosses the bus every step. The stream
+      // waits for it from the start mark to the prepared one: the data phase; the copy phase
+      // that follows is the transfer alone.
+      if (options_.augment_per_batch)
+        data::augment_batch(s.host_images.data(), s.host_labels.data(), *train.host, shard,
+                            options_.seed, static_cast<uint64_t>(step));
+      else
+        data::gather_batch(s.host_images.data(), s.host_labels.data(), *train.host, shard);
+    }
+    timer.record(CudaStepTimer::kPrepared, stream);
     GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.inputs.data(), s.host_inputs.data(),
                                       kIndicesOffset + shard.size_bytes(), cudaMemcpyHostToDevice,
                                       stream));
@@ -223,10 +236,6 @@ BatchStats CudaReplica::compute_gradients(std::span<const int32_t> shard, Shard 
       return BatchStats{};
     }
     if (options_.batches_from_host) {
-      // Fed as a data loader feeds a GPU: the batch is made on the host and crosses the bus every
-      // step. The copy phase (start to copied) holds the host's gathering and the copy; the
-      // gather phase is empty.
-      data::gather_batch(s.host_images.data(), s.host_labels.data(), *train.host, shard);
       GPULAB_CUDA_CHECK(cudaMemcpyAsync(s.images.data(), s.host_images.data(),
                                         sizeof(float) * size_t(rows) * train.image_size,
                                         cudaMemcpyHostToDevice, stream));

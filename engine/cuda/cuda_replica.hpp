@@ -27,6 +27,9 @@ struct CudaReplicaOptions {
   // --data-on host: each training batch gathered and normalized on the host and copied over,
   // instead of gathered on the GPU from the data sets kept there.
   bool batches_from_host = false;
+  // --preprocess per-batch (with batches from the host): each batch augmented on the host
+  // (data::augment_batch, drawn from the seed, the step and each image's index).
+  bool augment_per_batch = false;
 };
 
 class CudaReplica final : public Replica {

@@ -28,8 +28,8 @@ StepTimes CudaStepTimer::read() const {
         .value_or(0.0);
   };
   StepTimes times;
-  times.copy_ms = phase_ms(kStart, kCopied);
-  times.data_ms = phase_ms(kCopied, kGathered);
+  times.data_ms = phase_ms(kStart, kPrepared) + phase_ms(kCopied, kGathered);
+  times.copy_ms = phase_ms(kPrepared, kCopied);
   times.forward_ms = phase_ms(kGathered, kForward);
   if (steps_ > 0) {
     times.backward_ms = phase_ms(kForward, kBackward);

@@ -12,15 +12,27 @@ namespace gpulab {
 
 class CudaStepTimer {
  public:
-  // start | copy | gather | forward (+ loss copy) | backward | the wait for the reduced
-  // gradients | optimizer
-  enum Mark { kStart, kCopied, kGathered, kForward, kBackward, kReduced, kOptimizer, kMarks };
+  // start | the host prepares the batch (batches from the host) | copy | gather | forward (+ loss
+  // copy) | backward | the wait for the reduced gradients | optimizer. The data phase is the
+  // host's preparing (start to prepared: what the stream waited for it, beyond the step before)
+  // and the gather on the device (copied to gathered); the copy phase is the transfer alone.
+  enum Mark {
+    kStart,
+    kPrepared,
+    kCopied,
+    kGathered,
+    kForward,
+    kBackward,
+    kReduced,
+    kOptimizer,
+    kMarks
+  };
   CudaStepTimer();  // on the current device
   void begin_step();
   void record(Mark mark, cudaStream_t stream);
   cudaEvent_t event(Mark mark) const { return current()[mark].get(); }
   // Once this step's forward mark has completed: the step before it has completed too, and its
-  // breakdown is returned; the first step returns its own copy, gather and forward. A phase whose
+  // breakdown is returned; the first step returns its own data, copy and forward. A phase whose
   // marks were not both recorded in that step (a step that failed half way) or have not both
   // completed reads 0: a timing is skipped, never the run failed for it.
   StepTimes read() const;

@@ -230,6 +230,7 @@ const TrainKey kTrainKeys[] = {
     {"dist", "dist", ValueKind::Text},
     {"stop-at-accuracy", "stop_at_accuracy", ValueKind::Percent},
     {"data-on", "data_on", ValueKind::Text},
+    {"preprocess", "preprocess", ValueKind::Text},
 };
 
 const TrainKey* train_key(const std::string& key) {

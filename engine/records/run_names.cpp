@@ -92,6 +92,9 @@ std::vector<NamePart> run_name_parts(const nlohmann::json& info) {
   if (const auto* d = member(*config, "data_on");
       d && d->is_string() && *d == "host" && device.rfind("cuda", 0) == 0)
     parts.push_back({"data_on", "batches from the host"});
+  // --preprocess once or per-batch; absent from records of the usual path.
+  if (const auto* p = member(*config, "preprocess"); p && p->is_string() && *p != "none")
+    parts.push_back({"preprocess", *p == "once" ? "augmented once" : "augmented per batch"});
   return parts;
 }
 

@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "datasets/augment.hpp"
 #include "datasets/idx.hpp"
 #include "datasets/mnist_files.hpp"
 #include "engine/base/errors.hpp"
@@ -255,6 +256,10 @@ RunSummary execute_run(const RunRequest& request, RunObserver& observer, RunCont
     data::ImageSet validation_set;
     training_images_left(train_set.count, request.validation);
     if (request.validation > 0) validation_set = data::split_off(train_set, request.validation);
+    // --preprocess once: the training images augmented before the run, as a copy of the data set
+    // made offline would be; its time is no step's.
+    if (request.backend.preprocess == Preprocess::Once)
+      data::augment_set(train_set, request.train.seed);
     DataSets data{&train_set, request.validation > 0 ? &validation_set : nullptr, &mnist.test};
 
     std::vector<float> params(plan.parameter_count);

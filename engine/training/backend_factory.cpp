@@ -38,6 +38,11 @@ void validate(const BackendOptions& options) {
         "--data-on device: the CPU trains from host memory, its only path, so there is no device "
         "memory to keep the data in; --data-on chooses how a GPU is fed (use it with --device "
         "cuda:0, or leave it out on the CPU)");
+  if (options.preprocess == Preprocess::PerBatch && options.data_on == DataOn::Device)
+    throw ConfigError(
+        "--preprocess per-batch: each batch is augmented on the host and copied to the GPU, so "
+        "it cannot be made from data kept on the device; leave --data-on out or use --data-on "
+        "host, or use --preprocess once (the images augmented once, before training)");
   if (gpu >= 0 && !GPULAB_CUDA_ENABLED)
     throw ConfigError("--device " + options.device + ": no GPU: " + no_cuda_backend_reason() +
                       "; use --device cpu");

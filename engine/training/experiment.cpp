@@ -59,6 +59,7 @@ json train_config_to_json(const TrainOptions& o, const BackendOptions& b) {
             {"dist", dist_name(b.dist)}};
   // Only when chosen, so setups and records of the usual path stay as they were.
   if (b.data_on != DataOn::Auto) j["data_on"] = data_on_name(b.data_on);
+  if (b.preprocess != Preprocess::None) j["preprocess"] = preprocess_name(b.preprocess);
   for (const PlannedLr& c : o.lr_changes)
     j["lr_changes"].push_back({{"step", c.step}, {"lr", c.lr}});
   return j;
@@ -93,6 +94,9 @@ void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
   std::string data_on = data_on_name(b.data_on);
   read_field(j, "data_on", data_on);
   b.data_on = parse_data_on(data_on);
+  std::string preprocess = preprocess_name(b.preprocess);
+  read_field(j, "preprocess", preprocess);
+  b.preprocess = parse_preprocess(preprocess);
   read_field(j, "replicas", b.replicas);
   std::string sync = sync_name(b.sync), dist = dist_name(b.dist);
   read_field(j, "sync", sync);
@@ -123,7 +127,7 @@ void check_train_keys(const json& j) {
   std::vector<std::string> known;
   const json written = train_config_to_json({}, {});  // every setting a setup holds
   for (const auto& [key, value] : written.items()) known.push_back(key);
-  for (const char* written_when_set : {"data_on", "lr_changes"})
+  for (const char* written_when_set : {"data_on", "preprocess", "lr_changes"})
     if (std::find(known.begin(), known.end(), written_when_set) == known.end())
       known.push_back(written_when_set);
   std::sort(known.begin(), known.end());
