@@ -809,6 +809,82 @@ TEST(Labs, HardwareColumnsComeFromTheRunsRecord) {
                 "sampled over 0.22 s"}));
 }
 
+// A GPU's memory controller and SM clock, worked out by hand from two GPUs' samples: "memory
+// busy" is the mean of their memory utilization, (20 + 40 + 30 + 50) / 4 = 35 % (not the host
+// CPU's 90, its share of host memory); "SM MHz" the median clock of 1410, 1755, 1980 and 1980,
+// (1755 + 1980) / 2 = 1867.5; "SM MHz max" the highest, 1980.
+TEST(Labs, MemoryBusyAndTheSmClockComeFromTheGpusSamples) {
+  const Lab lab = parse(
+      "```experiment\nname: two\ndevice: cuda:0,1\nsteps: 10\n```\n"
+      "```table\ncolumns: experiment, utilization, memory busy, SM MHz, SM MHz max\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  RunData run;
+  run.info = {{"status", "finished"},
+              {"summary", {{"steps", 2}, {"images", 640}, {"train_seconds", 0.5}}}};
+  auto gpu = [](const std::string& device, double mem_busy, double clock, double time_s) {
+    DeviceSample s = sample(device, 80, 1000, 300, 60, time_s);
+    s.mem_util_percent = mem_busy;
+    s.sm_clock_mhz = clock;
+    return s;
+  };
+  DeviceSample host = sample("cpu", 10, 9000, kNoValue, kNoValue);
+  host.mem_util_percent = 90;
+  run.samples = {gpu("cuda:0", 20, 1980, 0), gpu("cuda:1", 40, 1755, 0), host,
+                 gpu("cuda:0", 30, 1410, 1.5), gpu("cuda:1", 50, 1980, 1.5)};
+  const LabRunResult result = lab_run_result("two", run);
+  EXPECT_DOUBLE_EQ(result.readings.mean_mem_busy_percent, 35);
+  EXPECT_DOUBLE_EQ(result.readings.median_sm_clock_mhz, 1867.5);
+  EXPECT_DOUBLE_EQ(result.readings.max_sm_clock_mhz, 1980);
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {result}).rows[0],
+            (std::vector<std::string>{"two", "80", "35", "1868", "1980", ""}));
+
+  // Sampled over less than NVML's period: the controller's busy share is as unmeasured as the
+  // utilization (both are NVML's share of its sample period); the clock is a reading at an
+  // instant, so it stays: the median of three, 1410.
+  run.samples = {gpu("cuda:0", 20, 1980, 0.0), gpu("cuda:0", 30, 1410, 0.1),
+                 gpu("cuda:0", 40, 1200, 0.2)};
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("two", run)}).rows[0],
+            (std::vector<std::string>{"two", "—", "—", "1410", "1980",
+                                      "utilization not measured: NVML averages a GPU's over up to "
+                                      "1 s, and this run was sampled over 0.20 s"}));
+
+  // A CPU run has neither: dashes, though its samples carry a memory share.
+  run.samples = {host, host};
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {lab_run_result("two", run)}).rows[0],
+            (std::vector<std::string>{"two", "10", "—", "—", "—", ""}));
+}
+
+// The launches' cost, worked out by hand: without CUDA graphs a step takes 45 ms / 100 = 0.45 ms,
+// with them 30 ms / 100 = 0.30 ms, so "launch ms" is 0.150 on the graphs-off row (its baseline's
+// cell is empty). It is only a difference of launches where the records say the one ran without
+// graphs and the other with them: a baseline whose graphs fell back to eager gives no figure.
+TEST(Labs, LaunchMsIsAStepWithoutCudaGraphsLessAStepWithThem) {
+  const Lab lab = parse(
+      "```experiment\nname: graphs on\ndevice: cuda:0\nsteps: 100\n```\n"
+      "```experiment\nname: graphs off\ncompare-to: graphs on\ndevice: cuda:0\n"
+      "cuda-graph: off\nsteps: 100\n```\n"
+      "```table\ncolumns: experiment, ms per step, speedup, launch ms\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  auto record = [](double train_seconds, const std::string& graphs) {
+    RunData run;
+    run.info = {{"status", "finished"},
+                {"cuda_graphs", graphs},
+                {"summary", {{"steps", 100}, {"images", 6400}, {"train_seconds", train_seconds}}}};
+    return run;
+  };
+  const LabRunResult on = lab_run_result("graphs on", record(0.030, "on"));
+  const LabRunResult off = lab_run_result("graphs off", record(0.045, "off"));
+  const LabResultsTable table = lab_results_table(lab, lab.tables[0], {on, off});
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"graphs on", "0.30", "1.00", "", ""}));
+  // 0.30 / 0.45 = 0.67: the speedup over the graphs-on run.
+  EXPECT_EQ(table.rows[1], (std::vector<std::string>{"graphs off", "0.45", "0.67", "0.150", ""}));
+
+  const LabRunResult fell_back =
+      lab_run_result("graphs on", record(0.030, "off after capture failed: not supported"));
+  EXPECT_EQ(lab_results_table(lab, lab.tables[0], {fell_back, off}).rows[1][3], "");
+}
+
 // The matrix products' share of forward and backward, worked out by hand: (7 + 3) of
 // (4 + 6 + 2 + 3) ms is 67 %; a record without it (a GPU run, an older record) shows "—".
 TEST(Labs, TheMatmulShareColumnIsTheRecordsMatrixProductsOverForwardAndBackward) {
