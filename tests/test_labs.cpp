@@ -1728,14 +1728,15 @@ TEST(LabCli, QuickRunOfTheHardwareLabFillsItsHardwareColumns) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string csv = read(out / "results.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "experiment,batch,images/s,speedup,utilization,peak memory,power,peak temperature,"
-            "time to target,energy,images/J,note")
+            "experiment,batch,images/s,speedup,utilization,memory busy,peak memory,power,SM MHz,"
+            "SM MHz max,peak temperature,time to target,energy,images/J,note")
       << csv;
   for (const std::string name : {"cpu, batch 32", "cpu, batch 256"}) {
     const auto at = csv.find("\n\"" + name + "\",");  // a name with a comma is quoted
     ASSERT_NE(at, std::string::npos) << name << "\n" << csv;
     const std::string line = csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
-    EXPECT_NE(line.find(",—,—,"), std::string::npos) << line;  // no power, no temperature
+    // No power, SM clock nor temperature: power, SM MHz, SM MHz max, peak temperature.
+    EXPECT_NE(line.find(",—,—,—,—,"), std::string::npos) << line;
     // Measured (RAPL), or unavailable with the reason.
     EXPECT_TRUE(line.find(",unavailable: ") != std::string::npos ||
                 line.find("unavailable") == std::string::npos)
