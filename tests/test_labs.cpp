@@ -28,6 +28,7 @@
 #include "engine/labs/matmul_chart.hpp"
 #include "engine/labs/reference_runs.hpp"
 #include "engine/training/experiment.hpp"
+#include "engine/training/trainer.hpp"
 #include "gpulab/build_config.hpp"
 #include "io/install_paths.hpp"
 #include "recorded_runs.hpp"
@@ -2248,6 +2249,49 @@ TEST(LabCli, RunWithoutAGpuShowsTheReferenceRunMarkedRecordedOn) {
   EXPECT_NE(left_out.output.find("[2/2] on a gpu (cuda:0): skipped: "), std::string::npos)
       << left_out.output;
   EXPECT_EQ(read(dir.path() / "out3" / "results.csv").find("recorded on"), std::string::npos);
+}
+
+// Issue 41.3: the GPU experiments of the labs that read NVML (utilization and memory busy are a
+// share of its sample period of up to a second) or measure the launches train long enough for a
+// period or more. Their planned steps (plan_steps over MNIST's 60000 images, as train plans them)
+// at the median step of the shipped reference run (its compare-to's, for a run that has none)
+// come to 2 s or more: 1500 of 1534 steps of batch 1024 (59 a step's epoch, 26 epochs) at 1.91 ms
+// is 2.9 s, where the 40 steps recorded were 0.08 s.
+TEST(ReferenceRuns, TheGpuExperimentsThatReadNvmlTrainForSecondsAtTheShippedPace) {
+  const ReferenceRuns references = load_reference_runs(reference_runs_dir());
+  const Lab feeding = load_lab("feeding-the-gpu");
+  const LabExperiment* large = feeding.experiment("batch 1024, data on host");
+  ASSERT_NE(large, nullptr);
+  const StepPlan plan = plan_steps(large->experiment.train, 60000);
+  EXPECT_EQ(plan.steps_per_epoch, 59);
+  EXPECT_EQ(plan.epochs, 26);
+  EXPECT_EQ(plan.total_steps, 1500);
+  const Lab hardware = load_lab("watching-the-hardware");
+  EXPECT_EQ(plan_steps(hardware.experiment("gpu, batch 1024")->experiment.train, 60000).total_steps,
+            59 * 25);
+  EXPECT_EQ(hardware.experiment("gpu, batch 16")->experiment.train.stop_at_accuracy, 0)
+      << "stopping at 97 % ends a GPU run before NVML's period";
+  EXPECT_DOUBLE_EQ(hardware.experiment("cpu, batch 32")->experiment.train.stop_at_accuracy, 0.97)
+      << "the CPU runs are as they were";
+  int checked = 0;
+  for (const char* name :
+       {"watching-the-hardware", "feeding-the-gpu", "cnn-on-gpu", "mixed-precision"}) {
+    const Lab lab = load_lab(name);
+    for (const LabExperiment& e : lab.experiments) {
+      if (!e.bench.empty() || e.experiment.backend.device.rfind("cuda", 0) != 0) continue;
+      std::optional<LabRunResult> shipped = reference_result(lab, e, references);
+      if (!shipped && lab.experiment(e.compare_to))
+        shipped = reference_result(lab, *lab.experiment(e.compare_to), references);
+      ASSERT_TRUE(shipped) << name << ": " << e.name;
+      const double step_ms = shipped->readings.median_step_ms;
+      ASSERT_GT(step_ms, 0) << name << ": " << e.name;
+      const int64_t steps = plan_steps(e.experiment.train, 60000).total_steps;
+      EXPECT_GE(double(steps) * step_ms / 1000.0, 2.0)
+          << name << ": " << e.name << ", " << steps << " steps at " << step_ms << " ms";
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4 + 4 + 3 + 5);
 }
 
 TEST(ReferenceRuns, AnInstalledProgramLooksBesideItself) {
