@@ -1,6 +1,7 @@
 // Chart series, comparisons and experiments from run records: what every plot and export shows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -203,22 +204,88 @@ TEST(ChartBuilder, ARunOnTwoGpusHasALineForEachInEveryLane) {
       sample.mem_used_bytes = 2.0 * (1 << 30);
       sample.power_w = 300;
       sample.temperature_c = 60;
+      sample.mem_util_percent = 30;
+      sample.sm_clock_mhz = 1980;
       run.samples.push_back(sample);
     }
   const Chart chart = build_chart(ChartKind::Gpu, {&run}, ChartOptions{});
-  ASSERT_EQ(chart.panels.size(), 4u);
+  ASSERT_EQ(chart.panels.size(), 5u);
   for (const Panel& panel : chart.panels) {
     EXPECT_TRUE(panel.visible) << panel.y_label;
     std::vector<std::string> gpus;
     for (const LineSeries& line : panel.lines)
-      if (line.device.rfind("cuda", 0) == 0 && line.points.size() > 0) gpus.push_back(line.device);
+      if (line.device.rfind("cuda", 0) == 0 && line.points.size() > 0 &&
+          line.metric != Metric::MemBusyPercent)
+        gpus.push_back(line.device);
     EXPECT_EQ(gpus, (std::vector<std::string>{"cuda:0", "cuda:1"})) << panel.y_label;
   }
   // Each GPU's line carries its own readings.
   for (const LineSeries& line : chart.panels[0].lines)
-    if (line.device == "cuda:1") {
+    if (line.device == "cuda:1" && line.metric == Metric::UtilPercent) {
       EXPECT_EQ(line.points.y.front(), 45);
     }
+}
+
+// A GPU's memory-controller busy % rides in the utilization lane, dotted beside its
+// utilization, and its SM clock has the last lane, each point the sample's own reading; the CPU
+// has neither (its mem_util_percent is its share of host memory), so it gets no such line. The
+// chart's CSV carries them under their keys.
+TEST(ChartBuilder, MemoryBusyAndTheSmClockAreDrawnFromTheGpusSamples) {
+  RunData run = make_run("a", 100, 5.0, 12800);
+  run.samples.clear();
+  const double busy[] = {12, 47, 38}, clock[] = {1980, 1755, 1410};
+  for (int i = 0; i < 3; ++i) {
+    DeviceSample gpu;
+    gpu.device = "cuda:0";
+    gpu.time_s = 0.5 * i;
+    gpu.util_percent = 90;
+    gpu.mem_util_percent = busy[i];
+    gpu.sm_clock_mhz = clock[i];
+    DeviceSample cpu;
+    cpu.device = "cpu";
+    cpu.time_s = 0.5 * i;
+    cpu.util_percent = 20;
+    cpu.mem_util_percent = 3;
+    run.samples.push_back(gpu);
+    run.samples.push_back(cpu);
+  }
+  ChartOptions by_time;
+  by_time.x = XAxis::Time;
+  const Chart chart = build_chart(ChartKind::Gpu, {&run}, by_time);
+  ASSERT_EQ(chart.panels.size(), 5u);
+  const Panel& util = chart.panels[0];
+  EXPECT_EQ(util.y_label, "utilization (%)");
+  EXPECT_TRUE(util.percent);
+  const Panel& clocks = chart.panels[4];
+  EXPECT_EQ(clocks.y_label, "SM clock (MHz)");
+  EXPECT_TRUE(clocks.visible);
+  EXPECT_FALSE(clocks.percent);
+  std::vector<std::pair<Metric, std::string>> util_lines, clock_lines;
+  for (const LineSeries& line : util.lines) util_lines.emplace_back(line.metric, line.device);
+  for (const LineSeries& line : clocks.lines) clock_lines.emplace_back(line.metric, line.device);
+  EXPECT_EQ(util_lines,
+            (std::vector<std::pair<Metric, std::string>>{{Metric::UtilPercent, "cuda:0"},
+                                                         {Metric::MemBusyPercent, "cuda:0"},
+                                                         {Metric::UtilPercent, "cpu"}}));
+  EXPECT_EQ(clock_lines,
+            (std::vector<std::pair<Metric, std::string>>{{Metric::SmClockMhz, "cuda:0"}}));
+  EXPECT_EQ(util.lines[1].points.x, (std::vector<double>{0, 0.5, 1.0}));
+  EXPECT_EQ(util.lines[1].points.y, (std::vector<double>{12, 47, 38}));
+  EXPECT_EQ(clocks.lines[0].points.y, (std::vector<double>{1980, 1755, 1410}));
+
+  std::ostringstream csv;
+  write_chart_csv(chart, csv);
+  EXPECT_NE(csv.str().find("utilization (%),a,mem_busy_percent,cuda:0,0.5,47,\n"),
+            std::string::npos)
+      << csv.str();
+  EXPECT_NE(csv.str().find("SM clock (MHz),a,sm_clock_mhz,cuda:0,1,1410,\n"), std::string::npos)
+      << csv.str();
+
+  // A CPU run alone: no SM clock lane to show.
+  run.samples.erase(std::remove_if(run.samples.begin(), run.samples.end(),
+                                   [](const DeviceSample& s) { return s.device != "cpu"; }),
+                    run.samples.end());
+  EXPECT_FALSE(build_chart(ChartKind::Gpu, {&run}, by_time).panels[4].visible);
 }
 
 TEST(Compare, SpeedupTimeToTargetAndTheStepBreakdown) {

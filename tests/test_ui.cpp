@@ -644,6 +644,70 @@ TEST(HardwareChart, EachGpuHasItsLineAndOtherProgramsAreDashed) {
   EXPECT_TRUE(problems.isEmpty()) << problems.join("\n").toStdString();
 }
 
+// A GPU's memory busy % is dotted in its utilization lane, in the run's colour, and named in the
+// legend; its SM clock has a lane of its own, labelled with its unit. The points drawn are the
+// samples' own readings.
+TEST(HardwareChart, MemoryBusyIsDottedBesideUtilizationAndTheSmClockHasItsLane) {
+  RunData run;
+  run.info = {{"name", "one gpu"}, {"config", {{"device", "cuda:0"}, {"batch", 64}}}};
+  for (int s = 1; s <= 20; ++s) {
+    StepMetrics m;
+    m.step = s;
+    m.time_s = 0.05 * s;
+    m.loss = 1.0 / s;
+    run.steps.push_back(m);
+  }
+  const double busy[] = {20, 35, 50}, clock[] = {1980, 1830, 1755};
+  for (int i = 0; i < 3; ++i) {
+    DeviceSample sample;
+    sample.device = "cuda:0";
+    sample.time_s = 0.4 * i;
+    sample.util_percent = 90;
+    sample.mem_util_percent = busy[i];
+    sample.sm_clock_mhz = clock[i];
+    sample.mem_used_bytes = 2.0 * (1 << 30);
+    sample.power_w = 250;
+    sample.temperature_c = 55;
+    run.samples.push_back(sample);
+  }
+  ChartOptions by_time;
+  by_time.x = XAxis::Time;
+  const Chart chart = build_chart(ChartKind::Gpu, {&run}, by_time);
+  QCustomPlot plot;
+  plot.resize(1200, 900);
+  DrawnChart drawn = draw_chart(plot, chart, {run_color(2)}, PlotTheme{});
+  plot.replot(QCustomPlot::rpImmediateRefresh);
+
+  const DrawnLine *util = nullptr, *mem_busy = nullptr, *sm_clock = nullptr;
+  for (const DrawnLine& line : drawn.lines) {
+    const Metric metric = chart.panels[size_t(line.panel)].lines[size_t(line.line)].metric;
+    if (metric == Metric::UtilPercent) util = &line;
+    if (metric == Metric::MemBusyPercent) mem_busy = &line;
+    if (metric == Metric::SmClockMhz) sm_clock = &line;
+  }
+  ASSERT_TRUE(util && mem_busy && sm_clock);
+  EXPECT_EQ(mem_busy->panel, util->panel) << "one scale for both shares";
+  EXPECT_EQ(mem_busy->raw->pen().style(), Qt::DotLine);
+  EXPECT_EQ(mem_busy->raw->pen().color(), util->raw->pen().color());
+  ASSERT_EQ(mem_busy->raw->data()->size(), 3);
+  EXPECT_EQ(mem_busy->raw->data()->at(1)->key, 0.4);
+  EXPECT_EQ(mem_busy->raw->data()->at(1)->value, 35);
+  ASSERT_EQ(sm_clock->raw->data()->size(), 3);
+  EXPECT_EQ(sm_clock->raw->data()->at(2)->value, 1755);
+  QCPAxisRect* clock_rect = sm_clock->raw->keyAxis()->axisRect();
+  EXPECT_EQ(clock_rect->axis(QCPAxis::atLeft)->label().toStdString(), "SM clock (MHz)");
+  EXPECT_NE(clock_rect, util->raw->keyAxis()->axisRect());
+
+  QStringList legend;
+  ASSERT_NE(drawn.legend, nullptr);
+  for (int i = 0; i < drawn.legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(drawn.legend->item(i)))
+      legend << item->plottable()->name();
+  EXPECT_EQ(legend.join(" | ").toStdString(), "one gpu | one gpu · memory busy");
+  const QStringList problems = layout_problems(plot);
+  EXPECT_TRUE(problems.isEmpty()) << problems.join("\n").toStdString();
+}
+
 // gpulab-cli export's charts of 21 runs: names and bar labels readable, colours all different.
 // Issue 16.7: a speedup label over a bar that reaches the top of its axis stays visible (inside the
 // bar), and a short value axis keeps more tick labels than "0" (presenter fonts, a low panel).

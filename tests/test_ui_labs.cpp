@@ -1579,7 +1579,7 @@ TEST_F(Labs, AGpuExperimentShowsTheReferenceRunMarkedUntilTheLearnersOwn) {
   const auto names = builtin_lab_names();
   const int lab_row = int(std::find(names.begin(), names.end(), "cnn-on-gpu") - names.begin());
   const QString progress = tab()->list()->topLevelItem(lab_row)->text(3);
-  EXPECT_TRUE(progress.startsWith("0 of 7 experiments run")) << progress.toStdString();
+  EXPECT_TRUE(progress.startsWith("0 of 8 experiments run")) << progress.toStdString();
   const auto folder = labs_dir_.path() / "hand-in";
   give_name("Ada");
   ASSERT_TRUE(tab()->hand_in("cnn-on-gpu", folder)) << tab()->message().toStdString();

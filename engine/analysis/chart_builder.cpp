@@ -13,9 +13,15 @@
 namespace gpulab {
 namespace {
 
-constexpr int kLanes = 4;
+// The hardware chart's lanes, top to bottom; a window too short for all of them drops the lower
+// ones first (ui/charts' panels_that_fit), so the SM clock, read beside power to see throttling,
+// comes last.
+constexpr int kLanes = 5;
 constexpr Metric kLaneMetrics[kLanes] = {Metric::UtilPercent, Metric::MemUsedGiB, Metric::PowerW,
-                                         Metric::TemperatureC};
+                                         Metric::TemperatureC, Metric::SmClockMhz};
+// A GPU's memory-controller busy % shares the utilization lane: both are NVML's share of its
+// sample period, so one scale reads both, and "busy kernels, idle memory" shows at a glance.
+constexpr int kUtilLane = 0;
 
 // Whether any of the runs can spend time in `phase`: copies to a device need a GPU, all-reduce
 // needs more than one replica.
@@ -208,8 +214,11 @@ bool ChartBuilder::add_device_lines() {
       auto& seen = devices_[r];
       if (std::find(seen.begin(), seen.end(), device) != seen.end()) continue;
       seen.push_back(device);
+      const bool gpu = device.rfind("cuda", 0) == 0;  // the CPU has no SM clock nor controller
       for (int lane = 0; lane < kLanes; ++lane)
-        add_line(chart_.panels[lane], int(r), kLaneMetrics[lane], device, false);
+        if (gpu || kLaneMetrics[lane] != Metric::SmClockMhz)
+          add_line(chart_.panels[lane], int(r), kLaneMetrics[lane], device, false);
+      if (gpu) add_line(chart_.panels[kUtilLane], int(r), Metric::MemBusyPercent, device, false);
       added = true;
     }
   }

@@ -25,6 +25,11 @@ double sample_value(Metric metric, const DeviceSample& s) {
     case Metric::MemUsedGiB: return s.mem_used_bytes / double(1 << 30);
     case Metric::PowerW: return s.power_w;
     case Metric::TemperatureC: return s.temperature_c;
+    // The CPU's mem_util_percent is its share of host memory, not a controller's busy time.
+    case Metric::MemBusyPercent:
+      return s.device.rfind("cuda", 0) == 0 ? s.mem_util_percent : kNoValue;
+    case Metric::SmClockMhz:
+      return s.sm_clock_mhz;
     default: return kNoValue;
   }
 }
@@ -43,6 +48,10 @@ const char* metric_key(Metric metric) {
     case Metric::MemUsedGiB: return "mem_used_gib";
     case Metric::PowerW: return "power_w";
     case Metric::TemperatureC: return "temperature_c";
+    case Metric::MemBusyPercent:
+      return "mem_busy_percent";
+    case Metric::SmClockMhz:
+      return "sm_clock_mhz";
   }
   return "?";
 }
@@ -50,7 +59,7 @@ const char* metric_key(Metric metric) {
 bool from_evals(Metric m) { return m == Metric::TestLoss || m == Metric::TestAccuracy; }
 bool from_samples(Metric m) {
   return m == Metric::UtilPercent || m == Metric::MemUsedGiB || m == Metric::PowerW ||
-         m == Metric::TemperatureC;
+         m == Metric::TemperatureC || m == Metric::MemBusyPercent || m == Metric::SmClockMhz;
 }
 
 const char* x_axis_name(XAxis axis) {
@@ -89,6 +98,10 @@ const char* metric_label(Metric metric) {
     case Metric::MemUsedGiB: return "memory used (GiB)";
     case Metric::PowerW: return "power (W)";
     case Metric::TemperatureC: return "temperature (°C)";
+    case Metric::MemBusyPercent:
+      return "memory busy (%)";
+    case Metric::SmClockMhz:
+      return "SM clock (MHz)";
   }
   return "?";
 }

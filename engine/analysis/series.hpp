@@ -16,9 +16,22 @@ const char* x_axis_label(XAxis axis);  // "step", "wall time (s)", "epoch"
 XAxis parse_x_axis(const std::string& name);  // throws ConfigError
 
 enum class Metric {
-  Loss, TrainAccuracy, StepMs, ImagesPerSecond,  // one point per step (metrics.csv)
-  TestLoss, TestAccuracy,                        // one point per evaluation (eval.csv)
-  UtilPercent, MemUsedGiB, PowerW, TemperatureC  // one point per device sample (telemetry.csv)
+  // One point per step (metrics.csv).
+  Loss,
+  TrainAccuracy,
+  StepMs,
+  ImagesPerSecond,
+  // One point per evaluation (eval.csv).
+  TestLoss,
+  TestAccuracy,
+  // One point per device sample (telemetry.csv).
+  UtilPercent,
+  MemUsedGiB,
+  PowerW,
+  TemperatureC,
+  // A GPU's only: its memory controller's busy % (NVML's memory utilization) and its SM clock.
+  MemBusyPercent,
+  SmClockMhz
 };
 const char* metric_label(Metric metric);  // with its unit: "accuracy (%)", "power (W)"
 // The metric's name in a chart's CSV: "loss", "images_per_second", "power_w".

@@ -607,7 +607,9 @@ const std::vector<std::string>& lab_columns() {
       "GFLOP/s with copies", "copy GB/s",
       // From the run's record: its telemetry, step phases and energy (lab_run_readings).
       "utilization", "peak memory", "power", "peak temperature", "data ms", "copy ms",
-      "all-reduce ms", "matmul share", "energy", "images/J",
+      "all-reduce ms", "matmul share", "energy", "images/J", "memory busy", "SM MHz", "SM MHz max",
+      // A run without CUDA graphs against its baseline with them: the launches' cost per step.
+      "launch ms",
       // An inference benchmark's (and a training run's, to set beside it).
       "ms per image"};
   return columns;

@@ -98,6 +98,21 @@ std::string speedup_note(const LabRunResult& r, const LabRunResult& base,
   return text;
 }
 
+// A row's "launch ms": what a step costs without CUDA graphs over what it costs with them, per
+// step (its median step less its baseline's), where the row ran without graphs and its baseline
+// with them, and nothing else differs that the step's time depends on. Each kernel launched one
+// by one pays the launch that a graph's replay pays once for the whole step.
+double launch_ms(const LabExperiment& e, const LabRunResult& r, const LabExperiment& over,
+                 const LabRunResult& base) {
+  const BackendOptions &a = e.experiment.backend, &b = over.experiment.backend;
+  if (r.readings.cuda_graphs.rfind("off", 0) != 0 || base.readings.cuda_graphs != "on" ||
+      !r.summary || !base.summary || e.model_name != over.model_name || a.device != b.device ||
+      a.precision != b.precision || a.replicas != b.replicas || a.data_on != b.data_on ||
+      e.experiment.train.batch != over.experiment.train.batch)
+    return kNoValue;
+  return ms_per_step(*r.summary, r.readings) - ms_per_step(*base.summary, base.readings);
+}
+
 // "NVIDIA H200, driver 570.86, CUDA 12.8" or "AMD EPYC 9454P, 8 cores": a run.json device.
 std::string device_text(const nlohmann::json& device) {
   if (!device.is_object()) return {};
@@ -174,8 +189,9 @@ constexpr double kNvmlUtilizationPeriodS = 1.0;
 LabRunReadings lab_run_readings(const RunData& run) {
   LabRunReadings r;
   const std::vector<std::string> devices = compute_devices(run);
-  double util_sum = 0;
-  int util_count = 0;
+  double util_sum = 0, mem_busy_sum = 0;
+  int util_count = 0, mem_busy_count = 0;
+  std::vector<double> sm_clocks;
   std::map<std::string, std::pair<double, int>> power;  // device -> sum of watts, readings
   double gpu_first = INFINITY, gpu_last = -INFINITY;     // when a GPU's utilization was read
   for (const DeviceSample& s : run.samples) {
@@ -185,15 +201,28 @@ LabRunReadings lab_run_readings(const RunData& run) {
       if (s.device.rfind("cuda:", 0) == 0)
         gpu_first = std::min(gpu_first, s.time_s), gpu_last = std::max(gpu_last, s.time_s);
     }
+    // The CPU's mem_util_percent is its share of host memory: no controller's busy time.
+    if (s.device.rfind("cuda:", 0) == 0) {
+      if (std::isfinite(s.mem_util_percent)) mem_busy_sum += s.mem_util_percent, ++mem_busy_count;
+      if (std::isfinite(s.sm_clock_mhz)) sm_clocks.push_back(s.sm_clock_mhz);
+    }
     raise_peak(r.peak_mem_bytes, s.mem_used_bytes);
     raise_peak(r.peak_temperature_c, s.temperature_c);
     if (std::isfinite(s.power_w)) power[s.device].first += s.power_w, ++power[s.device].second;
   }
   if (util_count) r.mean_util_percent = util_sum / util_count;
+  if (mem_busy_count) r.mean_mem_busy_percent = mem_busy_sum / mem_busy_count;
+  if (!sm_clocks.empty()) {
+    std::sort(sm_clocks.begin(), sm_clocks.end());
+    const size_t n = sm_clocks.size();
+    r.median_sm_clock_mhz =
+        n % 2 ? sm_clocks[n / 2] : (sm_clocks[n / 2 - 1] + sm_clocks[n / 2]) / 2;
+    r.max_sm_clock_mhz = sm_clocks.back();
+  }
   // NVML's utilization is the share of its last sample period (1/6 s to 1 s) a kernel ran: a run
   // sampled over less than a second reads the idle time before it.
   if (gpu_first <= gpu_last && gpu_last - gpu_first < kNvmlUtilizationPeriodS) {
-    r.mean_util_percent = kNoValue;
+    r.mean_util_percent = r.mean_mem_busy_percent = kNoValue;  // the same sample period
     r.util_unmeasured = "utilization not measured: NVML averages a GPU's over up to " +
                         fixed(kNvmlUtilizationPeriodS, 0) + " s, and this run was sampled over " +
                         fixed(gpu_last - gpu_first, 2) + " s";
@@ -212,6 +241,7 @@ LabRunReadings lab_run_readings(const RunData& run) {
     r.matmul_percent = matmul_share(run).percent;
   }
   if (const auto energy = run.info.find("energy"); energy != run.info.end()) r.energy = *energy;
+  r.cuda_graphs = run.info.value("cuda_graphs", std::string());
   return r;
 }
 
@@ -393,7 +423,14 @@ LabResultsTable lab_results_table(const Lab& lab, const LabTable& table,
         else if (s && column == "utilization") {
           cell = reading(r->readings.mean_util_percent, 0);
           if (!r->readings.util_unmeasured.empty()) also = r->readings.util_unmeasured;
-        }
+        } else if (s && column == "memory busy")
+          cell = reading(r->readings.mean_mem_busy_percent, 0);
+        else if (s && column == "SM MHz")
+          cell = reading(r->readings.median_sm_clock_mhz, 0);
+        else if (s && column == "SM MHz max")
+          cell = reading(r->readings.max_sm_clock_mhz, 0);
+        else if (s && column == "launch ms" && base && speedup_over(*r, *base))
+          cell = fixed(launch_ms(*e, *r, *over_e, *base), 3);
         else if (s && column == "peak memory")
           cell = reading(r->readings.peak_mem_bytes / double(1 << 20), 0);
         else if (s && column == "power")

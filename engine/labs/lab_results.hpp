@@ -22,6 +22,13 @@ struct LabRunReadings {
   // its own sample period (up to a second), so a run whose samples span less reads as idle (1 %
   // for a 0.22 s run at 99 % load). Empty when measured.
   std::string util_unmeasured;
+  // A GPU's memory controller: the mean share of NVML's sample periods in which device memory
+  // was read or written, %, over the GPUs' samples; unmeasured when utilization is.
+  double mean_mem_busy_percent = kNoValue;
+  // The GPUs' SM clock, MHz: the median of their samples (half the run at or above it) and the
+  // highest; a median well under the highest is a clock that dropped (heat, power cap).
+  double median_sm_clock_mhz = kNoValue, max_sm_clock_mhz = kNoValue;
+  std::string cuda_graphs;               // run.json's "cuda_graphs" ("on", "off: ..."); or empty
   double peak_mem_bytes = kNoValue;      // the most any one of them held
   double mean_power_w = kNoValue;        // the devices together: the sum of each one's mean
   double peak_temperature_c = kNoValue;  // the hottest of them

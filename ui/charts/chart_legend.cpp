@@ -88,14 +88,22 @@ DeviceStyle device_style(const Chart& chart, const LineSeries& line, const QColo
       if (other.run == line.run && other.device.rfind("cuda", 0) == 0 &&
           std::find(gpus.begin(), gpus.end(), other.device) == gpus.end())
         gpus.push_back(other.device);
-  if (gpus.size() < 2) return style;
-  const int rank = int(std::find(gpus.begin(), gpus.end(), line.device) - gpus.begin());
-  style.color = color.darker(100 + 50 * std::min(rank, 3));
-  style.legend = QString::fromStdString(line.device);
+  if (gpus.size() >= 2) {
+    const int rank = int(std::find(gpus.begin(), gpus.end(), line.device) - gpus.begin());
+    style.color = color.darker(100 + 50 * std::min(rank, 3));
+    style.legend = QString::fromStdString(line.device);
+  }
+  // Beside its GPU's utilization in the same lane and colour: dotted, and named.
+  if (line.metric == Metric::MemBusyPercent) {
+    style.style = Qt::DotLine;
+    style.legend = style.legend.isEmpty() ? QObject::tr("memory busy")
+                                          : style.legend + QObject::tr(" memory busy");
+  }
   return style;
 }
 
 QString shared_legend_label(const LineSeries& line) {
+  if (line.metric == Metric::MemBusyPercent) return QObject::tr("memory busy (dotted)");
   return line.device == kOtherProgramsDevice ? QObject::tr("other programs (dashed)")
                                              : QObject::tr("a run's further GPUs (darker)");
 }

@@ -30,8 +30,9 @@ std::vector<QString> legend_names(const std::vector<std::string>& runs, const QF
 
 // How a hardware line is told apart from its run's other lines, which share the run's colour:
 // other programs' CPU time is dashed, and a run on several GPUs draws its second and later GPUs
-// darker; each of these gets a legend entry "<run> · other programs", "<run> · cuda:1" (past a
-// few runs, one shared entry per kind: see fold_legend).
+// darker, and a GPU's memory busy % (in the utilization lane) is dotted; each of these gets a
+// legend entry "<run> · other programs", "<run> · cuda:1", "<run> · memory busy" (past a few
+// runs, one shared entry per kind: see fold_legend).
 struct DeviceStyle {
   QColor color;
   Qt::PenStyle style = Qt::SolidLine;

@@ -228,8 +228,9 @@ DrawnChart draw_chart(QCustomPlot& plot, const Chart& chart, const std::vector<Q
     const DeviceStyle device = device_style(chart, *line, QColor(0x50, 0x50, 0x50));
     QCPGraph* sample = plot.addGraph(line_rects.front()->axis(QCPAxis::atBottom),
                                      line_rects.front()->axis(QCPAxis::atLeft));
-    sample->setPen(QPen(line->device == kOtherProgramsDevice ? QColor(0x50, 0x50, 0x50)
-                                                             : QColor(0x50, 0x50, 0x50).darker(150),
+    const bool darker =
+        line->device != kOtherProgramsDevice && line->metric != Metric::MemBusyPercent;
+    sample->setPen(QPen(darker ? QColor(0x50, 0x50, 0x50).darker(150) : QColor(0x50, 0x50, 0x50),
                         smooth_width, device.style));
     sample->setName(shared_legend_label(*line));
     legend.push_back(sample);
