@@ -1,6 +1,7 @@
 // Data parallelism: R replicas compute what one replica computes (with and without dropout, with
-// a batch that does not divide), all-reduce and the parameter server agree, bucket sizes change
-// nothing, a peer that never arrives times out, a failing replica names itself, two MPI
+// a batch that does not divide), all-reduce and the parameter server agree (the server's update
+// is every replica's optimizer time), bucket sizes change nothing, a peer that never arrives
+// times out, a failing replica names itself, two MPI
 // processes end with the weights of one, a NaN on one rank, a rank that never arrives or a dead
 // rank ends the MPI job with rank 0's record saying why, GPU ranks choose their GPU and transport
 // (and are refused in one line), and the all-reduce benchmark.
@@ -149,6 +150,33 @@ TEST(DataParallel, ParameterServerAndAllReduceAgree) {
   EXPECT_LE(relative_error(server, all_reduce), 1e-6);
   // The same sum in the same order: the same bits.
   EXPECT_EQ(server, all_reduce);
+}
+
+// No replica goes on before the server's update, so every replica reports it as optimizer time
+// and the sum as communication, whichever replica's thread ran them: the step's phases show the
+// update whichever replica is its critical path.
+TEST(DataParallel, EveryReplicaOfAParameterServerReportsItsUpdate) {
+  const size_t count = 100'000;
+  auto reducer = make_parameter_server(3, count, OptimizerConfig{}, 1 << 20, 600);
+  std::vector<float> start(count, 0.5f);
+  reducer->set_parameters(start);
+  std::vector<std::vector<float>> grads(3, std::vector<float>(count, 1.0f)), params(3, start);
+  std::vector<ReduceTimes> times(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      reducer->reduce(r, {grads[size_t(r)].data(), count}, {params[size_t(r)].data(), count},
+                      {0.1f, 1}, times[size_t(r)]);
+    });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_GT(times[size_t(r)].optimizer_ms, 0) << "replica " << r;
+    EXPECT_EQ(times[size_t(r)].optimizer_ms, times[0].optimizer_ms) << "replica " << r;
+    EXPECT_GT(times[size_t(r)].communication_ms, 0) << "replica " << r;
+    EXPECT_GE(times[size_t(r)].waiting_ms, 0) << "replica " << r;
+    EXPECT_EQ(params[size_t(r)], params[0]);
+  }
+  EXPECT_NE(params[0][0], 0.5f);
 }
 
 TEST(DataParallel, BucketSizesDoNotChangeTheWeights) {
