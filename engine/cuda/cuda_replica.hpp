@@ -27,6 +27,8 @@ struct CudaReplicaOptions {
   // --data-on host: each training batch gathered and normalized on the host and copied over,
   // instead of gathered on the GPU from the data sets kept there.
   bool batches_from_host = false;
+  // Keep optimizer state on the GPU; off when a parameter server keeps it instead.
+  bool with_optimizer = true;
 };
 
 class CudaReplica final : public Replica {
