@@ -256,6 +256,14 @@ TEST(CudaGraphFallback, GraphsOffOrNoKeyNeverCapture) {
   EXPECT_EQ(cuda_graphs_text(true, 1, on.counts()), "on");
   EXPECT_EQ(cuda_graphs_text(true, 4, on.counts()),
             "off: 4 replicas in one process run eagerly (graphs are for one replica)");
+  // The parameter server's sum and update run on the host mid-step, for any number of replicas.
+  for (const int replicas : {1, 2})
+    EXPECT_EQ(cuda_graphs_text(true, replicas, on.counts(), true)
+                  .rfind("off: the parameter server runs eagerly (each step's sum and update run "
+                         "on the host",
+                         0),
+              0u);
+  EXPECT_EQ(cuda_graphs_text(false, 2, on.counts(), true), "off");
 }
 
 // A replica whose shard is empty (a last batch smaller than the replicas) has no graph keys for

@@ -1,5 +1,6 @@
 // Data parallelism on GPUs: R replicas on one GPU ("logical GPUs", cuda:0x4) and one replica
-// per GPU through NCCL (cuda:0,1) train what one replica trains, to fp32 rounding; a replica
+// per GPU through NCCL (cuda:0,1) train what one replica trains, to fp32 rounding, and so does
+// the course's parameter server in host memory, with every replica's weights the same; a replica
 // that fails ends the step naming itself, and an ordinary error leaves the backend training
 // what it would have; device names are parsed and refused in one line; two MPI ranks (mpirun)
 // train what one process trains, through NCCL on two GPUs or through host memory on one, each
@@ -73,9 +74,23 @@ TEST(CudaDevicesParse, GpuReplicasComeFromTheDeviceNotFromReplicas) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("cuda:0x2"), std::string::npos) << e.what();
   }
+  // The parameter server takes GPU replicas (issue 41.9), within one process only.
   options.replicas = 1;
   options.sync = SyncMode::ParameterServer;
-  EXPECT_THROW(validate(options), ConfigError);
+  for (const char* device : {"cuda:0", "cuda:0x2", "cuda:0,1"}) {
+    options.device = device;
+    EXPECT_NO_THROW(validate(options)) << device;
+  }
+  options.device = "cuda:0";
+  options.dist = Distribution::Mpi;
+  try {
+    validate(options);
+    FAIL() << "--sync parameter-server with --dist mpi accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--sync parameter-server: runs within one process", 0),
+              0u)
+        << e.what();
+  }
 }
 
 // The limit the MPI tests put on mpirun, here on commands that need no GPU.
@@ -126,15 +141,18 @@ struct Trained {
   std::vector<float> params;
   std::vector<StepTimes> times;
   std::vector<std::vector<ReplicaTimes>> replicas;
+  std::vector<std::vector<float>> replica_params;  // each local replica's, at the end
   std::string description;
   CudaGraphCounts graphs;
+  std::string cuda_graphs;  // as run.json says it
 };
 
 // `steps` steps of batch `batch` over `train` in order (the last batch of an epoch is short), from
 // the weights of `seed`, on `device`.
 Trained train_steps(const std::string& device, const ModelConfig& model,
                     const OptimizerConfig& optimizer, const data::ImageSet& train, int batch,
-                    int steps, uint64_t seed, bool graphs = true, double bucket_mb = 25) {
+                    int steps, uint64_t seed, bool graphs = true, double bucket_mb = 25,
+                    SyncMode sync = SyncMode::AllReduce) {
   const ModelPlan plan = plan_model(model);
   BackendOptions options;
   options.device = device;
@@ -142,6 +160,7 @@ Trained train_steps(const std::string& device, const ModelConfig& model,
   options.batch = batch;
   options.seed = seed;
   options.cuda_graph = graphs;
+  options.sync = sync;
   const DataSets data{&train, nullptr, nullptr};
   auto backend = make_backend(plan, optimizer, data, options);
   std::vector<float> params(plan.parameter_count);
@@ -163,7 +182,13 @@ Trained train_steps(const std::string& device, const ModelConfig& model,
   backend->synchronize();
   out.params.resize(plan.parameter_count);
   backend->get_parameters(out.params);
+  if (auto* replicated = dynamic_cast<ReplicatedBackend*>(backend.get()))
+    for (int r = 0; r < replicated->local_replicas(); ++r) {
+      out.replica_params.emplace_back(plan.parameter_count);
+      replicated->get_replica_parameters(r, out.replica_params.back());
+    }
   out.graphs = cuda_graph_counts(*backend);
+  out.cuda_graphs = backend->cuda_graphs();
   return out;
 }
 
@@ -285,6 +310,95 @@ TEST_F(CudaDataParallelTest, OneReplicaStillReplaysGraphs) {
       train_steps("cuda:0", preset("pytorch-example"), momentum(), train_set, 32, 12, 3, false);
   EXPECT_EQ(eager.graphs.captures, 0);
   EXPECT_LE(relative_error(one.params, eager.params), 1e-6);
+}
+
+// The course's recipe (issue 41.9): each replica's gradients go to host memory, a server there
+// sums them and takes the optimizer step on its fp32 parameters, and every replica copies the
+// new parameters back. Two logical GPUs end with all-reduce's weights and one replica's, to fp32
+// rounding (the server steps with the CPU's optimizer, the others with the GPU's), and with the
+// same bits on both replicas: both copy one buffer.
+TEST_F(CudaDataParallelTest, AParameterServerOnLogicalGpusTrainsWhatAllReduceTrains) {
+  OptimizerConfig adam;
+  adam.kind = OptimizerKind::Adam;
+  adam.lr = 2e-4f;
+  ModelConfig model = preset("pytorch-example");
+  override_dropout(model, 0.25f);
+  for (const OptimizerConfig& o : {momentum(), adam}) {
+    SCOPED_TRACE(o.kind == OptimizerKind::Adam ? "adam" : "momentum");
+    const Trained one = train_steps("cuda:0", model, o, train_set, 32, 20, 7);
+    const Trained all_reduce = train_steps("cuda:0x2", model, o, train_set, 32, 20, 7);
+    const Trained server = train_steps("cuda:0x2", model, o, train_set, 32, 20, 7, true, 25,
+                                       SyncMode::ParameterServer);
+    ASSERT_EQ(server.replica_params.size(), 2u);
+    EXPECT_EQ(server.replica_params[1], server.replica_params[0])
+        << "the replicas' parameters parted";
+    EXPECT_EQ(server.replica_params[0], server.params);
+    EXPECT_TRUE(test::all_finite(server.params));
+    EXPECT_LE(relative_error(server.params, all_reduce.params), 1e-5) << server.description;
+    EXPECT_LE(relative_error(server.params, one.params), 1e-5) << server.description;
+    for (size_t i = 0; i < all_reduce.losses.size(); ++i)
+      EXPECT_NEAR(server.losses[i], all_reduce.losses[i],
+                  1e-5 * std::abs(all_reduce.losses[i]) + 1e-6)
+          << "step " << i + 1;
+  }
+}
+
+// The server's round trip is timed in the step's phases, as the lab compares it with all-reduce:
+// the copies and the sum as all-reduce time, the server's update as the optimizer's, on every
+// step (the host waits for both copies, so nothing is read a step late). Graphs are off, and the
+// run says why. One replica with a server takes the same round trip and trains what it trains
+// alone.
+TEST_F(CudaDataParallelTest, AParameterServerTimesItsRoundTripAndRunsWithoutGraphs) {
+  const ModelConfig model = preset("pytorch-example");
+  const Trained server = train_steps("cuda:0x2", model, momentum(), train_set, 32, 12, 3, true, 25,
+                                     SyncMode::ParameterServer);
+  EXPECT_NE(server.description.find("2 replicas on 1 GPU"), std::string::npos)
+      << server.description;
+  EXPECT_NE(server.description.find("parameter server in host memory"), std::string::npos)
+      << server.description;
+  EXPECT_EQ(server.graphs.captures, 0);
+  EXPECT_EQ(server.cuda_graphs.rfind("off: the parameter server runs eagerly", 0), 0u)
+      << server.cuda_graphs;
+  for (size_t i = 0; i < server.times.size(); ++i) {
+    EXPECT_GT(server.times[i].allreduce_ms, 0) << "step " << i + 1;
+    EXPECT_GT(server.times[i].optimizer_ms, 0) << "step " << i + 1;
+    ASSERT_EQ(server.replicas[i].size(), 2u) << "step " << i + 1;
+    for (const ReplicaTimes& r : server.replicas[i]) {
+      EXPECT_GT(r.communication_ms, 0) << "step " << i + 1 << ", replica " << r.replica;
+      EXPECT_GE(r.waiting_ms, 0) << "step " << i + 1 << ", replica " << r.replica;
+      EXPECT_EQ(r.hidden_ms, 0) << "nothing starts before a replica's backward pass ends";
+    }
+  }
+  const Trained alone = train_steps("cuda:0", model, momentum(), train_set, 32, 12, 3);
+  const Trained alone_server = train_steps("cuda:0", model, momentum(), train_set, 32, 12, 3, true,
+                                           25, SyncMode::ParameterServer);
+  EXPECT_EQ(alone_server.graphs.captures, 0);
+  EXPECT_GT(alone_server.times.back().optimizer_ms, 0);
+  EXPECT_LE(relative_error(alone_server.params, alone.params), 1e-5) << alone_server.description;
+}
+
+// `gpulab-cli train --device cuda:0x2 --sync parameter-server` records the recipe it ran: the
+// sync mode, the parameter server as its reducer, graphs off and why, each replica's share.
+TEST_F(CudaDataParallelTest, AParameterServerRunSaysSoInItsRecord) {
+  test::TempDir dir;
+  test::write_mnist(dir.path() / "data", test::synthetic_set(256, 1), test::synthetic_set(64, 2));
+  const std::string command = std::string(GPULAB_CLI_PATH) +
+                              " train --model lenet5 --steps 6 --batch 32 --quiet --device "
+                              "cuda:0x2 --sync parameter-server --data-dir " +
+                              (dir.path() / "data").string() + " --out " +
+                              (dir.path() / "run").string();
+  const test::CliResult result = test::run_command_for(command, 60);
+  ASSERT_EQ(result.exit_code, 0) << command << "\n" << result.output;
+  const RunData run = load_run(dir.path() / "run");
+  EXPECT_EQ(run.status(), "finished");
+  EXPECT_EQ(run.info["config"]["sync"], "parameter-server");
+  EXPECT_EQ(run.info["reduction"]["reducer"], "parameter-server");
+  EXPECT_EQ(run.info["reduction"]["replicas"], 2);
+  EXPECT_EQ(run.info["cuda_graphs"].get<std::string>().rfind("off: the parameter server", 0), 0u)
+      << run.info["cuda_graphs"];
+  ASSERT_EQ(run.steps.size(), 6u);
+  for (const StepMetrics& m : run.steps) EXPECT_GT(m.times.optimizer_ms, 0) << "step " << m.step;
+  EXPECT_EQ(run.replica_steps.size(), 12u);
 }
 
 TEST_F(CudaDataParallelTest, AReplicaOutOfMemoryNamesItselfAndTheNextRunWorks) {

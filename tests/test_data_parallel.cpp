@@ -1,9 +1,11 @@
 // Data parallelism: R replicas compute what one replica computes (with and without dropout, with
-// a batch that does not divide), all-reduce and the parameter server agree, bucket sizes change
+// a batch that does not divide), all-reduce and the parameter server agree (the server's update
+// is every replica's optimizer time; it runs on GPUs too, not across MPI), bucket sizes change
 // nothing, a peer that never arrives times out, a failing replica names itself, two MPI
 // processes end with the weights of one, a NaN on one rank, a rank that never arrives or a dead
 // rank ends the MPI job with rank 0's record saying why, GPU ranks choose their GPU and transport
 // (and are refused in one line), and the all-reduce benchmark.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -12,11 +14,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "engine/analysis/run_figures.hpp"
 #include "engine/base/errors.hpp"
@@ -29,6 +29,7 @@
 #include "engine/parallel/process_group.hpp"
 #include "engine/parallel/replicated_backend.hpp"
 #include "engine/records/run_record.hpp"
+#include "engine/training/backend_factory.hpp"
 #include "engine/training/trainer.hpp"
 #include "gpulab/build_config.hpp"
 #include "test_support.hpp"
@@ -171,6 +172,63 @@ TEST(DataParallel, ParameterServerAndAllReduceAgree) {
   EXPECT_LE(relative_error(server, all_reduce), 1e-6);
   // The same sum in the same order: the same bits.
   EXPECT_EQ(server, all_reduce);
+}
+
+// No replica goes on before the server's update, so every replica reports it as optimizer time
+// and the sum as communication, whichever replica's thread ran them: the step's phases show the
+// update whichever replica is its critical path.
+TEST(DataParallel, EveryReplicaOfAParameterServerReportsItsUpdate) {
+  const size_t count = 100'000;
+  auto reducer = make_parameter_server(3, count, OptimizerConfig{}, 1 << 20, 600);
+  std::vector<float> start(count, 0.5f);
+  reducer->set_parameters(start);
+  std::vector<std::vector<float>> grads(3, std::vector<float>(count, 1.0f)), params(3, start);
+  std::vector<ReduceTimes> times(3);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 3; ++r)
+    threads.emplace_back([&, r] {
+      reducer->reduce(r, {grads[size_t(r)].data(), count}, {params[size_t(r)].data(), count},
+                      {0.1f, 1}, times[size_t(r)]);
+    });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_GT(times[size_t(r)].optimizer_ms, 0) << "replica " << r;
+    EXPECT_EQ(times[size_t(r)].optimizer_ms, times[0].optimizer_ms) << "replica " << r;
+    EXPECT_GT(times[size_t(r)].communication_ms, 0) << "replica " << r;
+    EXPECT_GE(times[size_t(r)].waiting_ms, 0) << "replica " << r;
+    EXPECT_EQ(params[size_t(r)], params[0]);
+  }
+  EXPECT_NE(params[0][0], 0.5f);
+}
+
+// The parameter server runs wherever the replicas share one process: CPU threads, logical GPUs,
+// several GPUs (issue 41.9; before, GPUs were refused). Across MPI processes it cannot meet, and
+// is refused in one line naming both flags, whether or not mpirun started the process.
+TEST(DataParallel, TheParameterServerIsRefusedOnlyAcrossProcesses) {
+  BackendOptions options;
+  options.sync = SyncMode::ParameterServer;
+  options.batch = 32;
+  for (const char* device : {"cpu", "cuda:0", "cuda:0x2", "cuda:0,1"}) {
+    options.device = device;
+    if (options.device != "cpu" && !GPULAB_CUDA_ENABLED) {
+      EXPECT_THROW(validate(options), ConfigError) << device << ": this build has no GPU";
+      continue;
+    }
+    EXPECT_NO_THROW(validate(options)) << device;
+  }
+  options.dist = Distribution::Mpi;
+  for (const char* device : {"cpu", "cuda:0"}) {
+    options.device = device;
+    if (options.device != "cpu" && !GPULAB_CUDA_ENABLED) continue;
+    try {
+      validate(options);
+      ADD_FAILURE() << device << ": --dist mpi with a parameter server was accepted";
+    } catch (const ConfigError& e) {
+      const std::string text = e.what();
+      EXPECT_EQ(text.rfind("--sync parameter-server: runs within one process", 0), 0u) << text;
+      EXPECT_NE(text.find("with --dist mpi use --sync allreduce"), std::string::npos) << text;
+    }
+  }
 }
 
 TEST(DataParallel, BucketSizesDoNotChangeTheWeights) {

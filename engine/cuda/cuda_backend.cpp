@@ -1,8 +1,9 @@
 // The GPU backend: the replicated backend with CUDA replicas, one per entry of --device
 // ("cuda:0" is one replica and no reduction, "cuda:0x4" four on one GPU, "cuda:0,1" one on each
-// of two), the data sets uploaded once per GPU, and the reset of the GPUs after a fault, once
-// every replica has let go (the policy of when to let go is ReplicatedBackend's, the same for
-// every backend; engine/cuda/cuda_failure.hpp). Under --dist mpi each process is one rank on one GPU
+// of two; with --sync parameter-server a server in host memory takes the step), the data sets
+// uploaded once per GPU, and the reset of the GPUs after a fault, once every replica has let go
+// (the policy of when to let go is ReplicatedBackend's, the same for every backend;
+// engine/cuda/cuda_failure.hpp). Under --dist mpi each process is one rank on one GPU
 // (engine/parallel/gpu_ranks.hpp chooses how the ranks' gradients meet).
 #include "engine/cuda/cuda_backend.hpp"
 
@@ -42,7 +43,7 @@ class CudaBackend final : public ReplicatedBackend {
     return total;
   }
   std::string cuda_graphs() const override {
-    return cuda_graphs_text(graphs_asked_, int(replicas_.size()), graph_counts());
+    return cuda_graphs_text(graphs_asked_, int(replicas_.size()), graph_counts(), server_);
   }
 
  private:
@@ -54,6 +55,7 @@ class CudaBackend final : public ReplicatedBackend {
 
   std::vector<CudaReplica*> replicas_;  // owned by ReplicatedBackend
   bool graphs_asked_ = false;           // --cuda-graph on
+  bool server_ = false;                 // --sync parameter-server
   std::vector<int> devices_;            // each GPU once
 };
 
@@ -61,6 +63,7 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
                          const DataSets& data, const BackendOptions& options) {
   if (options.batch < 1) throw ConfigError("--batch must be at least 1");
   graphs_asked_ = options.cuda_graph;
+  server_ = options.sync == SyncMode::ParameterServer;
   // Under MPI options.device is already this rank's GPU (rank_device).
   std::shared_ptr<ProcessGroup> group;
   if (options.dist == Distribution::Mpi) group = mpi_world(options.collective_timeout_s);
@@ -75,8 +78,9 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
   for (const GpuInfo& gpu : gpus)
     if (std::find(devices_.begin(), devices_.end(), gpu.index) == devices_.end())
       devices_.push_back(gpu.index);
+  // The parameter server meets in host memory: several GPUs need no NCCL for it.
   if (const std::string why = cuda_reducer_unavailable_reason(options.device, int(devices_.size()));
-      !why.empty())
+      !why.empty() && !server_)
     throw ConfigError(why);
   CudaRanks cross;
   if (ranks) {
@@ -94,8 +98,9 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
   const int classes = plan.layers.back().output.channels;
   const int max_shard = (options.batch + total - 1) / total;
   // Graphs for one replica in this process; several replicas run eagerly for now (each would
-  // capture its own stream on its own thread, which has not run on a GPU yet).
-  const bool graphs = options.cuda_graph && local == 1;
+  // capture its own stream on its own thread, which has not run on a GPU yet), and so does the
+  // parameter server, whose step goes through host memory between the device's phases.
+  const bool graphs = options.cuda_graph && local == 1 && !server_;
 
   std::vector<std::unique_ptr<Replica>> replicas;
   std::unique_ptr<CudaReducer> reducer;
@@ -127,19 +132,23 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
       // Batches augmented per batch are made on the host, whatever --data-on leaves to choose.
       o.augment_per_batch = options.preprocess == Preprocess::PerBatch;
       o.batches_from_host = options.data_on == DataOn::Host || o.augment_per_batch;
+      o.with_optimizer = !server_;
       const size_t d =
           size_t(std::find(devices_.begin(), devices_.end(), device) - devices_.begin());
       auto replica = std::make_unique<CudaReplica>(plan, optimizer, uploaded[d], o);
       replicas_.push_back(replica.get());
       replicas.push_back(std::move(replica));
     }
-    if (total > 1) {
-      std::vector<int> replica_devices;
-      for (const GpuInfo& gpu : gpus) replica_devices.push_back(gpu.index);
-      reducer = make_cuda_reducer(replica_devices, size_t(plan.parameter_count),
-                                  options.bucket_mb * 1024.0 * 1024.0, options.collective_timeout_s,
-                                  cross);
-    }
+    std::vector<int> replica_devices;
+    for (const GpuInfo& gpu : gpus) replica_devices.push_back(gpu.index);
+    const double bucket_bytes = options.bucket_mb * 1024.0 * 1024.0;
+    // The server even for one replica, as on the CPU: the recipe's round trip is what is asked.
+    if (server_)
+      reducer = make_cuda_parameter_server(replica_devices, size_t(plan.parameter_count), optimizer,
+                                           bucket_bytes, options.collective_timeout_s);
+    else if (total > 1)
+      reducer = make_cuda_reducer(replica_devices, size_t(plan.parameter_count), bucket_bytes,
+                                  options.collective_timeout_s, cross);
   } catch (...) {
     reducer.reset();
     replicas.clear();  // frees their memory before any reset
@@ -163,6 +172,11 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
                   (local > 1 ? ", " + std::to_string(local) + " replicas" : "") + ", MPI rank " +
                   std::to_string(group->rank()) + " of " + std::to_string(group->size()) + ", " +
                   reducer->name() + " all-reduce: " + cross.transport.reason;
+  } else if (server_) {
+    description = options.device + ", " + std::to_string(total) +
+                  (total == 1 ? " replica" : " replicas") + " on " +
+                  std::to_string(devices_.size()) + (devices_.size() == 1 ? " GPU" : " GPUs") +
+                  " (" + gpus.front().name + "), parameter server in host memory (" + mode + ")";
   } else if (total == 1) {
     description = options.device + " " + gpus.front().name + " (" + mode + ")";
   } else {

@@ -109,8 +109,12 @@ std::optional<CudaGraphCache::Key> StepGraphKeys::key(GraphPhase phase) const {
   return CudaGraphCache::Key{phase, rows_, shard_.first_image, shard_.global_batch};
 }
 
-std::string cuda_graphs_text(bool asked, int local_replicas, const CudaGraphCounts& counts) {
+std::string cuda_graphs_text(bool asked, int local_replicas, const CudaGraphCounts& counts,
+                             bool parameter_server) {
   if (!asked) return "off";
+  if (parameter_server)
+    return "off: the parameter server runs eagerly (each step's sum and update run on the host, "
+           "between the GPU's backward pass and its next forward)";
   if (local_replicas > 1)
     return "off: " + std::to_string(local_replicas) +
            " replicas in one process run eagerly (graphs are for one replica)";

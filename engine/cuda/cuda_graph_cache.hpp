@@ -84,7 +84,9 @@ class StepGraphKeys {
 };
 
 // What run.json's cuda_graphs says: "on", "off" (not asked for), "off: <why>" (several replicas
-// in one process run eagerly), or "off after capture failed: <phase> phase: <error>".
-std::string cuda_graphs_text(bool asked, int local_replicas, const CudaGraphCounts& counts);
+// in one process, or a parameter server, run eagerly), or "off after capture failed: <phase>
+// phase: <error>".
+std::string cuda_graphs_text(bool asked, int local_replicas, const CudaGraphCounts& counts,
+                             bool parameter_server = false);
 
 }  // namespace gpulab

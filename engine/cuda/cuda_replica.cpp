@@ -125,8 +125,9 @@ void CudaReplica::build(std::shared_ptr<const DeviceDataSets> data) {
     s.network =
         std::make_unique<CudaNetwork>(plan_, batch, kernel_precision(options_.precision),
                                       s.blas.get(), options_.seed, s.device_step(), s.stream.get());
-    s.optimizer =
-        std::make_unique<CudaOptimizer>(optimizer_, s.network->parameter_count(), s.stream.get());
+    if (options_.with_optimizer)
+      s.optimizer =
+          std::make_unique<CudaOptimizer>(optimizer_, s.network->parameter_count(), s.stream.get());
     s.timer = std::make_unique<CudaStepTimer>();
     s.graphs = std::make_unique<CudaGraphCache>(options_.cuda_graph);
     GPULAB_CUDA_CHECK(cudaStreamSynchronize(s.stream.get()));
@@ -286,6 +287,8 @@ BufferView CudaReplica::parameters() {
 void CudaReplica::apply_update(float lr, int64_t /*step*/) {
   guarded([&] {
     State& s = state();
+    if (!s.optimizer)
+      throw std::logic_error(options_.name + ": its parameters are updated by a parameter server");
     cudaStream_t stream = s.stream.get();
     CudaStepTimer& timer = *s.timer;
     // A reducer has made this stream wait for the reduced gradients by now.

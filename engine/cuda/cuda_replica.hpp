@@ -30,6 +30,8 @@ struct CudaReplicaOptions {
   // --preprocess per-batch (with batches from the host): each batch augmented on the host
   // (data::augment_batch, drawn from the seed, the step and each image's index).
   bool augment_per_batch = false;
+  // Keep optimizer state on the GPU; off when a parameter server keeps it instead.
+  bool with_optimizer = true;
 };
 
 class CudaReplica final : public Replica {

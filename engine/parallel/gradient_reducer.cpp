@@ -253,7 +253,9 @@ class ThreadsReducer final : public HostReducer {
 // The server is the host's memory: the parameters, their gradient sum and the optimizer state
 // live here. The last replica to arrive runs the server's part (sum the gradients it received,
 // bucket by bucket and in replica order, then one optimizer step); every replica then copies the
-// new parameters back.
+// new parameters back. No replica goes on before the server's step, so each reports the sum as
+// communication and the step as optimizer time, whichever replica's thread ran them: the step's
+// phases then show the update whichever replica is its critical path.
 class ParameterServer final : public HostReducer {
  public:
   ParameterServer(int replicas, size_t count, const OptimizerConfig& optimizer, double bucket_bytes,
@@ -272,11 +274,8 @@ class ParameterServer final : public HostReducer {
   void reduce(int r, const BufferView& grads, const BufferView& params, const UpdateStep& update,
               ReduceTimes& times) override {
     slots_[r] = grads.data;
-    bool served = false;
-    double serve_ms = 0, optimizer_ms = 0;
     const Clock::time_point start = Clock::now();
     barrier_.arrive_and_wait(r, "the parameter server's step " + std::to_string(update.step), [&] {
-      served = true;
       const Clock::time_point sum_start = Clock::now();
       for (size_t b = 0; b < buckets_.size(); ++b) {
         const Clock::time_point bucket_start = Clock::now();
@@ -285,16 +284,16 @@ class ParameterServer final : public HostReducer {
         add_replicas(grads_.data() + begin, slots_, begin, n);
         clock_.add(b, ms_since(bucket_start));
       }
-      serve_ms = ms_since(sum_start);
+      sum_ms_ = ms_since(sum_start);
       const Clock::time_point update_start = Clock::now();
       optimizer_.update(params_, grads_, update.lr, update.step);
-      optimizer_ms = ms_since(update_start);
+      update_ms_ = ms_since(update_start);
       clock_.step_done();
     });
-    times.waiting_ms += ms_since(start) - serve_ms - optimizer_ms;
-    times.communication_ms += serve_ms;
-    times.optimizer_ms += optimizer_ms;
-    (void)served;
+    // Written before any replica left the barrier, and not again before every one is back.
+    times.waiting_ms += std::max(0.0, ms_since(start) - sum_ms_ - update_ms_);
+    times.communication_ms += sum_ms_;
+    times.optimizer_ms += update_ms_;
     const Clock::time_point receive = Clock::now();
     std::memcpy(params.data, params_.data(), params_.size() * sizeof(float));
     times.communication_ms += ms_since(receive);
@@ -306,6 +305,7 @@ class ParameterServer final : public HostReducer {
   std::vector<float> params_, grads_;
   HostOptimizer optimizer_;
   TimedBarrier barrier_;
+  double sum_ms_ = 0, update_ms_ = 0;  // this step's, by the replica that ran the server
 };
 
 // One replica per process. Each bucket's MPI_Iallreduce starts as soon as the backward pass

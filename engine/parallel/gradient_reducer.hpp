@@ -47,7 +47,7 @@ struct ReduceTimes {
   double communication_ms = 0;  // moving and adding gradients (or parameters), not hidden
   double waiting_ms = 0;        // standing at a barrier for the slowest replica
   double hidden_ms = 0;         // reduction that ran during this replica's backward pass
-  double optimizer_ms = 0;      // a parameter server's update, on the replica that ran it
+  double optimizer_ms = 0;      // a parameter server's update, which every replica waited for
 };
 
 // What the update of this step needs, for a reducer that takes it itself.

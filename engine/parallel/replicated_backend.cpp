@@ -206,6 +206,13 @@ void ReplicatedBackend::get_parameters(std::span<float> params) {
   guarded([&] { replicas_.front()->get_parameters(params); });
 }
 
+void ReplicatedBackend::get_replica_parameters(int local_replica, std::span<float> params) {
+  if (local_replica < 0 || local_replica >= local_replicas())
+    throw std::out_of_range("replica " + std::to_string(local_replica) + " of " +
+                            std::to_string(local_replicas()));
+  guarded([&] { replicas_[size_t(local_replica)]->get_parameters(params); });
+}
+
 void ReplicatedBackend::synchronize() {
   guarded([&] {
     for (auto& replica : replicas_) replica->synchronize();

@@ -70,6 +70,9 @@ class ReplicatedBackend : public Backend {
   void synchronize() override;
   std::vector<ReplicaTimes> replica_times() const override { return replica_times_; }
 
+  // This process's replica `local_replica`'s parameters (get_parameters gives replica 0's): the
+  // reducer keeps every replica's equal, which tests hold it to.
+  void get_replica_parameters(int local_replica, std::span<float> params);
   int local_replicas() const { return int(replicas_.size()); }
   int total_replicas() const;
   const GradientReducer& reducer() const { return *reducer_; }

@@ -63,10 +63,11 @@ void validate(const BackendOptions& options) {
   if (gpu >= 0 && options.dist == Distribution::Mpi)
     if (const std::string why = mpi_device_problem(options.device); !why.empty())
       throw ConfigError(why);
-  if (gpu >= 0 && options.sync == SyncMode::ParameterServer)
+  // Before MPI's own checks: whether or not mpirun started it, this pair cannot run.
+  if (options.dist == Distribution::Mpi && options.sync == SyncMode::ParameterServer)
     throw ConfigError(
-        "--sync parameter-server: runs on the CPU for now; on GPUs use --sync "
-        "allreduce");
+        "--sync parameter-server: runs within one process (its replicas meet in this process's "
+        "memory); with --dist mpi use --sync allreduce");
   if (!(options.bucket_mb > 0)) throw ConfigError("--bucket-mb must be a positive number");
   if (!std::isfinite(options.bucket_mb))
     throw ConfigError("--bucket-mb " + seconds_text(options.bucket_mb) +
@@ -83,10 +84,6 @@ void validate(const BackendOptions& options) {
       throw ConfigError("--replicas " + std::to_string(options.replicas) +
                         ": with --dist mpi each process is one replica; start more processes "
                         "(mpirun -np N) instead");
-    if (options.sync == SyncMode::ParameterServer)
-      throw ConfigError(
-          "--sync parameter-server: runs within one process; with --dist mpi use "
-          "--sync allreduce");
   }
 }
 
