@@ -440,8 +440,9 @@ int main(int argc, char** argv) {
   TrainFlags f;
   CLI::App* train = app.add_subcommand("train", "train a model and record the run");
   train
-      ->add_option("--model", f.model,
-                   "preset (mlp, lenet5, pytorch-example, tf-tutorial, vgg-small) or FILE.json")
+      ->add_option(
+          "--model", f.model,
+          "preset (mlp, lenet5, pytorch-example, tf-tutorial, vgg-small, fast-mnist) or FILE.json")
       ->capture_default_str();
   train->add_option("--device", f.device, "cpu, cuda:N, cuda:0,1 or cuda:all (one replica per GPU), cuda:0x4 (replicas on one GPU); with --dist mpi, cuda or cuda:auto (each rank a GPU of its host)")->capture_default_str();
   train

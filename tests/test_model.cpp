@@ -1,5 +1,6 @@
 // Model configs, presets, shape inference, initialization and the CPU network's wiring.
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -24,6 +25,55 @@ TEST(ModelConfig, PresetParameterCountsMatchPyTorch) {
   EXPECT_EQ(plan_model(preset("tf-tutorial")).parameter_count, 3274634);
   // conv 320 + 9248 + 18496 + 36928 + 73856, linear 1152*128+128 and 1290.
   EXPECT_EQ(plan_model(preset("vgg-small")).parameter_count, 287722);
+  // conv 32*9+32 and 64*32*9+64, linear 1600*128+128 and 128*10+10.
+  EXPECT_EQ(plan_model(preset("fast-mnist")).parameter_count, 225034);
+}
+
+TEST(ModelConfig, FastMnistIsTwoConvolutionsEachPooledThenTwoLinears) {
+  const ModelPlan plan = plan_model(preset("fast-mnist"));
+  ASSERT_EQ(plan.layers.size(), 10u);
+  EXPECT_EQ(plan.layers[0].output, (ActivationShape{32, 26, 26}));  // 3x3, no padding
+  EXPECT_EQ(plan.layers[2].output, (ActivationShape{32, 13, 13}));
+  EXPECT_EQ(plan.layers[3].output, (ActivationShape{64, 11, 11}));
+  EXPECT_EQ(plan.layers[5].output, (ActivationShape{64, 5, 5}));  // the odd row and column dropped
+  EXPECT_EQ(plan.layers[6].output, (ActivationShape{1600, 1, 1}));
+  EXPECT_EQ(plan.layers[9].output, (ActivationShape{10, 1, 1}));
+  ASSERT_EQ(plan.parameters.size(), 8u);
+  EXPECT_EQ(plan.parameters[0].name, "conv1.weight");
+  EXPECT_EQ(plan.parameters[0].shape, (std::vector<int64_t>{32, 1, 3, 3}));
+  EXPECT_EQ(plan.parameters[2].shape, (std::vector<int64_t>{64, 32, 3, 3}));
+  EXPECT_EQ(plan.parameters[4].name, "fc1.weight");
+  EXPECT_EQ(plan.parameters[4].shape, (std::vector<int64_t>{128, 1600}));
+  EXPECT_EQ(plan.parameters[6].shape, (std::vector<int64_t>{10, 128}));
+  for (const LayerInfo& layer : plan.layers) EXPECT_NE(layer.spec.type, LayerType::Dropout);
+}
+
+// The race-to-99 demo carries the recipe that reached 99.0% in one epoch
+// (bench/results/fast_recipe-2026-11-29.md): training it here would take a minute, so the test
+// holds the file to the recipe instead.
+TEST(ModelConfig, RaceTo99DemoCarriesTheFastMnistRecipe) {
+  const auto source = std::filesystem::path(GPULAB_TEST_DATA_DIR).parent_path().parent_path();
+  std::ifstream file(source / "resources/demos/race-to-99.json");
+  ASSERT_TRUE(file) << "resources/demos/race-to-99.json";
+  const nlohmann::json j = nlohmann::json::parse(file);
+  const Experiment e = experiment_from_json(j);
+  EXPECT_EQ(model_to_json(e.model)["layers"], model_to_json(preset("fast-mnist"))["layers"]);
+  EXPECT_EQ(e.train.optimizer.kind, OptimizerKind::Adam);
+  EXPECT_FLOAT_EQ(e.train.optimizer.lr, 0.0025f);
+  EXPECT_EQ(e.train.schedule.kind, ScheduleKind::OneCycle);
+  const ScheduleConfig defaults;  // what bench/pytorch_time_to_accuracy.py gives OneCycleLR
+  EXPECT_FLOAT_EQ(e.train.schedule.pct_start, defaults.pct_start);
+  EXPECT_FLOAT_EQ(e.train.schedule.div_factor, defaults.div_factor);
+  EXPECT_FLOAT_EQ(e.train.schedule.final_div_factor, defaults.final_div_factor);
+  EXPECT_EQ(e.train.batch, 32);
+  EXPECT_EQ(e.train.epochs, 1);
+  EXPECT_EQ(e.train.max_steps, 0);
+  EXPECT_DOUBLE_EQ(e.train.stop_at_accuracy, 0.99);
+  EXPECT_DOUBLE_EQ(e.train.target_accuracy, 0.99);
+  // CPU against GPU, each line ending at its own 99%.
+  ASSERT_EQ(j["race"].size(), 2u);
+  EXPECT_EQ(j["race"][0]["device"], "cpu");
+  EXPECT_EQ(j["race"][1]["device"], "cuda:0");
 }
 
 TEST(ModelConfig, PyTorchNamesAndLayouts) {

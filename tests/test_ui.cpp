@@ -50,6 +50,7 @@
 #include "ui/fetch/data_fetcher.hpp"
 #include "ui/runs/run_store.hpp"
 #include "ui/runs/runs_panel.hpp"
+#include "ui/setup/demo_setups.hpp"
 #include "ui/setup/device_picker.hpp"
 #include "ui/setup/experiment_panel.hpp"
 #include "ui/setup/layer_editor.hpp"
@@ -1198,6 +1199,15 @@ TEST_F(Window, ShippedDemosAreFoundAndRunWithoutAGpu) {
   ASSERT_EQ(race.size(), 2u);
   EXPECT_EQ(race[0].backend.threads, 1);
   EXPECT_EQ(race[1].backend.threads, std::max(1, cpu_info().logical_cores));
+
+  // Issue 44: the race to 99 %, listed under File → Demos; without a GPU its CPU half runs.
+  EXPECT_TRUE(demo_names().contains("race-to-99")) << demo_names().join(", ").toStdString();
+  ASSERT_TRUE(window_->open_setup("race-to-99", &error)) << error.toStdString();
+  EXPECT_TRUE(window_->message().contains("no GPU")) << window_->message().toStdString();
+  EXPECT_EQ(window_->device_picker()->selected(), std::vector<std::string>{"cpu"});
+  EXPECT_EQ(window_->experiment()->experiment().model.name, "fast-mnist");
+  EXPECT_DOUBLE_EQ(window_->experiment()->experiment().train.stop_at_accuracy, 0.99);
+  EXPECT_EQ(window_->experiment()->experiment().train.schedule.kind, ScheduleKind::OneCycle);
 
   EXPECT_FALSE(window_->open_setup("no-such-demo", &error));
   EXPECT_TRUE(error.contains("race")) << "the error lists the demos: " << error.toStdString();

@@ -26,7 +26,7 @@ struct Setup {
   QString source;  // the file it came from (":/demos/race.json" for a shipped demo)
 };
 
-// The shipped demos' names: "cpu-threads", "race".
+// The shipped demos' names: "cpu-threads", "race", "race-to-99".
 QStringList demo_names();
 // A file when `name_or_path` names one; else a shipped demo ("race" or "race.json"). Throws
 // ConfigError naming the file, or listing the demos when neither exists.
