@@ -1015,10 +1015,10 @@ TEST(Labs, TheFeedingLabShowsAGpuStarvedByPerBatchPreprocessing) {
   // utilization, speedup (128000 / 512000 images/s), note.
   EXPECT_EQ(rows["batch 1024, augmented per batch"],
             (std::vector<std::string>{"batch 1024, augmented per batch", "cuda:0", "1024", "6.00",
-                                      "0.25", "8.00", "128000", "25", "0.25", ""}));
+                                      "0.25", "8.00", "128000", "25", "—", "—", "0.25", ""}));
   EXPECT_EQ(rows["batch 1024, augmented once"],
             (std::vector<std::string>{"batch 1024, augmented once", "cuda:0", "1024", "0.05",
-                                      "0.25", "2.00", "512000", "90", "", ""}));
+                                      "0.25", "2.00", "512000", "90", "—", "—", "", ""}));
 }
 
 // A lab page loads an image only from the lab's own folder, a regular file: /dev/zero, a FIFO, a
@@ -2329,9 +2329,26 @@ TEST(ReferenceRuns, TheGpuExperimentsThatReadNvmlTrainForSecondsAtTheShippedPace
     const Lab lab = load_lab(name);
     for (const LabExperiment& e : lab.experiments) {
       if (!e.bench.empty() || e.experiment.backend.device.rfind("cuda", 0) != 0) continue;
+      // A race to a target is judged by its time to it, not by NVML's columns; a step of images
+      // augmented per batch is as long as the host's work, which no shipped run measures (400
+      // steps of 1024 images at the 50 us an image took on a CPU here are about 20 s).
+      if (e.experiment.train.stop_at_accuracy > 0 ||
+          e.experiment.backend.preprocess == Preprocess::PerBatch)
+        continue;
       std::optional<LabRunResult> shipped = reference_result(lab, e, references);
       if (!shipped && lab.experiment(e.compare_to))
         shipped = reference_result(lab, *lab.experiment(e.compare_to), references);
+      // Else the fastest shipped run of the same model and batch (a bf16 run's, whose old
+      // recordings were tf32 and do not ship: the tf32 run's pace).
+      const bool found = shipped.has_value();
+      for (const LabExperiment& other : lab.experiments) {
+        if (found || &other == &e || other.model_name != e.model_name ||
+            other.experiment.train.batch != e.experiment.train.batch)
+          continue;
+        std::optional<LabRunResult> same = reference_result(lab, other, references);
+        if (same && (!shipped || same->readings.median_step_ms < shipped->readings.median_step_ms))
+          shipped = same;
+      }
       ASSERT_TRUE(shipped) << name << ": " << e.name;
       const double step_ms = shipped->readings.median_step_ms;
       ASSERT_GT(step_ms, 0) << name << ": " << e.name;
@@ -2341,7 +2358,7 @@ TEST(ReferenceRuns, TheGpuExperimentsThatReadNvmlTrainForSecondsAtTheShippedPace
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 4 + 4 + 3 + 5);
+  EXPECT_EQ(checked, 4 + 5 + 3 + 5);
 }
 
 TEST(ReferenceRuns, AnInstalledProgramLooksBesideItself) {

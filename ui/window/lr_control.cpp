@@ -115,7 +115,13 @@ void LrControl::update() {
   const RunData& data = entry->data;
   if (asked_ && asked_->run != id) asked_.reset();
   const bool taken = asked_ && data.lr_changes.size() > asked_->changes_before;
+  // A change taken from a step the feed has not brought yet is the rate now: the last step shown
+  // still had the old one, and the field read it back while the status said the new one.
+  const bool change_ahead =
+      !data.lr_changes.empty() &&
+      (data.steps.empty() || data.steps.back().step < data.lr_changes.back().step);
   const double now = asked_ && !taken     ? asked_->lr
+                     : change_ahead       ? double(data.lr_changes.back().lr)
                      : data.steps.empty() ? double(controller->request().train.optimizer.lr)
                                           : double(data.steps.back().lr);
   if (taken) asked_.reset();
