@@ -9,8 +9,10 @@
 #include "engine/base/text.hpp"
 #include "engine/cpu/cpu_network.hpp"
 #include "engine/model/init.hpp"
+#include "engine/model/layer_stack.hpp"
 #include "engine/model/model_config.hpp"
 #include "engine/training/experiment.hpp"
+#include "preset_conv_shapes.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -37,6 +39,33 @@ TEST(ModelConfig, PyTorchNamesAndLayouts) {
   EXPECT_EQ(plan.parameters[7].name, "fc2.bias");
   EXPECT_EQ(plan.layers[4].output, (ActivationShape{64, 12, 12}));
   EXPECT_EQ(plan.layers[5].spec.name, "dropout1");
+}
+
+// The CUDA kernel suite tests the convolutions of tests/preset_conv_shapes.hpp as the presets'
+// own: the list must be every convolution of every preset, in order, with whether a ReLU follows.
+TEST(ModelConfig, TheKernelSuitesPresetConvolutionsAreThePresets) {
+  size_t next = 0;
+  for (const std::string& name : preset_names()) {
+    const ModelPlan plan = plan_model(preset(name));
+    int index = 0;
+    for (size_t i = 0; i < plan.layers.size(); ++i) {
+      if (plan.layers[i].spec.type != LayerType::Conv2d) continue;
+      const std::string what = name + " conv" + std::to_string(++index);
+      ASSERT_LT(next, test::kPresetConvs.size()) << what << " is missing from the list";
+      const test::PresetConv& listed = test::kPresetConvs[next++];
+      EXPECT_EQ(listed.what, what);
+      const kernels::Conv2dShape s = conv_shape(plan.layers[i], 1), l = listed.shape;
+      EXPECT_EQ(std::vector<int>({l.batch, l.in_channels, l.in_height, l.in_width, l.out_channels,
+                                  l.kernel_h, l.kernel_w, l.stride, l.padding}),
+                std::vector<int>({s.batch, s.in_channels, s.in_height, s.in_width, s.out_channels,
+                                  s.kernel_h, s.kernel_w, s.stride, s.padding}))
+          << what;
+      const bool relu_after =
+          i + 1 < plan.layers.size() && plan.layers[i + 1].spec.type == LayerType::ReLU;
+      EXPECT_EQ(listed.relu_after, relu_after) << what;
+    }
+  }
+  EXPECT_EQ(next, test::kPresetConvs.size()) << "the list holds convolutions no preset has";
 }
 
 TEST(ModelConfig, KernelLargerThanInputIsExplained) {
