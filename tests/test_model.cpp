@@ -128,6 +128,38 @@ TEST(ModelConfig, UnknownKeysAreRefusedWithTheNearestKnownOne) {
   EXPECT_NO_THROW(experiment_from_json(experiment_to_json(every)));
 }
 
+// The convolution algorithm (--conv) in a setup and a record: written only when it is implicit,
+// so the im2col path's files are as before; a file without it (every record older than the
+// setting) reads as im2col; an unknown value is refused naming --conv.
+TEST(ModelConfig, TheConvAlgorithmIsWrittenWhenImplicitAndReadAsIm2colWhenAbsent) {
+  TrainOptions train;
+  BackendOptions backend;
+  EXPECT_FALSE(train_config_to_json(train, backend).contains("conv"));
+  backend.conv = ConvAlgorithm::Implicit;
+  const nlohmann::json written = train_config_to_json(train, backend);
+  EXPECT_EQ(written["conv"], "implicit");
+  BackendOptions read;
+  train_config_from_json(written, train, read);
+  EXPECT_EQ(read.conv, ConvAlgorithm::Implicit);
+  EXPECT_NO_THROW(check_train_keys(written));
+  BackendOptions old;
+  old.conv = ConvAlgorithm::Implicit;
+  train_config_from_json(nlohmann::json{{"batch", 32}}, train, old);
+  EXPECT_EQ(old.conv, ConvAlgorithm::Implicit) << "an absent key keeps what was there";
+  BackendOptions fresh;
+  train_config_from_json(nlohmann::json{{"batch", 32}}, train, fresh);
+  EXPECT_EQ(fresh.conv, ConvAlgorithm::Im2col);
+  try {
+    train_config_from_json(nlohmann::json{{"conv", "winograd"}}, train, fresh);
+    ADD_FAILURE() << "conv: winograd was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--conv winograd: unknown; use im2col"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(parse_conv("im2col"), ConvAlgorithm::Im2col);
+  EXPECT_STREQ(conv_name(ConvAlgorithm::Implicit), "implicit");
+}
+
 // Two layers of one name trained and saved a checkpoint no reader could load (fc1.weight twice):
 // refused before training, naming both layers.
 TEST(ModelConfig, TwoLayersOfOneNameAreRefused) {
