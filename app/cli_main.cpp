@@ -159,6 +159,7 @@ struct TrainFlags {
   std::string model = "lenet5", device = "cpu", optimizer = "adam", schedule = "constant";
   std::string shuffle = "on", data_dir, out, init_weights, save, name;
   std::string precision = "fp32", cuda_graph = "on", data_on = "auto", preprocess = "none";
+  std::string conv = "im2col";
   double telemetry_hz = 10;
   int threads = 0, epochs = 1, batch = 64, validation = 0;
   int replicas = 1;
@@ -224,6 +225,7 @@ void apply_file_defaults(TrainFlags& f, const CLI::App& train) {
   if (unset("--threads")) f.threads = b.threads;
   if (unset("--precision")) f.precision = precision_name(b.precision);
   if (unset("--cuda-graph")) f.cuda_graph = b.cuda_graph ? "on" : "off";
+  if (unset("--conv")) f.conv = conv_name(b.conv);
   if (unset("--data-on")) f.data_on = data_on_name(b.data_on);
   if (unset("--preprocess")) f.preprocess = preprocess_name(b.preprocess);
   if (unset("--replicas")) f.replicas = b.replicas;
@@ -263,6 +265,7 @@ RunRequest make_request(const TrainFlags& f) {
   r.backend.threads = f.threads;
   r.backend.precision = parse_precision(f.precision);
   r.backend.cuda_graph = f.cuda_graph == "on";
+  r.backend.conv = parse_conv(f.conv);
   r.backend.data_on = parse_data_on(f.data_on);
   r.backend.preprocess = parse_preprocess(f.preprocess);
   r.backend.batch = f.batch;
@@ -454,6 +457,12 @@ int main(int argc, char** argv) {
       ->add_option("--cuda-graph", f.cuda_graph,
                    "on|off: replay the GPU training step as CUDA graphs")
       ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  train
+      ->add_option("--conv", f.conv,
+                   "im2col|implicit: GPU convolutions as im2col + cuBLAS GEMM, or as implicit GEMM "
+                   "(no unfolded input; bias and ReLU fused)")
+      ->check(CLI::IsMember({"im2col", "implicit"}))
       ->capture_default_str();
   train
       ->add_option("--data-on", f.data_on,

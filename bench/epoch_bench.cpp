@@ -34,12 +34,14 @@ int main(int argc, char** argv) {
   using namespace gpulab;
   CLI::App app{"time gpulab training epochs on MNIST"};
   std::string model = "pytorch-example", device = "cuda:0", precision = "fp32", graph = "on";
+  std::string conv = "im2col";
   std::string data_dir;
   int batch = 64, epochs = 2;
   app.add_option("--model", model);
   app.add_option("--device", device);
   app.add_option("--precision", precision);
   app.add_option("--cuda-graph", graph);
+  app.add_option("--conv", conv, "im2col|implicit: how the GPU computes convolutions");
   app.add_option("--batch", batch);
   app.add_option("--epochs", epochs, "the last one is timed");
   app.add_option("--data-dir", data_dir);
@@ -60,6 +62,7 @@ int main(int argc, char** argv) {
     backend_options.seed = 1;
     backend_options.precision = parse_precision(precision);
     backend_options.cuda_graph = graph == "on";
+    backend_options.conv = parse_conv(conv);
     const DataSets sets{&mnist.train, nullptr, &mnist.test};
     auto backend = make_backend(plan, options.optimizer, sets, backend_options);
     std::vector<float> params(plan.parameter_count);
@@ -77,10 +80,11 @@ int main(int argc, char** argv) {
     std::sort(sorted.begin(), sorted.end());
     std::printf(
         "{\"framework\": \"gpulab\", \"device\": \"%s\", \"model\": \"%s\", \"batch\": %d, "
-        "\"precision\": \"%s\", \"cuda_graph\": \"%s\", \"epoch_s\": %.4f, "
+        "\"precision\": \"%s\", \"cuda_graph\": \"%s\", \"conv\": \"%s\", \"epoch_s\": %.4f, "
         "\"images_per_second\": %.1f, \"median_step_ms\": %.4f, \"train_loss\": %.4f}\n",
         backend->description().c_str(), model.c_str(), batch, precision.c_str(), graph.c_str(),
-        last.seconds, last.images_per_second, sorted[sorted.size() / 2], last.train_loss);
+        conv.c_str(), last.seconds, last.images_per_second, sorted[sorted.size() / 2],
+        last.train_loss);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gpulab-bench-epoch: %s\n", e.what());
     return 1;

@@ -11,7 +11,8 @@ import statistics
 import subprocess
 import sys
 
-SIDES = ["gpulab graphs on", "gpulab graphs off", "pytorch eager", "pytorch compile"]
+SIDES = ["gpulab graphs on", "gpulab graphs off", "gpulab implicit graphs on",
+         "gpulab implicit graphs off", "pytorch eager", "pytorch compile"]
 
 
 def median_of(rows, field):
@@ -41,6 +42,10 @@ def summarize(rows):
                                         line.get("gpulab_graphs_off_images_per_second")]), default=None)
         line["gpulab_over_pytorch_eager"] = ratio(best_gpulab, line.get("pytorch_eager_images_per_second"))
         line["gpulab_over_pytorch_compile"] = ratio(best_gpulab, line.get("pytorch_compile_images_per_second"))
+        # --conv implicit, with graphs on (issue 44's goal: 1.5x eager at batch 512, 3x at 64).
+        line["gpulab_implicit_over_pytorch_eager"] = ratio(
+            line.get("gpulab_implicit_graphs_on_images_per_second"),
+            line.get("pytorch_eager_images_per_second"))
         summary.append(line)
     return summary
 
@@ -57,7 +62,8 @@ def text(line):
 
     parts = [p for p in map(images, SIDES) if p]
     ratios = ["%.2fx %s" % (line[k], name) for k, name in
-              (("gpulab_over_pytorch_eager", "eager"), ("gpulab_over_pytorch_compile", "compile"))
+              (("gpulab_over_pytorch_eager", "eager"), ("gpulab_over_pytorch_compile", "compile"),
+               ("gpulab_implicit_over_pytorch_eager", "eager (implicit conv, graphs on)"))
               if line.get(k)]
     return "batch %4d %s (images/s): %s%s" % (line["batch"], line["precision"], ", ".join(parts),
                                               "; gpulab over PyTorch " + ", ".join(ratios) if ratios else "")

@@ -179,7 +179,7 @@ single_epoch() {
 # them through DT_RPATH.
 single_bench() {
   local args=(--data-dir "$DATA" --rounds 1 --batches "64 512" --precisions fp32 --cuda-graph on
-    --pytorch eager --out "$OUT/gpu_vs_pytorch.json")
+    --conv "im2col implicit" --pytorch eager --out "$OUT/gpu_vs_pytorch.json")
   if ((DRY_RUN)); then
     not_run gpu_vs_pytorch 110 "bench/gpu_vs_pytorch ${args[*]}"
     return 0
@@ -190,11 +190,13 @@ single_bench() {
     "$LOGS/gpu_vs_pytorch.log" | sed 's/^/  /' | say_lines || true
 }
 
-# compute-sanitizer with what is left: racecheck over the reductions and the loss, then memcheck
-# over the kernel suite (cuBLAS's own GEMMs make it slow: it gets the rest of the budget).
+# compute-sanitizer with what is left: racecheck over the reductions, the loss and the
+# implicit-GEMM convolution's shared-memory tiles, then memcheck over the kernel suite (cuBLAS's
+# own GEMMs make it slow: it gets the rest of the budget) and the implicit convolution's tests
+# of small shapes.
 single_sanitizers() {
-  local racecheck='CudaOps.RowAndColumnSums*:CudaOps.SoftmaxCrossEntropy*'
-  local memcheck='CudaOps.*:-CudaOps.ReducedPrecision*'
+  local racecheck='CudaOps.RowAndColumnSums*:CudaOps.SoftmaxCrossEntropy*:CudaImplicitConv.SanitizerShapes'
+  local memcheck='CudaImplicitConv.SanitizerShapes:CudaImplicitConv.TheWeightGradient*:CudaImplicitConv.GradientsNotAskedFor*:CudaOps.*:-CudaOps.ReducedPrecision*'
   if ((DRY_RUN)); then
     single_suite racecheck 60 test_kernels_cuda "$racecheck"
     single_suite memcheck "what is left" test_kernels_cuda "$memcheck"
@@ -234,7 +236,9 @@ run_single() {
     GPU_FAILED+=(devices)
   sed 's/^/  /' "$LOGS/devices.log" 2>/dev/null | say_lines || true
 
-  single_suite kernels 60 test_kernels_cuda
+  # 90: the implicit convolution's tests hold every preset's convolutions at batch 64 to the
+  # CPU reference, seconds of CPU.
+  single_suite kernels 90 test_kernels_cuda
   single_epoch
   single_bench
   # The deliberate device fault in a process of its own: after it, nothing else in that process

@@ -134,6 +134,19 @@ TEST(Cli, DataOnDeviceIsRefusedOnTheCpuSayingWhy) {
   EXPECT_NE(bad.output.find("--data-on"), std::string::npos) << bad.output;
 }
 
+// --conv chooses how a GPU computes its convolutions: the CPU has its own kernels, so asking it
+// for implicit GEMM is refused saying so, and an unknown value is refused naming the flag.
+TEST(Cli, ConvImplicitIsRefusedOnTheCpuSayingWhy) {
+  const Result r = cli("train --device cpu --conv implicit --steps 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--conv implicit: chooses how a GPU computes its convolutions"),
+            std::string::npos)
+      << r.output;
+  const Result bad = cli("train --conv winograd --steps 1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--conv"), std::string::npos) << bad.output;
+}
+
 TEST(Cli, LimitsAndSizesAreSaidInTheUsersTerms) {
   for (const auto& [args, mention] : std::vector<std::pair<std::string, std::string>>{
            {"train --epochs 0", "--epochs: must be a whole number from 1 to 2147483647 (not 0)"},

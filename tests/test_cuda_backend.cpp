@@ -382,7 +382,8 @@ struct PresetGradients {
   std::vector<std::vector<float>> tensors;
 };
 PresetGradients one_step_gradients(const std::string& name, const std::string& device,
-                                   const DataSets& data, bool reference_kernels) {
+                                   const DataSets& data, bool reference_kernels,
+                                   ConvAlgorithm conv = ConvAlgorithm::Im2col) {
   constexpr float kLr = 1024.0f;
   Recipe run;
   run.model = preset(name);
@@ -396,6 +397,7 @@ PresetGradients one_step_gradients(const std::string& name, const std::string& d
   run.train.optimizer.weight_decay = 0.0f;
   run.train.eval_at_epoch_end = false;
   run.backend.reference_kernels = reference_kernels;
+  run.backend.conv = conv;
   const ModelPlan plan = plan_model(run.model);
   run.init.resize(plan.parameter_count);
   init_parameters(run.init, plan, run.train.seed);
@@ -487,6 +489,39 @@ TEST_F(CudaBackendTest, EveryPresetsGradientsMatchTheCpuTensorByTensor) {
       EXPECT_TRUE(test::all_finite(gpu.tensors[t])) << what;
       EXPECT_LE(test::normalized_error(gpu.tensors[t], cpu.tensors[t]), kGradientBound) << what;
     }
+  }
+}
+
+// --conv implicit (implicit-GEMM convolutions, each fused with the ReLU after it) against the
+// im2col path, the reference, on every preset, tensor by tensor, both against the CPU too; and
+// fifty steps of the presets with convolutions give im2col's losses, with CUDA graphs.
+TEST_F(CudaBackendTest, ImplicitConvolutionsGiveEveryPresetsGradientsOfIm2col) {
+  for (const std::string& name : preset_names()) {
+    const PresetGradients implicit = one_step_gradients(name, "cuda:0", data, false,
+                                                        ConvAlgorithm::Implicit),
+                          im2col = one_step_gradients(name, "cuda:0", data, false),
+                          cpu = one_step_gradients(name, "cpu", data, true);
+    ASSERT_EQ(implicit.tensors.size(), im2col.tensors.size()) << name;
+    ASSERT_FALSE(implicit.tensors.empty()) << name;
+    for (size_t t = 0; t < implicit.tensors.size() && t < cpu.tensors.size(); ++t) {
+      const std::string what = name + " " + implicit.names[t];
+      EXPECT_TRUE(test::all_finite(implicit.tensors[t])) << what;
+      EXPECT_LE(test::normalized_error(implicit.tensors[t], im2col.tensors[t]), kGradientBound)
+          << what << " against im2col";
+      EXPECT_LE(test::normalized_error(implicit.tensors[t], cpu.tensors[t]), kGradientBound)
+          << what << " against the CPU";
+    }
+  }
+}
+
+TEST_F(CudaBackendTest, ImplicitConvolutionsTrainAsIm2colDoes) {
+  for (const char* model : {"pytorch-example", "lenet5", "vgg-small"}) {
+    Recipe run = fifty_steps(model, OptimizerKind::Adam, 0.0f);
+    run.backend.cuda_graph = true;
+    const Losses im2col = train_on(run, "cuda:0", data);
+    run.backend.conv = ConvAlgorithm::Implicit;
+    const Losses implicit = train_on(run, "cuda:0", data);
+    expect_relative(implicit.loss, im2col.loss, 1e-3, std::string(model) + " implicit vs im2col");
   }
 }
 

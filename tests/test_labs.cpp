@@ -973,6 +973,18 @@ TEST(Labs, DataOnAndStopAtAccuracyAreKeysAndPrecisionAColumn) {
                  "preprocess: --preprocess sometimes: use none, once");
 }
 
+// conv (how a GPU computes its convolutions) is a key as on the command line.
+TEST(Labs, ConvIsAKey) {
+  const Lab lab = parse(
+      "```experiment\nname: i\ndevice: cuda:0\nconv: implicit\n```\n"
+      "```experiment\nname: c\ndevice: cuda:0\ncompare-to: i\n```\n");
+  ASSERT_TRUE(lab.ok()) << problems(lab);
+  EXPECT_EQ(lab.experiments[0].experiment.backend.conv, ConvAlgorithm::Implicit);
+  EXPECT_EQ(lab.experiments[1].experiment.backend.conv, ConvAlgorithm::Im2col);
+  expect_problem("```experiment\nname: a\nconv: winograd\n```\n", 8,
+                 "conv: --conv winograd: unknown; use im2col");
+}
+
 // Issue 41.2: the feeding lab's augmented GPU rows, from records of the split phases. A GPU fed by
 // one host thread augmenting every batch spends its step in data ms (the host's preparing), copy
 // ms is the transfer alone, and NVML's utilization, sampled over more than a second, is low;

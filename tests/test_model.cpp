@@ -10,8 +10,10 @@
 #include "engine/base/text.hpp"
 #include "engine/cpu/cpu_network.hpp"
 #include "engine/model/init.hpp"
+#include "engine/model/layer_stack.hpp"
 #include "engine/model/model_config.hpp"
 #include "engine/training/experiment.hpp"
+#include "preset_conv_shapes.hpp"
 #include "test_support.hpp"
 
 namespace gpulab {
@@ -89,6 +91,33 @@ TEST(ModelConfig, PyTorchNamesAndLayouts) {
   EXPECT_EQ(plan.layers[5].spec.name, "dropout1");
 }
 
+// The CUDA kernel suite tests the convolutions of tests/preset_conv_shapes.hpp as the presets'
+// own: the list must be every convolution of every preset, in order, with whether a ReLU follows.
+TEST(ModelConfig, TheKernelSuitesPresetConvolutionsAreThePresets) {
+  size_t next = 0;
+  for (const std::string& name : preset_names()) {
+    const ModelPlan plan = plan_model(preset(name));
+    int index = 0;
+    for (size_t i = 0; i < plan.layers.size(); ++i) {
+      if (plan.layers[i].spec.type != LayerType::Conv2d) continue;
+      const std::string what = name + " conv" + std::to_string(++index);
+      ASSERT_LT(next, test::kPresetConvs.size()) << what << " is missing from the list";
+      const test::PresetConv& listed = test::kPresetConvs[next++];
+      EXPECT_EQ(listed.what, what);
+      const kernels::Conv2dShape s = conv_shape(plan.layers[i], 1), l = listed.shape;
+      EXPECT_EQ(std::vector<int>({l.batch, l.in_channels, l.in_height, l.in_width, l.out_channels,
+                                  l.kernel_h, l.kernel_w, l.stride, l.padding}),
+                std::vector<int>({s.batch, s.in_channels, s.in_height, s.in_width, s.out_channels,
+                                  s.kernel_h, s.kernel_w, s.stride, s.padding}))
+          << what;
+      const bool relu_after =
+          i + 1 < plan.layers.size() && plan.layers[i + 1].spec.type == LayerType::ReLU;
+      EXPECT_EQ(listed.relu_after, relu_after) << what;
+    }
+  }
+  EXPECT_EQ(next, test::kPresetConvs.size()) << "the list holds convolutions no preset has";
+}
+
 TEST(ModelConfig, KernelLargerThanInputIsExplained) {
   ModelConfig c = preset("lenet5");
   c.layers[3].kernel = 9;  // conv2 on 6x14x14 is fine with 9; make it too large
@@ -147,6 +176,38 @@ TEST(ModelConfig, UnknownKeysAreRefusedWithTheNearestKnownOne) {
   Experiment every;
   every.model = preset("lenet5");
   EXPECT_NO_THROW(experiment_from_json(experiment_to_json(every)));
+}
+
+// The convolution algorithm (--conv) in a setup and a record: written only when it is implicit,
+// so the im2col path's files are as before; a file without it (every record older than the
+// setting) reads as im2col; an unknown value is refused naming --conv.
+TEST(ModelConfig, TheConvAlgorithmIsWrittenWhenImplicitAndReadAsIm2colWhenAbsent) {
+  TrainOptions train;
+  BackendOptions backend;
+  EXPECT_FALSE(train_config_to_json(train, backend).contains("conv"));
+  backend.conv = ConvAlgorithm::Implicit;
+  const nlohmann::json written = train_config_to_json(train, backend);
+  EXPECT_EQ(written["conv"], "implicit");
+  BackendOptions read;
+  train_config_from_json(written, train, read);
+  EXPECT_EQ(read.conv, ConvAlgorithm::Implicit);
+  EXPECT_NO_THROW(check_train_keys(written));
+  BackendOptions old;
+  old.conv = ConvAlgorithm::Implicit;
+  train_config_from_json(nlohmann::json{{"batch", 32}}, train, old);
+  EXPECT_EQ(old.conv, ConvAlgorithm::Implicit) << "an absent key keeps what was there";
+  BackendOptions fresh;
+  train_config_from_json(nlohmann::json{{"batch", 32}}, train, fresh);
+  EXPECT_EQ(fresh.conv, ConvAlgorithm::Im2col);
+  try {
+    train_config_from_json(nlohmann::json{{"conv", "winograd"}}, train, fresh);
+    ADD_FAILURE() << "conv: winograd was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--conv winograd: unknown; use im2col"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(parse_conv("im2col"), ConvAlgorithm::Im2col);
+  EXPECT_STREQ(conv_name(ConvAlgorithm::Implicit), "implicit");
 }
 
 // Two layers of one name trained and saved a checkpoint no reader could load (fc1.weight twice):

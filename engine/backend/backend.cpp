@@ -22,6 +22,8 @@ const Names<SyncMode> kSyncModes = {{SyncMode::AllReduce, "allreduce"},
                                     {SyncMode::ParameterServer, "parameter-server"}};
 const Names<Distribution> kDistributions = {{Distribution::None, "none"},
                                             {Distribution::Mpi, "mpi"}};
+const Names<ConvAlgorithm> kConvAlgorithms = {{ConvAlgorithm::Im2col, "im2col"},
+                                              {ConvAlgorithm::Implicit, "implicit"}};
 const Names<DataOn> kDataOn = {
     {DataOn::Auto, "auto"}, {DataOn::Device, "device"}, {DataOn::Host, "host"}};
 const Names<Preprocess> kPreprocess = {
@@ -60,6 +62,14 @@ Distribution parse_dist(const std::string& name) {
   return parse_name(kDistributions, name, "--dist " + name + ": unknown; use mpi (under mpirun)");
 }
 const char* dist_name(Distribution dist) { return name_of(kDistributions, dist); }
+
+ConvAlgorithm parse_conv(const std::string& name) {
+  return parse_name(kConvAlgorithms, name,
+                    "--conv " + name +
+                        ": unknown; use im2col (unfolded input, cuBLAS) or implicit "
+                        "(implicit GEMM)");
+}
+const char* conv_name(ConvAlgorithm conv) { return name_of(kConvAlgorithms, conv); }
 
 DataOn parse_data_on(const std::string& name) {
   return parse_name(kDataOn, name,

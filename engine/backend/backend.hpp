@@ -93,6 +93,14 @@ enum class Precision { Fp32, Tf32, Bf16 };
 Precision parse_precision(const std::string& name);  // throws ConfigError
 const char* precision_name(Precision precision);
 
+// How a GPU computes its convolutions: im2col (the input unfolded into a matrix in GPU memory,
+// multiplied by cuBLAS, the result permuted into the activation layout: the reference, and the
+// lesson) or implicit (implicit GEMM: tiles of the input multiplied where they are loaded, bias
+// and the ReLU after a convolution in the same kernel; kernels/cuda/conv2d_implicit.cuh).
+enum class ConvAlgorithm { Im2col, Implicit };
+ConvAlgorithm parse_conv(const std::string& name);  // throws ConfigError naming --conv
+const char* conv_name(ConvAlgorithm conv);          // "im2col", "implicit"
+
 // How replicas agree on the update: every replica takes the same optimizer step on the summed
 // gradients (all-reduce), or a server holds the parameters, takes the step once and sends them
 // back (parameter server).
@@ -131,6 +139,7 @@ struct BackendOptions {
   bool reference_kernels = false;  // CPU: the plain reference kernels (slow; for checking)
   Precision precision = Precision::Fp32;
   bool cuda_graph = true;  // CUDA: replay the training step from CUDA graphs after warm-up
+  ConvAlgorithm conv = ConvAlgorithm::Im2col;  // CUDA: how convolutions are computed
   DataOn data_on = DataOn::Auto;
   Preprocess preprocess = Preprocess::None;
   // Data parallelism: replicas in this process, each on its own thread with threads / replicas

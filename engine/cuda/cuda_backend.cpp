@@ -128,6 +128,7 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
       o.requested_batch = options.batch;
       o.seed = options.seed;
       o.precision = options.precision;
+      o.conv = options.conv;
       o.cuda_graph = graphs;
       // Batches augmented per batch are made on the host, whatever --data-on leaves to choose.
       o.augment_per_batch = options.preprocess == Preprocess::PerBatch;
@@ -162,6 +163,7 @@ CudaBackend::CudaBackend(const ModelPlan& plan, const OptimizerConfig& optimizer
   std::string description;
   const std::string mode =
       std::string(precision_name(options.precision)) +
+      (options.conv == ConvAlgorithm::Implicit ? ", implicit-GEMM convolutions" : "") +
       (graphs ? ", CUDA graphs" : (options.cuda_graph ? ", no graphs" : "")) +
       (options.preprocess == Preprocess::PerBatch ? ", batches from the host augmented per batch"
        : options.data_on == DataOn::Host          ? ", batches from the host"

@@ -43,7 +43,8 @@ std::vector<double> inference_ms_cuda(int gpu, const ModelPlan& plan,
   kc::PinnedBuffer<float> host_images(image_floats, "the images");
   kc::PinnedBuffer<float> host_logits(logit_floats, "the logits");
   std::copy(images.begin(), images.begin() + ptrdiff_t(image_floats), host_images.data());
-  CudaNetwork network(plan, most, kc::Precision::Fp32, blas.get(), 0, step.data(), stream.get());
+  CudaNetwork network(plan, most, kc::Precision::Fp32, ConvAlgorithm::Im2col, blas.get(), 0,
+                      step.data(), stream.get());
   GPULAB_CUDA_CHECK(cudaMemcpyAsync(network.parameters(), params.data(),
                                     params.size() * sizeof(float), cudaMemcpyHostToDevice,
                                     stream.get()));

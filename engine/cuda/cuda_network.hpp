@@ -36,6 +36,7 @@ struct CudaOps {
 
   cudaStream_t stream = nullptr;
   kernels::cuda::Gemm gemm;
+  ConvAlgorithm conv = ConvAlgorithm::Im2col;
   uint64_t seed = 0;
   const uint64_t* step = nullptr;  // (1) on the device
   DeviceLoss* loss = nullptr;      // (1) on the device
@@ -46,6 +47,12 @@ struct CudaOps {
                       const kernels::Conv2dShape& s);
   void conv2d_backward(float* din, float* dw, float* db, const float* dout, const float* in,
                        const float* w, const kernels::Conv2dShape& s);
+  // The convolution and the ReLU after it, for a stack that fuses them (implicit convolutions
+  // only): the ReLU in the forward's store, its mask (out > 0) in the backward's loads.
+  void conv2d_relu_forward(float* out, const float* in, const float* w, const float* b,
+                           const kernels::Conv2dShape& s);
+  void conv2d_relu_backward(float* din, float* dw, float* db, const float* dout, const float* out,
+                            const float* in, const float* w, const kernels::Conv2dShape& s);
   void linear_forward(float* out, const float* in, const float* w, const float* b, int batch,
                       int in_features, int out_features);
   void linear_backward(float* din, float* dw, float* db, const float* dout, const float* in,
@@ -70,8 +77,10 @@ struct CudaOps {
 class CudaNetwork {
  public:
   // Allocates everything for batches up to max_batch on the current device. step: (1) device.
+  // conv: implicit also fuses each convolution with a ReLU after it.
   CudaNetwork(const ModelPlan& plan, int max_batch, kernels::cuda::Precision precision,
-              cublasHandle_t blas, uint64_t seed, const uint64_t* step, cudaStream_t stream);
+              ConvAlgorithm conv, cublasHandle_t blas, uint64_t seed, const uint64_t* step,
+              cudaStream_t stream);
 
   size_t parameter_count() const { return stack_.parameter_count(); }
   float* parameters() { return stack_.parameters(); }  // (parameter_count) on the device

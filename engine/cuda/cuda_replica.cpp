@@ -122,9 +122,9 @@ void CudaReplica::build(std::shared_ptr<const DeviceDataSets> data) {
       s.host_labels = kc::PinnedBuffer<uint8_t>(size_t(batch), "the host's batch labels");
     }
     s.staging = std::make_unique<CudaStaging>();
-    s.network =
-        std::make_unique<CudaNetwork>(plan_, batch, kernel_precision(options_.precision),
-                                      s.blas.get(), options_.seed, s.device_step(), s.stream.get());
+    s.network = std::make_unique<CudaNetwork>(plan_, batch, kernel_precision(options_.precision),
+                                              options_.conv, s.blas.get(), options_.seed,
+                                              s.device_step(), s.stream.get());
     if (options_.with_optimizer)
       s.optimizer =
           std::make_unique<CudaOptimizer>(optimizer_, s.network->parameter_count(), s.stream.get());

@@ -23,6 +23,7 @@ struct CudaReplicaOptions {
   int requested_batch = 1;  // the run's --batch, for the out-of-memory advice
   uint64_t seed = 1;
   Precision precision = Precision::Fp32;
+  ConvAlgorithm conv = ConvAlgorithm::Im2col;
   bool cuda_graph = true;
   // --data-on host: each training batch gathered and normalized on the host and copied over,
   // instead of gathered on the GPU from the data sets kept there.

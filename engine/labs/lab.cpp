@@ -223,6 +223,7 @@ const TrainKey kTrainKeys[] = {
     {"threads", "threads", ValueKind::Whole},
     {"precision", "precision", ValueKind::Text},
     {"cuda-graph", "cuda_graph", ValueKind::OnOff},
+    {"conv", "conv", ValueKind::Text},
     {"replicas", "replicas", ValueKind::Whole},
     {"sync", "sync", ValueKind::Text},
     {"bucket-mb", "bucket_mb", ValueKind::Number},

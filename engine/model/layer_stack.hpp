@@ -8,9 +8,10 @@
 //   dropout_mask(mask, n, p, layer)                       // from the ops' seed and step
 //   softmax_cross_entropy(dlogits, logits, labels, batch, classes)  // the ops keep the loss
 //   copy(out, in, n), zero(out, n)
-// Ops may also offer the fused conv2d_relu_* and conv2d_relu_maxpool_* ops (kernels/cpu/ops.hpp):
-// a stack built with fuse set then runs a convolution with the ReLU (and max pooling) after it as
-// one op, and the convolution's output never makes a trip through memory.
+// Ops may also offer the fused conv2d_relu_* ops, and with them conv2d_relu_maxpool_* (the
+// kernels/cpu/ops.hpp signatures): a stack built with fuse set then runs a convolution with the
+// ReLU (and the max pooling, where offered) after it as one op, and the convolution's output never
+// makes a trip through memory.
 #pragma once
 
 #include <cstdint>
@@ -42,12 +43,18 @@ inline kernels::Pool2dShape pool_shape(const LayerInfo& info, int batch) {
       info.spec.stride};
 }
 
+// Ops that fuse a convolution with the ReLU after it (the CUDA implicit-GEMM path), and those
+// that also fuse the max pooling after that (the fast CPU kernels).
 template <class Ops>
-concept FusesConvBlocks = requires(Ops& ops, float* f, int32_t* i, const float* c,
-                                   const kernels::Conv2dShape& conv,
-                                   const kernels::Pool2dShape& pool) {
+concept FusesConvRelu = requires(Ops& ops, float* f, const float* c,
+                                 const kernels::Conv2dShape& conv) {
   ops.conv2d_relu_forward(f, c, c, c, conv);
   ops.conv2d_relu_backward(f, f, f, c, c, c, c, conv);
+};
+template <class Ops>
+concept FusesConvBlocks = FusesConvRelu<Ops> &&
+    requires(Ops& ops, float* f, int32_t* i, const float* c, const kernels::Conv2dShape& conv,
+             const kernels::Pool2dShape& pool) {
   ops.conv2d_relu_maxpool_forward(f, i, c, c, c, conv, pool);
   ops.conv2d_relu_maxpool_backward(f, f, f, c, c, i, c, c, conv, pool);
 };
@@ -131,8 +138,9 @@ LayerStack<Ops>::LayerStack(const ModelPlan& plan, int max_batch, bool fuse)
     Layer layer;
     layer.info = info;
     const LayerType type = info.spec.type;
-    if (FusesConvBlocks<Ops> && fuse && type == LayerType::Conv2d && type_at(i + 1) == LayerType::ReLU)
-      layer.absorbs = type_at(i + 2) == LayerType::MaxPool2d ? 2 : 1;
+    if (FusesConvRelu<Ops> && fuse && type == LayerType::Conv2d &&
+        type_at(i + 1) == LayerType::ReLU)
+      layer.absorbs = FusesConvBlocks<Ops> && type_at(i + 2) == LayerType::MaxPool2d ? 2 : 1;
     if (folding > 0) {
       layer.folded = true;
       --folding;
@@ -198,6 +206,8 @@ void LayerStack<Ops>::forward(Ops& ops, const float* images, const uint8_t* labe
                                             pool_shape(layers_[i + 2].info, batch));
             break;
           }
+        }
+        if constexpr (FusesConvRelu<Ops>) {
           if (layer.absorbs == 1) {
             ops.conv2d_relu_forward(out, in, layer.weight, layer.bias, conv_shape(info, batch));
             break;
@@ -262,6 +272,8 @@ void LayerStack<Ops>::backward(Ops& ops, const std::function<void(size_t)>& read
                                              pool_shape(layers_[i + 2].info, batch));
             break;
           }
+        }
+        if constexpr (FusesConvRelu<Ops>) {
           if (layer.absorbs == 1) {  // from the ReLU's output gradient, through its output
             ops.conv2d_relu_backward(din, layer.dweight, layer.dbias, layers_[i + 1].dout,
                                      layers_[i + 1].out, in, layer.weight, conv_shape(info, batch));

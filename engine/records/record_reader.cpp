@@ -80,6 +80,7 @@ const std::vector<Field>& run_fields() {
       setting("config.threads"),
       {"config.precision", Kind::Text},
       {"config.cuda_graph", Kind::Flag},
+      {"config.conv", Kind::Text},        // absent from records of the im2col path (and older ones)
       {"config.preprocess", Kind::Text},  // absent from records of the usual path
       // A replica (and an MPI rank) takes at least one image of a batch.
       setting("config.replicas"),

@@ -88,6 +88,9 @@ std::vector<NamePart> run_name_parts(const nlohmann::json& info) {
   }
   if (const auto* p = member(*config, "precision"); p && p->is_string())
     parts.push_back({"precision", p->get<std::string>()});
+  // --conv implicit; absent from records of the im2col path.
+  if (const auto* c = member(*config, "conv"); c && c->is_string() && *c == "implicit")
+    parts.push_back({"conv", "implicit conv"});
   // --data-on host (a GPU fed batch by batch); absent from records of the usual path.
   if (const auto* d = member(*config, "data_on");
       d && d->is_string() && *d == "host" && device.rfind("cuda", 0) == 0)

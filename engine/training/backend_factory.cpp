@@ -33,6 +33,11 @@ void validate(const BackendOptions& options) {
                       ": the CPU computes in fp32 only (its matrix products are fp32 sgemm; "
                       "gpulab has no tf32 or bf16 CPU kernels, AVX-512 BF16 or not); use "
                       "--precision fp32, or a GPU (--device cuda:0)");
+  if (gpu < 0 && options.conv != ConvAlgorithm::Im2col)
+    throw ConfigError(std::string("--conv ") + conv_name(options.conv) +
+                      ": chooses how a GPU computes its convolutions; the CPU has its own kernels "
+                      "(im2col and Winograd, chosen per layer), so use it with --device cuda:0, or "
+                      "leave it out on the CPU");
   if (gpu < 0 && options.data_on == DataOn::Device)
     throw ConfigError(
         "--data-on device: the CPU trains from host memory, its only path, so there is no device "

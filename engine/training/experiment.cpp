@@ -58,6 +58,7 @@ json train_config_to_json(const TrainOptions& o, const BackendOptions& b) {
             {"collective_timeout_s", b.collective_timeout_s},
             {"dist", dist_name(b.dist)}};
   // Only when chosen, so setups and records of the usual path stay as they were.
+  if (b.conv != ConvAlgorithm::Im2col) j["conv"] = conv_name(b.conv);
   if (b.data_on != DataOn::Auto) j["data_on"] = data_on_name(b.data_on);
   if (b.preprocess != Preprocess::None) j["preprocess"] = preprocess_name(b.preprocess);
   for (const PlannedLr& c : o.lr_changes)
@@ -91,6 +92,9 @@ void train_config_from_json(const json& j, TrainOptions& o, BackendOptions& b) {
   read_field(j, "precision", precision);
   b.precision = parse_precision(precision);
   read_field(j, "cuda_graph", b.cuda_graph);
+  std::string conv = conv_name(b.conv);  // absent from older records: im2col, the only path then
+  read_field(j, "conv", conv);
+  b.conv = parse_conv(conv);
   std::string data_on = data_on_name(b.data_on);
   read_field(j, "data_on", data_on);
   b.data_on = parse_data_on(data_on);
@@ -127,7 +131,7 @@ void check_train_keys(const json& j) {
   std::vector<std::string> known;
   const json written = train_config_to_json({}, {});  // every setting a setup holds
   for (const auto& [key, value] : written.items()) known.push_back(key);
-  for (const char* written_when_set : {"data_on", "preprocess", "lr_changes"})
+  for (const char* written_when_set : {"conv", "data_on", "preprocess", "lr_changes"})
     if (std::find(known.begin(), known.end(), written_when_set) == known.end())
       known.push_back(written_when_set);
   std::sort(known.begin(), known.end());
