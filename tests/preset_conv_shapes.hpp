@@ -27,6 +27,8 @@ inline const std::vector<PresetConv> kPresetConvs = {
     {"vgg-small conv3", {1, 32, 14, 14, 64, 3, 3, 1, 1}, true},
     {"vgg-small conv4", {1, 64, 14, 14, 64, 3, 3, 1, 1}, true},
     {"vgg-small conv5", {1, 64, 7, 7, 128, 3, 3, 1, 1}, true},
+    {"fast-mnist conv1", {1, 1, 28, 28, 32, 3, 3, 1, 0}, true},
+    {"fast-mnist conv2", {1, 32, 13, 13, 64, 3, 3, 1, 0}, true},
 };
 
 }  // namespace gpulab::test

@@ -256,7 +256,8 @@ TEST(Cli, SettingsOutOfRangeAreRefusedNamingTheValueAndTheRange) {
       // A key that is no setting trained at the default without a word.
       {"", R"("learning_rate": 0.5)",
        "unknown key \"learning_rate\" (did you mean \"lr\"?); the known keys are batch, "
-       "bucket_mb, collective_timeout_s, cuda_graph, data_on, device, dist, epochs, eval_every, "
+       "bucket_mb, collective_timeout_s, conv, cuda_graph, data_on, device, dist, epochs, "
+       "eval_every, "
        "gamma, lr, lr_changes, max_steps, momentum, optimizer, precision, preprocess, replicas, "
        "schedule, seed, shuffle, stop_at_accuracy, sync, target_accuracy, threads, weight_decay"},
   };
