@@ -271,11 +271,11 @@ void CompareView::fit_table_columns() {
   }
   const QFontMetrics metrics = table_->fontMetrics();
   const int eight = metrics.horizontalAdvance(QString(8, QChar('x')));
-  // The epoch time keeps its figure ("≈ 15.12 s" of "≈ 15.12 s, from 200 steps").
+  // The epoch time keeps its figure, which is all its cell shows ("≈ 15.12 s").
   int figure = eight;
   for (int r = 0; r < table_->rowCount(); ++r)
     if (const QTableWidgetItem* item = table_->item(r, 4))
-      figure = std::max(figure, metrics.horizontalAdvance(item->text().section(',', 0, 0)) +
+      figure = std::max(figure, metrics.horizontalAdvance(item->text()) +
                                     2 * metrics.averageCharWidth() + metrics.height());
   // The device (its run's name says most of it) and the all-reduce give way first; the run's
   // name and the epoch time only where the table is narrower still.
