@@ -37,6 +37,7 @@
 
 #include "bad_inputs.hpp"
 #include "damaged_runs.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/records/run_record.hpp"
 #include "engine/session/session.hpp"
 #include "engine/training/experiment.hpp"
@@ -299,7 +300,8 @@ TEST_F(Window, AFairRaceRunsSetupsThatShareTheCpuOneAfterAnother) {
 }
 
 // A race ends saying its verdict: the second setup's images/s over the first's, worked out here
-// from their run.json summaries, measured one after another. Its setups stay in the Race list,
+// from their records as every view gives a run's pace (issue 40.3: a step's images over the
+// median step's time), measured one after another. Its setups stay in the Race list,
 // so ticking Run at once and clicking Start race reruns them side by side, and that verdict says
 // they are not comparable.
 TEST_F(Window, ARaceSaysItsVerdictAndKeepsItsSetupsToRunAtOnce) {
@@ -325,8 +327,10 @@ TEST_F(Window, ARaceSaysItsVerdictAndKeepsItsSetupsToRunAtOnce) {
   bool under_load = false;  // other programs (a build beside the test) may load this machine
   for (RunEntry* run : window_->store()->entries()) {
     const RunData on_disk = load_run(run->data.dir);
-    const double figure = on_disk.info["summary"]["images_per_second"].get<double>();
-    images_per_second[run->data.name() == first ? 0 : 1] = figure;
+    const double per_step = on_disk.info["summary"]["images"].get<double>() /
+                            on_disk.info["summary"]["steps"].get<double>();
+    images_per_second[run->data.name() == first ? 0 : 1] =
+        1000.0 * per_step / median_step(on_disk).step_ms;
     under_load =
         under_load ||
         on_disk.info.value("outside_load", nlohmann::json::object()).value("under_load", false);
