@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "engine/analysis/chart_csv.hpp"
+#include "engine/analysis/run_figures.hpp"
 #include "engine/backend/metrics.hpp"
 #include "engine/base/errors.hpp"
 #include "engine/base/files.hpp"

@@ -8,6 +8,7 @@
 
 #include "engine/base/errors.hpp"
 #include "engine/base/text.hpp"
+#include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab_hand_in.hpp"
 #include "engine/records/record_reader.hpp"
 
