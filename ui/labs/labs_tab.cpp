@@ -272,6 +272,7 @@ void LabsTab::add_lab(Lab lab) {
   } else {
     labs_.push_back(std::move(lab));
     pages_.push_back(nullptr);
+    stale_.push_back(false);
     item = new QTreeWidgetItem(list_);
   }
   const Lab& added = labs_[index];
@@ -295,7 +296,10 @@ void LabsTab::read_references() {
 }
 
 LabPage* LabsTab::page_at(size_t index) {
-  if (pages_[index]) return pages_[index];
+  if (pages_[index]) {
+    if (stale_[index]) refresh_lab(index, true);
+    return pages_[index];
+  }
   read_references();  // the page's rows of GPU experiments may show one
   auto* page = new LabPage(labs_[index], stack_);
   const std::string source = labs_[index].source;
@@ -317,7 +321,7 @@ LabPage* LabsTab::page_at(size_t index) {
   });
   stack_->addWidget(page);
   pages_[index] = page;
-  refresh_lab(index);
+  refresh_lab(index, true);
   return page;
 }
 
@@ -582,9 +586,14 @@ void LabsTab::refresh() {
   for (size_t i = 0; i < labs_.size(); ++i) refresh_lab(i);
 }
 
-void LabsTab::refresh_lab(size_t index) {
+void LabsTab::refresh_lab(size_t index, bool fill_page) {
   const Lab& lab = labs_[index];
   LabPage* page = pages_[index];
+  if (page && !fill_page && stack_->currentWidget() != page) {
+    stale_[index] = true;  // page_at fills it when it is wanted
+    page = nullptr;
+  }
+  if (page) stale_[index] = false;
   const auto found = progress_.labs.find(lab.source);
   const LabRecord* record = found == progress_.labs.end() ? nullptr : &found->second;
   std::vector<LabRunResult> results;

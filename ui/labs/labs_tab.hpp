@@ -84,8 +84,11 @@ class LabsTab : public QWidget {
   void hideEvent(QHideEvent* event) override;
   void fit_list();
   bool eventFilter(QObject* watched, QEvent* event) override;
-  void refresh();  // every lab's states, results, charts and progress column
-  void refresh_lab(size_t index);
+  // Every lab's progress column, and the states, results and charts of the page on screen; a page
+  // made but not on screen is marked stale and filled when it is next shown or asked for
+  // (page_at): filling every page made so far held the window up to 0.2 s at each run's start.
+  void refresh();
+  void refresh_lab(size_t index, bool fill_page = false);
   void answer(size_t lab, int question, int choice);
   void run_matmul(size_t lab, const LabExperiment& e);
   void save();
@@ -94,6 +97,7 @@ class LabsTab : public QWidget {
   LabsContext context_;
   std::vector<Lab> labs_;
   std::vector<LabPage*> pages_;  // one per lab, null until made (page_at)
+  std::vector<bool> stale_;      // per lab: its page was not filled at the last refresh
   LabProgress progress_;
   // Runs recorded on a GPU elsewhere, shown where this machine cannot run an experiment
   // (engine/labs/reference_runs); read once, when the first page is made (read_references).
