@@ -1600,6 +1600,33 @@ TEST_F(Labs, AGpuExperimentShowsTheReferenceRunMarkedUntilTheLearnersOwn) {
   EXPECT_FALSE(own.contains("reference run")) << own.toStdString();
 }
 
+// Several reference runs in one chart: each its own colour, none the colour of a learner's run in
+// it, so that a chart of four references reads as four lines.
+TEST_F(Labs, ReferenceRunsInOneChartAreDrawnInColoursOfTheirOwn) {
+  test::TempDir refs;
+  const Lab lab = load_lab("cnn-on-gpu");
+  for (const char* gpu_experiment : {"lenet5 gpu", "lenet5 gpu graphs off", "vgg-small gpu"})
+    test::write_reference_run(refs.path() / std::string(gpu_experiment),
+                              lab_run_name(lab, *lab.experiment(gpu_experiment)));
+  test::ScopedEnv env(kReferenceRunsVariable, refs.path().string());
+  open_window();
+  LabPage* page = choose_lab("cnn-on-gpu");
+  ASSERT_NE(page, nullptr);
+  QCustomPlot* plot = page->chart(0)->plot();
+  std::vector<QColor> references, own;
+  for (int g = 0; g < plot->graphCount(); ++g) {
+    const QColor color = plot->graph(g)->pen().color();
+    (plot->graph(g)->name().contains("(reference, ") ? references : own).push_back(color);
+  }
+  ASSERT_EQ(references.size(), 3u) << plot->graphCount() << " graphs";
+  for (size_t i = 0; i < references.size(); ++i) {
+    EXPECT_TRUE(references[i].isValid());
+    for (size_t j = i + 1; j < references.size(); ++j)
+      EXPECT_NE(references[i], references[j]) << "references " << i << " and " << j;
+    EXPECT_EQ(std::find(own.begin(), own.end(), references[i]), own.end());
+  }
+}
+
 TEST_F(Labs, AReferenceRunsVariableNamingNoFolderIsReportedAndTheLabsLoad) {
   test::TempDir dir;
   const auto missing = dir.path() / "no-such-folder";

@@ -323,14 +323,16 @@ bool LabPage::eventFilter(QObject* watched, QEvent* event) {
 
 void LabPage::fit_table(QTableWidget* table) {
   // The figures as wide as they are; the last column (the note) takes the width left and wraps,
-  // so the table needs no scrolling unless its figures alone are wider than the page.
+  // so the table needs no scrolling unless its figures alone are wider than the page. When they
+  // are, the table scrolls sideways anyway, and the note keeps up to 400 px: at 120 a reference
+  // row's "recorded on ..." wrapped into a dozen lines, rows 200 px high at 1280x720.
   table->resizeColumnsToContents();
   const int last = table->columnCount() - 1;
   if (last > 0) {
     int figures = 0;
     for (int c = 0; c < last; ++c) figures += table->columnWidth(c);
     const int room = table->width() - 2 * table->frameWidth() - figures;
-    table->setColumnWidth(last, std::max({room, 120, std::min(table->columnWidth(last), 120)}));
+    table->setColumnWidth(last, std::max({room, std::min(table->columnWidth(last), 400)}));
   }
   table->resizeRowsToContents();
   // As tall as its rows: the page scrolls, not the table.

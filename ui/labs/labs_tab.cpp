@@ -31,6 +31,7 @@
 #include "engine/labs/reference_runs.hpp"
 #include "engine/records/run_record.hpp"
 #include "ui/charts/chart_export.hpp"
+#include "ui/charts/chart_render.hpp"
 #include "ui/charts/chart_view.hpp"
 #include "ui/labs/lab_page.hpp"
 #include "ui/runs/run_store.hpp"
@@ -105,9 +106,19 @@ class NewFolderDialog : public QFileDialog {
 
 enum LabColumn { kTitle, kMinutes, kHardware, kProgress };
 constexpr int kMostProblemLines = 8;  // of one lab file; the rest are counted
-// A reference run's line in a lab's charts: grey, the colour of no run of the learner's, beside
-// its legend's "(reference, recorded on ...)".
-const QColor kReferenceRunColor(120, 120, 120);
+// A reference run's line in a lab's charts: a colour of the runs' palette that none of the
+// learner's runs in that chart has, each reference its own, beside its legend's "(reference,
+// recorded on ...)". (One grey for all of them made a chart of four references four lines that
+// no one could tell apart.)
+std::vector<QColor> reference_colors(const std::vector<QColor>& taken, size_t count) {
+  std::vector<QColor> colors;
+  for (int slot = 0; colors.size() < count; ++slot) {
+    const QColor color = run_color(slot);
+    if (slot >= 64 || std::find(taken.begin(), taken.end(), color) == taken.end())
+      colors.push_back(color);
+  }
+  return colors;
+}
 
 // A lab's problems as the engine words them, one a line.
 QString problems_text(const Lab& lab) {
@@ -666,6 +677,7 @@ void LabsTab::refresh_lab(size_t index, bool fill_page) {
     for (size_t c = 0; c < lab.charts.size(); ++c) {
       std::vector<const RunData*> runs;
       std::vector<QColor> colors;
+      std::vector<size_t> references;  // their places in runs
       for (const LabExperiment& e : lab.experiments) {
         const auto& wanted = lab.charts[c].experiments;
         if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), e.name) == wanted.end())
@@ -675,10 +687,13 @@ void LabsTab::refresh_lab(size_t index, bool fill_page) {
           colors.push_back(run->second->color);
         } else if (const auto reference = reference_runs.find(e.name);
                    reference != reference_runs.end()) {
+          references.push_back(runs.size());
           runs.push_back(reference->second);
-          colors.push_back(kReferenceRunColor);
+          colors.emplace_back();
         }
       }
+      const std::vector<QColor> free = reference_colors(colors, references.size());
+      for (size_t i = 0; i < references.size(); ++i) colors[references[i]] = free[i];
       page->set_chart_runs(c, std::move(runs), std::move(colors));
     }
     page->set_answers(answers);
