@@ -20,60 +20,28 @@ labs=("$@")
 size="${SIZE:-1280x720}"
 read -r -a notches <<<"${NOTCHES:-8 16}"
 gui="$BUILD/app/gpulab"
-for tool in Xvfb openbox xdotool import; do
-  command -v "$tool" >/dev/null || { printf 'lab screenshots: %s is not installed\n' "$tool" >&2; exit 2; }
-done
+# shellcheck source=docs/screen_lib.sh
+source "$REPO/docs/screen_lib.sh"
+need_screen_tools "lab screenshots"
 [[ -x $gui ]] || { printf 'lab screenshots: %s is not built\n' "$gui" >&2; exit 2; }
 mkdir -p "$out"
 work="$(mktemp -d)"
-display=120
-cleanup() {
-  [[ -n ${app:-} ]] && kill "$app" 2>/dev/null
-  [[ -n ${wm:-} ]] && kill "$wm" 2>/dev/null
-  [[ -n ${xvfb:-} ]] && kill "$xvfb" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
 export XDG_CONFIG_HOME="$work/config"
-x() { DISPLAY=":$display" "$@"; }
+w=${size%x*} h=${size#*x}
 
 for lab in "${labs[@]}"; do
   file="$REPO/resources/labs/$lab.md"
   [[ -f $file ]] || { printf 'lab screenshots: no built-in lab %s\n' "$lab" >&2; exit 2; }
-  display=$((display + 1))
-  while [[ -e /tmp/.X$display-lock ]]; do display=$((display + 1)); done  # a screen in use
-  Xvfb ":$display" -screen 0 "${size}x24" -nolisten tcp >/dev/null 2>&1 &
-  xvfb=$!
-  sleep 1
-  DISPLAY=":$display" openbox >/dev/null 2>&1 &
-  wm=$!
-  sleep 1
   mkdir -p "$work/runs-$lab"
-  DISPLAY=":$display" "$gui" --runs-dir "$work/runs-$lab" --lab "$file" >"$work/window.log" 2>&1 &
-  app=$!
-  for _ in $(seq 50); do
-    x xdotool search --name '^gpulab' >/dev/null 2>&1 && break
-    sleep 0.2
-  done
-  sleep 2
-  id="$(x xdotool search --onlyvisible --name '^gpulab' | head -1)"
-  x xdotool windowactivate --sync "$id" key --clearmodifiers super+Up >/dev/null 2>&1 || true
-  x xdotool windowsize "$id" 100% 100% windowmove "$id" 0 0
-  sleep 2
-  x import -window root "$out/lab-$lab-$size.png"
-  printf 'lab screenshots: %s\n' "$out/lab-$lab-$size.png"
+  start_window "$size" --runs-dir "$work/runs-$lab" --lab "$file"
+  shoot "$out/lab-$lab-$size.png"
   # The page is the right-hand pane below the list of labs: the wheel over it scrolls it.
-  w=${size%x*} h=${size#*x}
   done_notches=0
   for n in "${notches[@]}"; do
-    x xdotool mousemove $((w * 2 / 3)) $((h * 3 / 5)) click --repeat $((n - done_notches)) \
-      --delay 60 5
+    DISPLAY=":$display" xdotool mousemove $((w * 2 / 3)) $((h * 3 / 5)) \
+      click --repeat $((n - done_notches)) --delay 60 5
     done_notches=$n
-    sleep 1
-    x import -window root "$out/lab-$lab-$size-scrolled-$n.png"
-    printf 'lab screenshots: %s\n' "$out/lab-$lab-$size-scrolled-$n.png"
+    shoot "$out/lab-$lab-$size-scrolled-$n.png"
   done
-  kill "$app" "$wm" "$xvfb" 2>/dev/null || true
-  wait "$app" "$wm" "$xvfb" 2>/dev/null || true
-  app="" wm="" xvfb=""
+  stop_window
 done

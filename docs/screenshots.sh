@@ -21,18 +21,11 @@ shift
 data_args=()
 [[ ${1:-} == --data-dir ]] && data_args=(--data-dir "$2")
 cli="$BUILD/app/gpulab-cli" gui="$BUILD/app/gpulab"
-for tool in Xvfb openbox xdotool import; do
-  command -v "$tool" >/dev/null || { printf 'screenshots: %s is not installed\n' "$tool" >&2; exit 2; }
-done
+# shellcheck source=docs/screen_lib.sh
+source "$REPO/docs/screen_lib.sh"
+need_screen_tools screenshots
 mkdir -p "$out"
 work="$(mktemp -d)"
-cleanup() {
-  [[ -n ${app:-} ]] && kill "$app" 2>/dev/null
-  [[ -n ${wm:-} ]] && kill "$wm" 2>/dev/null
-  [[ -n ${xvfb:-} ]] && kill "$xvfb" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
 runs="$work/runs"
 export XDG_CONFIG_HOME="$work/config"
 
@@ -81,67 +74,31 @@ for learner in "Ada Lovelace" "Alan Turing" "Grace Hopper" "Katherine Johnson" "
 done
 "$cli" lab grade "$class" --roster "$work/roster.csv" --out "$work/graded" >/dev/null || true
 
-display=99
-shoot() {  # shoot NAME: the whole screen
-  sleep 2
-  DISPLAY=":$display" import -window root "$out/$1.png"
-  printf 'screenshots: %s\n' "$out/$1.png"
-}
-start_window() {  # start_window SIZE ARGS...: a fresh X screen, window manager and window
-  local size=$1
-  shift
-  display=$((display + 1))
-  Xvfb ":$display" -screen 0 "${size}x24" -nolisten tcp >/dev/null 2>&1 &
-  xvfb=$!
-  sleep 1
-  DISPLAY=":$display" openbox >/dev/null 2>&1 &
-  wm=$!
-  sleep 1
-  DISPLAY=":$display" "$gui" --runs-dir "$runs" "${data_args[@]+"${data_args[@]}"}" "$@" \
-    >"$work/window.log" 2>&1 &
-  app=$!
-  for _ in $(seq 50); do
-    DISPLAY=":$display" xdotool search --name '^gpulab' >/dev/null 2>&1 && break
-    sleep 0.2
-  done
-  sleep 2
-  # Maximized, as a class would see it.
-  DISPLAY=":$display" xdotool search --onlyvisible --name '^gpulab' windowactivate --sync \
-    key --clearmodifiers super+Up >/dev/null 2>&1 || true
-  local id
-  id="$(DISPLAY=":$display" xdotool search --onlyvisible --name '^gpulab' | head -1)"
-  DISPLAY=":$display" xdotool windowsize "$id" 100% 100% windowmove "$id" 0 0
-}
-stop_window() {
-  kill "$app" "$wm" "$xvfb" 2>/dev/null || true
-  wait "$app" "$wm" "$xvfb" 2>/dev/null || true
-  app="" wm="" xvfb=""
-}
-
+window_args=(--runs-dir "$runs" "${data_args[@]+"${data_args[@]}"}")
 for size in 1024x768 1280x720 1920x1080; do
   start_window "$size" --show-recent 6
-  shoot "window-$size-live"
+  shoot "$out/window-$size-live.png"
   stop_window
   start_window "$size" --show-recent 6 --tab compare
-  shoot "window-$size-compare"
+  shoot "$out/window-$size-compare.png"
   stop_window
   start_window "$size" --show-recent 6 --tab compare --presenter
-  shoot "window-$size-presenter-compare"
+  shoot "$out/window-$size-presenter-compare.png"
   stop_window
   start_window "$size" --show-recent 6 --presenter
-  shoot "window-$size-presenter-live"
+  shoot "$out/window-$size-presenter-live.png"
   stop_window
   start_window "$size" --show-recent 6 --lab "$REPO/resources/labs/cnn-on-gpu.md"
-  shoot "lab-$size"
+  shoot "$out/lab-$size.png"
   stop_window
   start_window "$size" --show-recent 6 --class-folder "$work/graded"
-  shoot "classboard-roster-$size"
+  shoot "$out/classboard-roster-$size.png"
   if [[ $size == 1280x720 ]]; then
     # Ada's row (the first) double-clicked: her runs in Compare, the board still above it.
     board="$(DISPLAY=":$display" xdotool search --onlyvisible --name '^Class:' | head -1)"
     eval "$(DISPLAY=":$display" xdotool getwindowgeometry --shell "$board")"
     DISPLAY=":$display" xdotool mousemove $((X + 120)) $((Y + 57)) click --repeat 2 --delay 80 1
-    shoot "classboard-compare-$size"
+    shoot "$out/classboard-compare-$size.png"
   fi
   stop_window
 done
