@@ -16,6 +16,7 @@
 #include <QMenu>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTest>
 #include <chrono>
 #include <cmath>
@@ -24,6 +25,7 @@
 #include <thread>
 
 #include "engine/devices/devices.hpp"
+#include "engine/training/backend_factory.hpp"
 #include "engine/training/experiment.hpp"
 #include "gpulab/build_config.hpp"
 #include "test_support.hpp"
@@ -291,6 +293,111 @@ TEST_F(GpuPicker, TickedGpusRaceOrTrainAsOneRunWithTheirReplicas) {
   EXPECT_EQ(picker->selected(), std::vector<std::string>{"cuda:0x2,1x2"});
   EXPECT_EQ(picker->gpu_replicas(), 2);
   EXPECT_TRUE(picker->one_gpu_run());
+}
+
+// Issue 41.9 in the window: the parameter server serves GPU replicas too (IBM's recipe), so the
+// sync choice is enabled by any run of several replicas, CPU or GPU. The GPU-only choices of the
+// Data and kernels box reach the GPU run; a CPU run raced against it trains as the CPU can.
+TEST_F(GpuPicker, SyncServesGpuReplicasAndGpuOnlyChoicesReachOnlyTheGpuRun) {
+  auto* sync = find<QComboBox>("sync-mode");
+  click("device-cpu");
+  click("device-cuda-0");
+  EXPECT_FALSE(sync->isEnabled());  // one GPU, one replica: nothing to agree on
+  type_gpu_replicas(2);
+  ASSERT_TRUE(sync->isEnabled());
+  test::choose_in_combo(sync, "parameter server");
+  std::vector<RunRequest> requests = add_to_race();
+  ASSERT_EQ(devices_of(requests), std::vector<std::string>{"cuda:0x2"});
+  EXPECT_EQ(requests[0].backend.sync, SyncMode::ParameterServer);
+
+  // The GPU-only choices, made as a person makes them.
+  test::choose_in_combo(find<QComboBox>("precision"), "tf32");
+  test::choose_in_combo(find<QComboBox>("conv"), "implicit GEMM");
+  test::choose_in_combo(find<QComboBox>("preprocess"), "augmented per batch");
+  auto* data_on = find<QComboBox>("data-on");
+  // Batches augmented per batch are made on the host: "device" cannot be chosen.
+  auto* items = qobject_cast<QStandardItemModel*>(data_on->model());
+  EXPECT_FALSE(items->item(data_on->findData("device"))->isEnabled());
+  test::choose_in_combo(data_on, "copied from host");
+  QCheckBox* graphs = find<QCheckBox>("cuda-graphs");
+  ASSERT_TRUE(graphs->isEnabled());
+  QTest::mouseClick(graphs, Qt::LeftButton, {}, QPoint(8, graphs->height() / 2));
+  EXPECT_FALSE(graphs->isChecked());
+
+  // The CPU (one replica) raced against the two GPU replicas.
+  click("device-cpu");
+  requests = add_to_race();
+  ASSERT_EQ(devices_of(requests), (std::vector<std::string>{"cpu", "cuda:0x2"}));
+  const BackendOptions& cpu = requests[0].backend;
+  const BackendOptions& gpu = requests[1].backend;
+  EXPECT_EQ(gpu.precision, Precision::Tf32);
+  EXPECT_EQ(gpu.conv, ConvAlgorithm::Implicit);
+  EXPECT_EQ(gpu.data_on, DataOn::Host);
+  EXPECT_FALSE(gpu.cuda_graph);
+  EXPECT_EQ(gpu.preprocess, Preprocess::PerBatch);
+  EXPECT_EQ(gpu.sync, SyncMode::ParameterServer);
+  // The CPU computes in fp32 with its own kernels from host memory; its one replica all-reduces
+  // nothing; the input pipeline is the same for both, the race's point.
+  EXPECT_EQ(cpu.precision, Precision::Fp32);
+  EXPECT_EQ(cpu.conv, ConvAlgorithm::Im2col);
+  EXPECT_EQ(cpu.data_on, DataOn::Auto);
+  EXPECT_TRUE(cpu.cuda_graph);
+  EXPECT_EQ(cpu.preprocess, Preprocess::PerBatch);
+  EXPECT_EQ(cpu.sync, SyncMode::AllReduce);
+  EXPECT_NO_THROW(validate(cpu));  // the CPU's run starts (the GPUs here are a fake list)
+
+  // The GPU unticked: its choices are greyed, kept, and say why.
+  click("device-cuda-0");
+  for (const char* name : {"precision", "conv", "data-on"}) {
+    auto* box = find<QComboBox>(name);
+    EXPECT_FALSE(box->isEnabled()) << name;
+    EXPECT_TRUE(box->toolTip().startsWith("GPU only")) << name << ": " << box->toolTip().toStdString();
+  }
+  EXPECT_FALSE(graphs->isEnabled());
+  EXPECT_EQ(find<QComboBox>("conv")->currentData().toString(), "implicit");
+  EXPECT_EQ(add_to_race()[0].backend.conv, ConvAlgorithm::Im2col);
+  click("device-cuda-0");
+  EXPECT_EQ(devices_of(add_to_race()), (std::vector<std::string>{"cpu", "cuda:0x2"}));
+  EXPECT_EQ(add_to_race()[1].backend.conv, ConvAlgorithm::Implicit);
+}
+
+// A GPU setup opened while the CPU is ticked keeps its GPU choices: before, the panel reset
+// precision to fp32 as the setup was applied (the CPU still ticked), then ticked its GPU.
+TEST_F(GpuPicker, AGpuSetupOpenedWhileTheCpuIsTickedKeepsItsPrecisionAndKernels) {
+  const auto path = runs_.path() / "gpu-setup.json";
+  std::ofstream(path) << R"({"name": "tiny", "layers": [{"type": "flatten"},
+      {"type": "linear", "out_features": 10}], "train": {"device": "cuda:1x2",
+      "precision": "bf16", "conv": "implicit", "data_on": "device", "cuda_graph": false,
+      "preprocess": "once", "sync": "parameter-server", "bucket_mb": 5}})";
+  ASSERT_EQ(window_->device_picker()->selected(), std::vector<std::string>{"cpu"});
+  QString error;
+  ASSERT_TRUE(window_->open_setup(QString::fromStdString(path.string()), &error))
+      << error.toStdString();
+  const std::vector<RunRequest> requests = add_to_race();
+  ASSERT_EQ(devices_of(requests), std::vector<std::string>{"cuda:1x2"});
+  const BackendOptions& b = requests[0].backend;
+  EXPECT_EQ(b.precision, Precision::Bf16);
+  EXPECT_EQ(b.conv, ConvAlgorithm::Implicit);
+  EXPECT_EQ(b.data_on, DataOn::Device);
+  EXPECT_FALSE(b.cuda_graph);
+  EXPECT_EQ(b.preprocess, Preprocess::Once);
+  EXPECT_EQ(b.sync, SyncMode::ParameterServer);
+  EXPECT_EQ(b.bucket_mb, 5);
+  EXPECT_TRUE(window_->experiment()->kept_text().contains("gradient buckets of 5 MiB"))
+      << window_->experiment()->kept_text().toStdString();
+  // Saved again, the file holds all of it.
+  const auto again = runs_.path() / "gpu-setup-again.json";
+  ASSERT_TRUE(window_->save_setup_file(QString::fromStdString(again.string()), &error))
+      << error.toStdString();
+  const Experiment saved = load_experiment(again);
+  EXPECT_EQ(saved.backend.device, "cuda:1x2");
+  EXPECT_EQ(saved.backend.precision, Precision::Bf16);
+  EXPECT_EQ(saved.backend.conv, ConvAlgorithm::Implicit);
+  EXPECT_EQ(saved.backend.data_on, DataOn::Device);
+  EXPECT_FALSE(saved.backend.cuda_graph);
+  EXPECT_EQ(saved.backend.preprocess, Preprocess::Once);
+  EXPECT_EQ(saved.backend.sync, SyncMode::ParameterServer);
+  EXPECT_EQ(saved.backend.bucket_mb, 5);
 }
 
 // The Setup panel reads off what the hardware is: the CPU's cores and clock, each GPU's SMs,

@@ -347,7 +347,8 @@ TEST(Compare, EpochTimeComesFromFullEpochsOnly) {
   EXPECT_TRUE(std::isnan(rows[2].epoch_speedup));
   std::ostringstream csv;
   write_comparison_csv(rows, csv);
-  EXPECT_NE(csv.str().find(",extrapolated from steps,,\n"), std::string::npos);  // no energy
+  // No energy, no matrix products' share.
+  EXPECT_NE(csv.str().find(",extrapolated from steps,,,\n"), std::string::npos) << csv.str();
   // The speedup chart's empty bars say why.
   const Chart speedup = build_chart(ChartKind::Speedup, {&cut, &older, &short_run}, ChartOptions{});
   EXPECT_EQ(speedup.panels[1].bars[0].notes[2], "no full epoch");
@@ -382,8 +383,31 @@ TEST(Compare, EnergyAndImagesPerJouleComeFromTheRecord) {
   std::ostringstream csv;
   write_comparison_csv(rows, csv);
   const std::string text = csv.str();
-  EXPECT_NE(text.find(",energy_joules,images_per_joule\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(",energy_joules,images_per_joule,matmul_percent\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find(",725,12.41"), std::string::npos) << text;
+}
+
+// The matrix products' share in the comparison: over the steps that measured it (the CPU's),
+// their matmul_ms over their forward and backward time; none for a run that measured none.
+TEST(Compare, TheMatmulShareIsTheMeasuredStepsMatrixProductsOverForwardAndBackward) {
+  RunData cpu = make_run("cpu", 4, 20.0, 3200);  // forward 5 ms and backward 10 ms a step
+  const double matmul[] = {9.0, 12.0, kNoValue, 9.0};  // step 3 did not measure it
+  for (size_t s = 0; s < cpu.steps.size(); ++s) cpu.steps[s].times.matmul_ms = matmul[s];
+  const RunData gpu = make_run("gpu", 4, 2.0, 32000);
+  const auto rows = compare_runs({&cpu, &gpu}, 0, 0.98);
+  // (9 + 12 + 9) ms of 3 x 15 ms: 66.7 %, 10.00 of 15.00 ms a step.
+  EXPECT_DOUBLE_EQ(rows[0].matmul_percent, 100.0 * 30.0 / 45.0);
+  EXPECT_EQ(rows[0].matmul_note,
+            "67 % of forward and backward in matrix products (convolutions and GEMMs): 10.00 of "
+            "15.00 ms a step");
+  EXPECT_TRUE(std::isnan(rows[1].matmul_percent));
+  EXPECT_EQ(rows[1].matmul_note, "");
+  std::ostringstream csv;
+  write_comparison_csv(rows, csv);
+  const std::string text = csv.str();
+  EXPECT_NE(text.find(",66.6666667\n"), std::string::npos) << text;
+  EXPECT_EQ(text.substr(text.size() - 2), ",\n") << text;  // the GPU run's: empty
 }
 
 // A flagged run is marked on every chart that shows it, in the window and in exported files.

@@ -504,6 +504,50 @@ TEST_F(Window, SettingsNoFieldShowsAreSaidKeptAndForgotten) {
   EXPECT_EQ(plan, (std::vector<PlannedLr>{{3, 0.2}}));
 }
 
+// The Data and kernels box on a machine without a GPU: the input pipeline is chosen by a click
+// and is the run's own (its run.json says so); the GPU-only choices are greyed and say why; a
+// setup's gradient bucket size, which no field shows, is said, kept for the run, and forgotten.
+TEST_F(Window, TheInputPipelineIsChosenByAClickAndTheGpuOnlyChoicesSayWhyTheyAreGreyed) {
+  small_setup(4);
+  for (const char* name : {"precision", "conv", "data-on"}) {
+    auto* box = window_->findChild<QComboBox*>(name);
+    ASSERT_NE(box, nullptr) << name;
+    EXPECT_FALSE(box->isEnabled()) << name;
+    EXPECT_TRUE(box->toolTip().startsWith("GPU only: tick a GPU to choose. A CPU run trains"))
+        << name << ": " << box->toolTip().toStdString();
+  }
+  auto* graphs = window_->findChild<QCheckBox*>("cuda-graphs");
+  ASSERT_NE(graphs, nullptr);
+  EXPECT_FALSE(graphs->isEnabled());
+  auto* preprocess = window_->findChild<QComboBox*>("preprocess");
+  ASSERT_NE(preprocess, nullptr);
+  ASSERT_TRUE(preprocess->isEnabled());
+  test::choose_in_combo(preprocess, "augmented per batch");
+  ASSERT_EQ(window_->start_training(), 1) << window_->message().toStdString();
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  const RunEntry* run = window_->store()->entries().front();
+  EXPECT_EQ(run->data.info["config"].value("preprocess", ""), "per-batch");
+  EXPECT_EQ(run->data.info["config"].value("precision", ""), "fp32");
+
+  test::TempDir dir;
+  const auto path = dir.path() / "buckets.json";
+  std::ofstream(path) << R"({"name": "mlp", "layers": [{"type": "flatten"},
+    {"type": "linear", "out_features": 10}], "train": {"batch": 32, "max_steps": 2, "epochs": 0,
+    "preprocess": "once", "bucket_mb": 4, "collective_timeout_s": 9}})";
+  QString error;
+  ASSERT_TRUE(window_->open_setup(QString::fromStdString(path.string()), &error))
+      << error.toStdString();
+  EXPECT_EQ(preprocess->currentData().toString(), "once");
+  const QString kept = window_->experiment()->kept_text();
+  EXPECT_TRUE(kept.contains("gradient buckets of 4 MiB")) << kept.toStdString();
+  EXPECT_TRUE(kept.contains("replicas wait 9 s for each other")) << kept.toStdString();
+  EXPECT_EQ(window_->experiment()->experiment().backend.bucket_mb, 4);
+  auto* forget = window_->findChild<QPushButton*>("setup-kept-forget");
+  QTest::mouseClick(forget, Qt::LeftButton, {}, forget->rect().center());
+  EXPECT_EQ(window_->experiment()->experiment().backend.bucket_mb, BackendOptions{}.bucket_mb);
+  EXPECT_EQ(window_->experiment()->experiment().backend.preprocess, Preprocess::Once);
+}
+
 TEST_F(Window, PresenterModeFillsTheScreenWithThePlots) {
   window_->set_presenter(true);
   EXPECT_FALSE(window_->findChild<QWidget*>("setup-column")->isVisible());
@@ -905,6 +949,47 @@ TEST_F(Window, RunColoursAreDistinctAndTicksBaselineAndSetupSurviveARestart) {
   EXPECT_EQ(window_->experiment()->experiment().train.max_steps, 77);
   EXPECT_DOUBLE_EQ(window_->compare()->target_accuracy(), 0.95);
   EXPECT_DOUBLE_EQ(window_->experiment()->experiment().train.target_accuracy, 0.95);
+}
+
+// Compare's Matmul share: a CPU run trained here measures its matrix products each step, and the
+// cell is their time over forward and backward, recomputed here from its steps; a record without
+// them (a GPU's, an older one) has a dash, and with no run measuring it the column is left out
+// and said so.
+TEST_F(Window, CompareShowsTheMatmulShareTheCpuMeasuredAndLeavesItOutWhereNoneDid) {
+  write_run(runs_.path() / "recorded", 1, 64, 30, 5, "2026-01-01T10:00:00Z");
+  make_window();
+  window_->show_recent(1);
+  QTableWidget* table = window_->compare()->table();
+  ASSERT_EQ(table->horizontalHeaderItem(12)->text(), "Matmul\nshare");
+  EXPECT_TRUE(table->isColumnHidden(12));
+  auto* left_out = window_->compare()->findChild<QLabel*>("summary-left-out");
+  ASSERT_NE(left_out, nullptr);
+  EXPECT_TRUE(left_out->text().contains("Matmul share")) << left_out->text().toStdString();
+
+  small_setup(12);
+  ASSERT_EQ(window_->start_training(), 1);
+  ASSERT_TRUE(wait_until([&] { return !window_->any_running(); }));
+  const RunEntry* trained = window_->store()->entries().front();
+  double matmul = 0, compute = 0;
+  for (const StepMetrics& s : trained->data.steps) {
+    ASSERT_TRUE(std::isfinite(s.times.matmul_ms)) << "step " << s.step;
+    matmul += s.times.matmul_ms;
+    compute += s.times.forward_ms + s.times.backward_ms;
+  }
+  ASSERT_GT(compute, 0);
+  window_->show_recent(2);
+  const auto rows = window_->compare()->rows();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(table->isColumnHidden(12));
+  for (int r = 0; r < 2; ++r) {
+    const bool own = window_->compare()->runs()[size_t(r)]->id == trained->id;
+    EXPECT_EQ(table->item(r, 12)->text(),
+              own ? QString::number(100 * matmul / compute, 'f', 0) + " %" : QString("–"))
+        << r;
+    if (own)
+      EXPECT_TRUE(table->item(r, 12)->toolTip().contains("of forward and backward in matrix products"))
+          << table->item(r, 12)->toolTip().toStdString();
+  }
 }
 
 TEST_F(Window, TheBaselineListOffersEveryRun) {

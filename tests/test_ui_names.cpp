@@ -21,6 +21,7 @@
 #include "engine/records/run_record.hpp"
 #include "recorded_runs.hpp"
 #include "ui/charts/chart_export.hpp"
+#include "ui/charts/chart_legend.hpp"
 #include "ui/charts/chart_view.hpp"
 #include "ui/compare/compare_view.hpp"
 #include "ui/runs/run_store.hpp"
@@ -167,8 +168,12 @@ TEST_F(Names, ARaceRunTwiceIsNamedAlikeByEveryViewAndFile) {
     EXPECT_EQ(view->chart().runs, speedup.runs) << chart_kind_name(view->kind());
     // Legends may leave out what both runs share, never the number.
     const QStringList legend = legend_entries(view->plot());
-    for (int r = 0; r < legend.size() && view->kind() == ChartKind::Loss; ++r)
-      EXPECT_TRUE((r == 0 ? fair_2 : once_1).endsWith(legend[r])) << legend[r].toStdString();
+    for (int r = 0; r < legend.size() && view->kind() == ChartKind::Loss; ++r) {
+      const QString full = r == 0 ? fair_2 : once_1;
+      EXPECT_TRUE(legend[r].endsWith(full.right(3))) << legend[r].toStdString();
+      for (const QString& word : legend[r].split(' '))
+        EXPECT_TRUE(full.contains(word)) << legend[r].toStdString();
+    }
   }
   EXPECT_EQ(legend_entries(window_->chart(ChartKind::Loss)->plot()).size(), 2);
 
@@ -309,6 +314,42 @@ TEST_F(Names, AnExportedChartHasItsWholeTitleAndItsBarValues) {
   EXPECT_FALSE(all.contains(QChar(0x2026))) << all.toStdString();
   EXPECT_TRUE(svg.contains("1.00×")) << all.toStdString();  // the baseline's own bar
   EXPECT_TRUE(svg.contains("4.00×")) << all.toStdString();  // 4 threads at a quarter the step
+}
+
+// A legend too narrow for whole names keeps the parts that tell runs apart. Four reference runs
+// of a lab, as watching-the-hardware's chart draws them at 1280x720: the names were split at every
+// ", ", inside the parentheses too, and the legend read "batch 16 · watching-the-hardware
+// (reference", the recording's GPU and day dropped as shared.
+TEST(LegendNames, ReferenceRunsKeepTheirWholeMarkAndDropOnlyWhatEveryRunShares) {
+  const std::string suffix = " · watching-the-hardware (reference, recorded on NVIDIA H100 80GB "
+                             "HBM3, 2026-11-27)";
+  std::vector<std::string> runs;
+  for (const char* batch : {"16", "64", "256", "1024"})
+    runs.push_back(std::string("gpu, batch ") + batch + suffix);
+  const QFont font = QApplication::font();
+  std::vector<QString> names = legend_names(runs, font, 300);
+  ASSERT_EQ(names.size(), 4u);
+  EXPECT_EQ(names[0].toStdString(),
+            "batch 16 (reference, recorded on NVIDIA H100 80GB HBM3, 2026-11-27)");
+  EXPECT_EQ(names[3].toStdString(),
+            "batch 1024 (reference, recorded on NVIDIA H100 80GB HBM3, 2026-11-27)");
+
+  // Beside a learner's own runs, the reference keeps its mark and the learner's runs have none;
+  // a ⚠ stays at the end of its name.
+  runs = {"cpu, batch 32 · watching-the-hardware ⚠", "cpu, batch 256 · watching-the-hardware",
+          "gpu, batch 16" + suffix};
+  names = legend_names(runs, font, 300);
+  EXPECT_EQ(names[0].toStdString(), "cpu, batch 32 ⚠");
+  EXPECT_EQ(names[1].toStdString(), "cpu, batch 256");
+  EXPECT_EQ(names[2].toStdString(),
+            "gpu, batch 16 (reference, recorded on NVIDIA H100 80GB HBM3, 2026-11-27)");
+
+  // Wide enough for every whole name: the names as they are.
+  EXPECT_EQ(legend_names(runs, font, 1e6)[2].toStdString(), runs[2]);
+  // The window's own names split at ", " as before.
+  names = legend_names({"lenet5 cpu, 1 thread, b64", "lenet5 cpu, 2 threads, b64"}, font, 50);
+  EXPECT_EQ(names[0].toStdString(), "1 thread");
+  EXPECT_EQ(names[1].toStdString(), "2 threads");
 }
 
 }  // namespace

@@ -58,7 +58,7 @@ void write_chart_csv(const Chart& chart, std::ostream& out) {
 void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& out) {
   out << "run,device,batch,precision,status,epoch_seconds,images_per_second,test_accuracy,"
          "time_to_target_s,speedup,epoch_speedup,caveats,allreduce_ms,allreduce_hidden_ms,"
-         "overlap_percent,epoch_seconds_from,energy_joules,images_per_joule\n";
+         "overlap_percent,epoch_seconds_from,energy_joules,images_per_joule,matmul_percent\n";
   for (const auto& r : rows)
     out << csv_field(r.name) << ',' << csv_field(r.device) << ',' << r.batch << ','
         << csv_field(r.precision) << ',' << csv_field(r.status) << ','
@@ -70,7 +70,8 @@ void write_comparison_csv(const std::vector<RunComparison>& rows, std::ostream& 
         << (!std::isfinite(r.epoch_seconds) ? ""
             : r.epoch_extrapolated          ? "extrapolated from steps"
                                             : "full epochs")
-        << ',' << csv_number(r.energy_j) << ',' << csv_number(r.images_per_joule) << '\n';
+        << ',' << csv_number(r.energy_j) << ',' << csv_number(r.images_per_joule) << ','
+        << csv_number(r.matmul_percent) << '\n';
 }
 
 }  // namespace gpulab

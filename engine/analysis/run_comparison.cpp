@@ -120,6 +120,9 @@ std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs,
     row.energy_j = info_number(run.info, {"energy", "joules"});
     row.images_per_joule = info_number(run.info, {"energy", "images_per_joule"});
     row.energy_note = energy_text(run.info.value("energy", nlohmann::json()));
+    const MatmulShare matmul = matmul_share(run);
+    row.matmul_percent = matmul.percent;
+    row.matmul_note = matmul_share_text(matmul);
     if (replica_count(run) > 1) {
       std::vector<double> exposed, hidden;
       for (const StepMetrics& s : run.steps) {

@@ -39,6 +39,10 @@ struct RunComparison {
   // line (how it was measured, or why not) in energy_note.
   double energy_j = kNoValue, images_per_joule = kNoValue;
   std::string energy_note;
+  // Of forward and backward, the share in matrix products, % (run_figures' matmul_share; the
+  // CPU's runs measure it, NaN else), with matmul_share_text's line in matmul_note.
+  double matmul_percent = kNoValue;
+  std::string matmul_note;
 };
 std::vector<RunComparison> compare_runs(const std::vector<const RunData*>& runs, int baseline,
                                         double target_accuracy);

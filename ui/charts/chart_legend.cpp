@@ -45,6 +45,41 @@ QString wrap_words(const QString& text, const QFont& font, double width) {
   return lines.join('\n');
 }
 
+namespace {
+
+// A name's parts, each with the separator before it: "lenet5 cpu, 2 threads" is {"", "lenet5
+// cpu"}, {", ", "2 threads"}; "gpu, b16 · a-lab (reference, recorded on X, 2026-11-27)" also
+// splits at " · " and before the parenthesis, never inside it.
+struct NamePart {
+  QString separator, text;
+};
+
+std::vector<NamePart> name_parts(const QString& name) {
+  std::vector<NamePart> parts{{}};
+  int depth = 0;
+  for (qsizetype i = 0; i < name.size(); ++i) {
+    const QStringView rest = QStringView(name).mid(i);
+    if (depth == 0 && !parts.back().text.isEmpty()) {
+      const QString separators[] = {QStringLiteral(", "), QStringLiteral(" · "),
+                                    QStringLiteral(" (")};
+      const QString* found = std::find_if(std::begin(separators), std::end(separators),
+                                          [&](const QString& sep) { return rest.startsWith(sep); });
+      if (found != std::end(separators)) {
+        const bool paren = *found == QStringLiteral(" (");
+        parts.push_back({paren ? QStringLiteral(" ") : *found, {}});
+        i += found->size() - (paren ? 2 : 1);  // a parenthesis stays its part's first character
+        continue;
+      }
+    }
+    if (name[i] == '(') ++depth;
+    if (name[i] == ')' && depth > 0) --depth;
+    parts.back().text += name[i];
+  }
+  return parts;
+}
+
+}  // namespace
+
 std::vector<QString> legend_names(const std::vector<std::string>& runs, const QFont& font,
                                   double width) {
   std::vector<QString> names;
@@ -53,22 +88,28 @@ std::vector<QString> legend_names(const std::vector<std::string>& runs, const QF
   double total = 0;
   for (const QString& name : names) total += metrics.horizontalAdvance(name) + 40;
   if (total <= width || names.size() < 2) return names;
-  // A run's ⚠ is its own, not a part of its settings: kept even where every run has one.
+  // A run's ⚠ is its own, not a part of its settings: kept even where every run has one; so is
+  // a reference run's "(reference, recorded on ...)", even where every run in the chart is one.
   const QString mark = QString::fromStdString(flagged_name("", std::vector<std::string>{"?"}));
-  std::vector<QStringList> parts;
+  std::vector<std::vector<NamePart>> parts;
   std::vector<bool> marked;
   for (const QString& name : names) {
     marked.push_back(name.endsWith(mark));
-    parts.push_back((marked.back() ? name.chopped(mark.size()) : name).split(", "));
+    parts.push_back(name_parts(marked.back() ? name.chopped(mark.size()) : name));
   }
+  auto everywhere = [&](const QString& text) {
+    return std::all_of(parts.begin(), parts.end(), [&](const std::vector<NamePart>& other) {
+      return std::any_of(other.begin(), other.end(),
+                         [&](const NamePart& p) { return p.text == text; });
+    });
+  };
   std::vector<QString> compact;
   for (size_t r = 0; r < names.size(); ++r) {
-    QStringList kept;
-    for (const QString& part : parts[r])
-      if (std::any_of(parts.begin(), parts.end(),
-                      [&](const QStringList& p) { return !p.contains(part); }))
-        kept << part;
-    compact.push_back(kept.isEmpty() ? names[r] : kept.join(", ") + (marked[r] ? mark : ""));
+    QString kept;
+    for (const NamePart& part : parts[r])
+      if (part.text.startsWith(QStringLiteral("(reference")) || !everywhere(part.text))
+        kept += (kept.isEmpty() ? QString() : part.separator) + part.text;
+    compact.push_back(kept.isEmpty() ? names[r] : kept + (marked[r] ? mark : ""));
   }
   return compact;
 }

@@ -23,8 +23,9 @@ QString wrap_to(const QString& text, const QFont& font, double width, int max_li
 QString wrap_words(const QString& text, const QFont& font, double width);
 
 // Legend names: the runs' names, or, where they would take more than a row, only the parts of
-// them ("lenet5 cpu, 4 threads, b64" split at ", ") that are not the same for every run; a run's
-// ⚠ stays on its name either way.
+// them ("lenet5 cpu, 4 threads, b64" split at ", ", " · " and before a parenthesis, never inside
+// one) that are not the same for every run; a run's ⚠ and a reference run's "(reference, recorded
+// on ...)" stay on its name either way.
 std::vector<QString> legend_names(const std::vector<std::string>& runs, const QFont& font,
                                   double width);
 

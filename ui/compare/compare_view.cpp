@@ -47,13 +47,13 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
   speedup_ = new ChartView(ChartKind::Speedup, this);
   step_time_ = new ChartView(ChartKind::StepTime, this);
   scaling_ = new ScalingChart(this);
-  table_ = new QTableWidget(0, 12, this);
+  table_ = new QTableWidget(0, 13, this);
   table_->setObjectName("summary-table");
-  // Two-word titles on two lines: with twelve columns, the titles set the width of most.
+  // Two-word titles on two lines: with thirteen columns, the titles set the width of most.
   table_->setHorizontalHeaderLabels({tr("Run"), tr("Device"), tr("Batch"), tr("Precision"),
                                      tr("Epoch\ntime"), tr("Images/s"), tr("Test\nacc."),
                                      tr("Time to\ntarget"), tr("Speedup"), tr("Energy"),
-                                     tr("Images/J"), tr("All-\nreduce")});
+                                     tr("Images/J"), tr("All-\nreduce"), tr("Matmul\nshare")});
   table_->horizontalHeaderItem(9)->setToolTip(
       tr("Energy to solution: joules the run's devices used while it trained (NVML's energy "
          "counter or its power samples on a GPU, RAPL on the CPU); a dash where it could not be "
@@ -62,6 +62,10 @@ CompareView::CompareView(QWidget* parent) : QWidget(parent) {
       tr("Data parallel runs: the median all-reduce a step waited for, and how much more ran "
          "hidden under the backward pass (buckets reduced while it went on, --bucket-mb), with "
          "the hidden share of all communication."));
+  table_->horizontalHeaderItem(12)->setToolTip(
+      tr("How much of a step's forward and backward time went to matrix products (the "
+         "convolutions' and fully connected layers' GEMMs), as the CPU measures each step; a dash "
+         "for a GPU run, whose kernels run out of the host's sight."));
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setTextElideMode(Qt::ElideRight);
@@ -210,7 +214,8 @@ void CompareView::fill_table() {
         or_dash(row.speedup, 2, "×"),
         or_dash(row.energy_j, 0, " J"),
         or_dash(row.images_per_joule, 1),
-        allreduce_text(row)};
+        allreduce_text(row),
+        or_dash(row.matmul_percent, 0, " %")};
     // A flagged run (its times not its own alone, cut short, diverged) is marked on its name,
     // the reasons in the tip.
     QStringList flags;
@@ -231,6 +236,7 @@ void CompareView::fill_table() {
             tr("Mean of %n full epoch(s); an epoch cut short is left out", "", row.full_epochs));
       if ((c == 9 || c == 10) && !row.energy_note.empty())
         tip.prepend(QString::fromStdString(row.energy_note));
+      if (c == 12 && !row.matmul_note.empty()) tip.prepend(QString::fromStdString(row.matmul_note));
       // The texts that may be elided where the table is narrow, whole in the tip.
       if (c == 0 || c == 1 || c == 4 || c == 11) tip.prepend(cells[c]);
       if (!tip.isEmpty()) item->setToolTip(tip.join("\n"));
@@ -238,7 +244,7 @@ void CompareView::fill_table() {
     }
   }
   QStringList left_out;
-  for (int c : {7, 9, 10, 11}) {
+  for (int c : {7, 9, 10, 11, 12}) {
     bool figures = false;
     for (int r = 0; r < table_->rowCount(); ++r)
       figures |= table_->item(r, c)->text() != QStringLiteral("–");

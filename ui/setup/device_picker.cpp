@@ -86,28 +86,12 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
       tr("Data parallelism: copies of the model, each on its own threads (the "
          "CPU threads divided among them) with its share of every batch; their "
          "gradients are summed before each update. 1: plain training."));
-  sync_ = new QComboBox(this);
-  sync_->setObjectName("sync-mode");
-  sync_->addItem(tr("all-reduce"), int(SyncMode::AllReduce));
-  sync_->addItem(tr("parameter server"), int(SyncMode::ParameterServer));
-  sync_->setToolTip(
-      tr("How the CPU replicas agree on the update: every replica sums the gradients "
-         "and takes the same step (all-reduce), or a server holds the parameters, "
-         "takes the step once and sends them back (parameter server). GPU replicas "
-         "always all-reduce."));
   auto* parallel = new QHBoxLayout;
   parallel->addWidget(replicas_, 1);
-  parallel->addWidget(sync_, 1);
+  parallel->addStretch(1);
   grid->addLayout(parallel, 2, 0, 1, 2);
-  auto enable_parallel = [this] {
-    replicas_->setEnabled(cpu_box_->isChecked());
-    sync_->setEnabled(cpu_box_->isChecked() && replicas_->value() > 1);
-  };
-  connect(cpu_box_, &QCheckBox::toggled, this, enable_parallel);
-  connect(replicas_, &QSpinBox::valueChanged, this, enable_parallel);
+  connect(cpu_box_, &QCheckBox::toggled, replicas_, &QSpinBox::setEnabled);
   connect(replicas_, &QSpinBox::valueChanged, this, &DevicePicker::selection_changed);
-  connect(sync_, &QComboBox::currentIndexChanged, this, &DevicePicker::selection_changed);
-  enable_parallel();
 
   int row = 3;
   for (const GpuInfo& gpu : devices.gpus) {
@@ -178,12 +162,35 @@ DevicePicker::DevicePicker(const DeviceList& devices, QWidget* parent)
   connect(gpu_replicas_, &QSpinBox::valueChanged, this, &DevicePicker::selection_changed);
   connect(one_gpu_run_, &QCheckBox::toggled, this, &DevicePicker::selection_changed);
 
+  // How replicas agree, for every run with more than one: CPU replicas and GPU replicas alike
+  // (IBM's recipe keeps the parameters on the CPU for GPU replicas too).
+  sync_ = new QComboBox(this);
+  sync_->setObjectName("sync-mode");
+  sync_->addItem(tr("all-reduce"), int(SyncMode::AllReduce));
+  sync_->addItem(tr("parameter server"), int(SyncMode::ParameterServer));
+  sync_->setToolTip(
+      tr("How replicas agree on the update: every replica sums the gradients and takes the same "
+         "step (all-reduce), or a server on the CPU holds the parameters, takes the step once and "
+         "sends them back (parameter server; GPU replicas copy their gradients to it and the "
+         "parameters back every step). For the CPU's replicas and the GPUs' alike."));
+  auto* sync_row = new QHBoxLayout;
+  auto* sync_label = new QLabel(tr("Replicas agree by"), this);
+  sync_label->setBuddy(sync_);
+  sync_row->addWidget(sync_label);
+  sync_row->addWidget(sync_, 1);
+  grid->addLayout(sync_row, row++, 0, 1, 2);
+  connect(sync_, &QComboBox::currentIndexChanged, this, &DevicePicker::selection_changed);
+
   plan_ = new QLabel(this);
   plan_->setObjectName("device-plan");
   plan_->setWordWrap(true);
   plan_->setStyleSheet("color: palette(mid)");
   grid->addWidget(plan_, row, 0, 1, 2);
-  connect(this, &DevicePicker::selection_changed, this, [this] { plan_->setText(plan()); });
+  connect(this, &DevicePicker::selection_changed, this, [this] {
+    sync_->setEnabled(any_replicated());
+    plan_->setText(plan());
+  });
+  sync_->setEnabled(any_replicated());
   plan_->setText(plan());
 }
 
@@ -217,8 +224,30 @@ BackendOptions DevicePicker::run_options(const std::string& device, BackendOptio
   base.device = device;
   base.threads = cpu ? threads() : 0;
   base.replicas = cpu ? replicas() : 1;
-  base.sync = cpu ? sync() : SyncMode::AllReduce;
+  base.sync = replica_count(device) > 1 ? sync() : SyncMode::AllReduce;
+  if (cpu) {  // what a GPU run of the same race uses and the CPU has no other way of
+    base.precision = Precision::Fp32;
+    base.conv = ConvAlgorithm::Im2col;
+    base.data_on = DataOn::Auto;
+    base.cuda_graph = BackendOptions{}.cuda_graph;
+  }
   return base;
+}
+
+int DevicePicker::replica_count(const std::string& device) const {
+  if (device == "cpu") return replicas();
+  try {
+    const CudaDevices wanted = parse_cuda_devices(device);
+    return wanted.all ? int(devices_.gpus.size()) : int(wanted.replicas.size());
+  } catch (const ConfigError&) {
+    return 1;
+  }
+}
+
+bool DevicePicker::any_replicated() const {
+  const std::vector<std::string> runs = selected();
+  return std::any_of(runs.begin(), runs.end(),
+                     [&](const std::string& device) { return replica_count(device) > 1; });
 }
 
 bool DevicePicker::choice_for(const std::string& device, GpuChoice* choice) const {
@@ -255,10 +284,8 @@ bool DevicePicker::offers(const std::string& device) const {
 bool DevicePicker::apply(const BackendOptions& backend) {
   if (!select_only(backend.device)) return false;
   set_threads(backend.threads);
-  if (backend.device == "cpu") {
-    set_replicas(backend.replicas);
-    set_sync(backend.sync);
-  }
+  if (backend.device == "cpu") set_replicas(backend.replicas);
+  set_sync(backend.sync);
   return true;
 }
 

@@ -30,8 +30,10 @@ class DevicePicker : public QGroupBox {
   // run across the ticked GPUs", a single "cuda:0,1" or "cuda:0x2,1x2" for all of them.
   std::vector<std::string> selected() const;
   // The device, threads, replicas and sync of a run on `device` (one of selected()), as the
-  // picker sets them: the CPU row's threads, replicas and sync for "cpu"; a GPU run names its
-  // replicas in the device and reduces by all-reduce. The other fields of `base` are kept.
+  // picker sets them: the CPU row's threads and replicas for "cpu" (a GPU run names its replicas
+  // in the device); the picker's sync for a run of more than one replica, else all-reduce. A CPU
+  // run is fp32, im2col and fed from host memory whatever `base` asks of a GPU (a race of the CPU
+  // against a tf32 GPU run). The other fields of `base` are kept.
   BackendOptions run_options(const std::string& device, BackendOptions base = {}) const;
   // Sets the picker to what a setup or a run used (run_options's inverse): ticks its device and
   // sets its threads, replicas and sync. False, with the picker's ticks unchanged, where the
@@ -42,7 +44,8 @@ class DevicePicker : public QGroupBox {
 
   int threads() const;  // CPU threads for CPU runs
   void set_threads(int threads);
-  // Data parallelism: replicas of the model for CPU runs, and how they agree on the update.
+  // Data parallelism: replicas of the model for CPU runs, and how the replicas of any run (CPU
+  // or GPU) agree on the update; the choice is enabled while a run of several replicas is ticked.
   int replicas() const;
   void set_replicas(int replicas);
   SyncMode sync() const;
@@ -75,6 +78,8 @@ class DevicePicker : public QGroupBox {
   // `device` as ticks, or false where it is not here or replicas per GPU differ.
   bool choice_for(const std::string& device, GpuChoice* choice) const;
   std::vector<int> ticked_gpus() const;
+  int replica_count(const std::string& device) const;  // replicas of a run on `device`
+  bool any_replicated() const;                          // a ticked run has more than one
 
   DeviceList devices_;
   QCheckBox* cpu_box_;

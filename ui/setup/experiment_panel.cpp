@@ -156,9 +156,42 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
   kept_row_->hide();
   connect(forget, &QPushButton::clicked, this, &ExperimentPanel::forget_kept);
 
+  // How the data reach the model and how a GPU computes: the feeding and kernel lessons.
+  auto* path_box = new QGroupBox(tr("Data and kernels"), setup);
+  auto* path_form = new QFormLayout(path_box);
+  preprocess_ = new QComboBox(path_box);
+  preprocess_->setObjectName("preprocess");
+  preprocess_->addItem(tr("none"), preprocess_name(Preprocess::None));
+  preprocess_->addItem(tr("augmented once"), preprocess_name(Preprocess::Once));
+  preprocess_->addItem(tr("augmented per batch"),
+                       preprocess_name(Preprocess::PerBatch));
+  preprocess_->setToolTip(
+      tr("The input pipeline's work on the training images: none; every image rotated and shifted "
+         "at random once, before training; or every batch decoded, rotated, shifted and "
+         "normalized afresh on one host thread, as a data loader's worker does (its time is the "
+         "step's data phase: can the host keep the GPU fed?)"));
+  data_on_ = new QComboBox(path_box);
+  data_on_->setObjectName("data-on");
+  data_on_->addItem(tr("auto"), data_on_name(DataOn::Auto));
+  data_on_->addItem(tr("in GPU memory"), data_on_name(DataOn::Device));
+  data_on_->addItem(tr("copied from host"), data_on_name(DataOn::Host));
+  conv_ = new QComboBox(path_box);
+  conv_->setObjectName("conv");
+  conv_->addItem(tr("im2col"), conv_name(ConvAlgorithm::Im2col));
+  conv_->addItem(tr("implicit GEMM"),
+                 conv_name(ConvAlgorithm::Implicit));
+  cuda_graph_ = new QCheckBox(tr("CUDA graphs"), path_box);
+  cuda_graph_->setObjectName("cuda-graphs");
+  cuda_graph_->setChecked(true);
+  path_form->addRow(tr("Input pipeline"), preprocess_);
+  path_form->addRow(tr("GPU data"), data_on_);
+  path_form->addRow(tr("Convolutions"), conv_);
+  path_form->addRow(tr("Launches"), cuda_graph_);
+
   auto* layout = new QVBoxLayout(setup);
   layout->addWidget(model_box);
   layout->addWidget(train_box);
+  layout->addWidget(path_box);
   layout->addStretch();
   addTab(setup, tr("Setup"));
   addTab(layers_, tr("Layers"));
@@ -177,7 +210,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
     model_->setCurrentIndex(model_->findData(preset_of(layers_->model())));
     emit changed();
   });
-  for (QComboBox* box : {optimizer_, schedule_, precision_})
+  for (QComboBox* box : {optimizer_, schedule_, precision_, preprocess_, data_on_, conv_})
     connect(box, &QComboBox::currentIndexChanged, this, [this] {
       update_enabled();
       emit changed();
@@ -186,7 +219,8 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QTabWidget(parent) {
     connect(box, &QDoubleSpinBox::valueChanged, this, &ExperimentPanel::changed);
   for (QSpinBox* box : {batch_, epochs_, steps_, seed_, eval_every_})
     connect(box, &QSpinBox::valueChanged, this, &ExperimentPanel::changed);
-  connect(shuffle_, &QCheckBox::toggled, this, &ExperimentPanel::changed);
+  for (QCheckBox* box : {shuffle_, cuda_graph_})
+    connect(box, &QCheckBox::toggled, this, &ExperimentPanel::changed);
 
   model_->setCurrentIndex(model_->findData("lenet5"));
   choose_preset(model_->currentIndex());
@@ -214,6 +248,11 @@ QString ExperimentPanel::kept_text() const {
     parts << tr("step schedule gamma %1").arg(kept_.schedule.gamma);
   if (kept_.schedule.step_size != defaults.schedule.step_size)
     parts << tr("step schedule every %1 steps").arg(kept_.schedule.step_size);
+  const BackendOptions backend_defaults;
+  if (kept_backend_.bucket_mb != backend_defaults.bucket_mb)
+    parts << tr("gradient buckets of %1 MiB").arg(kept_backend_.bucket_mb);
+  if (kept_backend_.collective_timeout_s != backend_defaults.collective_timeout_s)
+    parts << tr("replicas wait %1 s for each other").arg(kept_backend_.collective_timeout_s);
   return parts.isEmpty() ? QString() : tr("Also from the setup: %1.").arg(parts.join("; "));
 }
 
@@ -222,6 +261,9 @@ void ExperimentPanel::forget_kept() {
   kept_.lr_changes.clear();
   kept_.stop_at_accuracy = defaults.stop_at_accuracy;
   kept_.schedule = defaults.schedule;
+  const BackendOptions backend_defaults;
+  kept_backend_.bucket_mb = backend_defaults.bucket_mb;
+  kept_backend_.collective_timeout_s = backend_defaults.collective_timeout_s;
   show_kept();
   emit changed();
 }
@@ -235,15 +277,43 @@ void ExperimentPanel::show_kept() {
 void ExperimentPanel::update_enabled() {
   const QString optimizer = optimizer_->currentData().toString();
   momentum_->setEnabled(optimizer == "momentum");
+  // Batches augmented per batch on the host cannot come from data kept on the device.
+  auto* items = qobject_cast<QStandardItemModel*>(data_on_->model());
+  const bool per_batch = preprocess_->currentData().toString() ==
+                         preprocess_name(Preprocess::PerBatch);
+  QStandardItem* device = items->item(data_on_->findData(data_on_name(DataOn::Device)));
+  device->setEnabled(!per_batch);
+  device->setToolTip(per_batch ? tr("Batches augmented per batch are made on the host") : QString());
+  if (per_batch && data_on_->currentData().toString() == data_on_name(DataOn::Device))
+    data_on_->setCurrentIndex(data_on_->findData(data_on_name(DataOn::Host)));
 }
 
 void ExperimentPanel::set_gpu_selected(bool gpu) {
-  auto* items = qobject_cast<QStandardItemModel*>(precision_->model());
-  for (int i = 1; i < precision_->count(); ++i) {
-    items->item(i)->setEnabled(gpu);
-    items->item(i)->setToolTip(gpu ? QString() : tr("GPU only: the CPU trains in fp32"));
+  // Greyed, not reset: the choice comes back with a GPU, and a CPU run (alone or in a race with
+  // a GPU) trains as the CPU only can (DevicePicker::run_options).
+  const QString cpu_only =
+      tr("GPU only: tick a GPU to choose. A CPU run trains %1, whatever is chosen here.");
+  const std::pair<QWidget*, QString> gpu_only[] = {
+      {precision_, cpu_only.arg(tr("in fp32"))},
+      {data_on_, cpu_only.arg(tr("from host memory"))},
+      {conv_, cpu_only.arg(tr("with its own kernels (im2col and Winograd, per layer)"))},
+      {cuda_graph_, cpu_only.arg(tr("without CUDA graphs"))}};
+  const QString gpu_tips[] = {
+      tr("fp32: exact; tf32: products on tensor cores with 10-bit mantissas; bf16: operands "
+         "converted to bfloat16 (8-bit mantissas, half the bytes), fp32 sums and weights"),
+      tr("Where a GPU's batches are made: kept in GPU memory and gathered there, or gathered on "
+         "the host and copied every step, as a framework's data loader feeds it (the copy is "
+         "the step's copy phase)"),
+      tr("How a GPU computes convolutions: im2col unfolds the input into a matrix for cuBLAS "
+         "(the reference, and the lesson); implicit GEMM multiplies tiles where they are loaded, "
+         "bias and ReLU in the same kernel"),
+      tr("After warm-up, replay each training step's kernels as one CUDA graph: one launch "
+         "instead of dozens. Untick to measure what the launches cost.")};
+  for (size_t i = 0; i < std::size(gpu_only); ++i) {
+    gpu_only[i].first->setEnabled(gpu);
+    gpu_only[i].first->setToolTip(gpu ? gpu_tips[i] : gpu_only[i].second);
   }
-  if (!gpu && precision_->currentIndex() != 0) precision_->setCurrentIndex(0);
+  update_enabled();
 }
 
 Experiment ExperimentPanel::experiment() const {
@@ -265,9 +335,14 @@ Experiment ExperimentPanel::experiment() const {
   t.shuffle = shuffle_->isChecked();
   t.target_accuracy = (own_targets_ ? own_targets_->first : target_->value()) / 100.0;
   t.eval_every = own_targets_ ? own_targets_->second : eval_every_->value();
+  e.backend = kept_backend_;  // what no field shows (bucket size, timeout); device: the picker's
   e.backend.batch = t.batch;
   e.backend.seed = t.seed;
   e.backend.precision = parse_precision(precision_->currentData().toString().toStdString());
+  e.backend.preprocess = parse_preprocess(preprocess_->currentData().toString().toStdString());
+  e.backend.data_on = parse_data_on(data_on_->currentData().toString().toStdString());
+  e.backend.conv = parse_conv(conv_->currentData().toString().toStdString());
+  e.backend.cuda_graph = cuda_graph_->isChecked();
   return e;
 }
 
@@ -316,8 +391,15 @@ void ExperimentPanel::set_experiment(const Experiment& e) {
   shuffle_->setChecked(t.shuffle);
   target_->set_checked_value(100.0 * t.target_accuracy);
   eval_every_->set_checked_value(t.eval_every);
-  precision_->setCurrentIndex(precision_->findData(precision_name(e.backend.precision)));
+  const BackendOptions& b = e.backend;
+  precision_->setCurrentIndex(precision_->findData(precision_name(b.precision)));
+  preprocess_->setCurrentIndex(preprocess_->findData(preprocess_name(b.preprocess)));
+  data_on_->setCurrentIndex(data_on_->findData(data_on_name(b.data_on)));
+  conv_->setCurrentIndex(conv_->findData(conv_name(b.conv)));
+  cuda_graph_->setChecked(b.cuda_graph);
   kept_ = t;
+  kept_backend_ = b;
+  kept_backend_.dist = Distribution::None;  // the window trains in its own process, never mpirun's
   show_kept();
   applying_ = false;
   update_enabled();

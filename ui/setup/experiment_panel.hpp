@@ -1,5 +1,6 @@
 // The experiment: a model (a preset, or layers edited in the table) and how to train it
-// (optimizer, learning rate, schedule, batch size, epochs, precision, seed), saved and loaded as
+// (optimizer, learning rate, schedule, batch size, epochs, precision, seed; the input pipeline,
+// where a GPU's data are, its convolutions and CUDA graphs), saved and loaded as
 // the JSON that `gpulab-cli train --model FILE.json` reads.
 #pragma once
 
@@ -34,7 +35,7 @@ class ExperimentPanel : public QTabWidget {
   // Empty when the setup can run; else what is wrong.
   QString problem() const;
   // The settings of the last setup applied that no field shows (a planned learning-rate change,
-  // stop at an accuracy, the Step schedule's gamma and step size), kept for the runs it starts
+  // stop at an accuracy, the Step schedule's gamma and step size, the gradient buckets), kept for the runs it starts
   // and said under the fields; empty when there are none. Forget drops them.
   QString kept_text() const;
   void forget_kept();
@@ -43,7 +44,8 @@ class ExperimentPanel : public QTabWidget {
   // show_own_targets() puts the window's own back.
   void show_running_targets(double target_accuracy, int64_t eval_every);
   void show_own_targets();
-  // fp32 only unless a GPU is among the chosen devices.
+  // Precision, GPU data, GPU convolutions and CUDA graphs are greyed (their choice kept) unless
+  // a GPU is among the chosen devices.
   void set_gpu_selected(bool gpu);
   LayerEditor* layers() { return layers_; }
 
@@ -72,6 +74,10 @@ class ExperimentPanel : public QTabWidget {
   LimitedSpinBox* epochs_;
   LimitedSpinBox* steps_;
   QComboBox* precision_;
+  QComboBox* preprocess_;
+  QComboBox* data_on_;
+  QComboBox* conv_;
+  QCheckBox* cuda_graph_;
   LimitedSpinBox* seed_;
   QCheckBox* shuffle_;
   LimitedDoubleSpinBox* target_;
@@ -79,6 +85,7 @@ class ExperimentPanel : public QTabWidget {
   QWidget* kept_row_;
   QLabel* kept_label_;
   TrainOptions kept_;  // the last setup's settings: those no field shows go into experiment()
+  BackendOptions kept_backend_;  // likewise (bucket size, collective timeout)
   bool applying_ = false;
   // The window's own target (%) and test interval while the running ones' are shown.
   std::optional<std::pair<double, int>> own_targets_;
