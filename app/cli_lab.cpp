@@ -155,6 +155,44 @@ LabHandIn hand_in_here(std::vector<LabRunResult> results, std::vector<int> answe
   return h;
 }
 
+// A benchmark timed on a GPU, as a reference the lab's output folder ships with (runs/LAB.
+// EXPERIMENT.matmul.json beside the run folders, which ship as they are): on a machine without
+// a GPU its row then shows these timings, marked "recorded on ...". Not for timings taken under
+// outside load, which would stand in for a GPU's figures with a busy machine's.
+void write_gpu_bench_reference(const Lab& lab, const LabExperiment& e, const LabRunResult& result,
+                               const fs::path& runs, int argc, char** argv) {
+  if (result.matmul.empty()) return;
+  const fs::path file = runs / bench_reference_file_name(lab.name, e.name);
+  if (!result.flags.empty()) {
+    std::printf("  no reference written: %s\n", result.flags.front().c_str());
+    return;
+  }
+  const DeviceList devices = list_devices();
+  const int index = cuda_device_index(e.experiment.backend.device);
+  const auto gpu = std::find_if(devices.gpus.begin(), devices.gpus.end(),
+                                [&](const GpuInfo& g) { return g.index == index; });
+  if (gpu == devices.gpus.end()) return;
+  BenchReference r;
+  r.lab = lab.name;
+  r.experiment = e.name;
+  r.gpu = gpu->name;
+  r.driver = gpu->driver_version;
+  r.cuda = gpu->runtime_version;
+  r.recorded = iso_time_now().substr(0, 10);
+  for (int i = 0; i < argc; ++i) r.command += (i ? " " : "") + std::string(argv[i]);
+  const char* commit = std::getenv("GPULAB_COMMIT");
+  r.commit = commit && *commit ? commit : std::string("gpulab ") + GPULAB_VERSION;
+  r.timings = result.matmul;
+  try {
+    fs::create_directories(runs);
+    write_bench_reference(file, r, "gpulab-cli lab run " + lab.name + " on " + r.gpu);
+    std::printf("  reference: %s (beside the run folders: ships as they do)\n",
+                file.string().c_str());
+  } catch (const std::exception& error) {
+    std::printf("  no reference written: %s\n", error.what());
+  }
+}
+
 // Why this machine cannot run `e`, or "" when it can.
 std::string missing_hardware(const LabExperiment& e) {
   if (!e.needs_gpu()) return {};
@@ -606,6 +644,8 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
       std::fflush(stdout);
       result = run_lab_bench(e, sizes);
       for (const std::string& flag : result.flags) std::printf("  ⚠ %s\n", flag.c_str());
+      if (e.needs_gpu() && !f.quick)
+        write_gpu_bench_reference(lab, e, result, out / "runs", argc, argv);
     } else {
       std::printf("training %s\n", e.model_name.c_str());
       std::fflush(stdout);

@@ -2177,6 +2177,77 @@ TEST(BenchReference, FillsTheGpuRowsAndTheChartMarkedRecordedOn) {
   EXPECT_EQ(lab_results_from(lab, &record, {}, no_gpu(), refs)[1].recorded_on, "");
 }
 
+// What `lab run` writes for a benchmark it ran on a GPU: read back as it was written, under the
+// name the run folders' naming gives ("inference gpu": inference-gpu), replacing only an earlier
+// reference; the inference row of cnn-on-gpu then shows it, marked, on a machine without a GPU.
+TEST(BenchReference, AWrittenReferenceReadsBackAndFillsAnInferenceRow) {
+  test::TempDir dir;
+  BenchReference r;
+  r.lab = "cnn-on-gpu";
+  r.experiment = "inference gpu";
+  r.gpu = "NVIDIA H200";
+  r.driver = "580.159.04";
+  r.cuda = "13.0";
+  r.recorded = "2026-11-30";
+  r.command = "gpulab-cli lab run cnn-on-gpu --out labs/cnn-on-gpu";
+  r.commit = "gpulab 0.1.0";
+  r.timings = {{1, 0.05, 0.05}, {64, 0.25, 0.25}};
+  const std::string name = bench_reference_file_name(r.lab, r.experiment);
+  EXPECT_EQ(name, "cnn-on-gpu.inference-gpu.matmul.json");
+  write_bench_reference(dir.path() / name, r, "gpulab-cli lab run cnn-on-gpu on NVIDIA H200");
+  const BenchReference back = read_bench_reference(dir.path() / name);
+  EXPECT_EQ(back.lab, r.lab);
+  EXPECT_EQ(back.experiment, r.experiment);
+  EXPECT_EQ(back.recorded_on(), "NVIDIA H200, 2026-11-30");
+  EXPECT_EQ(back.command, r.command);
+  ASSERT_EQ(back.timings.size(), 2u);
+  EXPECT_EQ(back.timings[1].size, 64);
+  EXPECT_DOUBLE_EQ(back.timings[1].ms, 0.25);
+  // Written again over its own: replaced.
+  r.timings[1].ms = r.timings[1].ms_with_copies = 0.5;
+  write_bench_reference(dir.path() / name, r);
+  EXPECT_DOUBLE_EQ(read_bench_reference(dir.path() / name).timings[1].ms, 0.5);
+  // Never over a file that is not one.
+  const auto other = dir.path() / "notes.matmul.json";
+  std::ofstream(other) << "my notes";
+  try {
+    write_bench_reference(other, r);
+    ADD_FAILURE() << "wrote over " << other;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("notes.matmul.json: not replaced: it is not a benchmark "
+                                         "reference gpulab wrote"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(read(other), "my notes");
+  std::filesystem::remove(other);
+
+  // cnn-on-gpu's inference table on a machine without a GPU: the reference's row, marked; ms per
+  // image is the batch's ms over its images (0.5 ms / 64).
+  const ReferenceRuns refs = load_reference_runs(dir.path());
+  ASSERT_TRUE(refs.problems.empty()) << refs.problems.front();
+  const Lab lab = load_lab("cnn-on-gpu");
+  const LabExperiment* gpu = lab.experiment("inference gpu");
+  ASSERT_NE(gpu, nullptr);
+  const std::optional<LabRunResult> shown = reference_result(lab, *gpu, refs);
+  ASSERT_TRUE(shown.has_value());
+  EXPECT_EQ(shown->recorded_on, "NVIDIA H200, 2026-11-30");
+  const std::vector<LabRunResult> results = lab_results_from(lab, nullptr, {}, no_gpu(), refs);
+  const LabResultsTable table = lab_results_table(lab, lab.tables[1], results);
+  const auto column = [&](const std::string& name) {
+    return size_t(std::find(table.header.begin(), table.header.end(), name) - table.header.begin());
+  };
+  int marked = 0;
+  for (const auto& row : table.rows) {
+    if (row.at(column("experiment")).find("inference gpu") == std::string::npos) continue;
+    EXPECT_NE(row.at(column("note")).find("recorded on NVIDIA H200, 2026-11-30"), std::string::npos)
+        << row.at(column("note"));
+    if (row.at(column("batch")) == "64") EXPECT_EQ(row.at(column("ms per image")), "0.0078");
+    ++marked;
+  }
+  EXPECT_EQ(marked, 2);
+}
+
 // The one that ships: the H200's table of bench/results, its figures recomputed from its times.
 TEST(BenchReference, TheShippedOneIsTheH200sTable) {
   ASSERT_EQ(std::getenv(kReferenceRunsVariable), nullptr) << "the shipped folder is checked";

@@ -14,7 +14,9 @@
 #include <utility>
 
 #include "engine/base/errors.hpp"
+#include "engine/base/files.hpp"
 #include "engine/base/sha256.hpp"
+#include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab_progress.hpp"
 #include "io/input_file.hpp"
 #include "io/install_paths.hpp"
@@ -257,6 +259,34 @@ BenchReference read_bench_reference(const fs::path& file) {
     r.timings.push_back({int(size), ms, with});
   }
   return r;
+}
+
+std::string bench_reference_file_name(const std::string& lab, const std::string& experiment) {
+  return lab + "." + experiment_folder(experiment) + kBenchReferenceSuffix;
+}
+
+void write_bench_reference(const fs::path& file, const BenchReference& reference,
+                           const std::string& source) {
+  // Never over a file of another kind: only an earlier reference of the same format is replaced.
+  std::error_code error;
+  if (fs::exists(fs::symlink_status(file, error))) {
+    try {
+      read_bench_reference(file);
+    } catch (const ConfigError& e) {
+      throw ConfigError(file.string() + ": not replaced: it is not a benchmark reference gpulab "
+                        "wrote (" + e.what() + "); move it away or choose another folder");
+    }
+  }
+  nlohmann::json timings = nlohmann::json::array();
+  for (const MatmulTiming& t : reference.timings)
+    timings.push_back({{"size", t.size}, {"ms", t.ms}, {"ms_with_copies", t.ms_with_copies}});
+  nlohmann::json json = {{"format", kBenchReferenceFormat}, {"lab", reference.lab},
+                         {"experiment", reference.experiment}, {"gpu", reference.gpu},
+                         {"driver", reference.driver}, {"cuda", reference.cuda},
+                         {"recorded", reference.recorded}, {"command", reference.command},
+                         {"commit", reference.commit}, {"timings", timings}};
+  if (!source.empty()) json["source"] = source;
+  write_file_atomically(file, json.dump(1) + "\n", AtLink::replace);
 }
 
 ReferenceRuns load_reference_runs(const fs::path& dir) {

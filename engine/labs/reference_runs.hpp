@@ -41,6 +41,16 @@ inline constexpr const char* kBenchReferenceSuffix = ".matmul.json";
 // to do, for a file that cannot be read or is not one.
 BenchReference read_bench_reference(const std::filesystem::path& file);
 
+// A benchmark reference's file name: "LAB.EXPERIMENT.matmul.json", the experiment as its run
+// folder is named ("cnn-on-gpu.inference-gpu.matmul.json").
+std::string bench_reference_file_name(const std::string& lab, const std::string& experiment);
+// Writes `reference` as read_bench_reference reads it ("source" when not empty), atomically, over
+// nothing but an earlier benchmark reference; throws RecordError or ConfigError naming the file.
+// `gpulab-cli lab run` writes one for each benchmark it ran on a GPU, so that the lab's output
+// folder ships as it is, as its run folders do.
+void write_bench_reference(const std::filesystem::path& file, const BenchReference& reference,
+                           const std::string& source = "");
+
 struct ReferenceRuns {
   std::vector<RunData> runs;               // newest first, each recorded_on() a GPU
   std::vector<BenchReference> benchmarks;  // the *.matmul.json files, by file name
