@@ -1046,6 +1046,9 @@ TEST_F(Window, StatusLineCompareAndReportGiveOneTimeToTarget) {
   std::ifstream summary(report.path() / "summary.md");
   const std::string md((std::istreambuf_iterator<char>(summary)), std::istreambuf_iterator<char>());
   EXPECT_NE(md.find("| " + seconds.toStdString() + " s |"), std::string::npos) << md;
+  // The CPU run's matrix products' share, as gpulab-cli train's compute: line gives it.
+  ASSERT_FALSE(rows[0].matmul_note.empty());
+  EXPECT_NE(md.find("- compute: " + rows[0].matmul_note + "\n"), std::string::npos) << md;
   // And run.json's summary, which gpulab-cli prints, says the same.
   EXPECT_EQ(QString::number(
                 load_run(run->data.dir).info["summary"]["time_to_target_s"].get<double>(), 'f', 2),

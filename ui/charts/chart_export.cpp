@@ -90,6 +90,7 @@ std::string summary_markdown(const std::vector<const RunData*>& runs, const Char
     if (run.info.contains("versions")) md << "- versions: `" << run.info["versions"].dump() << "`\n";
     md << "- steps recorded: " << run.steps.size() << ", evaluations: " << run.evals.size()
        << ", device samples: " << run.samples.size() << "\n";
+    if (!rows[i].matmul_note.empty()) md << "- compute: " << rows[i].matmul_note << "\n";
     if (run.info.contains("config") && run.info["config"].is_object()) {
       md << "\n| setting | value |\n|---|---|\n";
       for (const auto& [key, value] : run.info["config"].items())
