@@ -230,6 +230,12 @@ class GpuPicker : public test::WindowTest {
       if (button->text() == "Add setup") QTest::mouseClick(button, Qt::LeftButton);
     return window_->race()->entries();
   }
+  // The choices of the Data and kernels box, precision and sync, in one line to compare.
+  static std::string choices(const BackendOptions& b) {
+    return std::string(precision_name(b.precision)) + ", " + conv_name(b.conv) + ", data on " +
+           data_on_name(b.data_on) + ", graphs " + (b.cuda_graph ? "on" : "off") + ", " +
+           preprocess_name(b.preprocess) + ", " + sync_name(b.sync);
+  }
   std::vector<std::string> devices_of(const std::vector<RunRequest>& requests) {
     std::vector<std::string> devices;
     for (const RunRequest& r : requests) devices.push_back(r.backend.device);
@@ -329,21 +335,11 @@ TEST_F(GpuPicker, SyncServesGpuReplicasAndGpuOnlyChoicesReachOnlyTheGpuRun) {
   requests = add_to_race();
   ASSERT_EQ(devices_of(requests), (std::vector<std::string>{"cpu", "cuda:0x2"}));
   const BackendOptions& cpu = requests[0].backend;
-  const BackendOptions& gpu = requests[1].backend;
-  EXPECT_EQ(gpu.precision, Precision::Tf32);
-  EXPECT_EQ(gpu.conv, ConvAlgorithm::Implicit);
-  EXPECT_EQ(gpu.data_on, DataOn::Host);
-  EXPECT_FALSE(gpu.cuda_graph);
-  EXPECT_EQ(gpu.preprocess, Preprocess::PerBatch);
-  EXPECT_EQ(gpu.sync, SyncMode::ParameterServer);
+  EXPECT_EQ(choices(requests[1].backend),
+            "tf32, implicit, data on host, graphs off, per-batch, parameter-server");
   // The CPU computes in fp32 with its own kernels from host memory; its one replica all-reduces
   // nothing; the input pipeline is the same for both, the race's point.
-  EXPECT_EQ(cpu.precision, Precision::Fp32);
-  EXPECT_EQ(cpu.conv, ConvAlgorithm::Im2col);
-  EXPECT_EQ(cpu.data_on, DataOn::Auto);
-  EXPECT_TRUE(cpu.cuda_graph);
-  EXPECT_EQ(cpu.preprocess, Preprocess::PerBatch);
-  EXPECT_EQ(cpu.sync, SyncMode::AllReduce);
+  EXPECT_EQ(choices(cpu), "fp32, im2col, data on auto, graphs on, per-batch, allreduce");
   EXPECT_NO_THROW(validate(cpu));  // the CPU's run starts (the GPUs here are a fake list)
 
   // The GPU unticked: its choices are greyed, kept, and say why.
@@ -375,14 +371,9 @@ TEST_F(GpuPicker, AGpuSetupOpenedWhileTheCpuIsTickedKeepsItsPrecisionAndKernels)
       << error.toStdString();
   const std::vector<RunRequest> requests = add_to_race();
   ASSERT_EQ(devices_of(requests), std::vector<std::string>{"cuda:1x2"});
-  const BackendOptions& b = requests[0].backend;
-  EXPECT_EQ(b.precision, Precision::Bf16);
-  EXPECT_EQ(b.conv, ConvAlgorithm::Implicit);
-  EXPECT_EQ(b.data_on, DataOn::Device);
-  EXPECT_FALSE(b.cuda_graph);
-  EXPECT_EQ(b.preprocess, Preprocess::Once);
-  EXPECT_EQ(b.sync, SyncMode::ParameterServer);
-  EXPECT_EQ(b.bucket_mb, 5);
+  const char* const setup = "bf16, implicit, data on device, graphs off, once, parameter-server";
+  EXPECT_EQ(choices(requests[0].backend), setup);
+  EXPECT_EQ(requests[0].backend.bucket_mb, 5);
   EXPECT_TRUE(window_->experiment()->kept_text().contains("gradient buckets of 5 MiB"))
       << window_->experiment()->kept_text().toStdString();
   // Saved again, the file holds all of it.
@@ -391,12 +382,7 @@ TEST_F(GpuPicker, AGpuSetupOpenedWhileTheCpuIsTickedKeepsItsPrecisionAndKernels)
       << error.toStdString();
   const Experiment saved = load_experiment(again);
   EXPECT_EQ(saved.backend.device, "cuda:1x2");
-  EXPECT_EQ(saved.backend.precision, Precision::Bf16);
-  EXPECT_EQ(saved.backend.conv, ConvAlgorithm::Implicit);
-  EXPECT_EQ(saved.backend.data_on, DataOn::Device);
-  EXPECT_FALSE(saved.backend.cuda_graph);
-  EXPECT_EQ(saved.backend.preprocess, Preprocess::Once);
-  EXPECT_EQ(saved.backend.sync, SyncMode::ParameterServer);
+  EXPECT_EQ(choices(saved.backend), setup);
   EXPECT_EQ(saved.backend.bucket_mb, 5);
 }
 
