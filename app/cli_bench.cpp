@@ -2,6 +2,7 @@
 #include "app/cli_bench.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -170,6 +171,10 @@ CLI::App* add_bench_inference_command(CLI::App& app, InferenceFlags& f) {
   inference->add_option("--format", f.format, "text|csv|json")
       ->check(CLI::IsMember({"text", "csv", "json"}))
       ->capture_default_str();
+  inference->add_option("--conv", f.conv,
+                        "im2col|implicit: how a GPU computes convolutions (the CPU in the list "
+                        "uses its own kernels)")
+      ->capture_default_str();
   return inference;
 }
 
@@ -177,29 +182,42 @@ int run_bench_inference(const InferenceFlags& f) {
   // Everything is checked before anything is timed.
   const std::vector<int> batches = parse_inference_batches(f.batch);
   const std::vector<std::string> devices = parse_inference_devices(f.device);
+  const ConvAlgorithm conv = parse_conv(f.conv);
+  if (conv != ConvAlgorithm::Im2col &&
+      std::none_of(devices.begin(), devices.end(), [](const std::string& d) { return d != "cpu"; }))
+    throw ConfigError("--conv " + f.conv +
+                      ": chooses how a GPU computes its convolutions, and --device names none; "
+                      "the CPU has its own kernels (use --device cuda:0, or cpu,cuda:0)");
   const ModelWeights model = load_model_weights(f.weights, f.model);
   check_inference_memory(model, batches);
   if (f.format == "text")
     std::printf(
-        "inference of %s (%lld parameters, fp32), the median of repeats\n%-8s %6s %14s "
+        "inference of %s (%lld parameters, fp32%s), the median of repeats\n%-8s %6s %14s "
         "%14s %12s\n",
-        model.config.name.c_str(), static_cast<long long>(model.plan.parameter_count), "device",
-        "batch", "ms per batch", "ms per image", "images/s");
+        model.config.name.c_str(), static_cast<long long>(model.plan.parameter_count),
+        conv == ConvAlgorithm::Implicit ? "; a GPU's convolutions by implicit GEMM" : "",
+        "device", "batch", "ms per batch", "ms per image", "images/s");
   else if (f.format == "csv")
-    std::printf("device,batch,ms_per_batch,ms_per_image,images_per_second\n");
+    std::printf("device,batch,ms_per_batch,ms_per_image,images_per_second,conv\n");
   nlohmann::json rows = nlohmann::json::array();
   for (const std::string& device : devices)
-    for (const InferenceTiming& t : time_inference(model, device, batches, f.threads)) {
-      if (f.format == "json")
+    for (const InferenceTiming& t :
+         time_inference(model, device, batches, f.threads,
+                        device == "cpu" ? ConvAlgorithm::Im2col : conv)) {
+      if (f.format == "json") {
         rows.push_back({{"device", t.device},
                         {"batch", t.batch},
                         {"ms_per_batch", t.batch_ms},
                         {"ms_per_image", t.ms_per_image()},
                         {"images_per_second", t.images_per_second()}});
-      else
-        std::printf(
-            f.format == "csv" ? "%s,%d,%.4f,%.5f,%.1f\n" : "%-8s %6d %14.4f %14.5f %12.1f\n",
-            t.device.c_str(), t.batch, t.batch_ms, t.ms_per_image(), t.images_per_second());
+        if (!t.conv.empty()) rows.back()["conv"] = t.conv;
+      } else if (f.format == "csv") {
+        std::printf("%s,%d,%.4f,%.5f,%.1f,%s\n", t.device.c_str(), t.batch, t.batch_ms,
+                    t.ms_per_image(), t.images_per_second(), t.conv.c_str());
+      } else {
+        std::printf("%-8s %6d %14.4f %14.5f %12.1f\n", t.device.c_str(), t.batch, t.batch_ms,
+                    t.ms_per_image(), t.images_per_second());
+      }
       std::fflush(stdout);
     }
   if (f.format == "json")

@@ -43,6 +43,7 @@ struct InferenceFlags {
   std::string batch = "1,64,1000";
   std::string format = "text";  // text|csv|json
   int threads = 0;              // CPU threads (0: every core)
+  std::string conv = "im2col";  // a GPU's convolutions: im2col|implicit (the CPU has its own)
 };
 // Adds `inference` under the `bench` command: a trained model's latency and images/s per batch.
 CLI::App* add_bench_inference_command(CLI::App& app, InferenceFlags& flags);

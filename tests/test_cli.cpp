@@ -1112,7 +1112,7 @@ TEST(Cli, BenchInferenceTimesEachBatchOnTheCpu) {
   std::string header, row;
   std::getline(lines, header);
   std::getline(lines, row);
-  EXPECT_EQ(header, "device,batch,ms_per_batch,ms_per_image,images_per_second");
+  EXPECT_EQ(header, "device,batch,ms_per_batch,ms_per_image,images_per_second,conv");
   double batch_ms = 0, image_ms = 0, per_second = 0;
   ASSERT_EQ(std::sscanf(row.c_str(), "cpu,2,%lf,%lf,%lf", &batch_ms, &image_ms, &per_second), 3)
       << row;
@@ -1137,6 +1137,11 @@ TEST(Cli, BenchInferenceRefusesBadDevicesAndBatchesNamingThem) {
       bench + " --device gpu",
       "--device: \"gpu\" is not a device; give cpu or cuda:N, or a list like cpu,cuda:0");
   expect_rejected(bench + " --format xml", "--format");
+  // The implicit-GEMM convolution is a GPU's; the CPU alone has nothing to choose.
+  expect_rejected(bench + " --conv implicit",
+                  "--conv implicit: chooses how a GPU computes its convolutions, and --device "
+                  "names none; the CPU has its own kernels");
+  expect_rejected(bench + " --conv winograd --device cpu", "--conv");
   expect_rejected("bench inference --weights /nonexistent.safetensors", "--weights");
   if (cli("devices").output.find("no GPU: ") == std::string::npos)
     GTEST_SKIP() << "this machine has a GPU";

@@ -43,6 +43,7 @@
 #include "ui/inside/mistakes_gallery.hpp"
 #include "ui/inside/network_panel.hpp"
 #include "ui/inside/speed_view.hpp"
+#include "engine/base/errors.hpp"
 #include "ui/inside/tile_grid.hpp"
 #include "ui/runs/run_store.hpp"
 #include "ui/runs/runs_panel.hpp"
@@ -629,7 +630,7 @@ TEST_F(InsideTabTest, TimingInferenceFillsARowPerBatchAndExportsThem) {
   std::ifstream in(csv);
   std::string line;
   std::getline(in, line);
-  EXPECT_EQ(line, "device,batch,batch_ms,ms_per_image,images_per_second,flags");
+  EXPECT_EQ(line, "device,batch,batch_ms,ms_per_image,images_per_second,flags,conv");
   for (int row = 0; row < 3; ++row) {
     ASSERT_TRUE(std::getline(in, line));
     double batch_ms = 0, per_image = 0, per_second = 0;
@@ -652,6 +653,41 @@ TEST_F(InsideTabTest, TimingInferenceFillsARowPerBatchAndExportsThem) {
 // Issue 40.4: timings taken while other programs kept the CPU busy were shown as clean. Two busy
 // loops of another process load this machine's cores while the CPU is timed: every row says ⚠,
 // with the sentence a run's figures carry, in the table, the status line and the CSV.
+// On a GPU the speed view times a model with convolutions twice, im2col and implicit GEMM side by
+// side (issue 44.2); a model without any once. The GPU here is a name only: the passes are what
+// Time inference would time, and the labels its rows and marks would carry.
+TEST_F(InsideTabTest, AGpuTimesAConvolutionalModelWithIm2colAndWithImplicitGemm) {
+  open(kLenet);
+  SpeedView* speed = tab()->speed();
+  speed->set_gpus({"cuda:0"}, "");
+  std::vector<std::string> passes;
+  for (const SpeedView::Pass& p : speed->passes())
+    passes.push_back(p.device + " " + conv_name(p.conv));
+  EXPECT_EQ(passes, (std::vector<std::string>{"cpu im2col", "cuda:0 im2col", "cuda:0 implicit"}));
+  EXPECT_EQ(speed->label("cpu", "").toStdString(), "cpu");
+  EXPECT_EQ(speed->label("cuda:0", "im2col").toStdString(), "cuda:0 · im2col");
+  EXPECT_EQ(speed->label("cuda:0", "implicit").toStdString(), "cuda:0 · implicit GEMM");
+  EXPECT_TRUE(speed->note().contains("implicit GEMM")) << speed->note().toStdString();
+
+  // An MLP has no convolution to compute two ways.
+  auto mlp = std::make_shared<ModelWeights>();
+  mlp->config = preset("mlp");
+  speed->set_model(mlp);
+  EXPECT_EQ(speed->passes().size(), 2u);
+  EXPECT_EQ(speed->label("cuda:0", "im2col").toStdString(), "cuda:0");
+
+  // On the CPU the choice does not exist: asked for, it is refused naming why.
+  try {
+    time_inference(*mlp, "cpu", {1}, 1, ConvAlgorithm::Implicit);
+    ADD_FAILURE() << "the CPU timed an implicit GEMM";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--conv implicit: chooses how a GPU computes its "
+                                         "convolutions; the CPU has its own kernels"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(InsideTabTest, InferenceTimedUnderOutsideLoadIsMarked) {
   open(kLenet);
   SpeedView* speed = tab()->speed();

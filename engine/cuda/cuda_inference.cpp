@@ -21,7 +21,7 @@ namespace kc = kernels::cuda;
 std::vector<double> inference_ms_cuda(int gpu, const ModelPlan& plan,
                                       const std::vector<float>& params,
                                       const std::vector<float>& images,
-                                      const std::vector<int>& batches,
+                                      const std::vector<int>& batches, ConvAlgorithm conv,
                                       std::vector<std::vector<float>>* logits) {
   constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20;  // as a training replica's
   GPULAB_CUDA_CHECK(cudaSetDevice(gpu));
@@ -43,8 +43,8 @@ std::vector<double> inference_ms_cuda(int gpu, const ModelPlan& plan,
   kc::PinnedBuffer<float> host_images(image_floats, "the images");
   kc::PinnedBuffer<float> host_logits(logit_floats, "the logits");
   std::copy(images.begin(), images.begin() + ptrdiff_t(image_floats), host_images.data());
-  CudaNetwork network(plan, most, kc::Precision::Fp32, ConvAlgorithm::Im2col, blas.get(), 0,
-                      step.data(), stream.get());
+  CudaNetwork network(plan, most, kc::Precision::Fp32, conv, blas.get(), 0, step.data(),
+                      stream.get());
   GPULAB_CUDA_CHECK(cudaMemcpyAsync(network.parameters(), params.data(),
                                     params.size() * sizeof(float), cudaMemcpyHostToDevice,
                                     stream.get()));

@@ -27,7 +27,7 @@ namespace detail {
 std::vector<double> inference_ms_cuda(int gpu, const ModelPlan& plan,
                                       const std::vector<float>& params,
                                       const std::vector<float>& images,
-                                      const std::vector<int>& batches,
+                                      const std::vector<int>& batches, ConvAlgorithm conv,
                                       std::vector<std::vector<float>>* logits);  // engine/cuda
 }  // namespace detail
 #endif
@@ -119,11 +119,17 @@ void check_inference_memory(const ModelWeights& model, const std::vector<int>& b
 }
 
 std::vector<InferenceTiming> time_inference(const ModelWeights& model, const std::string& device,
-                                            const std::vector<int>& batches, int cpu_threads) {
+                                            const std::vector<int>& batches, int cpu_threads,
+                                            ConvAlgorithm conv) {
   if (batches.empty()) return {};
   const std::vector<std::string> checked = parse_inference_devices(device);
   if (checked.size() != 1)
     throw ConfigError("--device: time_inference takes one device, not \"" + device + "\"");
+  if (device == "cpu" && conv != ConvAlgorithm::Im2col)
+    throw ConfigError(std::string("--conv ") + conv_name(conv) +
+                      ": chooses how a GPU computes its convolutions; the CPU has its own "
+                      "kernels (im2col and Winograd, chosen per layer), so time it on a GPU "
+                      "(--device cuda:0)");
   const int most = *std::max_element(batches.begin(), batches.end());
   check_inference_memory(model, batches);
   const std::vector<float> images =
@@ -135,12 +141,13 @@ std::vector<InferenceTiming> time_inference(const ModelWeights& model, const std
   } else {
 #if GPULAB_CUDA_ENABLED
     times = detail::inference_ms_cuda(cuda_device_index(device), model.plan, model.params, images,
-                                      batches, &logits);
+                                      batches, conv, &logits);
 #endif
   }
   std::vector<InferenceTiming> timings;
   for (size_t i = 0; i < batches.size(); ++i)
-    timings.push_back({device, batches[i], times[i], std::move(logits[i])});
+    timings.push_back({device, batches[i], times[i], std::move(logits[i]),
+                       device == "cpu" ? std::string() : std::string(conv_name(conv))});
   return timings;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backend/backend.hpp"
 #include "engine/inside/model_weights.hpp"
 
 namespace gpulab {
@@ -20,6 +21,9 @@ struct InferenceTiming {
   // (batch, classes): the logits of the last timed pass, so that a device's answers can be held
   // to the CPU's and not only its time.
   std::vector<float> logits;
+  // How a GPU computed the convolutions (conv_name: "im2col", "implicit"); "" on the CPU, which
+  // has its own kernels.
+  std::string conv;
   double ms_per_image() const { return batch_ms / batch; }
   double images_per_second() const { return batch * 1000.0 / batch_ms; }
 };
@@ -37,8 +41,10 @@ void check_inference_memory(const ModelWeights& model, const std::vector<int>& b
 // Times the model's forward pass on `device` for each batch size: a warm-up, then repeats for
 // about a quarter second (at least 3, at most 50), the median (median_ms, as bench matmul). The
 // CPU runs the fast kernels on `cpu_threads` threads (0: every core); a GPU runs the CUDA
-// network in fp32. The images are fixed pseudo-random digits: the work does not depend on them.
+// network in fp32, its convolutions by `conv` (ConfigError for implicit on the CPU). The images
+// are fixed pseudo-random digits: the work does not depend on them.
 std::vector<InferenceTiming> time_inference(const ModelWeights& model, const std::string& device,
-                                            const std::vector<int>& batches, int cpu_threads = 0);
+                                            const std::vector<int>& batches, int cpu_threads = 0,
+                                            ConvAlgorithm conv = ConvAlgorithm::Im2col);
 
 }  // namespace gpulab

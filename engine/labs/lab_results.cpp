@@ -308,7 +308,8 @@ std::vector<MatmulTiming> time_lab_inference(const LabExperiment& e,
   init_parameters(model.params, model.plan, e.experiment.train.seed);
   std::vector<MatmulTiming> timings;
   for (const InferenceTiming& t :
-       time_inference(model, e.experiment.backend.device, batches, e.experiment.backend.threads))
+       time_inference(model, e.experiment.backend.device, batches, e.experiment.backend.threads,
+                      e.experiment.backend.conv))
     timings.push_back({t.batch, t.batch_ms, t.batch_ms});
   return timings;
 }

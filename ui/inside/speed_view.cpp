@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <sstream>
 
 #include "engine/base/text.hpp"
@@ -88,7 +89,10 @@ void SpeedView::set_gpus(const QStringList& devices, const QString& no_gpu_reaso
       tr("A GPU pays fixed costs on every batch: the copy of the images to it and of "
          "the results back, and a kernel launch per layer. On one image those costs are "
          "most of the time and the CPU can win; on 1000 images its many cores have work "
-         "enough to pay them back, as in training.");
+         "enough to pay them back, as in training. A model with convolutions is timed on a "
+         "GPU twice: with im2col (the input unfolded into a matrix in GPU memory, then one "
+         "cuBLAS product) and with implicit GEMM (tiles multiplied where they are loaded, "
+         "nothing unfolded).");
   if (gpus_.isEmpty())
     text = tr("No GPU on this machine, so only the CPU is timed: %1.")
                .arg(no_gpu_reason_.isEmpty() ? tr("none found") : no_gpu_reason_) +
@@ -103,31 +107,59 @@ void SpeedView::refresh_controls() {
   export_->setEnabled(!timings_.empty() && !busy_);
 }
 
+namespace {
+
+bool has_convolutions(const ModelWeights* model) {
+  if (!model) return false;
+  return std::any_of(model->config.layers.begin(), model->config.layers.end(),
+                     [](const LayerSpec& layer) { return layer.type == LayerType::Conv2d; });
+}
+
+}  // namespace
+
+std::vector<SpeedView::Pass> SpeedView::passes() const {
+  std::vector<Pass> passes{{"cpu", ConvAlgorithm::Im2col}};
+  for (const QString& gpu : gpus_) {
+    passes.push_back({gpu.toStdString(), ConvAlgorithm::Im2col});
+    if (has_convolutions(model_.get())) passes.push_back({gpu.toStdString(), ConvAlgorithm::Implicit});
+  }
+  return passes;
+}
+
+QString SpeedView::label(const std::string& device, const std::string& conv) const {
+  const QString name = QString::fromStdString(device);
+  if (conv.empty() || !has_convolutions(model_.get())) return name;
+  return name + " · " +
+         (conv == conv_name(ConvAlgorithm::Implicit) ? tr("implicit GEMM") : tr("im2col"));
+}
+
 void SpeedView::time_model() {
   if (!model_ || busy_) return;
   timings_.clear();
   load_caveats_.clear();
   table_->setRowCount(0);
   busy_ = true;
-  QStringList devices = {"cpu"};
-  devices += gpus_;
-  const int total = int(devices.size()) * int(std::size(kBatches));
+  const std::vector<Pass> passes = this->passes();
+  QStringList names;
+  for (const Pass& pass : passes)
+    names << label(pass.device, pass.device == "cpu" ? "" : conv_name(pass.conv));
+  const int total = int(passes.size()) * int(std::size(kBatches));
   progress_->setRange(0, total);
   progress_->setValue(0);
-  status_->setText(tr("Timing on %1…").arg(devices.join(", ")));
+  status_->setText(tr("Timing on %1…").arg(names.join(", ")));
   refresh_controls();
-  worker_.run([this, model = model_, devices](const Background::Job& job) {
+  worker_.run([this, model = model_, passes, names](const Background::Job& job) {
     QString problem;
     int done_count = 0;
     try {
-      for (const QString& device : devices) {
-        // Other programs' share of the CPU while this device is timed: a busy machine's figures
+      for (size_t p = 0; p < passes.size(); ++p) {
+        // Other programs' share of the CPU while this pass is timed: a busy machine's figures
         // are marked, never shown as clean.
         OutsideLoadMeter load;
         for (int batch : kBatches) {
           if (job.stopped()) return;
           const InferenceTiming timing =
-              time_inference(*model, device.toStdString(), {batch}).front();
+              time_inference(*model, passes[p].device, {batch}, 0, passes[p].conv).front();
           ++done_count;
           job.post([this, timing, done_count] {
             add_row(timing);
@@ -135,7 +167,8 @@ void SpeedView::time_model() {
           });
         }
         const QString caveat = QString::fromStdString(outside_load_caveat(load.measure()));
-        if (!caveat.isEmpty()) job.post([this, device, caveat] { mark_load(device, caveat); });
+        if (!caveat.isEmpty())
+          job.post([this, name = names[int(p)], caveat] { mark_load(name, caveat); });
       }
     } catch (const std::exception& e) {
       problem = QString::fromStdString(e.what());
@@ -161,22 +194,22 @@ void SpeedView::add_row(const InferenceTiming& timing) {
     if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     table_->setItem(row, column, item);
   };
-  cell(0, QString::fromStdString(timing.device), false);
+  cell(0, label(timing.device, timing.conv), false);
   cell(1, QString::number(timing.batch), true);
   cell(2, QString::number(timing.batch_ms, 'f', 3), true);
   cell(3, QString::number(timing.ms_per_image(), 'f', 4), true);
   cell(4, QString::number(timing.images_per_second(), 'f', 0), true);
 }
 
-void SpeedView::mark_load(const QString& device, const QString& caveat) {
+void SpeedView::mark_load(const QString& name, const QString& caveat) {
   if (caveat.isEmpty()) return;
-  load_caveats_[device.toStdString()] = caveat;
+  load_caveats_[name] = caveat;
   for (int row = 0; row < table_->rowCount(); ++row) {
     QTableWidgetItem* item = table_->item(row, 0);
     if (!item || size_t(row) >= timings_.size() ||
-        timings_[size_t(row)].device != device.toStdString())
+        label(timings_[size_t(row)].device, timings_[size_t(row)].conv) != name)
       continue;
-    item->setText(device + " ⚠");
+    item->setText(name + " ⚠");
     for (int column = 0; column < table_->columnCount(); ++column)
       if (QTableWidgetItem* cell = table_->item(row, column)) cell->setToolTip("⚠ " + caveat);
   }
@@ -187,22 +220,21 @@ void SpeedView::done(const QString& problem) {
   QString text = problem.isEmpty()
                      ? tr("Timed: each figure is the median of repeated runs after a warm-up.")
                      : tr("Timing stopped: %1").arg(problem);
-  for (const auto& [device, caveat] : load_caveats_)
-    text += tr(" ⚠ %1: %2.").arg(QString::fromStdString(device), caveat);
+  for (const auto& [name, caveat] : load_caveats_) text += tr(" ⚠ %1: %2.").arg(name, caveat);
   status_->setText(text);
   refresh_controls();
 }
 
 bool SpeedView::export_csv(const QString& path, QString* error) const {
   std::ostringstream out;
-  out << "device,batch,batch_ms,ms_per_image,images_per_second,flags\n";
+  out << "device,batch,batch_ms,ms_per_image,images_per_second,flags,conv\n";
   for (const InferenceTiming& t : timings_) {
-    const auto caveat = load_caveats_.find(t.device);
+    const auto caveat = load_caveats_.find(label(t.device, t.conv));
     out << csv_field(t.device) << ',' << t.batch << ',' << t.batch_ms << ',' << t.ms_per_image()
         << ',' << t.images_per_second() << ','
         << (caveat == load_caveats_.end() ? std::string()
                                           : csv_field("⚠ " + caveat->second.toStdString()))
-        << '\n';
+        << ',' << t.conv << '\n';
   }
   return save_text(path, out.str(), error);
 }

@@ -30,16 +30,29 @@ class SpeedView : public QWidget {
   // The GPUs to time besides the CPU ("cuda:0", ...), or none and why.
   void set_gpus(const QStringList& devices, const QString& no_gpu_reason);
 
+  // What time_model times, in order: the CPU, then each GPU with im2col convolutions and, for a
+  // model with convolutions, again with implicit GEMM (ConvAlgorithm), so the two are side by side.
+  struct Pass {
+    std::string device;
+    ConvAlgorithm conv = ConvAlgorithm::Im2col;
+  };
+  std::vector<Pass> passes() const;
+  // A row's device cell: "cpu", "cuda:0", or for a model with convolutions "cuda:0 · im2col" and
+  // "cuda:0 · implicit GEMM".
+  QString label(const std::string& device, const std::string& conv) const;
+
   void time_model();  // on a worker thread; rows come in as each is measured
   void cancel();
   bool busy() const { return busy_; }
   const std::vector<InferenceTiming>& timings() const { return timings_; }
-  // device,batch,batch_ms,ms_per_image,images_per_second,flags: one row per timing; flags says
-  // where other programs loaded the machine while it was timed.
+  // device,batch,batch_ms,ms_per_image,images_per_second,flags,conv: one row per timing; flags
+  // says where other programs loaded the machine while it was timed, conv how a GPU computed the
+  // convolutions (empty for the CPU).
   bool export_csv(const QString& path, QString* error) const;
-  // A device's timings taken while other programs loaded the machine (outside_load_caveat's
-  // sentence): its rows get ⚠ and the sentence, as a run's figures do. Empty: clean.
-  void mark_load(const QString& device, const QString& caveat);
+  // A pass's timings taken while other programs loaded the machine (outside_load_caveat's
+  // sentence): the rows labelled `label` get ⚠ and the sentence, as a run's figures do. Empty:
+  // clean.
+  void mark_load(const QString& label, const QString& caveat);
 
   QPushButton* time_button() { return time_; }
   QPushButton* export_button() { return export_; }
@@ -57,7 +70,7 @@ class SpeedView : public QWidget {
   QStringList gpus_;
   QString no_gpu_reason_;
   std::vector<InferenceTiming> timings_;
-  std::map<std::string, QString> load_caveats_;  // by device, where measured under load
+  std::map<QString, QString> load_caveats_;  // by row label, where measured under load
   bool busy_ = false;
   Background worker_{this};
   QPushButton* time_;
