@@ -160,14 +160,14 @@ LabHandIn hand_in_here(std::vector<LabRunResult> results, std::vector<int> answe
 // a GPU its row then shows these timings, marked "recorded on ...". Not for timings taken under
 // outside load, which would stand in for a GPU's figures with a busy machine's.
 void write_gpu_bench_reference(const Lab& lab, const LabExperiment& e, const LabRunResult& result,
-                               const fs::path& runs, int argc, char** argv) {
+                               const DeviceList& devices, const fs::path& runs, int argc,
+                               char** argv) {
   if (result.matmul.empty()) return;
   const fs::path file = runs / bench_reference_file_name(lab.name, e.name);
   if (!result.flags.empty()) {
     std::printf("  no reference written: %s\n", result.flags.front().c_str());
     return;
   }
-  const DeviceList devices = list_devices();
   const int index = cuda_device_index(e.experiment.backend.device);
   const auto gpu = std::find_if(devices.gpus.begin(), devices.gpus.end(),
                                 [&](const GpuInfo& g) { return g.index == index; });
@@ -645,7 +645,7 @@ int run_lab(const LabFlags& f, RunControl& control, int argc, char** argv) {
       result = run_lab_bench(e, sizes);
       for (const std::string& flag : result.flags) std::printf("  ⚠ %s\n", flag.c_str());
       if (e.needs_gpu() && !f.quick)
-        write_gpu_bench_reference(lab, e, result, out / "runs", argc, argv);
+        write_gpu_bench_reference(lab, e, result, here.machine, out / "runs", argc, argv);
     } else {
       std::printf("training %s\n", e.model_name.c_str());
       std::fflush(stdout);

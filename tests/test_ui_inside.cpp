@@ -665,6 +665,7 @@ TEST_F(InsideTabTest, AGpuTimesAConvolutionalModelWithIm2colAndWithImplicitGemm)
     passes.push_back(p.device + " " + conv_name(p.conv));
   EXPECT_EQ(passes, (std::vector<std::string>{"cpu im2col", "cuda:0 im2col", "cuda:0 implicit"}));
   EXPECT_EQ(speed->label("cpu", "").toStdString(), "cpu");
+  EXPECT_EQ(speed->label("cpu", "im2col").toStdString(), "cpu");
   EXPECT_EQ(speed->label("cuda:0", "im2col").toStdString(), "cuda:0 · im2col");
   EXPECT_EQ(speed->label("cuda:0", "implicit").toStdString(), "cuda:0 · implicit GEMM");
   EXPECT_TRUE(speed->note().contains("implicit GEMM")) << speed->note().toStdString();

@@ -18,6 +18,7 @@
 #include "engine/base/sha256.hpp"
 #include "engine/labs/hand_in_manifest.hpp"
 #include "engine/labs/lab_progress.hpp"
+#include "engine/records/output_paths.hpp"
 #include "io/input_file.hpp"
 #include "io/install_paths.hpp"
 
@@ -265,18 +266,17 @@ std::string bench_reference_file_name(const std::string& lab, const std::string&
   return lab + "." + experiment_folder(experiment) + kBenchReferenceSuffix;
 }
 
+const OutputKind& bench_reference_kind() {
+  static const OutputKind kind = json_kind("a benchmark reference", [](const nlohmann::json& j) {
+    return j.is_object() && j.value("format", nlohmann::json()) == kBenchReferenceFormat;
+  });
+  return kind;
+}
+
 void write_bench_reference(const fs::path& file, const BenchReference& reference,
                            const std::string& source) {
-  // Never over a file of another kind: only an earlier reference of the same format is replaced.
-  std::error_code error;
-  if (fs::exists(fs::symlink_status(file, error))) {
-    try {
-      read_bench_reference(file);
-    } catch (const ConfigError& e) {
-      throw ConfigError(file.string() + ": not replaced: it is not a benchmark reference gpulab "
-                        "wrote (" + e.what() + "); move it away or choose another folder");
-    }
-  }
+  // Never over a file of another kind: the check every output of gpulab's goes through.
+  check_output_file(file, "Benchmark reference", bench_reference_kind());
   nlohmann::json timings = nlohmann::json::array();
   for (const MatmulTiming& t : reference.timings)
     timings.push_back({{"size", t.size}, {"ms", t.ms}, {"ms_with_copies", t.ms_with_copies}});

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/base/output_kind.hpp"
 #include "engine/labs/lab.hpp"
 #include "engine/labs/lab_results.hpp"
 #include "engine/records/run_record.hpp"
@@ -44,8 +45,11 @@ BenchReference read_bench_reference(const std::filesystem::path& file);
 // A benchmark reference's file name: "LAB.EXPERIMENT.matmul.json", the experiment as its run
 // folder is named ("cnn-on-gpu.inference-gpu.matmul.json").
 std::string bench_reference_file_name(const std::string& lab, const std::string& experiment);
+// A file of kBenchReferenceFormat: what write_bench_reference may replace.
+const OutputKind& bench_reference_kind();
 // Writes `reference` as read_bench_reference reads it ("source" when not empty), atomically, over
-// nothing but an earlier benchmark reference; throws RecordError or ConfigError naming the file.
+// nothing but an earlier benchmark reference (check_output_file with bench_reference_kind);
+// throws OutputRefused or RecordError naming the file.
 // `gpulab-cli lab run` writes one for each benchmark it ran on a GPU, so that the lab's output
 // folder ships as it is, as its run folders do.
 void write_bench_reference(const std::filesystem::path& file, const BenchReference& reference,

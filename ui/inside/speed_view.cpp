@@ -128,7 +128,7 @@ std::vector<SpeedView::Pass> SpeedView::passes() const {
 
 QString SpeedView::label(const std::string& device, const std::string& conv) const {
   const QString name = QString::fromStdString(device);
-  if (conv.empty() || !has_convolutions(model_.get())) return name;
+  if (device == "cpu" || conv.empty() || !has_convolutions(model_.get())) return name;
   return name + " · " +
          (conv == conv_name(ConvAlgorithm::Implicit) ? tr("implicit GEMM") : tr("im2col"));
 }
@@ -142,7 +142,7 @@ void SpeedView::time_model() {
   const std::vector<Pass> passes = this->passes();
   QStringList names;
   for (const Pass& pass : passes)
-    names << label(pass.device, pass.device == "cpu" ? "" : conv_name(pass.conv));
+    names << label(pass.device, conv_name(pass.conv));
   const int total = int(passes.size()) * int(std::size(kBatches));
   progress_->setRange(0, total);
   progress_->setValue(0);

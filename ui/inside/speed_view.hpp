@@ -37,8 +37,8 @@ class SpeedView : public QWidget {
     ConvAlgorithm conv = ConvAlgorithm::Im2col;
   };
   std::vector<Pass> passes() const;
-  // A row's device cell: "cpu", "cuda:0", or for a model with convolutions "cuda:0 · im2col" and
-  // "cuda:0 · implicit GEMM".
+  // A row's device cell: "cpu" (whatever `conv`: the CPU has its own kernels), "cuda:0", or for a
+  // model with convolutions "cuda:0 · im2col" and "cuda:0 · implicit GEMM".
   QString label(const std::string& device, const std::string& conv) const;
 
   void time_model();  // on a worker thread; rows come in as each is measured

@@ -293,27 +293,29 @@ void ExperimentPanel::set_gpu_selected(bool gpu) {
   // a GPU) trains as the CPU only can (DevicePicker::run_options).
   const QString cpu_only =
       tr("GPU only: tick a GPU to choose. A CPU run trains %1, whatever is chosen here.");
-  const std::pair<QWidget*, QString> gpu_only[] = {
-      {precision_, cpu_only.arg(tr("in fp32"))},
-      {data_on_, cpu_only.arg(tr("from host memory"))},
-      {conv_, cpu_only.arg(tr("with its own kernels (im2col and Winograd, per layer)"))},
-      {cuda_graph_, cpu_only.arg(tr("without CUDA graphs"))}};
-  const QString gpu_tips[] = {
-      tr("fp32: exact; tf32: products on tensor cores with 10-bit mantissas; bf16: operands "
-         "converted to bfloat16 (8-bit mantissas, half the bytes), fp32 sums and weights"),
-      tr("Where a GPU's batches are made: kept in GPU memory and gathered there, or gathered on "
-         "the host and copied every step, as a framework's data loader feeds it (the copy is "
-         "the step's copy phase)"),
-      tr("How a GPU computes convolutions: im2col unfolds the input into a matrix for cuBLAS "
-         "(the reference, and the lesson); implicit GEMM multiplies tiles where they are loaded, "
-         "bias and ReLU in the same kernel"),
-      tr("After warm-up, replay each training step's kernels as one CUDA graph: one launch "
-         "instead of dozens. Untick to measure what the launches cost.")};
-  for (size_t i = 0; i < std::size(gpu_only); ++i) {
-    gpu_only[i].first->setEnabled(gpu);
-    gpu_only[i].first->setToolTip(gpu ? gpu_tips[i] : gpu_only[i].second);
+  struct GpuOnly {
+    QWidget* field;
+    QString on_cpu, on_gpu;  // its tip without and with a GPU ticked
+  };
+  const GpuOnly fields[] = {
+      {precision_, cpu_only.arg(tr("in fp32")),
+       tr("fp32: exact; tf32: products on tensor cores with 10-bit mantissas; bf16: operands "
+          "converted to bfloat16 (8-bit mantissas, half the bytes), fp32 sums and weights")},
+      {data_on_, cpu_only.arg(tr("from host memory")),
+       tr("Where a GPU's batches are made: kept in GPU memory and gathered there, or gathered on "
+          "the host and copied every step, as a framework's data loader feeds it (the copy is "
+          "the step's copy phase)")},
+      {conv_, cpu_only.arg(tr("with its own kernels (im2col and Winograd, per layer)")),
+       tr("How a GPU computes convolutions: im2col unfolds the input into a matrix for cuBLAS "
+          "(the reference, and the lesson); implicit GEMM multiplies tiles where they are loaded, "
+          "bias and ReLU in the same kernel")},
+      {cuda_graph_, cpu_only.arg(tr("without CUDA graphs")),
+       tr("After warm-up, replay each training step's kernels as one CUDA graph: one launch "
+          "instead of dozens. Untick to measure what the launches cost.")}};
+  for (const GpuOnly& f : fields) {
+    f.field->setEnabled(gpu);
+    f.field->setToolTip(gpu ? f.on_gpu : f.on_cpu);
   }
-  update_enabled();
 }
 
 Experiment ExperimentPanel::experiment() const {
